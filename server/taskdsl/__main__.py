@@ -1,0 +1,3 @@
+from taskdsl.cli import main
+
+raise SystemExit(main())
