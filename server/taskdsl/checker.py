@@ -1,0 +1,71 @@
+"""check: text → diagnostics. Parse, then well-formedness, schema, rules and library rules.
+
+A document that is not well-formed gets only its TD001 diagnostics: schema and rule findings on a
+half-parsed tree would be noise. Rule diagnostics that explain a schema error better (a legacy
+value, say) replace the schema error reported for the same place.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from taskdsl.diagnostics import Diagnostic
+from taskdsl.document import Document, parse
+from taskdsl.safexml import wellformedness
+from taskdsl.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CheckResult:
+    document: Document
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    well_formed: bool = False
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+
+def check_document(doc: Document, *, path: str | None = None, library=None, settings: Settings | None = None) -> CheckResult:
+    settings = settings or Settings()
+    lxml_root, diagnostics = wellformedness(doc)
+    if diagnostics:
+        return CheckResult(doc, _sorted(diagnostics), well_formed=False)
+    from taskdsl import schema_check
+    from taskdsl.rules import run_rules
+
+    schema_diagnostics = schema_check.validate(doc, lxml_root)
+    rule_diagnostics = run_rules(doc, path=path, library=library, settings=settings)
+    merged = _drop_superseded(schema_diagnostics, rule_diagnostics) + rule_diagnostics
+    return CheckResult(doc, _sorted(merged), well_formed=True)
+
+
+def check_text(text: str, *, path: str | None = None, library=None, settings: Settings | None = None) -> CheckResult:
+    return check_document(parse(text), path=path, library=library, settings=settings)
+
+
+def _drop_superseded(schema_diagnostics: list[Diagnostic], rule_diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """A rule that declares `replaces` silences the schema codes it explains at overlapping spans."""
+    from taskdsl.rules.registry import RULES
+
+    kept = []
+    for schema_diagnostic in schema_diagnostics:
+        superseded = False
+        for rule_diagnostic in rule_diagnostics:
+            rule = RULES.get(rule_diagnostic.code)
+            if rule is None or schema_diagnostic.code not in getattr(rule, "replaces", ()):
+                continue
+            a, b = schema_diagnostic.span, rule_diagnostic.span
+            if a.start <= b.end and b.start <= a.end:
+                superseded = True
+                break
+        if not superseded:
+            kept.append(schema_diagnostic)
+    return kept
+
+
+def _sorted(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=lambda d: (d.span.start, d.span.end, d.code))

@@ -1,0 +1,566 @@
+"""The document model: a tolerant XML scanner that keeps the exact source span of every part.
+
+lxml decides whether a template is well-formed and validates it; it does not tell where an
+attribute value or an end tag is. This scanner does, and it keeps going on broken input (a
+template being typed is broken most of the time), so completion, hover and the other features
+always have a tree to work on.
+
+Offsets are Python string indices (code points) into ``Document.text``; spans are half-open.
+Nothing here expands entities beyond the five predefined ones and character references, reads
+a DTD, or touches the file system.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+
+    def __contains__(self, offset: int) -> bool:
+        return self.start <= offset <= self.end
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(slots=True)
+class Attr:
+    name: str
+    value: str  # decoded value ('' when the value is missing)
+    name_span: Span
+    value_span: Span | None  # inside the quotes; None when there is no value at all
+    quoted: bool = True  # False when the closing quote is missing
+
+
+@dataclass(slots=True)
+class TextPiece:
+    span: Span  # the raw source run (for CDATA: the content inside <![CDATA[ ... ]]>)
+    raw: str
+    value: str  # decoded (entities and character references resolved)
+    cdata: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class Element:
+    tag: str
+    name_span: Span
+    start_tag: Span
+    parent: Element | None = None
+    attrs: list[Attr] = field(default_factory=list)
+    children: list[Element] = field(default_factory=list)
+    text_pieces: list[TextPiece] = field(default_factory=list)
+    end_tag: Span | None = None
+    end: int = -1  # end offset of the whole element
+    self_closing: bool = False
+    closed: bool = False  # the element was properly ended (self-closing or matching end tag)
+    start_tag_complete: bool = True  # the start tag reached its '>'
+
+    @property
+    def span(self) -> Span:
+        return Span(self.start_tag.start, self.end)
+
+    @property
+    def content(self) -> Span | None:
+        """What lies between the start tag and the end tag (None for a self-closing element)."""
+        if self.self_closing or not self.start_tag_complete:
+            return None
+        end = self.end_tag.start if self.end_tag else self.end
+        return Span(self.start_tag.end, end)
+
+    @property
+    def text(self) -> str:
+        """The element's own decoded text, without comments and without its children's text."""
+        return "".join(piece.value for piece in self.text_pieces)
+
+    @property
+    def has_text(self) -> bool:
+        return any(piece.value.strip() for piece in self.text_pieces)
+
+    def attr(self, name: str) -> Attr | None:
+        for attribute in self.attrs:
+            if attribute.name == name:
+                return attribute
+        return None
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        attribute = self.attr(name)
+        return attribute.value if attribute is not None else default
+
+    def child(self, tag: str) -> Element | None:
+        for element in self.children:
+            if element.tag == tag:
+                return element
+        return None
+
+    def children_named(self, tag: str) -> list[Element]:
+        return [element for element in self.children if element.tag == tag]
+
+    def iter(self) -> Iterator[Element]:
+        """This element and all its descendants, in document order."""
+        stack = [self]
+        while stack:
+            element = stack.pop()
+            yield element
+            stack.extend(reversed(element.children))
+
+    def ancestors(self) -> Iterator[Element]:
+        element = self.parent
+        while element is not None:
+            yield element
+            element = element.parent
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Tag names from the root down to this element (what the schema model is queried by)."""
+        tags = [self.tag]
+        tags.extend(a.tag for a in self.ancestors())
+        return tuple(reversed(tags))
+
+    @property
+    def depth(self) -> int:
+        return sum(1 for _ in self.ancestors())
+
+    def __repr__(self) -> str:
+        return f"<Element {self.tag} @{self.start_tag.start}>"
+
+
+@dataclass(frozen=True, slots=True)
+class ScanProblem:
+    """A well-formedness problem the scanner itself recognised, with the span to underline."""
+
+    kind: str  # unclosed | mismatched | stray_end | unterminated | several_roots | text_outside | doctype
+    span: Span
+    message: str
+    related: Element | None = None  # the unclosed start tag, for related information
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """What is under an offset: which element, and which part of it."""
+
+    kind: str  # tag_name | attr_name | attr_value | start_tag | content | end_tag | outside
+    element: Element | None
+    attr: Attr | None = None
+
+
+NAME_START = r"A-Za-z_:\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD"
+NAME_RE = re.compile(rf"[{NAME_START}][{NAME_START}\-.0-9\u00B7\u0300-\u036F\u203F-\u2040]*")
+# attribute names are read leniently: anything up to a delimiter, so a typo still gets a span
+ATTR_NAME_RE = re.compile(r"[^\s=/<>\"']+")
+SPACE_RE = re.compile(r"[ \t\r\n]*")
+ENTITY_RE = re.compile(r"&(#x[0-9A-Fa-f]+|#[0-9]+|[A-Za-z_][A-Za-z0-9._-]*);")
+PREDEFINED = {"lt": "<", "gt": ">", "amp": "&", "apos": "'", "quot": '"'}
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+
+def decode_entities(raw: str) -> str:
+    """Resolve the predefined entities and character references; leave anything else as written."""
+    if "&" not in raw:
+        return raw
+
+    def replace(match: re.Match[str]) -> str:
+        ref = match.group(1)
+        try:
+            if ref.startswith("#x"):
+                return chr(int(ref[2:], 16))
+            if ref.startswith("#"):
+                return chr(int(ref[1:]))
+        except (ValueError, OverflowError):
+            return match.group(0)
+        return PREDEFINED.get(ref, match.group(0))
+
+    return ENTITY_RE.sub(replace, raw)
+
+
+class Document:
+    """A parsed template: the text, the element tree and the scanner's problems."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.roots: list[Element] = []
+        self.comments: list[Span] = []
+        self.cdata: list[Span] = []  # whole <![CDATA[...]]> sections
+        self.problems: list[ScanProblem] = []
+        self.doctype: Span | None = None
+        self._line_starts: list[int] | None = None
+
+    @property
+    def root(self) -> Element | None:
+        return self.roots[0] if self.roots else None
+
+    def iter(self) -> Iterator[Element]:
+        for root in self.roots:
+            yield from root.iter()
+
+    # -- positions ---------------------------------------------------------------------------
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            starts.extend(m.end() for m in LINE_BREAK_RE.finditer(self.text))
+            self._line_starts = starts
+        return self._line_starts
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """0-based (line, code-point column) of an offset."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.line_starts, offset) - 1
+        return line, offset - self.line_starts[line]
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset of a 0-based (line, code-point column); clamped to the line and the text."""
+        starts = self.line_starts
+        if line < 0:
+            return 0
+        if line >= len(starts):
+            return len(self.text)
+        start = starts[line]
+        line_end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        # do not step past the line break into the next line
+        content_end = line_end
+        while content_end > start and self.text[content_end - 1] in "\r\n":
+            content_end -= 1
+        return min(start + max(column, 0), content_end)
+
+    def line_text(self, line: int) -> str:
+        start = self.offset(line, 0)
+        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def element_at(self, offset: int) -> Element | None:
+        """The innermost element whose span holds the offset."""
+        found = None
+        candidates = self.roots
+        while True:
+            for element in candidates:
+                if element.start_tag.start <= offset <= element.end:
+                    found = element
+                    candidates = element.children
+                    break
+            else:
+                return found
+
+    def locate(self, offset: int) -> Location:
+        element = self.element_at(offset)
+        if element is None:
+            return Location("outside", None)
+        if element.start_tag.start <= offset <= element.start_tag.end and (
+            offset < element.start_tag.end or not element.start_tag_complete
+        ):
+            if element.name_span.start <= offset <= element.name_span.end:
+                return Location("tag_name", element)
+            for attribute in element.attrs:
+                if attribute.value_span and attribute.value_span.start <= offset <= attribute.value_span.end:
+                    return Location("attr_value", element, attribute)
+                if attribute.name_span.start <= offset <= attribute.name_span.end:
+                    return Location("attr_name", element, attribute)
+            return Location("start_tag", element)
+        if element.end_tag and element.end_tag.start <= offset <= element.end_tag.end:
+            if offset == element.end_tag.start:
+                return Location("content", element)
+            return Location("end_tag", element)
+        return Location("content", element)
+
+    def find_by_xpath(self, path: str) -> Element | None:
+        """Resolve a simple lxml/libxml2 error path such as ``/task/steps/task[2]/description``."""
+        current: Element | None = None
+        siblings = self.roots
+        for step in path.strip("/").split("/"):
+            match = re.fullmatch(r"([^\[\]]+)(?:\[(\d+)\])?", step)
+            if not match:
+                return None
+            tag, index = match.group(1), int(match.group(2) or 1)
+            same = [element for element in siblings if element.tag == tag]
+            if len(same) < index:
+                return None
+            current = same[index - 1]
+            siblings = current.children
+        return current
+
+    def in_comment(self, offset: int) -> bool:
+        return any(span.start < offset < span.end for span in self.comments)
+
+
+class _Scanner:
+    """One pass over the text, building the tree with an explicit stack (no recursion)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.doc = Document(text)
+        self.stack: list[Element] = []
+        self.pos = 0
+
+    def problem(self, kind: str, start: int, end: int, message: str, related: Element | None = None) -> None:
+        self.doc.problems.append(ScanProblem(kind, Span(start, end), message, related))
+
+    def run(self) -> Document:
+        text, length = self.text, len(self.text)
+        while self.pos < length:
+            lt = text.find("<", self.pos)
+            if lt < 0:
+                self.add_text(self.pos, length)
+                break
+            if lt > self.pos:
+                self.add_text(self.pos, lt)
+            self.pos = lt
+            if text.startswith("<!--", lt):
+                self.scan_comment()
+            elif text.startswith("<![CDATA[", lt):
+                self.scan_cdata()
+            elif text.startswith("<?", lt):
+                self.scan_processing_instruction()
+            elif text.startswith("<!", lt):
+                self.scan_declaration()
+            elif text.startswith("</", lt):
+                self.scan_end_tag()
+            else:
+                self.scan_start_tag()
+        for element in reversed(self.stack):
+            self.unclosed(element, length, fault=Span(length, length))
+        self.stack.clear()
+        return self.doc
+
+    # -- text --------------------------------------------------------------------------------
+
+    def add_text(self, start: int, end: int, cdata: bool = False) -> None:
+        raw = self.text[start:end]
+        if self.stack:
+            value = raw if cdata else decode_entities(raw)
+            self.stack[-1].text_pieces.append(TextPiece(Span(start, end), raw, value, cdata))
+        elif raw.strip():
+            stripped = len(raw) - len(raw.lstrip())
+            self.problem(
+                "text_outside",
+                start + stripped,
+                start + len(raw.rstrip()),
+                "text outside the root element: a template holds one root element and nothing else",
+            )
+
+    def scan_comment(self) -> None:
+        start = self.pos
+        close = self.text.find("-->", start + 4)
+        if close < 0:
+            self.problem("unterminated", start, start + 4, "comment is never closed: add '-->'")
+            end = len(self.text)
+        else:
+            end = close + 3
+        self.doc.comments.append(Span(start, end))
+        self.pos = end
+
+    def scan_cdata(self) -> None:
+        start = self.pos
+        body = start + len("<![CDATA[")
+        close = self.text.find("]]>", body)
+        if close < 0:
+            self.problem("unterminated", start, body, "CDATA section is never closed: add ']]>'")
+            close, end = len(self.text), len(self.text)
+        else:
+            end = close + 3
+        self.doc.cdata.append(Span(start, end))
+        if self.stack:
+            self.add_text(body, close, cdata=True)
+        self.pos = end
+
+    def scan_processing_instruction(self) -> None:
+        close = self.text.find("?>", self.pos + 2)
+        self.pos = len(self.text) if close < 0 else close + 2
+
+    def scan_declaration(self) -> None:
+        """<!DOCTYPE ...> (possibly with an internal subset) or another <!...> declaration."""
+        start, text = self.pos, self.text
+        depth, index = 0, start + 2
+        while index < len(text):
+            char = text[index]
+            if char in "\"'":
+                close = text.find(char, index + 1)
+                index = len(text) if close < 0 else close + 1
+                continue
+            if char == "[":
+                depth += 1
+            elif char == "]":
+                depth -= 1
+            elif char == ">" and depth <= 0:
+                index += 1
+                break
+            index += 1
+        end = min(index, len(text))
+        if text.startswith("<!DOCTYPE", start):
+            self.doc.doctype = Span(start, end)
+            self.problem(
+                "doctype",
+                start,
+                min(end, start + len("<!DOCTYPE")),
+                "DOCTYPE declarations are not allowed in templates: remove it (entities and DTDs are never loaded)",
+            )
+        else:
+            self.problem("unterminated", start, min(end, start + 2), "unexpected '<!' markup")
+        self.pos = end
+
+    # -- tags --------------------------------------------------------------------------------
+
+    def scan_start_tag(self) -> None:
+        text, start = self.text, self.pos
+        match = NAME_RE.match(text, start + 1)
+        if not match:
+            # a lone '<' (often mid-typing): treat it as text so the tree stays usable
+            self.problem("unterminated", start, start + 1, "'<' must start a tag name; write '&lt;' for a literal '<'")
+            self.add_text(start, start + 1)
+            self.pos = start + 1
+            return
+        element = Element(
+            tag=match.group(0),
+            name_span=Span(match.start(), match.end()),
+            start_tag=Span(start, match.end()),
+            parent=self.stack[-1] if self.stack else None,
+        )
+        self.pos = match.end()
+        self.scan_attributes(element)
+        if element.parent is not None:
+            element.parent.children.append(element)
+        else:
+            if self.doc.roots:
+                self.problem(
+                    "several_roots",
+                    element.name_span.start,
+                    element.name_span.end,
+                    f"a template file holds exactly one root element; <{element.tag}> is a second one "
+                    "(put each in its own file, or wrap templates and tasks in <library>)",
+                )
+            self.doc.roots.append(element)
+        if element.self_closing:
+            element.closed = True
+            element.end = element.start_tag.end
+        elif not element.start_tag_complete and self.pos >= len(text):
+            element.end = len(text)
+            self.stack.append(element)
+        else:
+            self.stack.append(element)
+
+    def scan_attributes(self, element: Element) -> None:
+        text, length = self.text, len(self.text)
+        while True:
+            self.pos = SPACE_RE.match(text, self.pos).end()
+            if self.pos >= length or text[self.pos] == "<":
+                element.start_tag_complete = False
+                element.start_tag = Span(element.start_tag.start, self.pos)
+                self.problem(
+                    "unterminated",
+                    element.name_span.start,
+                    element.name_span.end,
+                    f"start tag <{element.tag}> is not finished: add '>'",
+                    element,
+                )
+                return
+            char = text[self.pos]
+            if char == ">":
+                self.pos += 1
+                element.start_tag = Span(element.start_tag.start, self.pos)
+                return
+            if text.startswith("/>", self.pos):
+                self.pos += 2
+                element.self_closing = True
+                element.start_tag = Span(element.start_tag.start, self.pos)
+                return
+            name = ATTR_NAME_RE.match(text, self.pos)
+            if not name:  # a stray '/', '=' or quote: skip it
+                self.pos += 1
+                continue
+            self.pos = name.end()
+            attribute = Attr(name.group(0), "", Span(name.start(), name.end()), None)
+            element.attrs.append(attribute)
+            after = SPACE_RE.match(text, self.pos).end()
+            if after < length and text[after] == "=":
+                self.pos = SPACE_RE.match(text, after + 1).end()
+                self.scan_attribute_value(attribute)
+
+    def scan_attribute_value(self, attribute: Attr) -> None:
+        text, pos = self.text, self.pos
+        if pos >= len(text) or text[pos] not in "\"'":
+            # unquoted value: read up to a delimiter so it still has a span
+            match = re.compile(r"[^\s<>/]*").match(text, pos)
+            attribute.value_span = Span(pos, match.end())
+            attribute.value = decode_entities(match.group(0))
+            attribute.quoted = False
+            self.pos = match.end()
+            return
+        quote = text[pos]
+        close = text.find(quote, pos + 1)
+        angle = text.find("<", pos + 1)
+        if close < 0 or (0 <= angle < close):
+            # missing closing quote: stop at the end of the line so the rest of the file survives
+            newline = text.find("\n", pos + 1)
+            candidates = [c for c in (angle, newline, len(text)) if c >= 0]
+            end = min(candidates)
+            # a '>' on the same line most likely ends the tag
+            gt = text.find(">", pos + 1, end)
+            if gt >= 0:
+                end = gt
+            attribute.value_span = Span(pos + 1, end)
+            attribute.value = decode_entities(text[pos + 1 : end])
+            attribute.quoted = False
+            self.pos = end
+            return
+        attribute.value_span = Span(pos + 1, close)
+        attribute.value = decode_entities(text[pos + 1 : close])
+        self.pos = close + 1
+
+    def scan_end_tag(self) -> None:
+        text, start = self.text, self.pos
+        match = NAME_RE.match(text, start + 2)
+        name = match.group(0) if match else ""
+        after = SPACE_RE.match(text, match.end() if match else start + 2).end()
+        if after < len(text) and text[after] == ">":
+            end = after + 1
+        else:
+            end = after
+            self.problem("unterminated", start, max(end, start + 2), f"end tag </{name}> is not finished: add '>'")
+        self.pos = max(end, start + 2)
+        span = Span(start, self.pos)
+        open_names = [element.tag for element in self.stack]
+        if name and name in open_names:
+            index = len(open_names) - 1 - open_names[::-1].index(name)
+            for element in reversed(self.stack[index + 1 :]):
+                self.unclosed(element, start, fault=span, closing=name)
+            element = self.stack[index]
+            del self.stack[index:]
+            element.end_tag = span
+            element.end = span.end
+            element.closed = True
+            return
+        innermost = self.stack[-1] if self.stack else None
+        if innermost is not None:
+            self.problem(
+                "mismatched",
+                start,
+                span.end,
+                f"end tag </{name}> does not match the open element <{innermost.tag}>: "
+                f"close it with </{innermost.tag}>",
+                innermost,
+            )
+        else:
+            self.problem("stray_end", start, span.end, f"end tag </{name}> has no matching start tag: remove it")
+
+    def unclosed(self, element: Element, end: int, fault: Span, closing: str | None = None) -> None:
+        """Record an element that was never closed; the fault is where its end tag was due."""
+        element.end = end
+        element.closed = False
+        if closing:
+            message = f"<{element.tag}> is not closed before </{closing}>: add </{element.tag}>"
+        else:
+            message = f"<{element.tag}> is never closed: the file ends first; add </{element.tag}>"
+        self.problem("unclosed", fault.start, fault.end, message, element)
+
+
+def parse(text: str) -> Document:
+    """Scan a template into a Document. Never raises; broken input gives a partial tree."""
+    return _Scanner(text).run()
