@@ -1,0 +1,163 @@
+"""`{{…}}` placeholders: a pure scanner shared by the checker (TD402/TD404) and the evaluator.
+
+    {{name}}  {{name.field}}  {{name[0]}}  {{name["key"]}}     kind "var"
+    {{fn(a, "lit", 3, true)}}                                  kind "call"
+    anything else between {{ and }}, or a {{ never closed       kind "malformed"
+
+Offsets are indices into the text given (add the text piece's start for document offsets).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_ACCESSOR = re.compile(rf"""\s*(?:\.\s*(?P<field>{IDENT})|\[\s*(?:(?P<index>-?\d+)|(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'))\s*\])""")
+_NAME = re.compile(rf"\s*({IDENT})")
+_ARG = re.compile(rf"""\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<name>{IDENT}(?:\.{IDENT}|\[\d+\])*))\s*""")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of an inline call: a literal value, or a variable path to look up."""
+    kind: str  # literal | var
+    value: Any = None  # the literal's value
+    name: str | None = None  # the variable's first name
+    path: tuple = ()  # accessors after the name: str for .field/["key"], int for [0]
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    start: int  # offset of '{{'
+    end: int  # offset just past '}}' (or the end of the text when unclosed)
+    expr_text: str  # the text between the braces, stripped
+    kind: str  # var | call | malformed
+    name: str | None = None  # variable or template name
+    error: str | None = None  # why it is malformed
+    path: tuple = ()  # var accessors: str for .field / ["key"], int for [0]
+    args: tuple[Arg, ...] = field(default=())  # call arguments
+
+
+def _unquote(token: str) -> str:
+    if token[0] == "'":
+        token = '"' + token[1:-1].replace('\\"', '"').replace('"', '\\"') + '"'
+    return json.loads(token)
+
+
+def _parse_path(text: str, pos: int) -> tuple[tuple, int]:
+    path = []
+    while m := _ACCESSOR.match(text, pos):
+        if m.group("field") is not None:
+            path.append(m.group("field"))
+        elif m.group("index") is not None:
+            path.append(int(m.group("index")))
+        else:
+            path.append(_unquote(m.group("key")))
+        pos = m.end()
+    return tuple(path), pos
+
+
+def _parse_arg(text: str) -> Arg | None:
+    m = _ARG.fullmatch(text)
+    if not m:
+        return None
+    if m.group("str") is not None:
+        return Arg("literal", _unquote(m.group("str")), text=text.strip())
+    if m.group("num") is not None:
+        num = m.group("num")
+        return Arg("literal", float(num) if "." in num else int(num), text=num)
+    word = m.group("name")
+    if word in ("true", "false", "null"):
+        return Arg("literal", {"true": True, "false": False, "null": None}[word], text=word)
+    name = re.match(IDENT, word).group()
+    path, _ = _parse_path(word, len(name))
+    return Arg("var", name=name, path=path, text=word)
+
+
+def _split_args(text: str) -> list[str] | None:
+    "Split on commas outside quotes; None when a quote is unbalanced."
+    parts, current, quote = [], [], None
+    for ch in text:
+        if quote:
+            current.append(ch)
+            if ch == quote and (len(current) < 2 or current[-2] != "\\"):
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+            current.append(ch)
+        elif ch == ",":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if quote:
+        return None
+    parts.append("".join(current))
+    return [] if parts == [""] or (len(parts) == 1 and not parts[0].strip()) else parts
+
+
+def parse_placeholder(inner: str, start: int = 0, end: int = 0) -> Placeholder:
+    """Classify the text between `{{` and `}}`."""
+    expr = inner.strip()
+
+    def bad(why: str) -> Placeholder:
+        return Placeholder(start, end, expr, "malformed", error=why)
+
+    if not expr:
+        return bad("empty placeholder: write {{name}}")
+    m = _NAME.match(inner)
+    if not m:
+        return bad(f"'{expr}' is not a variable name: names start with a letter or '_'")
+    name = m.group(1)
+    rest = inner[m.end():]
+    if rest.lstrip().startswith("("):
+        body = rest.strip()
+        if not body.endswith(")"):
+            return bad(f"call to '{name}' is missing its closing ')'")
+        pieces = _split_args(body[1:-1])
+        if pieces is None:
+            return bad(f"unterminated string in the arguments of '{name}'")
+        args = []
+        for piece in pieces:
+            arg = _parse_arg(piece)
+            if arg is None:
+                return bad(f"argument '{piece.strip()}' of '{name}' must be a string, number, true/false/null or a variable")
+            args.append(arg)
+        return Placeholder(start, end, expr, "call", name=name, args=tuple(args))
+    path, pos = _parse_path(inner, m.end())
+    if inner[pos:].strip():
+        leftover = inner[pos:].strip()
+        return bad(f"unexpected '{leftover}' after '{inner[:pos].strip()}': use {{{{name}}}}, {{{{name.field}}}} or {{{{name[0]}}}}")
+    return Placeholder(start, end, expr, "var", name=name, path=path)
+
+
+def find_placeholders(text: str) -> list[Placeholder]:
+    """Every `{{…}}` in text, in order, with its offsets and classification."""
+    found, pos = [], 0
+    while (start := text.find("{{", pos)) != -1:
+        close = text.find("}}", start + 2)
+        reopened = text.find("{{", start + 2)
+        if close == -1 or (reopened != -1 and reopened < close):
+            stop = len(text) if close == -1 else reopened
+            found.append(Placeholder(start, stop, text[start + 2:stop].strip(), "malformed",
+                                     error="'{{' is never closed: add '}}'"))
+            pos = stop
+            continue
+        found.append(parse_placeholder(text[start + 2:close], start, close + 2))
+        pos = close + 2
+    return found
+
+
+def render(text: str, value_of: Callable[[Placeholder], str]) -> str:
+    """Replace every placeholder with value_of(placeholder); value_of raises for malformed ones."""
+    out, pos = [], 0
+    for ph in find_placeholders(text):
+        out.append(text[pos:ph.start])
+        out.append(value_of(ph))
+        pos = ph.end
+    out.append(text[pos:])
+    return "".join(out)
