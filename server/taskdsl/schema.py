@@ -1,0 +1,332 @@
+"""The grammar: where ``task.xsd`` lives, its compiled lxml validator, and a content model.
+
+``lxml_schema()`` validates (fast, libxml2). ``model()`` answers what completion and hover
+ask — which children and attributes an element may have, their enumeration values and their
+documentation — by reading the XSD through xmlschema. Nothing here restates the element list:
+every answer comes from the XSD.
+
+Elements are addressed by *path*: the tag names from the root down, e.g.
+``("task", "steps", "task", "context_management")``. ``()`` is the document level, where the
+five roots are allowed. A path the grammar does not allow resolves to nothing: queries return
+``None``/empty results and never raise.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+Path_ = tuple[str, ...]
+XS = "{http://www.w3.org/2001/XMLSchema}"
+
+# Seconds spent building the xmlschema model, set by model() (reported by benchmarks).
+model_build_seconds: float | None = None
+
+
+# --------------------------------------------------------------------------- locating
+
+
+def xsd_path() -> Path:
+    """The installed ``task.xsd``: inside the wheel, else the source tree's ``schemas/``."""
+    try:
+        packaged = importlib.resources.files("taskdsl") / "schemas" / "task.xsd"
+        if packaged.is_file():
+            return Path(str(packaged))
+    except (ModuleNotFoundError, NotADirectoryError):  # pragma: no cover - odd installs
+        pass
+    return Path(__file__).resolve().parents[2] / "schemas" / "task.xsd"
+
+
+@functools.cache
+def lxml_schema() -> etree.XMLSchema:
+    """The compiled validator (once per process)."""
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
+    return etree.XMLSchema(etree.parse(str(xsd_path()), parser))
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class ChildInfo:
+    """A child element allowed under some parent; occurrences are effective ones
+    (a choice of several makes each optional; a repeating group makes each unbounded)."""
+
+    name: str
+    min_occurs: int
+    max_occurs: int | None  # None = unbounded
+    documentation: str | None
+
+
+@dataclass(frozen=True)
+class AttrInfo:
+    name: str
+    required: bool
+    default: str | None
+    documentation: str | None
+    enum: list[str] | None  # allowed (or, if open_enum, suggested) values
+    pattern: str | None  # XSD regex the value must match (implicitly anchored)
+    open_enum: bool = False  # True: enum lists known values, but any text is valid
+    type_name: str | None = None  # the named simple type, e.g. "identifier", "taskKind"
+
+
+def _doc(elem: Any) -> str | None:
+    """Text of the xs:annotation/xs:documentation directly under an XSD element."""
+    if elem is None:
+        return None
+    texts = [
+        "".join(d.itertext())
+        for a in elem.findall(f"{XS}annotation")
+        for d in a.findall(f"{XS}documentation")
+    ]
+    text = " ".join(" ".join(t.split()) for t in texts if t.strip())
+    return text or None
+
+
+def _enumerations(simple_type: Any) -> tuple[list[tuple[str, str | None]], bool]:
+    """(value, documentation) pairs of a simple type, and whether other text is valid too.
+
+    A restriction that lists no enumeration of its own inherits its base's; a union of an
+    enumeration with xs:string is an *open* enumeration (values are suggestions)."""
+    if simple_type is None or not simple_type.is_simple():
+        return [], False
+    if simple_type.is_union():
+        values: list[tuple[str, str | None]] = []
+        is_open = False
+        for member in simple_type.member_types:
+            member_values, member_open = _enumerations(member)
+            values += member_values
+            is_open = is_open or member_open or not member_values
+        return values, is_open
+    if simple_type.target_namespace == XS[1:-1] or simple_type.elem is None:  # a built-in type
+        return [], True
+    # A restriction component's elem is the xs:restriction element itself.
+    own = simple_type.elem.findall(f"{XS}enumeration")
+    if own:
+        return [(e.get("value"), _doc(e)) for e in own], False
+    base = getattr(simple_type, "base_type", None)
+    if simple_type.is_restriction() and base is not None and base.is_simple() and base is not simple_type:
+        return _enumerations(base)
+    return [], True
+
+
+def _pattern(simple_type: Any) -> str | None:
+    """The pattern facet of a simple type or its nearest restricted base."""
+    while simple_type is not None and simple_type.is_simple() and not simple_type.is_union():
+        patterns = getattr(simple_type, "patterns", None)
+        if patterns is not None and patterns.regexps:
+            return "|".join(patterns.regexps)
+        base = getattr(simple_type, "base_type", None)
+        if base is simple_type:
+            break
+        simple_type = base
+    return None
+
+
+def _type_name(simple_type: Any) -> str | None:
+    name = getattr(simple_type, "local_name", None)
+    return name if getattr(simple_type, "name", None) else None
+
+
+def _mul(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a * b
+
+
+def _particles(group: Any, min_factor: int, max_factor: int | None) -> Iterator[tuple[Any, int, int | None]]:
+    """Element particles of a content model in schema order, with effective occurrences."""
+    group_min = group.min_occurs * min_factor
+    group_max = _mul(group.max_occurs, max_factor)
+    if group.model == "choice" and len(group) > 1:
+        group_min = 0  # any one alternative may be absent
+    for item in group:
+        if hasattr(item, "model"):  # a nested group
+            yield from _particles(item, group_min, group_max)
+        else:
+            yield item, item.min_occurs * group_min, _mul(item.max_occurs, group_max)
+
+
+class GrammarModel:
+    """Content-model and documentation queries over the XSD, by element path."""
+
+    def __init__(self, schema: Any) -> None:
+        self._schema = schema
+        self._roots = {name: el for name, el in schema.elements.items()}
+
+    # -- resolution -------------------------------------------------------------------
+
+    @functools.lru_cache(maxsize=4096)
+    def _children(self, path: Path_) -> tuple[tuple[Any, ChildInfo], ...]:
+        """(declaration, ChildInfo) for each element allowed directly under ``path``."""
+        if path == ():
+            return tuple(
+                (el, ChildInfo(name, 0, 1, self._element_doc(el))) for name, el in self._roots.items()
+            )
+        decl = self._resolve(path)
+        if decl is None or decl.type.is_simple() or decl.type.has_simple_content():
+            return ()
+        content = decl.type.content
+        if content is None or not hasattr(content, "model"):
+            return ()
+        seen: dict[str, tuple[Any, ChildInfo]] = {}
+        for particle, lo, hi in _particles(content, 1, 1):
+            if particle.local_name not in seen:  # first declaration wins; names are unique here
+                seen[particle.local_name] = (
+                    particle,
+                    ChildInfo(particle.local_name, lo, hi, self._element_doc(particle)),
+                )
+        return tuple(seen.values())
+
+    def _resolve(self, path: Path_) -> Any | None:
+        """The element declaration (a particle, possibly a reference) at ``path``."""
+        if not path:
+            return None
+        if len(path) == 1:
+            return self._roots.get(path[0])
+        for particle, _ in self._children(path[:-1]):
+            if particle.local_name == path[-1]:
+                return particle
+        return None
+
+    @staticmethod
+    def _element_doc(particle: Any) -> str | None:
+        """A reference's own annotation (what it means in that place), else its target's."""
+        doc = _doc(particle.elem)
+        if doc is None and particle.ref is not None:
+            doc = _doc(particle.ref.elem)
+        return doc
+
+    def _attribute(self, path: Path_, attr: str) -> Any | None:
+        decl = self._resolve(path)
+        if decl is None or decl.type.is_simple():
+            return None
+        return decl.type.attributes.get(attr)
+
+    def _text_type(self, path: Path_) -> Any | None:
+        """The simple type of an element's text (simple type or simple content)."""
+        decl = self._resolve(path)
+        if decl is None:
+            return None
+        if decl.type.is_simple():
+            return decl.type
+        if decl.type.has_simple_content():
+            return decl.type.content
+        return None
+
+    # -- queries ----------------------------------------------------------------------
+
+    def exists(self, path: Path_) -> bool:
+        return path == () or self._resolve(path) is not None
+
+    def allowed_children(self, path: Path_) -> list[ChildInfo]:
+        """Elements allowed directly under ``path``, in schema order ([] for text/empty)."""
+        return [info for _, info in self._children(tuple(path))]
+
+    def attributes(self, path: Path_) -> list[AttrInfo]:
+        decl = self._resolve(tuple(path))
+        if decl is None or decl.type.is_simple():
+            return []
+        infos = []
+        for name, attribute in decl.type.attributes.items():
+            if name is None:  # an attribute wildcard, not a declaration
+                continue
+            values, is_open = _enumerations(attribute.type)
+            infos.append(
+                AttrInfo(
+                    name=name,
+                    required=attribute.use == "required",
+                    default=attribute.default,
+                    documentation=_doc(attribute.elem),
+                    enum=[v for v, _ in values] or None,
+                    pattern=_pattern(attribute.type),
+                    open_enum=bool(values) and is_open,
+                    type_name=_type_name(attribute.type),
+                )
+            )
+        return infos
+
+    def enum_values(self, path: Path_, attr: str | None = None) -> list[tuple[str, str | None]]:
+        """(value, documentation) of the element's text, or of attribute ``attr``."""
+        path = tuple(path)
+        if attr is None:
+            simple_type = self._text_type(path)
+        else:
+            attribute = self._attribute(path, attr)
+            simple_type = attribute.type if attribute is not None else None
+        return _enumerations(simple_type)[0]
+
+    def documentation(self, path: Path_, attr: str | None = None, value: str | None = None) -> str | None:
+        """Hover text of an element, one of its attributes, or one enumeration value."""
+        path = tuple(path)
+        if value is not None:
+            return dict(self.enum_values(path, attr)).get(value)
+        if attr is not None:
+            attribute = self._attribute(path, attr)
+            return _doc(attribute.elem) if attribute is not None else None
+        decl = self._resolve(path)
+        return self._element_doc(decl) if decl is not None else None
+
+    def is_mixed(self, path: Path_) -> bool:
+        decl = self._resolve(tuple(path))
+        return bool(decl is not None and not decl.type.is_simple() and decl.type.mixed)
+
+    def is_empty(self, path: Path_) -> bool:
+        """True for an element that must have neither text nor children (output_format)."""
+        decl = self._resolve(tuple(path))
+        return bool(decl is not None and not decl.type.is_simple() and decl.type.is_empty())
+
+    def has_simple_content(self, path: Path_) -> bool:
+        """True for an element whose content is text only (description, inherit_context, command)."""
+        return self._text_type(tuple(path)) is not None
+
+    def max_occurs(self, path: Path_) -> int | None:
+        """How often the last element of ``path`` may appear under its parent:
+        an int, None for unbounded, 0 where it is not allowed at all."""
+        path = tuple(path)
+        if not path:
+            return 0
+        for info in self.allowed_children(path[:-1]):
+            if info.name == path[-1]:
+                return info.max_occurs
+        return 0
+
+    def iter_paths(self) -> Iterator[Path_]:
+        """A path to every element declaration and reference, each once, breadth first
+        (so the shortest); a type already walked is not walked again (types recurse)."""
+        seen_particles: set[int] = set()
+        walked_types: set[int] = set()
+        queue = deque((name,) for name in self._roots)
+        while queue:
+            path = queue.popleft()
+            decl = self._resolve(path)
+            if id(decl) in seen_particles:
+                continue
+            seen_particles.add(id(decl))
+            yield path
+            if id(decl.type) not in walked_types:
+                walked_types.add(id(decl.type))
+                queue.extend(path + (info.name,) for info in self.allowed_children(path))
+
+
+@functools.cache
+def model() -> GrammarModel:
+    """The grammar model, built on first use (xmlschema is slow to import and build)."""
+    global model_build_seconds
+    started = time.perf_counter()
+    import xmlschema  # lazy: not on the path to the first diagnostic
+
+    source = xsd_path().read_text(encoding="utf-8")
+    schema = xmlschema.XMLSchema10(source, base_url=str(xsd_path().parent), allow="sandbox")
+    built = GrammarModel(schema)
+    model_build_seconds = time.perf_counter() - started
+    return built
+
