@@ -1,0 +1,139 @@
+#!/bin/sh
+# Install what the end-to-end editor tests (tests/e2e/) need, on a Debian 12 machine, as root.
+# Idempotent: every step checks whether it is already done, so a re-run takes about a second.
+#
+#   scripts/install-e2e.sh            # everything
+#   scripts/install-e2e.sh apt        # only one step: apt | code-server | playwright | vsix
+#
+# What it installs:
+#   apt:         neovim, emacs-nox, elpa-eglot (Neovim 0.7 / Emacs 28 + eglot 1.9), chromium,
+#                plus what code-server's native modules build with (build-essential, libkrb5-dev,
+#                python3) and ripgrep (used in place of @vscode/ripgrep's GitHub download).
+#   code-server: 4.100.3 (VS Code 1.100.3, the newest that runs on Node 20) from npm into
+#                .tools/code-server
+#   playwright:  playwright-core for tests/e2e/vscode/drive.js (npm ci in tests/e2e/vscode)
+#   vsix:        the VS Code extension (npm ci && npm run package in vscode-client/)
+# Network: the Debian and npm registries only.
+set -eu
+
+ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+TOOLS="$ROOT/.tools"
+CS_VERSION=${CS_VERSION:-4.100.3}
+STEPS=${*:-apt code-server playwright vsix}
+
+t_start=$(date +%s)
+log() { printf '[install-e2e %3ss] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "install-e2e: need root for: $*" >&2; exit 1; fi
+}
+
+step_apt() {
+    pkgs="neovim emacs-nox elpa-eglot chromium ripgrep libkrb5-dev build-essential python3 ca-certificates"
+    missing=""
+    for p in $pkgs; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+    done
+    if [ -z "$missing" ]; then log "apt: all present"; return; fi
+    log "apt: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -qq
+    # shellcheck disable=SC2086
+    as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    log "apt: done"
+}
+
+check_node() {
+    # Node 20 + npm 11 are expected (code-server 4.100.3 needs Node 20; Debian 12's own nodejs is 18).
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        echo "install-e2e: node and npm are needed (Node 20, e.g. from NodeSource)" >&2; exit 1
+    fi
+    major=$(node -p 'process.versions.node.split(".")[0]')
+    [ "$major" -ge 20 ] || { echo "install-e2e: Node $major found, Node >= 20 needed" >&2; exit 1; }
+}
+
+step_code_server() {
+    dest="$TOOLS/code-server"
+    if [ -f "$dest/.installed-$CS_VERSION" ] && [ -x "$dest/lib/vscode/node_modules/@vscode/ripgrep/bin/rg" ]; then
+        log "code-server $CS_VERSION: present"; return
+    fi
+    log "code-server $CS_VERSION: installing from npm into $dest"
+    mkdir -p "$TOOLS"
+    tmp="$TOOLS/code-server.tmp"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    (cd "$tmp" && npm pack --silent "code-server@$CS_VERSION" >/dev/null)
+    mkdir -p "$tmp/pkg"
+    tar xzf "$tmp/code-server-$CS_VERSION.tgz" -C "$tmp/pkg" --strip-components=1
+    # npm 11 runs dependency install scripts only when package.json allow-lists them.
+    # @vscode/ripgrep's script downloads from GitHub: it stays off and Debian's rg replaces it.
+    node - "$tmp/pkg" <<'EOF'
+const fs = require('fs'), path = require('path');
+const dir = process.argv[2];
+const patch = (rel, allow) => {
+  const f = path.join(dir, rel);
+  const p = JSON.parse(fs.readFileSync(f, 'utf8'));
+  p.allowScripts = allow;
+  fs.writeFileSync(f, JSON.stringify(p, null, 2));
+};
+patch('package.json', { argon2: true });
+patch('lib/vscode/package.json', {
+  '@parcel/watcher': true, '@vscode/deviceid': true, '@vscode/spdlog': true, kerberos: true,
+  'native-watchdog': true, 'node-pty': true, '@vscode/ripgrep': false,
+  '@vscode/windows-process-tree': false, '@vscode/windows-registry': false,
+  '@vscode/windows-ca-certs': false,
+});
+EOF
+    # unsafe_perm: the postinstall refuses to run as root without it; yes: node-pty runs `npx node-gyp`;
+    # nodedir: build against the local Node headers instead of downloading them.
+    (cd "$tmp/pkg" && npm_config_unsafe_perm=true npm_config_yes=true npm_config_nodedir=/usr \
+        npm install --omit=dev --no-audit --no-fund --loglevel=error >/dev/null)
+    mkdir -p "$tmp/pkg/lib/vscode/node_modules/@vscode/ripgrep/bin"
+    ln -sf "$(command -v rg)" "$tmp/pkg/lib/vscode/node_modules/@vscode/ripgrep/bin/rg"
+    # (code-server writes a config file into $HOME even for --version: give it a throwaway one)
+    v=$(HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" node "$tmp/pkg/out/node/entry.js" --version | tail -1)
+    log "code-server: $v"
+    rm -rf "$dest"
+    mv "$tmp/pkg" "$dest"
+    rm -rf "$tmp"
+    touch "$dest/.installed-$CS_VERSION"
+}
+
+step_playwright() {
+    dir="$ROOT/tests/e2e/vscode"
+    if [ -f "$dir/node_modules/playwright-core/package.json" ] && \
+       [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+        log "playwright-core: present"; return
+    fi
+    log "playwright-core: npm ci in tests/e2e/vscode"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    log "playwright-core: done"
+}
+
+step_vsix() {
+    dir="$ROOT/vscode-client"
+    vsix=$(ls "$dir"/*.vsix 2>/dev/null | head -1 || true)
+    if [ -n "$vsix" ] && [ -z "$(find "$dir/src" "$dir/package.json" "$dir/package-lock.json" \
+            "$dir/language-configuration.json" "$dir/README.md" -newer "$vsix" 2>/dev/null)" ]; then
+        log "vsix: $(basename "$vsix") is up to date"; return
+    fi
+    log "vsix: npm ci && npm run package in vscode-client"
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] || \
+       [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    fi
+    (cd "$dir" && rm -f ./*.vsix && npm run --silent package >/dev/null)
+    log "vsix: $(cd "$dir" && ls ./*.vsix)"
+}
+
+check_node
+for s in $STEPS; do
+    case $s in
+        apt) step_apt ;;
+        code-server) step_code_server ;;
+        playwright) step_playwright ;;
+        vsix) step_vsix ;;
+        *) echo "install-e2e: unknown step $s" >&2; exit 2 ;;
+    esac
+done
+log "all done in $(( $(date +%s) - t_start ))s"

@@ -1,0 +1,182 @@
+// Task DSL for VS Code: starts `<python> -m taskdsl serve` and wires the editor to it.
+import * as vscode from 'vscode';
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { choosePython, installCommand, probe } from './python';
+import { RUN_COMMAND, TaskRunner } from './run';
+import { registerAutoCloseTags } from './autoclose';
+
+const LANGUAGE_ID = 'taskxml';
+
+let client: LanguageClient | undefined;
+let serverChannel: vscode.LogOutputChannel;
+let runChannel: vscode.OutputChannel;
+let runner: TaskRunner;
+let starting: Promise<void> | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  serverChannel = vscode.window.createOutputChannel('Task DSL', { log: true });
+  runChannel = vscode.window.createOutputChannel('Task DSL Runs');
+  runner = new TaskRunner(() => client, runChannel);
+  context.subscriptions.push(serverChannel, runChannel);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('taskdsl.client.runTask', (uri?: vscode.Uri | string, task?: string) =>
+      runner.runInteractive(uri, task)),
+    vscode.commands.registerCommand('taskdsl.client.revalidateAll', revalidateAll),
+    vscode.commands.registerCommand('taskdsl.client.restartServer', restart),
+    vscode.commands.registerCommand('taskdsl.client.showOutput', () => serverChannel.show(true)),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('taskdsl.server.python')) {
+        const answer = await vscode.window.showInformationMessage(
+          'Task DSL: the Python interpreter changed. Restart the language server?', 'Restart');
+        if (answer === 'Restart') {
+          await restart();
+        }
+      }
+    }),
+    registerAutoCloseTags(LANGUAGE_ID),
+  );
+
+  starting = start(context);
+  await starting;
+}
+
+export async function deactivate(): Promise<void> {
+  await stop();
+}
+
+async function start(context?: vscode.ExtensionContext): Promise<void> {
+  const { python, origin } = await choosePython();
+  const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  serverChannel.appendLine(`Python: ${python} (from ${origin})`);
+
+  const probed = await probe(python, cwd);
+  if (!probed.ok) {
+    await reportStartFailure(python, origin, probed.kind, probed.detail);
+    return;
+  }
+  serverChannel.appendLine(`taskdsl ${probed.version}: starting "${python} -m taskdsl serve"`);
+
+  const serverOptions: ServerOptions = {
+    command: python,
+    args: ['-m', 'taskdsl', 'serve'],
+    transport: TransportKind.stdio,
+    options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: 'file', language: LANGUAGE_ID },
+      { scheme: 'untitled', language: LANGUAGE_ID },
+    ],
+    synchronize: {
+      // settings changes are announced with workspace/didChangeConfiguration; the server then
+      // pulls the `taskdsl` section with workspace/configuration
+      configurationSection: 'taskdsl',
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.task.xml'),
+    },
+    initializationOptions: { settings: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('taskdsl'))) },
+    outputChannel: serverChannel,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    middleware: {
+      // every `taskdsl.runTask` (code lens, code action) goes through the runner, which
+      // prompts for missing inputs and logs the run in "Task DSL Runs"
+      executeCommand: async (command, args, next) => {
+        if (command === RUN_COMMAND) {
+          return runner.runFromServerCommand(args);
+        }
+        return next(command, args);
+      },
+    },
+  };
+
+  const c = new LanguageClient('taskdsl', 'Task DSL', serverOptions, clientOptions);
+  client = c;
+  c.onDidChangeState((e) => {
+    if (e.newState === State.Stopped && client === c) {
+      serverChannel.appendLine('The language server stopped.');
+    }
+  });
+  try {
+    await c.start();
+  } catch (err) {
+    serverChannel.appendLine(`Failed to start the language server: ${String(err)}`);
+    const choice = await vscode.window.showErrorMessage(
+      `Task DSL: the language server did not start (${python} -m taskdsl serve). See the output for details.`,
+      'Show Output');
+    if (choice === 'Show Output') {
+      serverChannel.show(true);
+    }
+  }
+}
+
+async function reportStartFailure(python: string, origin: string, kind: string, detail: string): Promise<void> {
+  serverChannel.appendLine(`Cannot start the language server: ${detail}`);
+  const install = installCommand(python);
+  let message: string;
+  if (kind === 'no-python') {
+    message = `Task DSL: the Python interpreter "${python}" (${origin}) was not found. ` +
+      'Set "taskdsl.server.python" to a Python 3.11+ where taskdsl is installed.';
+  } else if (kind === 'no-taskdsl') {
+    message = `Task DSL: taskdsl is not installed in ${python} (${origin}). ` +
+      `Install it with: ${install} (or, from a checkout of the repository: ${python} -m pip install -e .), ` +
+      'then run "Task DSL: Restart Server".';
+  } else {
+    message = `Task DSL: "${python} -c 'import taskdsl'" failed: ${detail.split('\n').slice(-1)[0]}`;
+  }
+  serverChannel.appendLine(message);
+  const actions = kind === 'no-taskdsl'
+    ? ['Copy Install Command', 'Open Settings', 'Show Output']
+    : ['Open Settings', 'Show Output'];
+  const choice = await vscode.window.showErrorMessage(message, ...actions);
+  if (choice === 'Copy Install Command') {
+    await vscode.env.clipboard.writeText(install);
+  } else if (choice === 'Open Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'taskdsl.server.python');
+  } else if (choice === 'Show Output') {
+    serverChannel.show(true);
+  }
+}
+
+async function stop(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) {
+    try {
+      await c.stop(5000);
+    } catch (err) {
+      serverChannel.appendLine(`Stopping the server: ${String(err)}`);
+    }
+  }
+}
+
+async function restart(): Promise<void> {
+  await starting;
+  serverChannel.appendLine('Restarting the language server…');
+  await stop();
+  starting = start();
+  await starting;
+}
+
+/** Re-checks every template: asks the server (command `taskdsl.revalidateAll` when it offers one), else re-sends the open documents. */
+async function revalidateAll(): Promise<void> {
+  await starting;
+  const c = client;
+  if (!c || !c.isRunning()) {
+    await restart();
+    return;
+  }
+  const commands: string[] = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+  if (commands.includes('taskdsl.revalidateAll')) {
+    await c.sendRequest('workspace/executeCommand', { command: 'taskdsl.revalidateAll', arguments: [] });
+    return;
+  }
+  // Fallback: a restart re-indexes the workspace and re-checks every open document.
+  await restart();
+}
