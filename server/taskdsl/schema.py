@@ -24,7 +24,7 @@ from typing import Any
 
 from lxml import etree
 
-Path_ = tuple[str, ...]
+ElementPath = tuple[str, ...]
 XS = "{http://www.w3.org/2001/XMLSchema}"
 
 # Seconds spent building the xmlschema model, set by model() (reported by benchmarks).
@@ -151,7 +151,7 @@ def _particles(group: Any, min_factor: int, max_factor: int | None) -> Iterator[
     for item in group:
         if hasattr(item, "model"):  # a nested group
             yield from _particles(item, group_min, group_max)
-        else:
+        elif item.name is not None:  # an element (wildcards have no name)
             yield item, item.min_occurs * group_min, _mul(item.max_occurs, group_max)
 
 
@@ -160,12 +160,12 @@ class GrammarModel:
 
     def __init__(self, schema: Any) -> None:
         self._schema = schema
-        self._roots = {name: el for name, el in schema.elements.items()}
+        self._roots = dict(schema.elements)  # declaration order
 
     # -- resolution -------------------------------------------------------------------
 
     @functools.lru_cache(maxsize=4096)
-    def _children(self, path: Path_) -> tuple[tuple[Any, ChildInfo], ...]:
+    def _children(self, path: ElementPath) -> tuple[tuple[Any, ChildInfo], ...]:
         """(declaration, ChildInfo) for each element allowed directly under ``path``."""
         if path == ():
             return tuple(
@@ -186,7 +186,7 @@ class GrammarModel:
                 )
         return tuple(seen.values())
 
-    def _resolve(self, path: Path_) -> Any | None:
+    def _resolve(self, path: ElementPath) -> Any | None:
         """The element declaration (a particle, possibly a reference) at ``path``."""
         if not path:
             return None
@@ -205,13 +205,13 @@ class GrammarModel:
             doc = _doc(particle.ref.elem)
         return doc
 
-    def _attribute(self, path: Path_, attr: str) -> Any | None:
+    def _attribute(self, path: ElementPath, attr: str) -> Any | None:
         decl = self._resolve(path)
         if decl is None or decl.type.is_simple():
             return None
         return decl.type.attributes.get(attr)
 
-    def _text_type(self, path: Path_) -> Any | None:
+    def _text_type(self, path: ElementPath) -> Any | None:
         """The simple type of an element's text (simple type or simple content)."""
         decl = self._resolve(path)
         if decl is None:
@@ -224,14 +224,14 @@ class GrammarModel:
 
     # -- queries ----------------------------------------------------------------------
 
-    def exists(self, path: Path_) -> bool:
+    def exists(self, path: ElementPath) -> bool:
         return path == () or self._resolve(path) is not None
 
-    def allowed_children(self, path: Path_) -> list[ChildInfo]:
+    def allowed_children(self, path: ElementPath) -> list[ChildInfo]:
         """Elements allowed directly under ``path``, in schema order ([] for text/empty)."""
         return [info for _, info in self._children(tuple(path))]
 
-    def attributes(self, path: Path_) -> list[AttrInfo]:
+    def attributes(self, path: ElementPath) -> list[AttrInfo]:
         decl = self._resolve(tuple(path))
         if decl is None or decl.type.is_simple():
             return []
@@ -254,7 +254,7 @@ class GrammarModel:
             )
         return infos
 
-    def enum_values(self, path: Path_, attr: str | None = None) -> list[tuple[str, str | None]]:
+    def enum_values(self, path: ElementPath, attr: str | None = None) -> list[tuple[str, str | None]]:
         """(value, documentation) of the element's text, or of attribute ``attr``."""
         path = tuple(path)
         if attr is None:
@@ -264,7 +264,7 @@ class GrammarModel:
             simple_type = attribute.type if attribute is not None else None
         return _enumerations(simple_type)[0]
 
-    def documentation(self, path: Path_, attr: str | None = None, value: str | None = None) -> str | None:
+    def documentation(self, path: ElementPath, attr: str | None = None, value: str | None = None) -> str | None:
         """Hover text of an element, one of its attributes, or one enumeration value."""
         path = tuple(path)
         if value is not None:
@@ -275,20 +275,20 @@ class GrammarModel:
         decl = self._resolve(path)
         return self._element_doc(decl) if decl is not None else None
 
-    def is_mixed(self, path: Path_) -> bool:
+    def is_mixed(self, path: ElementPath) -> bool:
         decl = self._resolve(tuple(path))
         return bool(decl is not None and not decl.type.is_simple() and decl.type.mixed)
 
-    def is_empty(self, path: Path_) -> bool:
+    def is_empty(self, path: ElementPath) -> bool:
         """True for an element that must have neither text nor children (output_format)."""
         decl = self._resolve(tuple(path))
         return bool(decl is not None and not decl.type.is_simple() and decl.type.is_empty())
 
-    def has_simple_content(self, path: Path_) -> bool:
+    def has_simple_content(self, path: ElementPath) -> bool:
         """True for an element whose content is text only (description, inherit_context, command)."""
         return self._text_type(tuple(path)) is not None
 
-    def max_occurs(self, path: Path_) -> int | None:
+    def max_occurs(self, path: ElementPath) -> int | None:
         """How often the last element of ``path`` may appear under its parent:
         an int, None for unbounded, 0 where it is not allowed at all."""
         path = tuple(path)
@@ -299,7 +299,7 @@ class GrammarModel:
                 return info.max_occurs
         return 0
 
-    def iter_paths(self) -> Iterator[Path_]:
+    def iter_paths(self) -> Iterator[ElementPath]:
         """A path to every element declaration and reference, each once, breadth first
         (so the shortest); a type already walked is not walked again (types recurse)."""
         seen_particles: set[int] = set()
