@@ -1,0 +1,165 @@
+"""Language-server benchmarks, each figure printed beside a floor measured in the same run.
+
+    .venv/bin/python bench/bench_server.py [--quick]
+
+- cold start: spawn → initialize → first diagnostics of a small template, beside a process that
+  only imports pygls and lxml (goal ≤ 1.5x);
+- open → diagnostics over stdio for templates of 100, 2,000 and 20,000 lines, beside lxml parse +
+  XSD validation of the same text in process (goal ≤ 3x at 2,000 lines);
+- edit → re-diagnosis (debounce set to 0), completion and hover latency at the end of a
+  2,000-line template (goal p95 ≤ 30 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lxml import etree
+
+sys.path.insert(0, str(Path(__file__).parent))
+from lsp_client import LspClient  # noqa: E402
+
+from taskdsl import schema  # noqa: E402
+
+SMALL = """<task type="atomic" name="small">
+  <description>Summarise {{text}}</description>
+  <inputs><input name="text">hello</input></inputs>
+</task>
+"""
+
+
+def template_of_lines(lines: int) -> str:
+    """A valid sequential template of about `lines` lines (each step is 6 lines)."""
+    head = '<task type="sequential" name="big">\n  <description>A long pipeline</description>\n  <steps>\n'
+    step = (
+        '    <task type="atomic">\n'
+        "      <description>Step {i}: summarise {{{{last_output}}}}</description>\n"
+        "      <context_management><inherit_context>full</inherit_context></context_management>\n"
+        '      <inputs><input name="n{i}">value {i}</input></inputs>\n'
+        "      <output_format type=\"text\"/>\n"
+        "    </task>\n"
+    )
+    count = max(1, (lines - 5) // 6)
+    return head + "".join(step.format(i=i) for i in range(count)) + "  </steps>\n</task>\n"
+
+
+def floor_validate(text: str, repeat: int = 5) -> float:
+    """Seconds for lxml parse + XSD validation of text in process (best of `repeat`)."""
+    validator = schema.lxml_schema()
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        validator.validate(etree.fromstring(text.encode(), parser))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def floor_cold_start(repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import pygls.lsp.server, lxml.etree"], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cold_start(workspace: Path, repeat: int) -> float:
+    times = []
+    for i in range(repeat):
+        client = LspClient(settings={"debounce": 0})
+        client.initialize(workspace)
+        uri = (workspace / f"cold{i}.task.xml").as_uri()
+        client.open(uri, SMALL)
+        message = client.wait_diagnostics(uri)
+        times.append(message["_received"] - client.started)
+        client.close()
+    return statistics.median(times)
+
+
+def open_to_diagnostics(client: LspClient, workspace: Path, text: str, name: str, repeat: int) -> float:
+    times = []
+    for i in range(repeat):
+        uri = (workspace / f"{name}-{i}.task.xml").as_uri()
+        start = time.perf_counter()
+        client.open(uri, text)
+        message = client.wait_diagnostics(uri)
+        times.append(message["_received"] - start)
+        client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    return statistics.median(times)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def end_of_document_latencies(client: LspClient, workspace: Path, text: str, samples: int) -> dict[str, list[float]]:
+    uri = (workspace / "latency.task.xml").as_uri()
+    client.open(uri, text)
+    client.wait_diagnostics(uri)
+    lines = text.splitlines()
+    last_step_line = max(i for i, line in enumerate(lines) if "<description>Step" in line)
+    hover_position = {"line": last_step_line, "character": lines[last_step_line].index("description") + 2}
+    completion_position = {"line": last_step_line + 1, "character": 6}
+    results: dict[str, list[float]] = {"edit→diagnostics": [], "completion": [], "hover": []}
+    version = 1
+    for i in range(samples):
+        version += 1
+        change = {"range": {"start": {"line": last_step_line, "character": 19}, "end": {"line": last_step_line, "character": 19}}, "text": "x"}
+        start = time.perf_counter()
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
+        message = client.wait_diagnostics(uri, version)
+        results["edit→diagnostics"].append(message["_received"] - start)
+        start = time.perf_counter()
+        client.request("textDocument/completion", {"textDocument": {"uri": uri}, "position": completion_position})
+        results["completion"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": hover_position})
+        results["hover"].append(time.perf_counter() - start)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    repeat = 2 if args.quick else 5
+    samples = 20 if args.quick else 100
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        floor = floor_cold_start(repeat)
+        measured = cold_start(workspace, repeat)
+        rows.append(("cold start → first diagnostics", measured, floor, "import pygls+lxml", 1.5))
+
+        client = LspClient(settings={"debounce": 0})
+        client.initialize(workspace)
+        for lines in (100, 2000, 20000):
+            text = template_of_lines(lines)
+            floor = floor_validate(text)
+            measured = open_to_diagnostics(client, workspace, text, f"open{lines}", repeat)
+            rows.append((f"open → diagnostics, {lines} lines", measured, floor, "lxml parse+XSD", 3.0 if lines == 2000 else None))
+        latencies = end_of_document_latencies(client, workspace, template_of_lines(2000), samples)
+        client.close()
+
+    print(f"{'measure':38} {'time':>10} {'floor':>10} {'ratio':>7}  floor is / goal")
+    for name, measured, floor, floor_name, goal in rows:
+        ratio = measured / floor if floor else float("nan")
+        verdict = "" if goal is None else (f"goal ≤{goal}x {'met' if ratio <= goal else 'MISSED'}")
+        print(f"{name:38} {measured * 1000:9.1f}ms {floor * 1000:9.1f}ms {ratio:6.1f}x  {floor_name} {verdict}")
+    for name, values in latencies.items():
+        p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
+        verdict = "met" if p95 <= 0.030 else "MISSED"
+        print(f"{name + ' (2,000 lines)':38} p50 {p50 * 1000:6.1f}ms p95 {p95 * 1000:6.1f}ms  goal p95 ≤ 30 ms {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
