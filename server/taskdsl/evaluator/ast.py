@@ -1,0 +1,535 @@
+"""AST node classes. Each node evaluates itself: `await node.eval(env, ctx) -> TaskResult`.
+
+`env` is the lexical environment (Env); `ctx` carries what flows along the run rather than by
+name: the run's shared state, the step path, the previous step's result (stdin of a script, the
+tested output of a cond), accumulated step outputs and the inherited context text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from taskdsl import expr as cond_expr
+from taskdsl.templating import Placeholder, find_placeholders
+
+from .env import Env, UnboundVariable
+from .handler import Handler, HandlerConfig
+from .memory import ContextGenerationInput, MemorySystem
+from .results import COMPLETE, TaskError, TaskResult, failure
+from .script import run_script
+from .trace import Trace
+
+
+# ---------------------------------------------------------------- run context
+
+@dataclass
+class RunState:
+    """Shared by every node of one run."""
+    config: HandlerConfig
+    global_env: Env
+    model_override: str | None = None  # --model: wins over a task's <model>
+    memory: MemorySystem = field(default_factory=MemorySystem)
+    trace: Trace = field(default_factory=lambda: Trace(None))
+    on_event: Callable[[dict], Any] | None = None
+    on_script_start: Callable[[int], Any] | None = None  # pid of each script's process group
+
+    def emit(self, **event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+@dataclass(frozen=True)
+class Ctx:
+    run: RunState
+    path: str = ""
+    previous: TaskResult | None = None  # the previous step's result inside a sequential
+    accumulated: str | None = None  # history passed on by an accumulating sequential
+    inherited: str = ""  # context text inherited from the parent task
+
+    def at(self, segment: str, **changes) -> Ctx:
+        return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
+
+
+# ---------------------------------------------------------------- values and {{…}}
+
+def as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, TaskResult):
+        return value.content
+    return json.dumps(value, ensure_ascii=False)
+
+
+def follow(value: Any, path: tuple, shown: str) -> Any:
+    "Apply .field / [index] accessors; a JSON string is parsed first. Raises KeyError(message)."
+    for step in path:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise KeyError(f"'{shown}' is text, not JSON: it has no member {step!r}") from None
+        if isinstance(value, dict) and isinstance(step, str) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and -len(value) <= step < len(value):
+            value = value[step]
+        else:
+            raise KeyError(f"'{shown}' has no member {step!r}")
+    return value
+
+
+def lookup(env: Env, name: str, path: tuple, shown: str, task: str) -> Any:
+    try:
+        value = env.lookup(name)
+    except UnboundVariable:
+        visible = sorted(n for n in env.names() if n != "taskLibrary")
+        raise failure(f"task '{task}': variable '{name}' is not defined (in {{{{{shown}}}}})"
+                      + (f"; visible here: {', '.join(visible)}" if visible else ""),
+                      "missing_variable", variable=name, task=task) from None
+    try:
+        return follow(value, path, name)
+    except KeyError as e:
+        raise failure(f"task '{task}': {e.args[0]} (in {{{{{shown}}}}})", "missing_variable",
+                      variable=name, task=task) from None
+
+
+async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> Any:
+    if ph.kind == "malformed":
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': malformed {{{{{ph.expr_text}}}}}: {ph.error}", "template")
+    if ph.kind == "var":
+        return lookup(env, ph.name, ph.path, ph.expr_text, task)
+    args = [(None, LiteralArg(a.value) if a.kind == "literal" else VarArg(a.name, a.path, a.text)) for a in ph.args]
+    result = await FunctionCall(ph.name, args, label=f"{{{{{ph.expr_text}}}}}").eval(env, ctx.at(f"call:{ph.name}"))
+    return result.value
+
+
+async def render(text: str, env: Env, ctx: Ctx, task: str, quote: Callable[[str], str] = str) -> str:
+    "Substitute every {{…}} of text; quote() wraps each substituted value (shlex.quote in scripts)."
+    out, pos = [], 0
+    for ph in find_placeholders(text):
+        out += [text[pos:ph.start], quote(as_text(await placeholder_value(ph, env, ctx, task)))]
+        pos = ph.end
+    return "".join(out) + text[pos:]
+
+
+# ---------------------------------------------------------------- arguments and inputs
+
+@dataclass
+class LiteralArg:
+    value: Any
+
+    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
+        return self.value
+
+
+@dataclass
+class TextArg:
+    "Literal text that may hold {{…}}."
+    text: str
+
+    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
+        return await render(self.text, env, ctx, task)
+
+
+@dataclass
+class VarArg:
+    name: str
+    path: tuple = ()
+    shown: str = ""
+
+    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
+        return lookup(env, self.name, self.path, self.shown or self.name, task)
+
+
+@dataclass
+class NameArg:
+    "A <call> arg that is a bare identifier: the variable if one is bound, else the word itself."
+    name: str
+
+    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
+        return env.lookup(self.name) if env.is_bound(self.name) else self.name
+
+
+@dataclass
+class TaskArg:
+    "A nested task or call: its result's value (parsed JSON if any, else text)."
+    node: Any
+
+    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
+        return (await self.node.eval(env, ctx)).value
+
+
+@dataclass
+class Input:
+    name: str
+    source: Any | None  # an *Arg, or None for an empty placeholder input
+    from_name: str | None = None
+
+
+async def gather_values(pairs: list[tuple[str, Any]], env: Env, ctx: Ctx, task: str) -> dict[str, Any]:
+    "Evaluate named arguments concurrently (SPEC §7: a step's input tasks run with asyncio.gather)."
+    values = await asyncio.gather(*(arg.eval(env, ctx.at(f"inputs/{name}"), task) for name, arg in pairs))
+    return dict(zip((name for name, _ in pairs), values))
+
+
+# ---------------------------------------------------------------- tasks
+
+@dataclass(frozen=True)
+class ContextSettings:
+    inherit_context: str = "full"
+    accumulate_data: bool = False
+    accumulation_format: str = "notes_only"
+    fresh_context: str = "disabled"
+    explicit: frozenset = frozenset()
+
+
+@dataclass
+class FilePaths:
+    source: str  # literal | command | description
+    paths: list[str] = field(default_factory=list)
+    text: str = ""  # the command or the description
+
+
+@dataclass
+class TaskNode:
+    name: str  # for messages: the task's name, or its step path
+    kind: str  # atomic | sequential | reduce | script
+    settings: ContextSettings
+    folder: str  # the template's directory (scripts run there, paths resolve there)
+    inputs: list[Input] = field(default_factory=list)
+    description: str = ""
+    file_paths: FilePaths | None = None
+
+    async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings: ContextSettings | None = None) -> TaskResult:
+        settings = settings or self.settings
+        ctx.run.emit(event="begin", path=ctx.path, kind=self.kind, name=self.name)
+        started = time.monotonic()
+        try:
+            scope = self.scope(env, settings)
+            scope.update(args or {})
+            todo = [(i.name, i.source) for i in self.inputs if i.name not in (args or {})]
+            for name, source in todo:
+                if source is None:
+                    raise failure(f"task '{self.name}': input '{name}' has no value: pass it from the caller "
+                                  f"or with --input {name}=…", "missing_input", input=name, task=self.name)
+            scope.update(await gather_values(todo, env, ctx, self.name))
+            if settings.inherit_context == "none":
+                ctx = replace(ctx, inherited="")
+            declared = [i.name for i in self.inputs]
+            names = declared + [n for n in (args or {}) if n not in declared]
+            result = await self.run(scope, ctx, settings, names)
+        except TaskError as error:
+            ctx.run.emit(event="error", path=ctx.path, kind=self.kind, name=self.name, error=error.to_json())
+            ctx.run.trace.write(event="error", path=ctx.path, error=error.to_json(),
+                                duration_s=round(time.monotonic() - started, 3))
+            raise
+        ctx.run.emit(event="end", path=ctx.path, kind=self.kind, name=self.name, result=result)
+        ctx.run.trace.write(event="end", path=ctx.path, kind=self.kind, output=result.content,
+                            duration_s=round(time.monotonic() - started, 3))
+        return result
+
+    def scope(self, env: Env, settings: ContextSettings) -> Env:
+        "SPEC §4: full → child of the parent; none → child of the global env; subset → the `from` names only."
+        global_env = env.root
+        if settings.inherit_context == "full":
+            return Env(outer=env)
+        if settings.inherit_context == "subset":
+            wanted = {i.from_name for i in self.inputs if i.from_name}
+            return Env({n: env.lookup(n) for n in wanted if env.is_bound(n)}, outer=global_env)
+        return Env(outer=global_env)
+
+    async def own_context(self, scope: Env, ctx: Ctx, settings: ContextSettings, task_text: str) -> str:
+        """Context this task works with: inherited text, file contents, fresh memory matches."""
+        parts = [ctx.inherited] if ctx.inherited and settings.inherit_context != "none" else []
+        if self.file_paths:
+            parts.append(await self.read_files(scope, ctx))
+        if settings.fresh_context == "enabled":
+            request = ContextGenerationInput(task_text, ctx.accumulated, ctx.inherited or None)
+            match = ctx.run.memory.get_relevant_context_for(request)
+            if match.context:
+                parts.append(match.context)
+        return "\n\n".join(p for p in parts if p)
+
+    async def read_files(self, scope: Env, ctx: Ctx) -> str:
+        fp = self.file_paths
+        if fp.source == "literal":
+            paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
+        elif fp.source == "command":
+            command = await render(fp.text, scope, ctx, self.name, shlex.quote)
+            out = await run_script(command, self.folder, {}, None, 60, True, ctx.run.on_script_start)
+            paths = [line.strip() for line in out.content.splitlines() if line.strip()]
+        else:
+            text = await render(fp.text, scope, ctx, self.name)
+            paths = [p for p, _ in ctx.run.memory.get_relevant_context_for(ContextGenerationInput(text)).matches]
+        blocks = []
+        for path in paths:
+            full = os.path.join(self.folder, path)
+            try:
+                with open(full, encoding="utf-8", errors="replace") as f:
+                    blocks.append(f'<file path="{path}">\n{f.read(200_000)}\n</file>')
+            except OSError as e:
+                raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",
+                              "file_paths", path=path) from None
+        return "\n".join(blocks)
+
+    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+        raise NotImplementedError
+
+
+def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
+    "The inputs as tagged blocks, except those the prompt text already quotes with {{name}}."
+    quoted = {ph.name for ph in find_placeholders(quoted_text)}
+    return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
+
+
+@dataclass
+class Atomic(TaskNode):
+    instructions: str | None = None
+    system: str | None = None
+    model: str | None = None
+    output_format: dict | None = None
+
+    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+        task_text = await render(self.instructions or self.description, scope, ctx, self.name)
+        blocks = input_blocks(names, scope, self.instructions or self.description)
+        user = task_text + ("\n\n" + blocks if blocks else "")
+        context = await self.own_context(scope, ctx, settings, task_text)
+        run = ctx.run
+        system_parts = [run.config.system_prompt]
+        if self.system:
+            system_parts.append(await render(self.system, scope, ctx, self.name))
+        if self.output_format and self.output_format.get("type") == "json":
+            schema = self.output_format.get("schema")
+            system_parts.append("Answer with JSON only" + (f" (a JSON {schema})." if schema else "."))
+        if context:
+            system_parts.append(f"<context>\n{context}\n</context>")
+        if ctx.accumulated:
+            system_parts.append(f"<previous_steps>\n{ctx.accumulated}\n</previous_steps>")
+        system = "\n\n".join(system_parts)
+        model = run.model_override or self.model or run.config.model
+        handler = Handler(replace(run.config, model=model))
+        started = time.monotonic()
+        try:
+            result = await handler.execute(system, user, self.output_format)
+        except TaskError as error:
+            run.trace.write(event="model_call", path=ctx.path, model=model, prompt={"system": system, "user": user},
+                            error=error.to_json(), duration_s=round(time.monotonic() - started, 3))
+            raise
+        run.trace.write(event="model_call", path=ctx.path, model=model, prompt={"system": system, "user": user},
+                        output=result.content, tokens={"prompt": result.notes.get("prompt_tokens"),
+                                                        "completion": result.notes.get("completion_tokens")},
+                        duration_s=round(time.monotonic() - started, 3))
+        return result
+
+
+@dataclass
+class Script(TaskNode):
+    command: str = ""
+    timeout: float = 60.0
+    fail_on_error: bool = True
+    output_format: dict | None = None
+
+    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+        command = await render(self.command, scope, ctx, self.name, shlex.quote)
+        exported = {n: as_text(scope[n]) for n in names}
+        stdin = ctx.previous.content if ctx.previous is not None else None
+        ctx.run.trace.write(event="script", path=ctx.path, command=command, cwd=self.folder)
+        try:
+            result = await run_script(command, self.folder, exported, stdin, self.timeout, self.fail_on_error,
+                                      ctx.run.on_script_start)
+        except TaskError as error:
+            error.message = f"task '{self.name}': {error.message}"
+            raise
+        if self.output_format and self.output_format.get("type") == "json":
+            from .handler import parse_json_output
+            result.parsed_content, problem = parse_json_output(result.content, self.output_format.get("schema"))
+            if problem:
+                result.notes["json_error"] = problem
+        return result
+
+
+BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_limit", "duration_s"}
+
+
+def history_text(history: list[dict], fmt: str) -> str:
+    "What an accumulating sequential passes on: notes only, or content and notes."
+    lines = []
+    for entry in history:
+        notes = {k: v for k, v in entry["notes"].items() if k not in BOOKKEEPING_NOTES}
+        head = f"[step {entry['step']}]"
+        if fmt == "full_output":
+            lines.append(f"{head} output:\n{entry['content']}")
+        if notes:
+            lines.append(f"{head} notes: {json.dumps(notes, ensure_ascii=False, default=str)}")
+    return "\n".join(lines)
+
+
+@dataclass
+class Sequential(TaskNode):
+    steps: list = field(default_factory=list)
+
+    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+        context = await self.own_context(scope, ctx, settings, await render(self.description, scope, ctx, self.name))
+        history: list[dict] = []
+        previous = ctx.previous
+        for number, step in enumerate(self.steps, 1):
+            accumulated = history_text(history, settings.accumulation_format) if settings.accumulate_data else None
+            step_ctx = ctx.at(f"steps[{number}]", previous=previous, accumulated=accumulated or None, inherited=context)
+            try:
+                previous = await step.eval(scope, step_ctx)
+            except TaskError as error:
+                raise failure(f"task '{self.name}': step {number} of {len(self.steps)} failed: {error}",
+                              "subtask_failure", step=number, step_path=step_ctx.path, error=error.to_json(),
+                              partial_results=history) from None
+            scope["last_output"] = previous.value
+            history.append({"step": number, "content": previous.content, "notes": previous.notes,
+                            "timestamp": time.time()})
+        final = previous or TaskResult()
+        # the history is dropped here (SPEC §7); only a step count stays in the notes
+        return TaskResult(final.content, COMPLETE, {**final.notes, "steps": len(history)}, final.parsed_content)
+
+
+@dataclass
+class Reduce(TaskNode):
+    initial_value: str = ""
+    inner_task: TaskNode | None = None
+    reduction_task: TaskNode | None = None
+
+    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+        accumulator: Any = await render(self.initial_value, scope, ctx, self.name)
+        items = [(i.name, scope[i.name]) for i in self.inputs]
+        for index, (name, value) in enumerate(items):
+            inner_args = {"current_data": value, name: value}
+            inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
+            try:
+                inner = await self.inner_task.eval(scope, ctx.at(f"inner_task[{index}]"), inner_args)
+            except TaskError as error:
+                raise failure(f"task '{self.name}': inner_task failed on input {index} ('{name}'): {error}",
+                              "subtask_failure", input_index=index, input_name=name,
+                              accumulator=as_text(accumulator), error=error.to_json()) from None
+            reduction_args = {"current_result": inner.value, "accumulator": accumulator, "original_input": value}
+            try:
+                reduced = await self.reduction_task.eval(scope, ctx.at(f"reduction_task[{index}]"), reduction_args)
+            except TaskError as error:
+                raise failure(f"task '{self.name}': reduction_task failed on input {index} ('{name}') with "
+                              f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
+                              input_index=index, input_name=name, accumulator=as_text(accumulator),
+                              error=error.to_json()) from None
+            accumulator = reduced.value
+        parsed = accumulator if not isinstance(accumulator, str) else None
+        return TaskResult(as_text(accumulator), COMPLETE, {"inputs": len(items)}, parsed)
+
+
+# ---------------------------------------------------------------- cond
+
+@dataclass
+class Case:
+    test_text: str
+    test: cond_expr.Expr
+    body: Any
+
+
+@dataclass
+class Cond:
+    cases: list[Case]
+    default: Any | None = None
+    name: str = "cond"
+
+    async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
+        ctx.run.emit(event="begin", path=ctx.path, kind="cond", name=self.name)
+        try:
+            result = await self.choose(env, ctx)
+        except TaskError as error:
+            ctx.run.emit(event="error", path=ctx.path, kind="cond", name=self.name, error=error.to_json())
+            raise
+        ctx.run.emit(event="end", path=ctx.path, kind="cond", name=self.name, result=result)
+        return result
+
+    async def choose(self, env: Env, ctx: Ctx) -> TaskResult:
+        output = self.tested_output(env, ctx)
+        for number, case in enumerate(self.cases, 1):
+            try:
+                chosen = cond_expr.holds(case.test, output)
+            except cond_expr.ExprEvalError as e:
+                raise failure(f"cond case {number} (test {case.test_text!r}): {e}", "cond_error",
+                              case=number) from None
+            if chosen:
+                ctx.run.trace.write(event="cond", path=ctx.path, chosen=f"case[{number}]", test=case.test_text)
+                return await case.body.eval(env, ctx.at(f"case[{number}]"))
+        if self.default is not None:
+            ctx.run.trace.write(event="cond", path=ctx.path, chosen="default")
+            return await self.default.eval(env, ctx.at("default"))
+        return TaskResult("", COMPLETE, {"cond": "no case matched"})
+
+    def tested_output(self, env: Env, ctx: Ctx) -> Any:
+        "Inside a sequential: the previous step's output; at top level: the variable last_output."
+        if ctx.previous is not None:
+            value = ctx.previous.value
+        elif env.is_bound("last_output"):
+            value = env.lookup("last_output")
+        else:
+            raise failure("cond has no output to test: it must follow a step in a sequential, "
+                          "or be given last_output (e.g. --input last_output='{\"ok\": true}')", "no_output")
+        if isinstance(value, TaskResult):
+            value = value.value
+        if isinstance(value, str):
+            try:
+                return json.loads(value.strip())
+            except json.JSONDecodeError:
+                preview = " ".join(value.split())[:80]
+                raise failure(f"output must be valid JSON for conditionals; got {preview!r}", "invalid_json") from None
+        return value
+
+
+# ---------------------------------------------------------------- calls and templates
+
+@dataclass
+class FunctionCall:
+    """`<task ref>` and `<call>`: look the task up through env.find("taskLibrary"), evaluate the
+    arguments in the caller's environment, bind them in a child environment, evaluate the body."""
+    func_name: str
+    args: list  # [(param name or None for positional, *Arg)]
+    settings: ContextSettings | None = None  # a ref's own <context_management>
+    label: str = ""
+
+    async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
+        library = env.find("taskLibrary")["taskLibrary"]
+        definition = library.get_task(self.func_name)
+        params = definition.metadata.get("parameters", [])
+        named: list[tuple[str, Any]] = []
+        positional = [a for n, a in self.args if n is None]
+        if len(positional) > len(params):
+            raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' takes {len(params)} argument(s) "
+                            f"({', '.join(params) or 'none'}) but {len(positional)} were given", "arguments")
+        named += list(zip(params, positional))
+        for name, arg in self.args:
+            if name is None:
+                continue
+            if name not in params:
+                raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' has no parameter '{name}' "
+                                f"(parameters: {', '.join(params) or 'none'})", "arguments")
+            named.append((name, arg))
+        values = await gather_values(named, env, ctx, self.label or self.func_name)
+        call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}")
+        return await definition.ast_node.eval(env, call_ctx, values, self.settings)
+
+
+@dataclass
+class Template:
+    name: str
+    params: list[str]
+    body: TaskNode
+
+    async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
+        args = args or {}
+        missing = [p for p in self.params if p not in args]
+        if missing:
+            raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
+                            "arguments", missing=missing)
+        # a template sees only its params and the globals
+        return await self.body.eval(Env(args, outer=env.root), ctx, args)

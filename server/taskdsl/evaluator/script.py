@@ -1,0 +1,50 @@
+"""Script tasks: `/bin/sh -c command` in the template's folder (SPEC §7)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from .results import TaskResult, failure
+
+
+def kill_group(proc: asyncio.subprocess.Process) -> None:
+    "Kill the whole process group the script leads, so no grandchild outlives it."
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str | None,
+                     timeout: float, fail_on_error: bool, on_start=None) -> TaskResult:
+    """Run command; inputs are exported as TASKDSL_INPUT_<NAME>. Cancellation and timeout kill
+    the process group. on_start(pid) lets callers record the group (tests, the server)."""
+    env = dict(os.environ)
+    env.update({f"TASKDSL_INPUT_{name.upper()}": value for name, value in inputs.items()})
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", command, cwd=cwd, env=env, start_new_session=True,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    if on_start:
+        on_start(proc.pid)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate((stdin or "").encode()), timeout)
+    except asyncio.TimeoutError:
+        kill_group(proc)
+        await proc.wait()
+        raise failure(f"script timed out after {timeout:g} s and was killed", "timeout",
+                      command=command, timeout=timeout) from None
+    except BaseException:  # cancelled: leave nothing running
+        kill_group(proc)
+        await asyncio.shield(proc.wait())
+        raise
+    kill_group(proc)  # background children the script left behind
+    stdout = out.decode("utf-8", "replace")
+    stderr = err.decode("utf-8", "replace")
+    notes = {"stdout": stdout, "stderr": stderr, "exit_code": proc.returncode}
+    if proc.returncode != 0 and fail_on_error:
+        last = stderr.strip().splitlines()[-1:] or [""]
+        raise failure(f"script exited with code {proc.returncode}" + (f": {last[0]}" if last[0] else ""),
+                      "script_error", **notes)
+    return TaskResult(content=stdout.rstrip("\n"), notes=notes)
