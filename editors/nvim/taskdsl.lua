@@ -1,0 +1,188 @@
+-- taskdsl.lua: Neovim configuration for the taskdsl language server (Neovim 0.7 and later).
+--
+-- Use it from your init.lua (options are optional, see below):
+--
+--   vim.g.taskdsl = { python = '/path/to/venv/bin/python' }
+--   dofile('/path/to/taskdsl/editors/nvim/taskdsl.lua')      -- or :source it
+--
+-- or copy it to ~/.config/nvim/lua/taskdsl.lua and `require('taskdsl').setup({ python = ... })`.
+--
+-- What it does:
+--   * files named *.task.xml get the filetype `taskxml` (highlighted as XML);
+--   * Neovim 0.11+: vim.lsp.config('taskdsl', …) + vim.lsp.enable('taskdsl');
+--     Neovim 0.7–0.10: a FileType autocmd starts the server (vim.lsp.start on 0.8+,
+--     vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7) and reuses one client per root;
+--   * the server is `<python> -m taskdsl serve` (stdio); settings reach it through
+--     workspace/configuration, section `taskdsl`;
+--   * :TaskdslRun [name=value …] runs the template of the current buffer (server command
+--     taskdsl.runTask), asking for missing inputs.
+--
+-- Options (vim.g.taskdsl or setup{}):
+--   python    interpreter with taskdsl installed (default: $VIRTUAL_ENV/bin/python, else python3)
+--   cmd       full server command, overrides python (e.g. { 'taskdsl', 'serve' })
+--   settings  the `taskdsl` settings (SPEC §8), e.g.
+--             { model = 'gpt-4o-mini', globals = { 'today' }, run = { allowScripts = false },
+--               libraryPaths = { '~/templates' }, debounce = 200 }
+--   root_markers  files that mark the workspace root (default { '.git', 'pyproject.toml' })
+--   on_attach function(client, bufnr) for your keymaps
+
+local M = {}
+
+local defaults = {
+  python = nil,
+  cmd = nil,
+  settings = {},
+  root_markers = { '.git', 'pyproject.toml', '.taskdsl' },
+  on_attach = nil,
+}
+
+local function default_python()
+  local venv = os.getenv('VIRTUAL_ENV')
+  if venv and vim.fn.executable(venv .. '/bin/python') == 1 then
+    return venv .. '/bin/python'
+  end
+  return 'python3'
+end
+
+local function find_root(fname, markers)
+  local dir = vim.fn.fnamemodify(fname, ':p:h')
+  for _, marker in ipairs(markers) do
+    local hit = vim.fn.finddir(marker, dir .. ';')
+    if hit ~= '' then
+      return vim.fn.fnamemodify(hit, ':p:h:h') -- `:p` of a directory ends in '/'
+    end
+    hit = vim.fn.findfile(marker, dir .. ';')
+    if hit ~= '' then
+      return vim.fn.fnamemodify(hit, ':p:h')
+    end
+  end
+  return dir
+end
+
+-- :TaskdslRun — workspace/executeCommand taskdsl.runTask(uri, nil, inputs), prompting for inputs
+-- the server reports missing (its error message names them).
+local function run_task(args)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client
+  local attached = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) or vim.lsp.buf_get_clients(bufnr)
+  for _, c in pairs(attached) do
+    if c.name == 'taskdsl' then client = c end
+  end
+  if not client then
+    vim.notify('taskdsl: no language server attached to this buffer', vim.log.levels.ERROR)
+    return
+  end
+  local inputs = vim.empty_dict()
+  for _, kv in ipairs(args or {}) do
+    local k, v = kv:match('^([%w_]+)=(.*)$')
+    if k then inputs[k] = v end
+  end
+  local uri = vim.uri_from_bufnr(bufnr)
+  local asked = {}
+  local function attempt()
+    client.request('workspace/executeCommand',
+      { command = 'taskdsl.runTask', arguments = { uri, vim.NIL, inputs } },
+      function(err, result)
+        local text = err and (err.message or vim.inspect(err)) or nil
+        if not text and type(result) == 'table' and type(result.status) == 'string' and result.status:match('FAIL') then
+          text = vim.inspect(result.error or result)
+        end
+        local missing = text and (text:match("[Mm]issing [%w ]-input[s]?[:%s]+['\"`]?([%a_][%w_]*)")
+          or text:match("input ['\"`]([%a_][%w_]*)['\"`] is"))
+        if missing and not asked[missing] then
+          asked[missing] = true
+          local value = vim.fn.input('taskdsl input ' .. missing .. ': ')
+          inputs[missing] = value
+          return attempt()
+        end
+        if text then
+          vim.notify('taskdsl: run failed: ' .. text, vim.log.levels.ERROR)
+        else
+          local content = type(result) == 'table' and (result.content or vim.inspect(result)) or tostring(result)
+          vim.notify('taskdsl: run finished\n' .. tostring(content), vim.log.levels.INFO)
+        end
+      end, bufnr)
+  end
+  attempt()
+end
+
+function M.setup(user)
+  local opts = vim.tbl_deep_extend('force', defaults, user or {})
+  local cmd = opts.cmd or { opts.python or default_python(), '-m', 'taskdsl', 'serve' }
+  local settings = { taskdsl = opts.settings or {} }
+
+  -- filetype: *.task.xml is `taskxml`, shown with XML syntax
+  local group = vim.api.nvim_create_augroup('taskdsl', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
+    group = group,
+    pattern = '*.task.xml',
+    callback = function(ev) vim.api.nvim_buf_set_option(ev.buf, 'filetype', 'taskxml') end,
+  })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = 'taskxml',
+    callback = function(ev)
+      vim.api.nvim_buf_set_option(ev.buf, 'syntax', 'xml')
+      vim.api.nvim_buf_set_option(ev.buf, 'commentstring', '<!-- %s -->')
+    end,
+  })
+  if vim.treesitter and vim.treesitter.language and vim.treesitter.language.register then
+    pcall(vim.treesitter.language.register, 'xml', 'taskxml')
+  end
+
+  if vim.lsp.config and vim.lsp.enable then
+    -- Neovim 0.11+
+    vim.lsp.config('taskdsl', {
+      cmd = cmd,
+      filetypes = { 'taskxml' },
+      root_markers = opts.root_markers,
+      workspace_required = false,
+      settings = settings,
+      on_attach = opts.on_attach,
+    })
+    vim.lsp.enable('taskdsl')
+  else
+    -- Neovim 0.7–0.10
+    local clients = {} -- root_dir -> client id (0.7 has no vim.lsp.start to reuse clients)
+    vim.api.nvim_create_autocmd('FileType', {
+      group = group,
+      pattern = 'taskxml',
+      callback = function(ev)
+        local bufnr = ev.buf
+        local root = find_root(vim.api.nvim_buf_get_name(bufnr), opts.root_markers)
+        local config = {
+          name = 'taskdsl',
+          cmd = cmd,
+          root_dir = root,
+          settings = settings,
+          on_attach = opts.on_attach,
+        }
+        if vim.lsp.start then -- 0.8+
+          vim.lsp.start(config, { bufnr = bufnr })
+          return
+        end
+        local id = clients[root]
+        if not id or not vim.lsp.get_client_by_id(id) then
+          id = vim.lsp.start_client(config)
+          clients[root] = id
+        end
+        if id then
+          vim.lsp.buf_attach_client(bufnr, id)
+        end
+      end,
+    })
+  end
+
+  pcall(vim.api.nvim_del_user_command, 'TaskdslRun')
+  vim.api.nvim_create_user_command('TaskdslRun', function(c) run_task(c.fargs) end,
+    { nargs = '*', desc = 'Run the taskdsl template of this buffer (name=value inputs)' })
+  return M
+end
+
+-- Sourced directly (dofile / :source / :luafile): set up with vim.g.taskdsl.
+-- Loaded with require('taskdsl'): the caller calls setup().
+if ... ~= 'taskdsl' then
+  M.setup(vim.g.taskdsl)
+end
+
+return M

@@ -1,0 +1,132 @@
+-- Headless Neovim harness for tests/e2e/test_nvim.py: loads the user-facing config
+-- editors/nvim/taskdsl.lua, opens the templates, and records what a user would see:
+-- diagnostics, a hover and a completion list. Results go to $TASKDSL_E2E_OUT as JSON.
+--
+--   nvim --headless -i NONE --noplugin -u harness.lua
+-- env: TASKDSL_E2E_CONFIG (taskdsl.lua), TASKDSL_E2E_PYTHON, TASKDSL_E2E_OUT,
+--      TASKDSL_E2E_BAD (TD301 template), TASKDSL_E2E_TYPO (TD101 template)
+local out_path = assert(os.getenv('TASKDSL_E2E_OUT'), 'TASKDSL_E2E_OUT')
+local result = { steps = {}, messages = {} }
+local t0 = vim.loop.hrtime()
+
+local function ms() return math.floor((vim.loop.hrtime() - t0) / 1e6) end
+local function step(name) table.insert(result.steps, { name = name, ms = ms() }) end
+
+local function finish(code)
+  result.total_ms = ms()
+  vim.fn.writefile({ vim.fn.json_encode(result) }, out_path)
+  vim.cmd(code == 0 and 'qall!' or ('cquit ' .. code))
+end
+
+vim.g.taskdsl = {
+  python = os.getenv('TASKDSL_E2E_PYTHON'),
+  settings = { debounce = 50 },
+}
+dofile(assert(os.getenv('TASKDSL_E2E_CONFIG'), 'TASKDSL_E2E_CONFIG'))
+
+-- record server messages (a failing server usually says why)
+local show = vim.lsp.handlers['window/showMessage']
+vim.lsp.handlers['window/showMessage'] = function(err, params, ctx, config)
+  table.insert(result.messages, params and params.message)
+  return show(err, params, ctx, config)
+end
+
+local function taskdsl_client(bufnr)
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if c.name == 'taskdsl' then return c end
+  end
+end
+
+local function diagnostics_of(bufnr)
+  local list = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    local lsp = d.user_data and d.user_data.lsp or {}
+    table.insert(list, {
+      lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
+      message = d.message, severity = d.severity, source = d.source or lsp.source,
+      code = lsp.code or d.code,
+    })
+  end
+  return list
+end
+
+local function open(path, key)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local bufnr = vim.api.nvim_get_current_buf()
+  local entry = { filetype = vim.bo[bufnr].filetype }
+  result[key] = entry
+  local attached = vim.wait(20000, function() return taskdsl_client(bufnr) ~= nil end, 20)
+  entry.attached = attached
+  if not attached then error('no taskdsl client attached to ' .. path) end
+  local client = taskdsl_client(bufnr)
+  -- wait until the server is initialized and has published for this buffer
+  local ok = vim.wait(20000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
+  entry.diagnostics = diagnostics_of(bufnr)
+  step('diagnostics ' .. key .. (ok and '' or ' (timeout)'))
+  return bufnr, client
+end
+
+local function request(bufnr, method, params)
+  local responses, err = vim.lsp.buf_request_sync(bufnr, method, params, 10000)
+  if not responses then return { error = tostring(err) } end
+  for _, r in pairs(responses) do
+    if r.err then return { error = r.err } end
+    return { result = r.result }
+  end
+  return { error = 'no response' }
+end
+
+local function run()
+  local bad, client = open(os.getenv('TASKDSL_E2E_BAD'), 'bad')
+  result.server_name = client.name
+  result.capabilities = {
+    hover = client.server_capabilities and client.server_capabilities.hoverProvider or
+      (client.resolved_capabilities and client.resolved_capabilities.hover) or nil,
+  }
+  local uri = vim.uri_from_bufnr(bad)
+
+  -- hover on the `fresh_context` element name (line 4, after "    <")
+  local h = request(bad, 'textDocument/hover', { textDocument = { uri = uri }, position = { line = 4, character = 7 } })
+  if h.result and h.result.contents then
+    local lines = vim.lsp.util.convert_input_to_markdown_lines(h.result.contents)
+    result.hover = table.concat(lines, '\n')
+  else
+    result.hover_error = h.error or 'empty hover'
+  end
+  step('hover')
+
+  -- completion inside <task>: the user types "  <" on a new line before </task>
+  vim.api.nvim_buf_set_lines(bad, 6, 6, false, { '  <' })
+  local c = request(bad, 'textDocument/completion', {
+    textDocument = { uri = uri }, position = { line = 6, character = 3 },
+    context = { triggerKind = 2, triggerCharacter = '<' },
+  })
+  if c.result then
+    local items = c.result.items or c.result
+    result.completion = {}
+    for _, item in ipairs(items) do table.insert(result.completion, item.label) end
+  else
+    result.completion_error = c.error
+  end
+  step('completion')
+  vim.api.nvim_buf_set_lines(bad, 6, 7, false, {})
+
+  open(os.getenv('TASKDSL_E2E_TYPO'), 'typo')
+
+  client.stop()
+  vim.wait(3000, function() return vim.lsp.get_client_by_id(client.id) == nil end, 20)
+  step('stopped')
+  finish(0)
+end
+
+vim.api.nvim_create_autocmd('VimEnter', {
+  once = true,
+  nested = true, -- so :edit below fires BufRead/FileType autocmds (the config's)
+  callback = function()
+    local ok, err = pcall(run)
+    if not ok then
+      result.error = tostring(err)
+      finish(1)
+    end
+  end,
+})

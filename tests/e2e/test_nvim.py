@@ -1,0 +1,65 @@
+"""Neovim (headless) with the documented config editors/nvim/taskdsl.lua against `taskdsl serve`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import (BAD_TD301, ROOT, TYPO_TD101, artifact_dir, by_code, completion_names, doc_phrase,
+                       normalize, require_exe, save_json)
+
+pytestmark = pytest.mark.e2e
+
+HARNESS = Path(__file__).parent / "nvim" / "harness.lua"
+CONFIG = ROOT / "editors" / "nvim" / "taskdsl.lua"
+
+
+def test_neovim_diagnostics_hover_completion(workspace, isolated_env, server_python, tmp_path):
+    nvim = require_exe("nvim", "Neovim (apt-get install neovim)")
+    out = tmp_path / "nvim.json"
+    env = dict(isolated_env,
+               TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
+               TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"))
+    t0 = time.monotonic()
+    proc = subprocess.run([nvim, "--headless", "-i", "NONE", "--noplugin", "-u", str(HARNESS)],
+                          cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    seconds = time.monotonic() - t0
+    assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    result = json.loads(out.read_text())
+    result["wall_seconds"] = round(seconds, 2)
+    log = Path(isolated_env["XDG_CACHE_HOME"]) / "nvim" / "lsp.log"
+    if log.exists():
+        result["lsp_log_tail"] = log.read_text(errors="replace")[-4000:]
+    save_json(artifact_dir("nvim") / "result.json", result)
+    assert proc.returncode == 0 and "error" not in result, (result.get("error"), result.get("lsp_log_tail"))
+
+    # *.task.xml has the filetype the config gives it
+    assert result["bad"]["filetype"] == "taskxml"
+
+    # diagnostics: TD301 on the value of <fresh_context>, TD101 on <descripton>
+    td301 = by_code(result["bad"]["diagnostics"], "TD301")
+    assert td301, result["bad"]["diagnostics"]
+    d = td301[0]
+    assert (d["lnum"], d["col"], d["end_col"]) == (BAD_TD301["line"], BAD_TD301["start"], BAD_TD301["end"])
+    assert d["severity"] == 1 and d["source"] == "taskdsl"
+    assert "fresh_context" in d["message"]
+
+    td101 = by_code(result["typo"]["diagnostics"], "TD101")
+    assert td101, result["typo"]["diagnostics"]
+    d = td101[0]
+    assert (d["lnum"], d["col"], d["end_col"]) == (TYPO_TD101["line"], TYPO_TD101["start"], TYPO_TD101["end"])
+    assert "descripton" in d["message"]
+
+    # hover on <fresh_context> shows its schema documentation
+    assert "hover" in result, result.get("hover_error")
+    assert doc_phrase("fresh_context") in normalize(result["hover"])
+
+    # completion after "<" inside <task>: the children still allowed, not the ones already there
+    assert "completion" in result, result.get("completion_error")
+    names = completion_names(result["completion"])
+    assert {"instructions", "inputs", "model"} <= names, sorted(names)
+    assert "description" not in names and "context_management" not in names, sorted(names)
