@@ -260,7 +260,7 @@ class Document:
             if element.name_span.start <= offset <= element.name_span.end:
                 return Location("tag_name", element)
             for attribute in element.attrs:
-                if attribute.value_span and attribute.value_span.start <= offset <= attribute.value_span.end:
+                if attribute.value_span is not None and attribute.value_span.start <= offset <= attribute.value_span.end:
                     return Location("attr_value", element, attribute)
                 if attribute.name_span.start <= offset <= attribute.name_span.end:
                     return Location("attr_name", element, attribute)
