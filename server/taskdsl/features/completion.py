@@ -1,0 +1,329 @@
+"""Completion at a point of a template.
+
+What is offered depends on where the cursor is (``Document.locate`` plus the text just before):
+
+- after ``</``: the end tag of the innermost open element;
+- after ``<`` or on a tag name: the elements the schema allows in the parent, leaving out the
+  ones already present that may appear once;
+- in whitespace of element-only content: the same elements, with their ``<``;
+- in a start tag: the attributes not yet written;
+- in an attribute value: its enumeration values; for ``ref``/``template`` the library's names
+  with their descriptions; for ``from`` the variables in scope;
+- in the text of an element: its enumeration values (``inherit_context``…), model identifiers in
+  ``<model>`` (litellm's map, loaded on first use), and inside ``{{`` the variables in scope and
+  the templates that can be called inline.
+
+Snippets (tab stops) only when the client supports them; plain text otherwise. Every item
+carries a ``textEdit`` over exactly the text it replaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from taskdsl.document import Document, Element, Span
+from taskdsl.features import libview
+from taskdsl.features.util import ClientFeatures, Positions
+
+MAX_ITEMS = 300
+K = types.CompletionItemKind
+_NAME_BEFORE = re.compile(r"[A-Za-z0-9_.\-:]*$")
+_VAR_BEFORE = re.compile(r"[A-Za-z0-9_]*$")
+
+
+def _schema():
+    from taskdsl import schema
+
+    return schema.model()
+
+
+def _doc(text: str | None, client: ClientFeatures) -> types.MarkupContent | None:
+    if not text:
+        return None
+    kind = types.MarkupKind.Markdown if client.markdown else types.MarkupKind.PlainText
+    return types.MarkupContent(kind=kind, value=text)
+
+
+def complete(doc: Document, offset: int, positions: Positions, *, client: ClientFeatures | None = None,
+             library=None, settings=None, path: str | None = None) -> types.CompletionList:
+    client = client or ClientFeatures()
+    items = _items(doc, offset, positions, client, library, settings)
+    incomplete = len(items) > MAX_ITEMS
+    return types.CompletionList(is_incomplete=incomplete, items=items[:MAX_ITEMS])
+
+
+def _items(doc, offset, positions, client, library, settings) -> list[types.CompletionItem]:
+    text = doc.text
+    if doc.in_comment(offset):
+        return []
+    before = text[max(0, offset - 200):offset]
+    location = doc.locate(offset)
+    element = location.element
+
+    # </ → close the innermost open element
+    end_match = re.search(r"</([A-Za-z0-9_.\-:]*)$", before)
+    if end_match:
+        start = offset - len(end_match.group(0))
+        return _closing(doc, start, offset, positions)
+
+    if location.kind == "attr_value" and location.attr is not None:
+        return _attribute_values(doc, element, location.attr, offset, positions, client, library, settings)
+
+    if location.kind == "tag_name" and element is not None:
+        start = element.start_tag.start
+        return _elements(doc, element.parent, Span(start, element.name_span.end), positions, client,
+                         exclude=element, with_bracket=True)
+
+    if location.kind in ("start_tag", "attr_name") and element is not None:
+        if location.kind == "start_tag" and offset > 0 and not text[offset - 1].isspace():
+            return []  # right after a quote or '/': not a place for a new attribute
+        span = location.attr.name_span if location.attr is not None else Span(offset, offset)
+        return _attributes(element, span, positions, client, editing=location.attr)
+
+    container = element if location.kind == "content" else None
+    if location.kind == "outside":
+        container = None
+    elif location.kind == "end_tag":
+        return []
+
+    # a lone '<' (or '<' + partial name the scanner did not take as a tag)
+    lt_match = re.search(r"<([A-Za-z_][A-Za-z0-9_.\-]*)?$", before)
+    if lt_match:
+        start = offset - len(lt_match.group(0))
+        return _elements(doc, container, Span(start, offset), positions, client, with_bracket=True)
+
+    if container is None:
+        if doc.root is None and not text[:offset].strip(" \t\r\n").endswith(">") and not before.strip():
+            return _elements(doc, None, Span(offset, offset), positions, client, with_bracket=True)
+        return []
+
+    # inside {{ … in text
+    open_braces = before.rfind("{{")
+    if open_braces != -1 and "}}" not in before[open_braces:] and "\n" not in before[open_braces:]:
+        prefix = _VAR_BEFORE.search(before).group(0)
+        span = Span(offset - len(prefix), offset)
+        if re.fullmatch(r"\s*[A-Za-z0-9_]*", before[open_braces + 2:]):
+            return _variables(container, span, positions, client, library, settings)
+        return []
+
+    path = container.path
+    try:
+        model = _schema()
+    except Exception:
+        return []
+    if model.has_simple_content(path):
+        word = _text_word(doc, container, offset)
+        if container.tag == "model":
+            return _models(word, doc.text[word.start:offset], positions)
+        values = model.enum_values(path)
+        return [
+            types.CompletionItem(label=value, kind=K.EnumMember, documentation=_doc(documentation, client),
+                                 text_edit=types.TextEdit(positions.range(word), value))
+            for value, documentation in values
+        ]
+    if not container.has_text or model.allowed_children(path):
+        if container.has_text and not model.is_mixed(path):
+            return []
+        if _within_text_run(container, offset):
+            return []
+        return _elements(doc, container, Span(offset, offset), positions, client, with_bracket=True)
+    return []
+
+
+def _within_text_run(element: Element, offset: int) -> bool:
+    """Inside non-whitespace text (not between tags)?"""
+    for piece in element.text_pieces:
+        if piece.span.start < offset < piece.span.end and piece.raw.strip():
+            stripped_start = piece.span.start + len(piece.raw) - len(piece.raw.lstrip())
+            stripped_end = piece.span.end - (len(piece.raw) - len(piece.raw.rstrip()))
+            if stripped_start <= offset <= stripped_end:
+                return True
+    return False
+
+
+def _text_word(doc: Document, element: Element, offset: int) -> Span:
+    """The trimmed text of a simple element around the offset (what a value replaces)."""
+    content = element.content
+    if content is None:
+        return Span(offset, offset)
+    start, end = content.start, content.end
+    while start < offset and doc.text[start].isspace():
+        start += 1
+    while end > offset and doc.text[end - 1].isspace():
+        end -= 1
+    return Span(start, max(end, offset))
+
+
+# -- elements ----------------------------------------------------------------------------------
+
+
+def allowed_elements(doc: Document, parent: Element | None, exclude: Element | None = None):
+    """ChildInfo of each element allowed in ``parent`` (None = top level), singletons present left out."""
+    model = _schema()
+    if parent is None:
+        others = [root for root in doc.roots if root is not exclude]
+        return [] if others else model.allowed_children(())
+    infos = model.allowed_children(parent.path)
+    present = {child.tag for child in parent.children if child is not exclude}
+    return [info for info in infos if not (info.max_occurs == 1 and info.name in present)]
+
+
+def _elements(doc: Document, parent: Element | None, span: Span, positions: Positions, client: ClientFeatures,
+              *, exclude: Element | None = None, with_bracket: bool = True) -> list[types.CompletionItem]:
+    try:
+        infos = allowed_elements(doc, parent, exclude)
+        model = _schema()
+    except Exception:
+        return []
+    items = []
+    parent_path = parent.path if parent is not None else ()
+    for index, info in enumerate(infos):
+        path = parent_path + (info.name,)
+        required = [a for a in model.attributes(path) if a.required]
+        empty = model.is_empty(path)
+        if client.snippets:
+            attrs = "".join(f' {a.name}="${i + 1}"' for i, a in enumerate(required))
+            body = "/>" if empty else (">$0</" + info.name + ">")
+            new_text = f"<{info.name}{attrs}{body}"
+            fmt = types.InsertTextFormat.Snippet
+        else:
+            attrs = "".join(f' {a.name}=""' for a in required)
+            new_text = f"<{info.name}{attrs}{'/>' if empty else '>'}"
+            fmt = types.InsertTextFormat.PlainText
+        items.append(types.CompletionItem(
+            label=info.name, kind=K.Class if info.name in ("task", "template") else K.Property,
+            detail=_occurs(info), documentation=_doc(info.documentation, client),
+            filter_text=f"<{info.name}", sort_text=f"{index:03d}",
+            text_edit=types.TextEdit(positions.range(span), new_text), insert_text_format=fmt,
+        ))
+    return items
+
+
+def _occurs(info) -> str:
+    if info.min_occurs >= 1:
+        return "required" + (", repeatable" if info.max_occurs is None or info.max_occurs > 1 else "")
+    return "optional" + (", repeatable" if info.max_occurs is None or info.max_occurs > 1 else "")
+
+
+def _closing(doc: Document, start: int, offset: int, positions: Positions) -> list[types.CompletionItem]:
+    element = doc.element_at(start)
+    # the scanner may have read '</' as a stray end tag of the element itself: find the open one
+    while element is not None and element.end_tag is not None and element.end_tag.start < start:
+        element = element.parent
+    if element is None:
+        return []
+    end = offset
+    if end < len(doc.text) and doc.text[end] == ">":
+        end += 1
+    new_text = f"</{element.tag}>"
+    return [types.CompletionItem(label=new_text, kind=K.Property, filter_text=new_text,
+                                 detail=f"close <{element.tag}>",
+                                 text_edit=types.TextEdit(positions.range(Span(start, end)), new_text))]
+
+
+# -- attributes --------------------------------------------------------------------------------
+
+
+def _attributes(element: Element, span: Span, positions: Positions, client: ClientFeatures,
+                editing=None) -> list[types.CompletionItem]:
+    try:
+        infos = _schema().attributes(element.path)
+    except Exception:
+        return []
+    present = {a.name for a in element.attrs if a is not editing}
+    items = []
+    for info in infos:
+        if info.name in present:
+            continue
+        if client.snippets:
+            new_text, fmt = f'{info.name}="$1"', types.InsertTextFormat.Snippet
+        else:
+            new_text, fmt = f'{info.name}=""', types.InsertTextFormat.PlainText
+        if editing is not None and editing.value_span is not None:
+            new_text = info.name  # keep the value already written
+            fmt = types.InsertTextFormat.PlainText
+        detail = "required" if info.required else (f"default: {info.default}" if info.default else "optional")
+        items.append(types.CompletionItem(
+            label=info.name, kind=K.Field, detail=detail, documentation=_doc(info.documentation, client),
+            sort_text=("0" if info.required else "1") + info.name,
+            text_edit=types.TextEdit(positions.range(span), new_text), insert_text_format=fmt,
+        ))
+    return items
+
+
+def _attribute_values(doc, element, attr, offset, positions, client, library, settings):
+    span = attr.value_span
+    if element.tag in ("task", "inner_task", "reduction_task") and attr.name == "ref":
+        return _library_names(library, span, positions, client, kinds=None)
+    if element.tag == "call" and attr.name in ("template", "task"):
+        return _library_names(library, span, positions, client, kinds=None)
+    if element.tag == "input" and attr.name == "from":
+        return _variables(element, span, positions, client, None, settings, calls=False)
+    try:
+        values = _schema().enum_values(element.path, attr.name)
+    except Exception:
+        return []
+    return [
+        types.CompletionItem(label=value, kind=K.EnumMember, documentation=_doc(documentation, client),
+                             text_edit=types.TextEdit(positions.range(span), value))
+        for value, documentation in values
+    ]
+
+
+# -- names ----------------------------------------------------------------------------------------
+
+
+def _library_names(library, span, positions, client, kinds) -> list[types.CompletionItem]:
+    items = []
+    seen = set()
+    for entry in libview.entries(library):
+        if entry.name in seen or (kinds and entry.kind not in kinds):
+            continue
+        seen.add(entry.name)
+        detail = f"{entry.kind}({', '.join(entry.params)})" if entry.kind == "template" else (
+            f"task · {entry.type or 'atomic'}" + (f" · params: {', '.join(entry.params)}" if entry.params else ""))
+        items.append(types.CompletionItem(
+            label=entry.name, kind=K.Function if entry.kind == "template" else K.Module, detail=detail,
+            documentation=_doc(entry.description, client),
+            text_edit=types.TextEdit(positions.range(span), entry.name),
+        ))
+    items.sort(key=lambda item: item.label)
+    return items
+
+
+def _variables(element, span, positions, client, library, settings, calls: bool = True):
+    from taskdsl import scope
+
+    items = []
+    for name, binding in scope.visible_names(element, settings).items():
+        items.append(types.CompletionItem(
+            label=name, kind=K.Variable, detail=binding.kind,
+            sort_text=f"{ {'input': 0, 'param': 0, 'reduce': 1, 'global': 2, 'builtin': 3}.get(binding.kind, 4)}{name}",
+            text_edit=types.TextEdit(positions.range(span), name),
+        ))
+    if calls and library is not None:
+        known = {item.label for item in items}
+        for entry in libview.entries(library):
+            if entry.kind != "template" or entry.name in known:
+                continue
+            known.add(entry.name)
+            items.append(types.CompletionItem(
+                label=entry.name, kind=K.Function, detail=f"template({', '.join(entry.params)})",
+                documentation=_doc(entry.description, client), sort_text=f"5{entry.name}",
+                text_edit=types.TextEdit(positions.range(span), entry.name),
+            ))
+    return items
+
+
+def _models(word: Span, typed: str, positions: Positions) -> list[types.CompletionItem]:
+    from taskdsl import models
+
+    typed = typed.strip().lower()
+    names = sorted(name for name in models.known_models() if typed in name.lower())
+    items = []
+    for name in names:
+        items.append(types.CompletionItem(label=name, kind=K.Value,
+                                          text_edit=types.TextEdit(positions.range(word), name)))
+    return items
