@@ -530,6 +530,6 @@ class Template:
         missing = [p for p in self.params if p not in args]
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
-                            "arguments", missing=missing)
+                            "arguments", {"missing": missing})
         # a template sees only its params and the globals
         return await self.body.eval(Env(args, outer=env.root), ctx, args)

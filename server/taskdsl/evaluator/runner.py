@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from taskdsl.document import parse
 
-from .ast import Ctx, FunctionCall, RunState
+from .ast import Ctx, RunState
 from .compiler import CompileError, Compiler, TaskLibrary
 from .env import Env
 from .handler import HandlerConfig, default_model
@@ -90,10 +90,8 @@ def env_library_paths() -> tuple[str, ...]:
 
 def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None, inputs: dict):
     """What to evaluate for the file (and the args to bind): --task picks a library entry."""
-    if task:
-        return FunctionCall(task, []), None
-    if root.tag in ("task", "template"):
-        definition = library.get_task(compiler.definitions(root)[0].name)
+    if task or root.tag in ("task", "template"):
+        definition = library.get_task(task or compiler.definitions(root)[0].name)
         node = definition.ast_node
         params = definition.metadata.get("parameters", [])
         return node, {p: inputs[p] for p in params if p in inputs}

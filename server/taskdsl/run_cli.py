@@ -1,0 +1,141 @@
+"""`taskdsl run FILE [--task NAME] [--input k=v]… [--inputs F.json] [--model M] [--trace F] [--json]`.
+
+Progress per step on stderr, the final output on stdout (or a JSON object with --json).
+Exit 0 on success, 1 when the task fails, 2 when the template does not check or cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+
+
+def add_run_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("run", help="run a template (offline with --model taskdsl/echo)",
+                              description="Run a task template and print its output.")
+    p.add_argument("file", help="the template file (*.task.xml)")
+    p.add_argument("--task", help="a named task or template of a library file (default: the root task)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind an input or param (repeatable)")
+    p.add_argument("--inputs", metavar="FILE.json", help="a JSON object of inputs (--input wins over it)")
+    p.add_argument("--model", help="the model for every atomic task (overrides <model> and TASKDSL_MODEL)")
+    p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
+    p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run_command)
+    return p
+
+
+def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
+    inputs: dict = {}
+    if inputs_file:
+        with open(inputs_file, encoding="utf-8") as f:
+            data = json.load(f)
+        if not isinstance(data, dict):
+            raise ValueError(f"{inputs_file}: expected a JSON object of inputs")
+        inputs.update(data)
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--input {pair!r}: expected NAME=VALUE")
+        inputs[name.strip()] = value
+    return inputs
+
+
+class Progress:
+    "One line per finished step on stderr, indented by depth."
+
+    def __init__(self, stream=sys.stderr, quiet: bool = False):
+        self.stream, self.quiet, self.started = stream, quiet, {}
+
+    def __call__(self, event: dict) -> None:
+        path = event.get("path", "")
+        if event["event"] == "begin":
+            self.started[path] = time.monotonic()
+            return
+        if self.quiet:
+            return
+        took = time.monotonic() - self.started.pop(path, time.monotonic())
+        depth = path.count("/")
+        mark = "✓" if event["event"] == "end" else "✗"
+        detail = f" — {event['error']['message']}" if event["event"] == "error" and depth == 0 else ""
+        print(f"{'  ' * depth}{mark} {path} ({event.get('kind')}, {took:.2f}s){detail}", file=self.stream, flush=True)
+
+
+def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
+    from taskdsl.document import parse
+
+    doc = parse(text)
+    for d in diagnostics:
+        span = getattr(d, "span", None)
+        line, col = doc.position(span.start) if span is not None else (0, 0)
+        severity = getattr(getattr(d, "severity", None), "value", "error")
+        print(f"{path}:{line + 1}:{col + 1}: {severity} {d.code} {d.message}", file=sys.stderr)
+
+
+def run_command(args) -> int:
+    from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import TemplateErrors, run_file
+
+    try:
+        inputs = parse_inputs(args.input, args.inputs)
+    except (OSError, ValueError) as e:
+        print(f"taskdsl run: {e}", file=sys.stderr)
+        return 2
+    progress = Progress(quiet=args.quiet)
+
+    async def main():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
+            loop.add_signal_handler(sig, task.cancel)
+        return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
+                              on_event=progress)
+
+    try:
+        result = asyncio.run(main())
+    except FileNotFoundError as e:
+        print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
+        return 2
+    except TemplateErrors as e:
+        with open(args.file, encoding="utf-8") as f:
+            _print_diagnostics(args.file, e.diagnostics, f.read())
+        print(f"taskdsl run: {args.file} does not check ({len(e.diagnostics)} error(s)); fix them first",
+              file=sys.stderr)
+        return 2
+    except CompileError as e:
+        print(f"taskdsl run: {args.file}: {e.code} {e.message}", file=sys.stderr)
+        return 2
+    except TaskError as e:
+        if args.json:
+            print(json.dumps({"error": e.to_json()}, ensure_ascii=False, indent=2, default=str))
+        print(f"taskdsl run: {e}", file=sys.stderr)
+        partial = e.details.get("partial_results")
+        if partial:
+            print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("taskdsl run: cancelled", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
+    else:
+        print(result.content)
+    return 0
+
+
+def main(argv=None) -> int:
+    "Stand-alone entry (the project's cli.py wires add_run_parser into `taskdsl`)."
+    parser = argparse.ArgumentParser(prog="taskdsl")
+    add_run_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+"""Shared helpers of the evaluator tests: write a template, run it, collect events."""
+
+import os
+import textwrap
+
+from taskdsl.evaluator.runner import run_file
+
+
+def write(folder, name, xml):
+    path = os.path.join(str(folder), name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(textwrap.dedent(xml).strip() + "\n")
+    return path
+
+
+async def run(folder, xml, name="t.task.xml", **kwargs):
+    events = []
+    kwargs.setdefault("model", "taskdsl/echo")
+    result = await run_file(write(folder, name, xml), on_event=events.append, **kwargs)
+    return result, events
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(pid_alive(int(p)) for p in os.listdir("/proc") if p.isdigit() and _pgid(int(p)) == pgid)
+
+
+def _pgid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().split(")")[1].split()[3])
+    except (FileNotFoundError, IndexError, ValueError):
+        return None
