@@ -1,1 +1,278 @@
-"""Rule family module (being written)."""
+"""Library rules (TD5xx): references resolved against the workspace library.
+
+The document being checked is authoritative for its own definitions and references (it may be
+an editor buffer newer than the index); every other file comes from `ctx.library`. With no
+library (a lone document), references resolve against the document alone and TD501 says so:
+"not … in this file (no workspace library)". A ref the document cannot resolve fails at run time
+too, so it stays an error, but the message makes plain that no workspace was searched.
+"""
+
+from __future__ import annotations
+
+import os
+
+from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, index_document, normalize, suggest
+from taskdsl.rules.registry import RuleContext, rule
+from taskdsl.rules.util import make
+
+MAX_RELATED = 5
+
+
+class _View:
+    """The library as this document sees it: its own definitions plus every other file's."""
+
+    def __init__(self, ctx: RuleContext):
+        self.library: Library | None = ctx.library
+        self.path = normalize(ctx.path) if ctx.path else None
+        self.index = self._index(ctx)
+        self._graph: _Graph | None = None
+
+    def _index(self, ctx: RuleContext) -> FileIndex:
+        if self.library is not None and self.path:
+            stored = self.library.file_index(self.path)
+            if stored is not None and stored.digest == hash(ctx.document.text):
+                return stored
+        return index_document(ctx.document, self.path)
+
+    def named(self, name: str) -> list[Definition]:
+        found = [d for d in self.index.definitions if d.name == name]
+        if self.library is not None:
+            found += [d for d in self.library.named(name) if d.path != self.path]
+        return found
+
+    def keyed(self, key: str) -> list[Definition]:
+        found = [d for d in self.index.definitions if d.key == key]
+        if self.library is not None:
+            found += [d for d in self.library.keyed(key) if d.path != self.path]
+        return found
+
+    def candidates(self, name: str) -> list[Definition]:
+        """By name first, then by type:subtype key."""
+        return self.named(name) or (self.keyed(name) if ":" in name else [])
+
+    def target(self, reference: Reference) -> Definition | None:
+        found = self.candidates(reference.name)
+        if not found or (reference.is_key and len({id(d) for d in found}) > 1 and not self.named(reference.name)):
+            return None
+        return found[0]
+
+    def spellings(self, name: str) -> list[str]:
+        local = {d.key if ":" in name else d.name for d in self.index.definitions} - {None}
+        if self.library is None:
+            return sorted(local)
+        return sorted(local | set(self.library.keys() if ":" in name else self.library.names()))
+
+    def graph(self) -> _Graph:
+        if self._graph is None:
+            if self.library is not None:
+                self._graph = self.library.graph_with(self.index)
+            else:
+                lone = Library()
+                self._graph = lone.graph_with(self.index)
+        return self._graph
+
+    def where(self, definition: Definition) -> str:
+        line = definition.range[0][0] + 1
+        if definition.path == self.path or definition.path is None:
+            return f"line {line} of this file"
+        base = os.path.dirname(self.path) if self.path else os.getcwd()
+        return f"{os.path.relpath(definition.path, base)}:{line}"
+
+
+def _view(ctx: RuleContext) -> _View:
+    """One view per checked document, shared by the four rules."""
+    view = ctx.__dict__.get("_library_view")
+    if view is None:
+        view = ctx.__dict__["_library_view"] = _View(ctx)
+    return view
+
+
+def _definition_span(definition: Definition):
+    from taskdsl.document import Span
+
+    return definition.name_span or Span(definition.span.start + 1, definition.span.start + 1 + len("task"))
+
+
+# --------------------------------------------------------------------------- TD501
+
+
+@rule("TD501", Severity.ERROR, "reference to a task or template that is not in the library",
+      what="A `<task ref>`, `<call template>` or inline `{{fn(…)}}` names a task or template that no "
+           "file of the workspace library defines (by name, then by `type:subtype` key).",
+      why="The evaluator looks the name up in the task library when the task runs; an unknown name "
+          "fails the run. A `type:subtype` key that several definitions share is ambiguous.",
+      bad='<call template="analyse_data">\n  <arg>weather</arg>\n</call>',
+      good='<call template="analyze_data">\n  <arg>weather</arg>\n</call>',
+      fix="Use a name the library defines (the quick fixes offer the closest ones), add the missing "
+          "template to a `*.task.xml` file of the workspace or to `taskdsl.libraryPaths`, or ref one "
+          "definition by name when a key is ambiguous.")
+def unresolved_reference(ctx: RuleContext):
+    view = _view(ctx)
+    for reference in view.index.references:
+        found = view.candidates(reference.name)
+        if found and not (reference.is_key and len(found) > 1 and not view.named(reference.name)):
+            continue
+        if found:  # a key shared by several definitions
+            names = sorted({d.name for d in found})
+            message = (f"the key '{reference.name}' matches {len(found)} definitions ({', '.join(names)}): "
+                       "ref one of them by name")
+            yield make("TD501", reference.span, message, fixes=_replacements(reference, names))
+            continue
+        options = suggest(reference.name, view.spellings(reference.name))
+        hint = f"; did you mean '{options[0]}'?" if options else ""
+        if view.library is None:
+            message = f"'{reference.name}' is not a task or template in this file (no workspace library){hint}"
+        elif reference.is_key:
+            message = f"no task or template has the type:subtype key '{reference.name}' in the library{hint}"
+        else:
+            message = f"'{reference.name}' is not a task or template in the library{hint}"
+        yield make("TD501", reference.span, message, fixes=_replacements(reference, options))
+
+
+def _replacements(reference: Reference, names: list[str]) -> list[Fix]:
+    return [Fix(f"Change to '{name}'", (TextEdit(reference.span, name),), safe=False) for name in names]
+
+
+# --------------------------------------------------------------------------- TD502
+
+
+@rule("TD502", Severity.ERROR, "the same name is defined twice in the library",
+      what="Two definitions (root tasks, templates, or named tasks of `<library>` files) share a name, "
+           "in one file or across the workspace. A root task without `name` is registered under its "
+           "file name, so `a.task.xml` and `<template name=\"a\">` clash too.",
+      why="A ref or call by that name could mean either; the runtime library rejects the second "
+          "registration.",
+      bad='<!-- lib/text.task.xml -->\n<template name="summarize" params="text">…</template>\n'
+          '<!-- lib/docs.task.xml -->\n<template name="summarize" params="doc">…</template>',
+      good='<template name="summarize_text" params="text">…</template>\n'
+           '<template name="summarize_doc" params="doc">…</template>',
+      fix="Rename one definition (rename updates every reference), or delete the copy.")
+def duplicate_definition(ctx: RuleContext):
+    view = _view(ctx)
+    for definition in view.index.definitions:
+        others = [d for d in view.named(definition.name) if d is not definition]
+        if not others:
+            continue
+        first = others[0]
+        more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+        message = (f"'{definition.name}' is defined more than once: also at {view.where(first)}{more}; "
+                   "names in the library must be unique")
+        related = [_related(view, other) for other in others[:MAX_RELATED]]
+        yield make("TD502", _definition_span(definition), message, related=related)
+
+
+def _related(view: _View, other: Definition) -> Related:
+    message = f"other definition of '{other.name}'"
+    if other.path == view.path or other.path is None:
+        return Related(message, span=_definition_span(other))
+    return Related(message, path=other.path, range=other.range)
+
+
+# --------------------------------------------------------------------------- TD503
+
+
+@rule("TD503", Severity.ERROR, "arguments do not match the target's parameters",
+      what="A `<call>` or inline `{{fn(…)}}` passes more positional arguments than the target has "
+           "parameters, or leaves a parameter without a default unbound; a `<call>`'s `<arg name>` "
+           "or a ref's `<input name>` names a parameter the target does not have. A named task's "
+           "params are its inputs; its literal inputs (and inputs with `from` or a nested task) are "
+           "defaults, so a ref need not bind them.",
+      why="Positional args bind the params in order: a count mismatch shifts or drops values, and an "
+          "unknown name binds nothing — the target then runs with a missing variable.",
+      bad='<template name="analyze" params="data,config">…</template>\n'
+          '<call template="analyze"><arg>weather</arg></call>',
+      good='<call template="analyze"><arg>weather</arg><arg>standard_config</arg></call>',
+      fix="Pass one argument per parameter (or bind it by name), and use the target's parameter names.")
+def argument_mismatch(ctx: RuleContext):
+    view = _view(ctx)
+    for reference in view.index.references:
+        target = view.target(reference)
+        if target is None:
+            continue
+        if reference.kind == "ref":
+            yield from _ref_inputs(reference, target)
+        else:
+            yield from _call_args(reference, target)
+
+
+def _params_text(target: Definition) -> str:
+    if not target.params:
+        return "it takes no parameters"
+    return "its parameters: " + ", ".join(p.name for p in target.params)
+
+
+def _count_text(target: Definition) -> str:
+    total, required = len(target.params), len(target.required_params)
+    names = ", ".join(p.name for p in target.params)
+    if total == 0:
+        return f"'{target.name}' takes no arguments"
+    counted = f"{required} to {total}" if required < total else f"{total}"
+    plural = "" if counted == "1" else "s"
+    return f"'{target.name}' takes {counted} argument{plural} ({names})"
+
+
+def _call_args(reference: Reference, target: Definition):
+    params = target.params
+    count = len(reference.positional)
+    passes = f"this call passes {count}"
+    if count > len(params):
+        yield make("TD503", reference.positional[len(params)], f"{_count_text(target)}; {passes}")
+    bound = {p.name for p in params[:count]}
+    known = {p.name for p in params}
+    for name, span in reference.named:
+        if name not in known:
+            yield make("TD503", span, f"'{target.name}' has no parameter '{name}' ({_params_text(target)})")
+        elif name in bound:
+            yield make("TD503", span, f"parameter '{name}' of '{target.name}' is bound twice (by position and by name)")
+        bound.add(name)
+    missing = [p.name for p in params if p.name not in bound and not p.has_default]
+    if not missing or count > len(params):
+        return
+    if not reference.named:
+        yield make("TD503", reference.span, f"{_count_text(target)}; {passes}")
+    else:
+        yield make("TD503", reference.span, f"call to '{target.name}' does not bind {_names(missing)}")
+
+
+def _ref_inputs(reference: Reference, target: Definition):
+    known = {p.name for p in target.params}
+    for name, span in reference.named:
+        if name not in known:
+            yield make("TD503", span, f"'{target.name}' has no parameter '{name}' ({_params_text(target)})")
+    given = {name for name, _ in reference.named}
+    missing = [p.name for p in target.params if not p.has_default and p.name not in given]
+    if missing:
+        yield make("TD503", reference.span,
+                   f"ref to '{target.name}' does not bind {_names(missing)}: add an <input name=…> for each "
+                   "(they have no default)")
+
+
+def _names(names: list[str]) -> str:
+    quoted = ", ".join(f"'{n}'" for n in names)
+    return f"its parameter {quoted}" if len(names) == 1 else f"its parameters {quoted}"
+
+
+# --------------------------------------------------------------------------- TD504
+
+
+@rule("TD504", Severity.WARNING, "reference cycle",
+      what="A task or template reaches itself through refs and calls (a → b → a), across files or in one.",
+      why="Without a `<cond>` that stops it, the run recurses until it fails. Intentional recursion is "
+          "rare; the warning shows the path so you can check it.",
+      bad='<template name="a"><task ref="b"/></template>\n<!-- elsewhere -->\n<template name="b"><task ref="a"/></template>',
+      good='<template name="a"><task ref="b"/></template>\n<template name="b"><task><description>…</description></task></template>',
+      fix="Break the cycle: call a different template, or guard the recursive step with a `<cond>`.")
+def reference_cycle(ctx: RuleContext):
+    view = _view(ctx)
+    if not any(r.owner for r in view.index.references):
+        return
+    graph = view.graph()
+    for reference in view.index.references:
+        if reference.owner is None:
+            continue
+        target = view.target(reference)
+        if target is None or not graph.on_cycle(reference.owner, target.name):
+            continue
+        cycle = graph.cycle_path(reference.owner, target.name)
+        yield make("TD504", reference.span, f"reference cycle: {' → '.join(cycle)}")

@@ -1,0 +1,949 @@
+"""The workspace task library: every task and template definition, and every reference to one.
+
+The editor and the checker see the library through this index (the evaluator compiles its own
+runtime `TaskLibrary` from Documents). It is built from the files under the workspace folders
+that match `settings.files` plus `settings.library_paths`, and kept per file: one changed,
+created, deleted or renamed file replaces only its own entries, and each update returns the
+paths whose diagnostics may have changed (the server re-checks the open ones).
+
+Registered (SPEC §6): each root `<task>` (by `name`, else by file stem), each `<template>`, and
+each `<template>` / named `<task>` of a `<library>` — under its name and, when it has a
+`subtype`, under its `type:subtype` key. A ref resolves by name first, then by key.
+
+References: every `<task ref>` (also on `inner_task`/`reduction_task`), `<call template>` (and
+the legacy `<call task>`), and inline `{{fn(…)}}` call, with the span of the name as written.
+
+Files are read as UTF-8 with errors replaced and scanned with the tolerant `document.parse`:
+a file that does not parse contributes what the scanner recovers, and a definition that vanishes
+while its file is broken (mid-edit) is retained from the last clean version until the file scans
+cleanly again. The index is not thread-safe: the server serialises calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Iterator
+
+from taskdsl.diagnostics import TextEdit
+from taskdsl.document import Document, Element, Span, parse
+from taskdsl.settings import Settings
+from taskdsl.templating import find_placeholders
+
+log = logging.getLogger(__name__)
+
+Range = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, code-point column), end exclusive
+
+IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+TASK_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+TASK_REF_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(:[A-Za-z_][A-Za-z0-9_.\-]*)?\Z")
+TASK_TAGS = ("task", "inner_task", "reduction_task")
+TEMPLATE_SUFFIX = ".task.xml"
+MAX_FILE_BYTES = 5_000_000  # bigger files are not indexed (a template is never that big)
+SKIPPED_DIRS = {"node_modules", "__pycache__"}  # plus every hidden directory (.git, .venv, …)
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    default: str | None = None  # a literal input's text
+    has_default: bool = False  # literal text, `from` or a nested task gives the input a value
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    name: str
+    kind: str  # task | template | library-task
+    type: str
+    subtype: str | None
+    params: tuple[Param, ...]
+    description: str | None
+    path: str | None
+    span: Span  # the whole defining element
+    name_span: Span | None  # the `name` value; None for a root task named after its file
+    range: Range  # of name_span, or of the root's tag name when named after the file
+    returns: str | None = None
+    effective: Any = field(default=None, compare=False)  # context.effective_settings, when available
+
+    @property
+    def key(self) -> str | None:
+        return f"{self.type}:{self.subtype}" if self.subtype else None
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def required_params(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params if not p.has_default)
+
+    @property
+    def signature(self) -> tuple:
+        """What a referring file's diagnostics depend on (not the location)."""
+        return (self.name, self.kind, self.type, self.subtype, self.params)
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    name: str  # as written: a name or a type:subtype key
+    kind: str  # ref | call | inline
+    path: str | None
+    span: Span  # the name as written (attribute value, or the name inside the placeholder)
+    range: Range
+    owner: str | None  # the definition whose body holds the reference
+    site: Span  # the referring element's tag name, or the whole placeholder
+    positional: tuple[Span, ...] = ()  # positional args: <arg> tag names, or the placeholder per inline arg
+    named: tuple[tuple[str, Span], ...] = ()  # <arg name=> / a ref's <input name=>: (name, value span)
+
+    @property
+    def is_key(self) -> bool:
+        return ":" in self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    path: str
+    span: Span
+    range: Range
+
+
+@dataclass(frozen=True, slots=True)
+class RenameEdit:
+    path: str
+    span: Span
+    range: Range
+    new_text: str
+
+    @property
+    def text_edit(self) -> TextEdit:
+        return TextEdit(self.span, self.new_text)
+
+
+class RenameError(ValueError):
+    """A rename the library refuses, with a message for the user."""
+
+
+@dataclass(slots=True)
+class FileIndex:
+    """What one document contributes: its definitions and its references."""
+
+    path: str | None
+    definitions: list[Definition]
+    references: list[Reference]
+    clean: bool  # the scanner found no well-formedness problem
+    digest: int = 0  # hash of the text indexed
+
+    @property
+    def edges(self) -> frozenset[tuple[str | None, str]]:
+        return frozenset((r.owner, r.name) for r in self.references)
+
+
+@dataclass(slots=True)
+class _Entry:
+    index: FileIndex
+    stamp: tuple  # (mtime_ns, size) from disk, or ("buffer", digest) for an editor's text
+    retained: list[Definition] = field(default_factory=list)  # kept while the file does not parse
+
+    @property
+    def definitions(self) -> list[Definition]:
+        return self.index.definitions + self.retained if self.retained else self.index.definitions
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+def index_document(doc: Document, path: str | None) -> FileIndex:
+    """The definitions and references of one parsed document."""
+    definitions: list[tuple[Element, Element | None, Definition]] = []
+    for position, root in enumerate(doc.roots):
+        definitions.extend(_root_definitions(doc, root, path, first=position == 0))
+    owner_of = {id(element): definition.name for element, _, definition in definitions}
+    references = _references(doc, path, owner_of)
+    finished = [_with_effective(definition, task) for _, task, definition in definitions]
+    return FileIndex(path, finished, references, clean=not doc.problems, digest=hash(doc.text))
+
+
+def _root_definitions(doc: Document, root: Element, path: str | None, first: bool):
+    if root.tag == "task":
+        if root.get("parameters") is not None and root.get("name"):  # legacy template form
+            yield root, root, _template(doc, root, path, params_attr="parameters", task=root)
+        else:
+            definition = _task(doc, root, path, "task", stem=_stem(path) if first else None)
+            if definition:
+                yield root, root, definition
+    elif root.tag == "template":
+        task = root.child("task")
+        if root.get("name"):
+            yield root, task, _template(doc, root, path, params_attr="params", task=task)
+    elif root.tag == "library":
+        for child in root.children:
+            if child.tag == "template" and child.get("name"):
+                task = child.child("task")
+                yield child, task, _template(doc, child, path, params_attr="params", task=task)
+            elif child.tag == "task" and child.get("name"):
+                yield child, child, _task(doc, child, path, "library-task", stem=None)
+
+
+def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str | None) -> Definition | None:
+    name_attr = task.attr("name")
+    if name_attr is not None and name_attr.value and name_attr.value_span is not None:
+        name, name_span = name_attr.value, name_attr.value_span
+    elif stem:
+        name, name_span = stem, None
+    else:
+        return None
+    return Definition(
+        name=name,
+        kind=kind,
+        type=task.get("type") or "atomic",
+        subtype=task.get("subtype") or None,
+        params=_input_params(task),
+        description=_description(task),
+        path=path,
+        span=task.span,
+        name_span=name_span,
+        range=_range(doc, name_span or task.name_span),
+    )
+
+
+def _template(doc: Document, template: Element, path: str | None, params_attr: str, task: Element | None) -> Definition:
+    name_attr = template.attr("name")
+    name_span = name_attr.value_span or name_attr.name_span
+    return Definition(
+        name=name_attr.value,
+        kind="template",
+        type=(task.get("type") if task is not None else None) or "atomic",
+        subtype=(task.get("subtype") if task is not None else None) or None,
+        params=tuple(Param(p) for p in split_params(template.get(params_attr) or "")),
+        description=_description(task) if task is not None else None,
+        path=path,
+        span=template.span,
+        name_span=name_span,
+        range=_range(doc, name_span),
+        returns=template.get("returns"),
+    )
+
+
+def split_params(value: str) -> list[str]:
+    """`params="a, b"` → ['a', 'b'] (commas; spaces tolerated as separators too)."""
+    return [p for p in re.split(r"[\s,]+", value) if p]
+
+
+def _input_params(task: Element) -> tuple[Param, ...]:
+    inputs = task.child("inputs")
+    if inputs is None:
+        return ()
+    params = []
+    for element in inputs.children_named("input"):
+        name = element.get("name")
+        if not name:
+            continue
+        literal = element.text.strip()
+        has_value = bool(literal) or bool(element.get("from")) or bool(element.children)
+        params.append(Param(name, literal or None, has_value))
+    return tuple(params)
+
+
+def _description(task: Element) -> str | None:
+    element = task.child("description")
+    if element is None:
+        return None
+    return " ".join(element.text.split()) or None
+
+
+def _stem(path: str | None) -> str | None:
+    if not path:
+        return None
+    base = os.path.basename(path)
+    for suffix in (TEMPLATE_SUFFIX, ".xml"):
+        if base.endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)]
+    return base or None
+
+
+def _range(doc: Document, span: Span) -> Range:
+    return doc.position(span.start), doc.position(span.end)
+
+
+def _with_effective(definition: Definition, task: Element | None) -> Definition:
+    compute = _effective_settings_function()
+    if compute is None or task is None:
+        return definition
+    try:
+        effective = compute(task)
+    except Exception:  # a bad definition must not break the index
+        return definition
+    if getattr(effective, "elements", None):
+        effective = replace(effective, elements={})  # Elements would keep the whole tree alive
+    return replace(definition, effective=effective)
+
+
+_EFFECTIVE: list = []
+
+
+def _effective_settings_function():
+    """context.effective_settings, once context.py exists (it is written by another module)."""
+    if not _EFFECTIVE:
+        try:
+            from taskdsl.context import effective_settings
+        except ImportError:
+            effective_settings = None
+        _EFFECTIVE.append(effective_settings)
+    return _EFFECTIVE[0]
+
+
+def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> list[Reference]:
+    found: list[Reference] = []
+    stack: list[tuple[Element, str | None]] = [(root, None) for root in reversed(doc.roots)]
+    while stack:
+        element, owner = stack.pop()
+        owner = owner_of.get(id(element), owner)
+        if element.tag in TASK_TAGS:
+            reference = _ref_reference(doc, element, path, owner)
+            if reference:
+                found.append(reference)
+        elif element.tag == "call":
+            reference = _call_reference(doc, element, path, owner)
+            if reference:
+                found.append(reference)
+        for piece in element.text_pieces:
+            if "{{" in piece.raw and "(" in piece.raw:
+                found.extend(_inline_references(doc, piece.raw, piece.span.start, path, owner))
+        stack.extend((child, owner) for child in reversed(element.children))
+    return found
+
+
+def _name_value(element: Element, attribute: str) -> tuple[str, Span] | None:
+    attr = element.attr(attribute)
+    if attr is None or attr.value_span is None:
+        return None
+    value = attr.value.strip()
+    if not TASK_REF_RE.match(value):  # empty or malformed: the schema reports it
+        return None
+    start = attr.value_span.start + attr.value.index(value)
+    return value, Span(start, start + len(value))
+
+
+def _ref_reference(doc: Document, task: Element, path: str | None, owner: str | None) -> Reference | None:
+    found = _name_value(task, "ref")
+    if found is None:
+        return None
+    name, span = found
+    named = []
+    inputs = task.child("inputs")
+    for element in inputs.children_named("input") if inputs is not None else ():
+        attr = element.attr("name")
+        if attr is not None and attr.value and attr.value_span is not None:
+            named.append((attr.value, attr.value_span))
+    return Reference(name, "ref", path, span, _range(doc, span), owner, task.name_span, named=tuple(named))
+
+
+def _call_reference(doc: Document, call: Element, path: str | None, owner: str | None) -> Reference | None:
+    found = _name_value(call, "template") or _name_value(call, "task")  # `task=` is the legacy form
+    if found is None:
+        return None
+    name, span = found
+    positional, named = [], []
+    for arg in call.children_named("arg"):
+        attr = arg.attr("name")
+        if attr is None:
+            positional.append(arg.name_span)
+        elif attr.value_span is not None:
+            named.append((attr.value, attr.value_span))
+    return Reference(name, "call", path, span, _range(doc, span), owner, call.name_span,
+                     positional=tuple(positional), named=tuple(named))
+
+
+def _inline_references(doc: Document, raw: str, base: int, path: str | None, owner: str | None) -> Iterator[Reference]:
+    for placeholder in find_placeholders(raw):
+        if placeholder.kind != "call" or not placeholder.name:
+            continue
+        start = raw.index(placeholder.name, placeholder.start + 2) + base
+        span = Span(start, start + len(placeholder.name))
+        site = Span(base + placeholder.start, base + placeholder.end)
+        yield Reference(placeholder.name, "inline", path, span, _range(doc, span), owner, site,
+                        positional=tuple(site for _ in placeholder.args))
+
+
+# --------------------------------------------------------------------------- file discovery
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A `files` glob as a regex over '/'-separated relative paths (`**/` = any folders, or none)."""
+    out, index = [], 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def discover(folder: str, patterns: Iterable[str]) -> list[str]:
+    """Files under folder matching any pattern; hidden folders and node_modules are skipped."""
+    regexes = [glob_regex(p.lstrip("/")) for p in patterns]
+    found = []
+    for directory, subdirs, files in os.walk(folder):
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        relative_dir = os.path.relpath(directory, folder)
+        for name in sorted(files):
+            relative = name if relative_dir == "." else f"{relative_dir}/{name}".replace(os.sep, "/")
+            if any(regex.match(relative) for regex in regexes):
+                found.append(os.path.join(directory, name))
+    return found
+
+
+def normalize(path: str | os.PathLike) -> str:
+    return os.path.abspath(os.fspath(path))
+
+
+def read_text(path: str) -> str | None:
+    """A file's text (UTF-8, errors replaced), or None when it cannot be read or is too big."""
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            log.warning("%s is larger than %d bytes; not indexed", path, MAX_FILE_BYTES)
+            return None
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size)
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class Library:
+    """The workspace index. Build with `Library.from_paths`, keep it current with `update_file`,
+    `remove_file` and `rename_file` (each returns the paths to re-check)."""
+
+    def __init__(self, settings: Settings | None = None, folders: Iterable[str] = ()):
+        self.settings = settings or Settings()
+        self.folders = [normalize(f) for f in folders]
+        self.workspace_files: set[str] = set()  # what `check_all` checks (library paths are not)
+        self._entries: dict[str, _Entry] = {}
+        self._by_name: dict[str, list[Definition]] = defaultdict(list)
+        self._by_key: dict[str, list[Definition]] = defaultdict(list)
+        self._referrers: dict[str, set[str]] = defaultdict(set)  # name as written → paths
+        self._documents: dict[str, Document] = {}  # kept from the build for check_all, then dropped
+        self._graph: _Graph | None = None
+        self._patterns = [glob_regex(p.lstrip("/")) for p in self.settings.files]
+
+    # -- building ------------------------------------------------------------------------
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str | os.PathLike], settings: Settings | None = None,
+                   keep_documents: bool = False) -> Library:
+        """Index folders (their files matching `settings.files`) and files (always), plus
+        `settings.library_paths`. With keep_documents, `check_all` reuses the parsed documents."""
+        settings = settings or Settings()
+        paths = [normalize(p) for p in paths]
+        library = cls(settings, [p for p in paths if os.path.isdir(p)])
+        workspace = []
+        for path in paths:
+            workspace.extend(discover(path, settings.files) if os.path.isdir(path) else [path])
+        library.workspace_files = set(workspace)
+        for path in workspace + library._library_path_files():
+            library._index_from_disk(path, keep_documents)
+        return library
+
+    @classmethod
+    def check_workspace(cls, paths: Iterable[str | os.PathLike], settings: Settings | None = None):
+        """One call for `taskdsl check PATH…`: (library, {path: CheckResult}) with each file parsed once."""
+        library = cls.from_paths(paths, settings, keep_documents=True)
+        return library, library.check_all()
+
+    def _library_path_files(self) -> list[str]:
+        bases = self.folders or [os.getcwd()]
+        found = []
+        for entry in self.settings.library_paths:
+            candidates = [entry] if os.path.isabs(entry) else [os.path.join(b, entry) for b in bases]
+            for candidate in map(normalize, candidates):
+                if os.path.isdir(candidate):
+                    found.extend(discover(candidate, self.settings.files))
+                elif os.path.isfile(candidate):
+                    found.append(candidate)
+        return found
+
+    def matches(self, path: str) -> bool:
+        """Whether a path belongs in the index (under a folder and matching `files`, or a library path)."""
+        path = normalize(path)
+        if path in self._entries:
+            return True
+        for folder in self.folders:
+            if path.startswith(folder + os.sep):
+                relative = os.path.relpath(path, folder).replace(os.sep, "/")
+                if any(part.startswith(".") or part in SKIPPED_DIRS for part in relative.split("/")[:-1]):
+                    continue
+                if any(regex.match(relative) for regex in self._patterns):
+                    return True
+        return path in set(self._library_path_files())
+
+    def _index_from_disk(self, path: str, keep_document: bool = False) -> set[str]:
+        stamp = _stamp(path)
+        text = read_text(path) if stamp else None
+        if text is None:
+            return self.remove_file(path)
+        return self._replace(path, text, stamp, keep_document)
+
+    # -- incremental updates ---------------------------------------------------------------
+
+    def update_file(self, path: str | os.PathLike, text: str | None = None) -> set[str]:
+        """Re-index one file: from `text` (an editor buffer, which overrides the disk) or from disk.
+        Returns the paths whose diagnostics may have changed (this one included)."""
+        path = normalize(path)
+        if text is None:
+            entry = self._entries.get(path)
+            stamp = _stamp(path)
+            if entry is not None and stamp is not None and entry.stamp == stamp:
+                return set()
+            return self._index_from_disk(path)
+        entry = self._entries.get(path)
+        if entry is not None and entry.index.digest == hash(text) and entry.stamp[0] == "buffer":
+            return set()
+        return self._replace(path, text, ("buffer", hash(text)))
+
+    def remove_file(self, path: str | os.PathLike) -> set[str]:
+        path = normalize(path)
+        self.workspace_files.discard(path)
+        self._documents.pop(path, None)
+        old = self._entries.pop(path, None)
+        if old is None:
+            return set()
+        self._unregister(path, old)
+        return self._affected(path, old, None)
+
+    def rename_file(self, old_path: str | os.PathLike, new_path: str | os.PathLike, text: str | None = None) -> set[str]:
+        old_path, new_path = normalize(old_path), normalize(new_path)
+        in_workspace = old_path in self.workspace_files
+        affected = self.remove_file(old_path)
+        if in_workspace or self.matches(new_path):
+            self.workspace_files.add(new_path)
+        affected |= self.update_file(new_path, text)
+        affected.discard(old_path)
+        return affected
+
+    def refresh(self) -> set[str]:
+        """Re-discover the workspace; re-index changed files (by mtime and size), drop deleted ones."""
+        current = set()
+        for folder in self.folders:
+            current.update(discover(folder, self.settings.files))
+        library_files = set(self._library_path_files())
+        affected: set[str] = set()
+        for path in set(self._entries) - current - library_files:
+            if self._entries[path].stamp[0] != "buffer":
+                affected |= self.remove_file(path)
+        self.workspace_files = (self.workspace_files & set(self._entries)) | current
+        for path in sorted(current | library_files):
+            affected |= self.update_file(path)
+        return affected
+
+    def _replace(self, path: str, text: str, stamp: tuple | None, keep_document: bool = False) -> set[str]:
+        doc = parse(text)
+        if keep_document:
+            self._documents[path] = doc
+        else:
+            self._documents.pop(path, None)
+        index = index_document(doc, path)
+        old = self._entries.get(path)
+        retained: list[Definition] = []
+        if old is not None and not index.clean:
+            present = {d.name for d in index.definitions}
+            retained = [d for d in old.definitions if d.name not in present]
+        new = _Entry(index, stamp or ("buffer", index.digest), retained)
+        if old is not None:
+            self._unregister(path, old)
+        self._entries[path] = new
+        self._register(path, new)
+        return self._affected(path, old, new)
+
+    def _register(self, path: str, entry: _Entry) -> None:
+        for definition in entry.definitions:
+            self._by_name[definition.name].append(definition)
+            if definition.key:
+                self._by_key[definition.key].append(definition)
+        for reference in entry.index.references:
+            self._referrers[reference.name].add(path)
+
+    def _unregister(self, path: str, entry: _Entry) -> None:
+        for definition in entry.definitions:
+            _remove_from(self._by_name, definition.name, definition)
+            if definition.key:
+                _remove_from(self._by_key, definition.key, definition)
+        for reference in entry.index.references:
+            paths = self._referrers.get(reference.name)
+            if paths is not None:
+                paths.discard(path)
+                if not paths:
+                    del self._referrers[reference.name]
+
+    def _affected(self, path: str, old: _Entry | None, new: _Entry | None) -> set[str]:
+        """This file, the files referring to a name whose signature changed, the other definers
+        of a changed name (duplicates), and the files whose reference cycles changed."""
+        affected = {path} if new is not None else set()
+        old_defs = old.definitions if old else []
+        new_defs = new.definitions if new else []
+        changed_names = _changed(old_defs, new_defs, lambda d: d.signature)
+        located_names = _changed(old_defs, new_defs, lambda d: (d.signature, d.range))
+        for name in changed_names:
+            affected |= self._referrers.get(name, set())
+        for key in _changed_keys(old_defs, new_defs):
+            affected |= self._referrers.get(key, set())
+        for name in located_names:
+            affected.update(d.path for d in self._by_name.get(name, ()) if d.path)
+        edges_changed = (old.index.edges if old else frozenset()) != (new.index.edges if new else frozenset())
+        if self._graph is not None and (edges_changed or changed_names):
+            before = self._graph
+            self._graph = None
+            after = self.graph()
+            for name in before.changed_cycles(after):
+                affected.update(d.path for d in self._by_name.get(name, ()) if d.path)
+                affected |= self._referrers.get(name, set())
+        elif edges_changed or changed_names:
+            self._graph = None
+        affected.discard(None)
+        return affected
+
+    # -- queries -------------------------------------------------------------------------
+
+    @property
+    def files(self) -> list[str]:
+        return sorted(self._entries)
+
+    def file_index(self, path: str | os.PathLike) -> FileIndex | None:
+        entry = self._entries.get(normalize(path))
+        return entry.index if entry else None
+
+    def all_definitions(self) -> list[Definition]:
+        return [d for path in sorted(self._entries) for d in self._entries[path].definitions]
+
+    def definitions(self, name: str) -> list[Definition]:
+        """Every definition a name (or, failing that, a type:subtype key) resolves to."""
+        found = self._by_name.get(name)
+        if found:
+            return sorted(found, key=_order)
+        if ":" in name:
+            return sorted(self._by_key.get(name, ()), key=_order)
+        return []
+
+    def definition(self, name: str) -> Definition | None:
+        """Resolve a ref: by name first, then by type:subtype key (only when the key is unique)."""
+        found = self.definitions(name)
+        if len(found) == 1 or (found and name in self._by_name):
+            return found[0]
+        return None
+
+    def named(self, name: str) -> list[Definition]:
+        """The definitions registered under exactly this name (no key fallback)."""
+        return sorted(self._by_name.get(name, ()), key=_order)
+
+    def keyed(self, key: str) -> list[Definition]:
+        return sorted(self._by_key.get(key, ()), key=_order)
+
+    def names(self) -> list[str]:
+        return sorted(name for name, defs in self._by_name.items() if defs)
+
+    def keys(self) -> list[str]:
+        return sorted(key for key, defs in self._by_key.items() if defs)
+
+    def names_matching(self, prefix: str) -> list[Definition]:
+        """Definitions whose name starts with prefix (case-insensitive), by name then path."""
+        lowered = prefix.lower()
+        found = [d for name, defs in self._by_name.items() if name.lower().startswith(lowered) for d in defs]
+        return sorted(found, key=lambda d: (d.name.lower(), d.name, d.path or ""))
+
+    def suggestions(self, name: str, limit: int = 3) -> list[str]:
+        """Close names (or keys) for a name that resolves to nothing."""
+        return suggest(name, self.keys() if ":" in name else self.names(), limit)
+
+    def dependents(self, name: str) -> set[str]:
+        """Files whose references mention a name (as written) or one of its definitions' keys."""
+        paths = set(self._referrers.get(name, ()))
+        for definition in self._by_name.get(name, ()):
+            if definition.key:
+                paths |= self._referrers.get(definition.key, set())
+        return paths
+
+    def references(self, name: str, include_definitions: bool = False) -> list[Location]:
+        """Every reference to the task or template `name` across the workspace (by name, and by
+        key when the key resolves to it), optionally with the definitions' name locations."""
+        found: list[Location] = []
+        if include_definitions:
+            for definition in self.definitions(name):
+                if definition.path:
+                    span = definition.name_span or _stem_span(definition)
+                    found.append(Location(definition.path, span, definition.range))
+        target_keys = {d.key for d in self._by_name.get(name, ()) if d.key and self.definition(d.key)}
+        for written in [name, *sorted(target_keys)]:
+            for path in sorted(self._referrers.get(written, ())):
+                for reference in self._entries[path].index.references:
+                    if reference.name == written:
+                        found.append(Location(path, reference.span, reference.range))
+        return found
+
+    def rename_edits(self, old: str, new: str) -> dict[str, list[RenameEdit]]:
+        """The edits that rename a task or template across the workspace: every definition's
+        `name` value and every reference by name (refs by type:subtype key are left alone)."""
+        definitions = self._by_name.get(old, [])
+        if not definitions:
+            raise RenameError(f"'{old}' is not a task or template in the library")
+        inline = any(r.kind == "inline" and r.name == old
+                     for path in self._referrers.get(old, ()) for r in self._entries[path].index.references)
+        needs_identifier = inline or any(d.kind == "template" for d in definitions)
+        if needs_identifier and not IDENTIFIER_RE.match(new):
+            raise RenameError(f"'{new}' is not a valid template name: use letters, digits and '_', "
+                              "not starting with a digit")
+        if not TASK_NAME_RE.match(new):
+            raise RenameError(f"'{new}' is not a valid task name: use letters, digits, '_', '.' and '-', "
+                              "starting with a letter or '_'")
+        if new != old and self._by_name.get(new):
+            other = sorted(self._by_name[new], key=_order)[0]
+            raise RenameError(f"'{new}' is already defined in {other.path}:{other.range[0][0] + 1}")
+        edits: dict[str, list[RenameEdit]] = defaultdict(list)
+        for definition in sorted(definitions, key=_order):
+            entry = self._entries.get(definition.path or "")
+            if entry is not None and definition in entry.retained:
+                raise RenameError(f"{definition.path} does not parse; fix it before renaming '{old}'")
+            if definition.name_span is None:
+                raise RenameError(f"'{old}' is named after its file {os.path.basename(definition.path or '')}: "
+                                  "rename the file, or give the task a name attribute first")
+            edits[definition.path].append(RenameEdit(definition.path, definition.name_span, definition.range, new))
+        for path in sorted(self._referrers.get(old, ())):
+            for reference in self._entries[path].index.references:
+                if reference.name == old:
+                    edits[path].append(RenameEdit(path, reference.span, reference.range, new))
+        return {path: sorted(found, key=lambda e: e.span.start) for path, found in edits.items()}
+
+    # -- cycles --------------------------------------------------------------------------
+
+    def graph(self) -> _Graph:
+        """The reference graph between definition names (cached until a file's edges change)."""
+        if self._graph is None:
+            edges: dict[str, set[str]] = defaultdict(set)
+            for entry in self._entries.values():
+                for owner, written in entry.index.edges:
+                    target = self.definition(written)
+                    if owner is not None and target is not None:
+                        edges[owner].add(target.name)
+            self._graph = _Graph(edges)
+        return self._graph
+
+    def graph_with(self, index: FileIndex) -> _Graph:
+        """The graph as it is when `index` replaces its file's entry (the cached one when the entry
+        already says the same, as after `update_file` with the same text)."""
+        entry = self._entries.get(index.path or "")
+        if entry is not None and entry.index.edges == index.edges and \
+                [d.signature for d in entry.definitions] == [d.signature for d in index.definitions]:
+            return self.graph()
+        local = {d.name: d for d in index.definitions}
+        edges: dict[str, set[str]] = defaultdict(set)
+        sources = [e.index for p, e in self._entries.items() if p != index.path] + [index]
+        for file_index in sources:
+            for owner, written in file_index.edges:
+                target = local.get(written) or self.definition(written)
+                if owner is not None and target is not None:
+                    edges[owner].add(target.name)
+        return _Graph(edges)
+
+    # -- checking ------------------------------------------------------------------------
+
+    def document(self, path: str) -> Document | None:
+        """A parsed document for an indexed file (kept from the build, else read and parsed)."""
+        path = normalize(path)
+        doc = self._documents.pop(path, None)
+        if doc is not None:
+            return doc
+        text = read_text(path)
+        return parse(text) if text is not None else None
+
+    def check_all(self) -> dict:
+        """Check every workspace file against this library: {path: checker.CheckResult}."""
+        from taskdsl.checker import check_document
+
+        results = {}
+        for path in sorted(self.workspace_files):
+            doc = self.document(path)
+            if doc is not None:
+                results[path] = check_document(doc, path=path, library=self, settings=self.settings)
+        self._documents.clear()
+        return results
+
+    def __len__(self) -> int:
+        return sum(len(e.definitions) for e in self._entries.values())
+
+
+def _remove_from(table: dict[str, list[Definition]], name: str, definition: Definition) -> None:
+    found = table.get(name)
+    if not found:
+        return
+    for index, candidate in enumerate(found):
+        if candidate is definition:
+            del found[index]
+            break
+    if not found:
+        del table[name]
+
+
+def _changed(old: list[Definition], new: list[Definition], facet) -> set[str]:
+    """Names whose definitions (as seen through facet) differ between two versions of a file."""
+    before, after = defaultdict(list), defaultdict(list)
+    for definition in old:
+        before[definition.name].append(facet(definition))
+    for definition in new:
+        after[definition.name].append(facet(definition))
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+
+
+def _changed_keys(old: list[Definition], new: list[Definition]) -> set[str]:
+    before = {(d.key, d.signature) for d in old if d.key}
+    after = {(d.key, d.signature) for d in new if d.key}
+    return {key for key, _ in before ^ after}
+
+
+def _order(definition: Definition) -> tuple:
+    return (definition.path or "", definition.span.start)
+
+
+def _stem_span(definition: Definition) -> Span:
+    return Span(definition.span.start + 1, definition.span.start + 1 + len("task"))
+
+
+def suggest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
+    """Did-you-mean: a case-insensitive match first, then the closest spellings."""
+    lowered = name.lower()
+    exact = [c for c in candidates if c.lower() == lowered and c != name]
+    close = difflib.get_close_matches(name, candidates, n=limit + len(exact), cutoff=0.6)
+    ordered = exact + [c for c in close if c not in exact and c != name]
+    return ordered[:limit]
+
+
+class _Graph:
+    """Definition names and their references; strongly connected components for cycle checks."""
+
+    def __init__(self, edges: dict[str, set[str]]):
+        self.edges = edges
+        self.component = _components(edges)  # name → component id, for names on a cycle only
+
+    def on_cycle(self, source: str, target: str) -> bool:
+        """Whether an edge source → target closes a cycle."""
+        if source == target:
+            return True
+        component = self.component.get(source)
+        return component is not None and component == self.component.get(target)
+
+    def cycle_path(self, source: str, target: str) -> list[str]:
+        """source → target → … → source (the shortest way back), for the message."""
+        if source == target:
+            return [source, source]
+        component = self.component.get(source)
+        previous = {target: None}
+        queue = [target]
+        for node in queue:
+            if node == source:
+                break
+            for following in sorted(self.edges.get(node, ())):
+                if following not in previous and self.component.get(following) == component:
+                    previous[following] = node
+                    queue.append(following)
+        path, node = [], source
+        while node is not None:
+            path.append(node)
+            node = previous.get(node)
+        return [source] + list(reversed(path))
+
+    def changed_cycles(self, other: _Graph) -> set[str]:
+        """Names whose cycle membership differs between two graphs (either way)."""
+        mine, theirs = self.members(), other.members()
+        changed = {name for name in mine.keys() | theirs.keys() if mine.get(name) != theirs.get(name)}
+        for name in set(self.edges) | set(other.edges):
+            if self._self_loop(name) != other._self_loop(name):
+                changed.add(name)
+        return changed
+
+    def members(self) -> dict[str, frozenset[str]]:
+        """Each name on a cycle → the names of its component."""
+        groups: dict[int, set[str]] = defaultdict(set)
+        for name, component in self.component.items():
+            groups[component].add(name)
+        frozen = {component: frozenset(names) for component, names in groups.items()}
+        return {name: frozen[component] for name, component in self.component.items()}
+
+    def _self_loop(self, name: str) -> bool:
+        return name in self.edges.get(name, ())
+
+
+def _components(edges: dict[str, set[str]]) -> dict[str, int]:
+    """Tarjan's algorithm (iterative): component ids of the nodes in components of two or more."""
+    index_of: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    result: dict[str, int] = {}
+    counter = 0
+    component_id = 0
+    for start in list(edges):
+        if start in index_of:
+            continue
+        work = [(start, iter(edges.get(start, ())))]
+        index_of[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index_of:
+                    index_of[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges.get(child, ()))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index_of[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index_of[node]:
+                members = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    members.append(member)
+                    if member == node:
+                        break
+                if len(members) > 1:
+                    for member in members:
+                        result[member] = component_id
+                    component_id += 1
+    return result
