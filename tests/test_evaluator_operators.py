@@ -356,10 +356,10 @@ async def test_inherit_subset_sees_only_the_names_its_inputs_take_from(tmp_path)
 async def test_library_file_needs_task_and_task_picks_an_entry(tmp_path):
     path = write(tmp_path, "lib.task.xml", LIBRARY)
     with pytest.raises(TaskError, match=r"choose one with --task \(wrap, peek, greet\)"):
-        await run_file(path, model="taskdsl/echo")
-    result = await run_file(path, task="greet", inputs={"who": "Lin"})
+        await run_file(path, model="taskdsl/echo", check=False)  # peek's {{outside}} is a checker error (TD402)
+    result = await run_file(path, task="greet", inputs={"who": "Lin"}, check=False)
     assert result.content == "Hello, Lin"
-    result = await run_file(path, task="wrap", inputs={"text": "t", "left": "|"})
+    result = await run_file(path, task="wrap", inputs={"text": "t", "left": "|"}, check=False)
     assert result.content == "|t|"
 
 
