@@ -260,7 +260,7 @@ def _diagnostics_for(context: _Context, element: Element, error) -> list[Diagnos
             return [_unexpected(context, element, message)]
         if "Missing child" in message:
             return [_missing_child(element, message)]
-    if kind == "SCHEMAV_CVC_COMPLEX_TYPE_3_2_1" or kind == "SCHEMAV_CVC_COMPLEX_TYPE_3_2_2":
+    if kind in ("SCHEMAV_CVC_COMPLEX_TYPE_3_2_1", "SCHEMAV_CVC_COMPLEX_TYPE_3_2_2", "SCHEMAV_CVC_TYPE_3_1_1"):
         return [_attribute_not_allowed(context, element, attribute or "")]
     if kind == "SCHEMAV_CVC_COMPLEX_TYPE_4":
         return [_attribute_missing(element, attribute or "")]
