@@ -1,1 +1,117 @@
-"""Rule family module (being written)."""
+"""cond expressions (TD701–TD703), parsed by taskdsl.expr (the evaluator's own parser)."""
+
+from __future__ import annotations
+
+from taskdsl.diagnostics import Related, Severity
+from taskdsl.document import Element
+from taskdsl.expr import ExprForbidden, ExprSyntaxError, parse_expr
+from taskdsl.rules.registry import RuleContext, rule
+from taskdsl.rules.util import make, value_subspan
+
+STEP_TAGS = ("task", "call", "cond")
+
+
+def _tests(ctx: RuleContext):
+    for case in ctx.document.iter():
+        if case.tag == "case":
+            attr = case.attr("test")
+            if attr is not None and attr.value_span is not None:
+                yield case, attr
+
+
+def _parse(attr):
+    try:
+        parse_expr(attr.value)
+    except (ExprSyntaxError, ExprForbidden) as error:
+        return error
+    return None
+
+
+@rule("TD701", Severity.ERROR, "cond test does not parse",
+      what="A `<case test=\"…\">` is not an expression of the cond language (SPEC §3): `output`, member "
+           "access and indexing, literals, comparisons, `and or not`, `in`, parentheses, `len(…)`.",
+      why="The test is parsed when the template is loaded; a syntax error means the cond can never run.",
+      bad='<case test="output.valid = = true">',
+      good='<case test="output.valid == true">',
+      fix="Correct the expression at the reported position.")
+def syntax_rule(ctx: RuleContext):
+    for _case, attr in _tests(ctx):
+        error = _parse(attr)
+        if isinstance(error, ExprSyntaxError):
+            yield make("TD701", value_subspan(ctx.document, attr, error.offset, error.length),
+                       f"cond test does not parse: {error.message}")
+
+
+@rule("TD702", Severity.ERROR, "cond test outside the expression language",
+      what="The test uses something the language does not have: a name other than `output`, a call other "
+           "than `len(…)`, dunder or attribute access on anything but `output`, arithmetic, lambdas …",
+      why="Tests are evaluated by a small safe evaluator, never by Python's eval: nothing else can run.",
+      bad='<case test="__import__(\'os\').system(\'rm -rf /\')">',
+      good='<case test="len(output.errors) == 0">',
+      fix="Rewrite the test over `output` with the language's operators.")
+def forbidden_rule(ctx: RuleContext):
+    for _case, attr in _tests(ctx):
+        error = _parse(attr)
+        if isinstance(error, ExprForbidden):
+            yield make("TD702", value_subspan(ctx.document, attr, error.offset, error.length),
+                       error.message)
+
+
+def _tested_task(cond: Element) -> Element | None:
+    """The step whose output a cond inside a sequential tests (None when unknown or at top level)."""
+    parent = cond.parent
+    if parent is None or parent.tag != "steps":
+        return None
+    steps = [child for child in parent.children if child.tag in STEP_TAGS]
+    index = steps.index(cond)
+    return steps[index - 1] if index > 0 else None
+
+
+def _output_task(step: Element) -> Element | None:
+    """The task that produces a step's output: a sequential's last step, a reduce's reduction_task."""
+    seen = 0
+    while step is not None and seen < 100:
+        seen += 1
+        if step.tag != "task" or step.attr("ref") is not None:
+            return None  # a call or a ref: its output format is decided by the library target
+        kind = (step.get("type") or "atomic").strip()
+        if kind == "sequential":
+            steps = step.child("steps")
+            items = [c for c in steps.children if c.tag in STEP_TAGS] if steps is not None else []
+            step = items[-1] if items else None
+        elif kind == "reduce":
+            reduction = step.child("reduction_task")
+            if reduction is None:
+                return None
+            return reduction if (reduction.get("type") or "atomic").strip() in ("atomic", "script") else None
+        elif kind in ("atomic", "script"):
+            return step
+        else:
+            return None
+    return None
+
+
+@rule("TD703", Severity.WARNING, "tested output not declared as JSON",
+      what="Inside a sequential, a `<cond>` tests the previous step's output as JSON; that step does not "
+           "declare `<output_format type=\"json\"/>`. (At top level a cond tests `last_output`, which "
+           "nothing in the file declares: not checked. Calls and refs are not followed.)",
+      why="Without the declaration the model is not asked for JSON and the output is not parsed; the "
+          "cond then fails at run time with \"output must be valid JSON for conditionals\".",
+      bad='<steps>\n  <task><description>Check</description></task>\n  <cond>…</cond>\n</steps>',
+      good='<steps>\n  <task><description>Check</description><output_format type="json"/></task>\n  <cond>…</cond>\n</steps>',
+      fix="Add `<output_format type=\"json\"/>` to the tested task.")
+def json_output_rule(ctx: RuleContext):
+    for cond in ctx.document.iter():
+        if cond.tag != "cond":
+            continue
+        step = _tested_task(cond)
+        task = _output_task(step) if step is not None else None
+        if task is None:
+            continue
+        output_format = task.child("output_format")
+        if output_format is not None and (output_format.get("type") or "").strip() == "json":
+            continue
+        yield make("TD703", cond.name_span,
+                   f"this cond tests the output of the <{task.tag}> before it, which does not declare "
+                   "<output_format type=\"json\"/>: add it to that task",
+                   related=[Related("the tested task", task.name_span)])

@@ -1,1 +1,157 @@
-"""Rule family module (being written)."""
+"""Inputs and variables (TD401–TD404), over taskdsl.scope and taskdsl.templating."""
+
+from __future__ import annotations
+
+import re
+
+from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
+from taskdsl.document import Document, Element, Span
+from taskdsl.rules.registry import RuleContext, rule
+from taskdsl.rules.util import did_you_mean, make
+from taskdsl.scope import enclosing_template, visible_names
+from taskdsl.templating import find_placeholders
+
+#: elements whose text may hold {{…}} (SPEC §3 "Template variables")
+TEXT_TAGS = ("description", "instructions", "system", "command", "arg", "input")
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_LISTED = 6
+
+
+@rule("TD401", Severity.ERROR, "duplicate input name in one scope",
+      what="Two `<input>`s of the same `<inputs>` have the same name.",
+      why="Inputs are bound by name in the task's environment: the second would silently replace the "
+          "first.",
+      bad='<inputs>\n  <input name="data">a</input>\n  <input name="data">b</input>\n</inputs>',
+      good='<inputs>\n  <input name="data">a</input>\n  <input name="config">b</input>\n</inputs>',
+      fix="Rename one of the inputs.")
+def duplicate_input_rule(ctx: RuleContext):
+    for inputs in ctx.document.iter():
+        if inputs.tag != "inputs":
+            continue
+        seen: dict[str, Element] = {}
+        for item in inputs.children_named("input"):
+            attr = item.attr("name")
+            if attr is None or not attr.value:
+                continue
+            if attr.value in seen:
+                first = seen[attr.value].attr("name")
+                yield make("TD401", attr.value_span or attr.name_span,
+                           f"input '{attr.value}' is declared twice in these <inputs>: rename one of them",
+                           related=[Related(f"'{attr.value}' first declared here", first.value_span or first.name_span)])
+            else:
+                seen[attr.value] = item
+
+
+def _text_placeholders(document: Document):
+    """(element, placeholder, absolute span) for every {{…}} in text that may hold one."""
+    for element in document.iter():
+        if element.tag not in TEXT_TAGS:
+            continue
+        for piece in element.text_pieces:
+            if "{{" not in piece.raw:
+                continue
+            for placeholder in find_placeholders(piece.raw):
+                span = Span(piece.span.start + placeholder.start, piece.span.start + placeholder.end)
+                yield element, placeholder, span
+
+
+def _listed(names) -> str:
+    names = sorted(names)
+    if len(names) > MAX_LISTED:
+        return ", ".join(names[:MAX_LISTED]) + ", …"
+    return ", ".join(names) or "nothing"
+
+
+@rule("TD402", Severity.WARNING, "{{var}} names nothing visible",
+      what="A `{{name}}` (or a variable argument of `{{fn(…)}}`) names no input of an enclosing task, no "
+           "param of the enclosing template, no reduce-bound name, not `last_output`, and no global "
+           "(`taskdsl.globals`). An error inside a `<template>`, whose body sees only its params and "
+           "globals; a warning elsewhere (the value may come from the caller's environment).",
+      why="At run time the lookup fails and the task stops with an error naming the variable.",
+      bad='<template name="greet" params="person">\n  <task><description>Hello {{persn}}</description></task>\n</template>',
+      good='<template name="greet" params="person">\n  <task><description>Hello {{person}}</description></task>\n</template>',
+      fix="Correct the name (did-you-mean quick fix), declare an input, or add it to `taskdsl.globals`.")
+def unknown_variable_rule(ctx: RuleContext):
+    cache: dict[int, dict] = {}
+    for element, placeholder, span in _text_placeholders(ctx.document):
+        if placeholder.kind == "malformed":
+            continue
+        key = id(element)
+        if key not in cache:
+            cache[key] = visible_names(element, ctx.settings)
+        visible = cache[key]
+        names: list[tuple[str, str]] = []
+        if placeholder.kind == "var" and placeholder.name:
+            names.append((placeholder.name, placeholder.name))
+        elif placeholder.kind == "call":
+            names.extend((arg.name, arg.text) for arg in placeholder.args if arg.kind == "var" and arg.name)
+        template = enclosing_template(element)
+        severity = Severity.ERROR if template is not None else Severity.WARNING
+        raw = ctx.document.text[span.start:span.end]
+        for name, _written in names:
+            if name in visible:
+                continue
+            guess = did_you_mean(name, visible)
+            where = (f"template '{template.get('name') or '?'}' sees only its params and globals"
+                     if template is not None else "nothing here declares it")
+            message = f"{{{{{name}}}}} names nothing visible: {where} (visible: {_listed(visible)})"
+            fixes = []
+            if guess:
+                message += f"; did you mean '{guess}'?"
+                match = re.search(rf"\b{re.escape(name)}\b", raw)
+                if match:
+                    name_span = Span(span.start + match.start(), span.start + match.end())
+                    fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(name_span, guess),), safe=False))
+            yield make("TD402", span, message, severity=severity, fixes=fixes)
+
+
+@rule("TD403", Severity.WARNING, "from names nothing visible",
+      what="`<input from=\"x\">` takes the value of variable x where the task is called; x is not an input "
+           "of an enclosing task, a template param, a reduce-bound name, `last_output` or a global.",
+      why="At run time the lookup fails. Sequential steps do not see each other by name: the previous "
+          "step's output is `last_output`.",
+      bad='<input name="draft" from="previous_step"/>',
+      good='<input name="draft" from="last_output"/>',
+      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`.")
+def unknown_from_rule(ctx: RuleContext):
+    for item in ctx.document.iter():
+        if item.tag != "input":
+            continue
+        attr = item.attr("from")
+        if attr is None or attr.value_span is None:
+            continue
+        owner = item.parent.parent if item.parent is not None else None
+        if owner is not None and owner.tag == "task" and (owner.parent is None or owner.parent.tag in ("library", "template")):
+            continue  # a root (named) task's inputs are its params: the caller's environment supplies them
+        value = attr.value.strip()
+        match = IDENT_RE.match(value)
+        visible = visible_names(item, ctx.settings)
+        if not match or not re.fullmatch(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*", value[match.end():]):
+            yield make("TD403", attr.value_span,
+                       f"from=\"{value}\" is not a variable name: from names a variable visible here "
+                       f"(visible: {_listed(visible)})")
+            continue
+        name = match.group(0)
+        if name in visible:
+            continue
+        guess = "last_output" if name in ("previous_step", "previous_output", "prev", "previous") else did_you_mean(name, visible)
+        message = f"from=\"{value}\" names nothing visible here (visible: {_listed(visible)})"
+        fixes = []
+        if guess:
+            message += f"; did you mean '{guess}'?"
+            start = attr.value_span.start + (len(attr.value) - len(attr.value.lstrip()))
+            fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(Span(start, start + len(name)), guess),), safe=False))
+        yield make("TD403", attr.value_span, message, fixes=fixes)
+
+
+@rule("TD404", Severity.ERROR, "malformed {{…}}",
+      what="A `{{…}}` that is neither a variable (`{{name}}`, `{{name.field}}`, `{{name[0]}}`) nor an "
+           "inline call (`{{fn(a, \"lit\", 3, true)}}`), or a `{{` never closed.",
+      why="The evaluator cannot substitute it; it would fail at run time.",
+      bad='<description>Hello {{ user name }}</description>',
+      good='<description>Hello {{user_name}}</description>',
+      fix="Write a variable or a call, or close the braces.")
+def malformed_placeholder_rule(ctx: RuleContext):
+    for _element, placeholder, span in _text_placeholders(ctx.document):
+        if placeholder.kind == "malformed":
+            yield make("TD404", span, f"malformed {{{{…}}}}: {placeholder.error}")

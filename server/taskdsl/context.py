@@ -1,0 +1,201 @@
+"""Context management: the one table of operator defaults (SPEC §4) and effective settings.
+
+A task's *effective* settings are the operator's defaults overridden by what its
+``<context_management>`` says. They are computed once per document (the rule context caches
+:func:`effective_settings_map`) and shown to the user by hover and inlay hints (:func:`describe`).
+
+Values are read leniently so the rules can explain legacy forms while the effective value already
+carries their meaning: ``inherit_context`` ``true``/``false`` mean ``full``/``none``;
+``accumulation_format`` ``full``/``minimal`` mean ``full_output``/``notes_only``. A setting written
+directly under the task (the historical placement, corpus 078) is read too. A value that is not
+understood at all (a typo the schema reports as TD105) is ignored: the default applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from taskdsl.document import Document, Element, Span
+
+FIELDS = ("inherit_context", "accumulate_data", "accumulation_format", "fresh_context")
+
+INHERIT_VALUES = ("full", "none", "subset")
+FORMAT_VALUES = ("full_output", "notes_only")
+FRESH_VALUES = ("enabled", "disabled")
+
+#: legacy value → version 1 value, per field (SPEC §3 "Legacy forms")
+LEGACY_VALUES: dict[str, dict[str, str]] = {
+    "inherit_context": {"true": "full", "false": "none"},
+    "accumulation_format": {"full": "full_output", "minimal": "notes_only"},
+}
+
+
+@dataclass(frozen=True)
+class Defaults:
+    inherit_context: str
+    accumulate_data: bool | None  # None: n/a (the operator does not accumulate)
+    accumulation_format: str | None
+    fresh_context: str
+
+
+#: SPEC §4, the one table. Keys: operator, or operator.subtype / reduce.<part>.
+OPERATOR_DEFAULTS: dict[str, Defaults] = {
+    "atomic": Defaults("full", None, None, "disabled"),
+    "atomic.subtask": Defaults("none", None, None, "enabled"),
+    "sequential": Defaults("full", True, "notes_only", "disabled"),
+    "reduce": Defaults("none", None, None, "enabled"),
+    "reduce.inner_task": Defaults("full", None, None, "disabled"),
+    "reduce.reduction_task": Defaults("full", None, None, "disabled"),
+    "script": Defaults("full", None, None, "disabled"),
+}
+
+TASK_TAGS = ("task", "inner_task", "reduction_task")
+TASK_TYPES = ("atomic", "sequential", "reduce", "script")
+
+
+@dataclass(frozen=True, eq=False)
+class ContextSettings:
+    """Effective settings of one task, with where each explicit value was written."""
+
+    operator: str  # key into OPERATOR_DEFAULTS
+    inherit_context: str
+    accumulate_data: bool | None
+    accumulation_format: str | None
+    fresh_context: str
+    explicit: frozenset[str] = frozenset()  # fields the template sets (leniently read)
+    elements: dict[str, Element] = field(default_factory=dict)  # field → the element that sets it
+    legacy: frozenset[str] = frozenset()  # fields whose value was a legacy form, mapped
+
+    def is_default(self, name: str) -> bool:
+        return name not in self.explicit
+
+    @property
+    def accumulates(self) -> bool:
+        return bool(self.accumulate_data)
+
+    def value(self, name: str):
+        return getattr(self, name)
+
+
+def task_kind(element: Element) -> str:
+    """The operator type of a task-like element (``atomic`` when absent or not understood)."""
+    kind = (element.get("type") or "atomic").strip()
+    return kind if kind in TASK_TYPES else "atomic"
+
+
+def operator_key(element: Element) -> str:
+    """Which row of OPERATOR_DEFAULTS applies to a task, inner_task or reduction_task."""
+    if element.tag in ("inner_task", "reduction_task"):
+        return f"reduce.{element.tag}"
+    kind = task_kind(element)
+    if kind == "atomic" and (element.get("subtype") or "").strip() == "subtask":
+        return "atomic.subtask"
+    return kind
+
+
+def defaults_for(element: Element) -> Defaults:
+    key = operator_key(element)
+    base = OPERATOR_DEFAULTS[key]
+    if key.startswith("reduce.") and task_kind(element) == "sequential":
+        # a sequential inner/reduction task accumulates as a sequential does
+        seq = OPERATOR_DEFAULTS["sequential"]
+        return Defaults(base.inherit_context, seq.accumulate_data, seq.accumulation_format, base.fresh_context)
+    return base
+
+
+def read_value(name: str, text: str):
+    """(value, legacy?) of a setting's text, or (None, False) when it is not understood."""
+    text = text.strip()
+    if name == "inherit_context":
+        if text in INHERIT_VALUES:
+            return text, False
+        if text in LEGACY_VALUES[name]:
+            return LEGACY_VALUES[name][text], True
+    elif name == "accumulate_data":
+        if text in ("true", "false"):
+            return text == "true", False
+    elif name == "accumulation_format":
+        if text in FORMAT_VALUES:
+            return text, False
+        if text in LEGACY_VALUES[name]:
+            return LEGACY_VALUES[name][text], True
+    elif name == "fresh_context":
+        if text in FRESH_VALUES:
+            return text, False
+    return None, False
+
+
+def setting_elements(element: Element) -> dict[str, Element]:
+    """field → the element that sets it: inside <context_management>, else directly under the task."""
+    found: dict[str, Element] = {}
+    block = element.child("context_management")
+    if block is not None:
+        for child in block.children:
+            if child.tag in FIELDS and child.tag not in found:
+                found[child.tag] = child
+    for child in element.children:  # legacy placement, read when the block does not say it
+        if child.tag in FIELDS and child.tag not in found:
+            found[child.tag] = child
+    return found
+
+
+def value_span(element: Element) -> Span:
+    """The trimmed text of a setting element (its start-tag name when it has no text)."""
+    for piece in element.text_pieces:
+        stripped = piece.raw.strip()
+        if stripped:
+            start = piece.span.start + (len(piece.raw) - len(piece.raw.lstrip()))
+            return Span(start, start + len(stripped))
+    return element.name_span
+
+
+def effective_settings(element: Element) -> ContextSettings:
+    base = defaults_for(element)
+    values = {
+        "inherit_context": base.inherit_context,
+        "accumulate_data": base.accumulate_data,
+        "accumulation_format": base.accumulation_format,
+        "fresh_context": base.fresh_context,
+    }
+    explicit, legacy, elements = set(), set(), {}
+    for name, setting in setting_elements(element).items():
+        value, was_legacy = read_value(name, setting.text)
+        if value is None:
+            continue
+        values[name] = value
+        explicit.add(name)
+        elements[name] = setting
+        if was_legacy:
+            legacy.add(name)
+    return ContextSettings(operator_key(element), explicit=frozenset(explicit), elements=elements,
+                           legacy=frozenset(legacy), **values)
+
+
+def effective_settings_map(document: Document) -> dict[Element, ContextSettings]:
+    """Effective settings of every task, inner_task and reduction_task (ref tasks included)."""
+    return {element: effective_settings(element) for element in document.iter() if element.tag in TASK_TAGS}
+
+
+def describe(settings: ContextSettings) -> str:
+    """One line for hover and inlay hints, e.g. ``inherit: full · fresh: disabled (defaults)``."""
+    parts = []
+    shown = ["inherit_context"]
+    if settings.accumulate_data is not None:
+        shown.append("accumulate_data")
+        if settings.accumulate_data and settings.accumulation_format is not None:
+            shown.append("accumulation_format")
+    elif "accumulate_data" in settings.explicit:
+        shown.append("accumulate_data")
+    shown.append("fresh_context")
+    labels = {"inherit_context": "inherit", "accumulate_data": "accumulate",
+              "accumulation_format": "format", "fresh_context": "fresh"}
+    all_default = not any(name in settings.explicit for name in shown)
+    for name in shown:
+        value = settings.value(name)
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        part = f"{labels[name]}: {text}"
+        if not all_default and name not in settings.explicit:
+            part += " (default)"
+        parts.append(part)
+    line = " · ".join(parts)
+    return line + " (defaults)" if all_default else line

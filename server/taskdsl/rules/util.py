@@ -1,0 +1,116 @@
+"""Small helpers shared by the rule families (spans, did-you-mean, line-preserving edits)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable, Iterator
+
+from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+from taskdsl.document import ENTITY_RE, Attr, Document, Element, Span, decode_entities
+
+TASK_TAGS = ("task", "inner_task", "reduction_task")
+TASK_TYPES = ("atomic", "sequential", "reduce", "script")
+
+
+def make(code: str, span: Span, message: str, *, severity: Severity | None = None,
+         related: Iterable[Related] = (), fixes: Iterable[Fix] = ()) -> Diagnostic:
+    from taskdsl.rules.registry import RULES
+
+    return Diagnostic(code, severity or RULES[code].severity, span, message, list(related), list(fixes))
+
+
+def tasks(document: Document) -> Iterator[Element]:
+    """Every task, inner_task and reduction_task, in document order."""
+    return (element for element in document.iter() if element.tag in TASK_TAGS)
+
+
+def raw_type(element: Element) -> str | None:
+    value = element.get("type")
+    return value.strip() if value is not None else None
+
+
+def kind(element: Element) -> str | None:
+    """atomic/sequential/reduce/script, or None for a type version 1 does not know (TD208's)."""
+    value = raw_type(element)
+    if value is None or value == "":
+        return "atomic"
+    return value if value in TASK_TYPES else None
+
+
+def is_ref(element: Element) -> bool:
+    return element.tag == "task" and element.attr("ref") is not None
+
+
+def did_you_mean(word: str, options: Iterable[str], cutoff: float = 0.7) -> str | None:
+    matches = difflib.get_close_matches(word, list(options), n=1, cutoff=cutoff)
+    return matches[0] if matches else None
+
+
+def text_span(element: Element) -> Span | None:
+    """The element's direct text, trimmed (None when it has none)."""
+    pieces = [p for p in element.text_pieces if p.value.strip()]
+    if not pieces:
+        return None
+    first, last = pieces[0], pieces[-1]
+    start = first.span.start + (len(first.raw) - len(first.raw.lstrip()))
+    end = last.span.end - (len(last.raw) - len(last.raw.rstrip()))
+    return Span(start, end)
+
+
+def raw_offsets(raw: str) -> list[tuple[int, int]]:
+    """For each character of decode_entities(raw): its (start, end) in raw."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for match in ENTITY_RE.finditer(raw):
+        spans.extend((i, i + 1) for i in range(pos, match.start()))
+        decoded = decode_entities(match.group(0))
+        spans.extend([(match.start(), match.end())] * len(decoded))
+        pos = match.end()
+    spans.extend((i, i + 1) for i in range(pos, len(raw)))
+    return spans
+
+
+def value_subspan(document: Document, attr: Attr, start: int, length: int) -> Span:
+    """The source span of value[start:start+length] of an attribute (entity references mapped)."""
+    assert attr.value_span is not None
+    base = attr.value_span.start
+    spans = raw_offsets(document.text[attr.value_span.start:attr.value_span.end])
+    if not spans:
+        return Span(base, base)
+    if start >= len(spans):  # at the end of the value (e.g. "unexpected end")
+        end = attr.value_span.end
+        return Span(end - 1, end) if spans else Span(end, end)
+    start = max(start, 0)
+    last = min(start + max(length, 1), len(spans)) - 1
+    return Span(base + spans[start][0], base + spans[last][1])
+
+
+def line_indent(text: str, offset: int) -> str:
+    """The whitespace that starts the line of offset (empty when other text precedes offset)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    prefix = text[line_start:offset]
+    return prefix if not prefix.strip() else ""
+
+
+def indent_unit(indent: str) -> str:
+    if "\t" in indent:
+        return "\t"
+    return "    " if indent and len(indent) % 4 == 0 else "  "
+
+
+def removal_span(text: str, span: Span) -> Span:
+    """span, widened to its whole line(s) when nothing else is on them (so no blank line stays)."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:span.start].strip() or text[span.end:line_end].strip():
+        return span
+    return Span(line_start, min(line_end + 1, len(text)))
+
+
+def remove_fix(document: Document, element: Element, title: str, *, safe: bool = False) -> Fix:
+    return Fix(title, (TextEdit(removal_span(document.text, element.span), ""),), safe=safe)
+
+
+def replace_fix(span: Span, new_text: str, title: str, *, safe: bool = True) -> Fix:
+    return Fix(title, (TextEdit(span, new_text),), safe=safe)

@@ -1,0 +1,115 @@
+"""Variables visible at a point of a template (SPEC §5, last paragraph).
+
+Shared by TD402/TD403 and, later, by completion and rename. The model is lexical, walking from
+the element that holds the text (or the ``from`` attribute) up to the root:
+
+- the inputs of every enclosing task, inner_task and reduction_task, by name. An input is
+  evaluated in its task's *caller*: what lies inside ``<inputs>`` of a task T (an input's text,
+  its ``from``, a nested task or call) does not see T's own inputs, only what T's parent sees;
+- inside ``<inner_task>``: ``current_data`` and the names of its empty (placeholder) inputs, which
+  the reduce operator binds; inside ``<reduction_task>``: ``current_result``, ``accumulator``,
+  ``original_input``;
+- the params of the enclosing ``<template>`` (also the legacy ``<task parameters=>``); the walk
+  stops at a template: its body sees only its params and globals;
+- ``last_output`` (a built-in of the evaluator's global environment: visible everywhere);
+- the names of the ``taskdsl.globals`` setting.
+
+Sequential steps see nothing of each other by name: a step's output reaches the next one as
+``last_output`` (and through accumulation), never as a variable. The checker does not model
+``inherit_context=none`` cutting the chain at run time: a parent's input a child cannot reach is
+not reported (a possible TD402 false negative, never a false positive).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from taskdsl.document import Attr, Element, Span
+
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TASK_TAGS = ("task", "inner_task", "reduction_task")
+INNER_BOUND = ("current_data",)
+REDUCTION_BOUND = ("current_result", "accumulator", "original_input")
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where a visible name comes from."""
+
+    kind: str  # input | param | reduce | builtin | global
+    name: str
+    element: Element | None = None  # the <input>, <template>/<task> (params), inner_task/reduction_task
+    attr: Attr | None = None  # the name=/params= attribute
+    span: Span | None = None  # the declaration itself (the name inside the attribute value)
+
+
+def input_elements(task: Element) -> list[Element]:
+    """The <input> children of a task's <inputs>."""
+    inputs = task.child("inputs")
+    return inputs.children_named("input") if inputs is not None else []
+
+
+def is_placeholder_input(element: Element) -> bool:
+    """An empty <input> (comments only) of an inner/reduction task: bound by the reduce operator."""
+    return not element.children and not element.has_text and element.get("from") is None
+
+
+def param_list(element: Element, attr_name: str = "params") -> list[tuple[str, Span | None]]:
+    """The names of a params= (or legacy parameters=) attribute with their spans."""
+    attr = element.attr(attr_name)
+    if attr is None:
+        return []
+    names = []
+    # exact spans when the value has no entity references (decoded length == source length)
+    exact = attr.value_span is not None and len(attr.value_span) == len(attr.value)
+    base = attr.value_span.start if exact else None
+    for match in re.finditer(r"[^,\s]+", attr.value):
+        span = Span(base + match.start(), base + match.end()) if base is not None else attr.value_span
+        names.append((match.group(0), span))
+    return names
+
+
+def _declare(found: dict[str, Binding], binding: Binding) -> None:
+    found.setdefault(binding.name, binding)  # the innermost declaration wins
+
+
+def visible_names(element: Element, settings=None) -> dict[str, Binding]:
+    """Every name visible to text or a ``from`` attribute of ``element``, innermost first."""
+    found: dict[str, Binding] = {}
+    child: Element | None = None
+    current: Element | None = element
+    while current is not None:
+        if current.tag in TASK_TAGS:
+            through_inputs = child is not None and child.tag == "inputs"
+            if not through_inputs:
+                for item in input_elements(current):
+                    name = item.get("name")
+                    if name:
+                        attr = item.attr("name")
+                        _declare(found, Binding("input", name, item, attr, attr.value_span if attr else None))
+                if current.tag == "inner_task":
+                    for name in INNER_BOUND:
+                        _declare(found, Binding("reduce", name, current))
+                elif current.tag == "reduction_task":
+                    for name in REDUCTION_BOUND:
+                        _declare(found, Binding("reduce", name, current))
+            if current.tag == "task" and current.attr("parameters") is not None and current.parent is None:
+                for name, span in param_list(current, "parameters"):
+                    _declare(found, Binding("param", name, current, current.attr("parameters"), span))
+        elif current.tag == "template":
+            for name, span in param_list(current):
+                _declare(found, Binding("param", name, current, current.attr("params"), span))
+            break
+        child, current = current, current.parent
+    _declare(found, Binding("builtin", "last_output"))
+    for name in getattr(settings, "globals", ()) or ():
+        _declare(found, Binding("global", name))
+    return found
+
+
+def enclosing_template(element: Element) -> Element | None:
+    for ancestor in (element, *element.ancestors()):
+        if ancestor.tag == "template":
+            return ancestor
+    return None
