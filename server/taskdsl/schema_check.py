@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lxml import etree
 
@@ -57,6 +57,8 @@ class _Context:
     nodes: dict  # Element -> lxml element (the reverse)
     found: dict  # (code, start, end) -> Diagnostic, in order of discovery
     model: object = None
+    # parents with a misplaced child: a "missing child" there would only repeat the TD101
+    disturbed: set = field(default_factory=set)
 
     def add(self, diagnostic: Diagnostic) -> None:
         key = (diagnostic.code, diagnostic.span.start, diagnostic.span.end)
@@ -173,6 +175,7 @@ def _walk_children(context: _Context, root: Element) -> list[Element]:
             if info is None:
                 context.add(_not_allowed(context, parent, child, allowed))
                 flagged.append(child)
+                context.disturbed.add(parent)
                 continue
             first = first_seen.setdefault(child.tag, child)
             earlier = count.get(child.tag, 0)
@@ -229,6 +232,7 @@ def _validate_until_stable(context: _Context, validator, working) -> None:
                 context.add(diagnostic)
             if _is_unexpected(error):
                 unexpected.append(element)
+                context.disturbed.add(element.parent)
         if not unexpected:
             continue
         removed = _prune(tree, context, unexpected)
@@ -259,7 +263,7 @@ def _diagnostics_for(context: _Context, element: Element, error) -> list[Diagnos
         if "not expected" in message:
             return [_unexpected(context, element, message)]
         if "Missing child" in message:
-            return [_missing_child(element, message)]
+            return [] if element in context.disturbed else [_missing_child(element, message)]
     if kind in ("SCHEMAV_CVC_COMPLEX_TYPE_3_2_1", "SCHEMAV_CVC_COMPLEX_TYPE_3_2_2", "SCHEMAV_CVC_TYPE_3_1_1"):
         return [_attribute_not_allowed(context, element, attribute or "")]
     if kind == "SCHEMAV_CVC_COMPLEX_TYPE_4":
@@ -310,6 +314,8 @@ def _not_allowed(context: _Context, parent: Element, child: Element, allowed: di
         hint = _did_you_mean(child.tag, names, "<", ">")
         still = _allowed_here(context, parent)
         listed = ", ".join(still) if still else "nothing more"
+        if context.model.is_mixed(path):
+            listed = "text, " + listed if still else "text"
         message = f"<{child.tag}> is not allowed in <{parent.tag}>{hint}; allowed here: {listed}"
     return Diagnostic("TD101", Severity.ERROR, child.name_span, message)
 
