@@ -36,13 +36,20 @@ class TemplateErrors(Exception):
         super().__init__(f"{path}: {len(diagnostics)} error(s)")
 
 
-def check_errors(text: str, path: str) -> list:
-    """The errors the checker finds (one call); without a checker, the document's scan errors."""
+def check_errors(text: str, path: str, library_paths: tuple[str, ...] = ()) -> list:
+    """The errors the checker finds, with references resolved against the same folder the run
+    uses as its library; without a checker, the document's scan errors."""
     try:
         from taskdsl.checker import check_text
     except ImportError:
         return [e for e in getattr(parse(text), "errors", [])]
-    return check_text(text, path=path).errors
+    try:
+        from taskdsl.library import Library
+
+        library = Library.from_paths([os.path.dirname(os.path.abspath(path)), *library_paths, os.path.abspath(path)])
+    except ImportError:
+        library = None
+    return check_text(text, path=os.path.abspath(path), library=library).errors
 
 
 def library_files(path: str, library_paths: tuple[str, ...]) -> list[str]:
@@ -117,12 +124,12 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
     calls and kills scripts' process groups."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
+    library_paths = env_library_paths() if library_paths is None else tuple(library_paths)
     if check:
-        errors = check_errors(text, path)
+        errors = check_errors(text, path, library_paths)
         if errors:
             raise TemplateErrors(path, errors)
     inputs = dict(inputs or {})
-    library_paths = env_library_paths() if library_paths is None else tuple(library_paths)
     library, root, compiler = build_library(path, text, library_paths)
     node, args = entry_node(root, compiler, library, task, inputs)
 
