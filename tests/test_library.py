@@ -1,0 +1,292 @@
+"""The workspace library: cross-file resolution, incremental updates and the queries the server uses."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from taskdsl.diagnostics import apply_edits
+from taskdsl.library import Library, RenameError
+from taskdsl.settings import Settings
+
+LIB = """<library>
+  <template name="analyze_data" params="data, config">
+    <task subtype="analysis"><description>Analyze {{data}}</description></task>
+  </template>
+  <task name="load_csv">
+    <description>Load a CSV file</description>
+    <inputs>
+      <input name="path">data.csv</input>
+      <input name="sep"/>
+    </inputs>
+  </task>
+</library>
+"""
+
+MAIN = """<task type="sequential" name="main">
+  <steps>
+    <task ref="load_csv"><inputs><input name="sep">,</input></inputs></task>
+    <call template="analyze_data"><arg>a</arg><arg>b</arg></call>
+  </steps>
+</task>
+"""
+
+
+def write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def codes(results, path) -> list[str]:
+    return [d.code for d in results[str(path)].diagnostics]
+
+
+def diagnostics(library: Library, path, code: str):
+    from taskdsl.checker import check_text
+
+    text = open(path, encoding="utf-8").read()
+    result = check_text(text, path=str(path), library=library)
+    return [d for d in result.diagnostics if d.code == code], text
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    write(tmp_path, {"lib/tools.task.xml": LIB, "main.task.xml": MAIN})
+    return tmp_path
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+def test_definitions_are_registered_by_name_key_and_file_stem(tmp_path):
+    write(tmp_path, {
+        "lib/tools.task.xml": LIB,
+        "flows/summarize.task.xml": "<task><description>Summarise</description></task>",
+        "notes.txt": "<task name='ignored'/>",
+    })
+    library = Library.from_paths([tmp_path])
+    assert library.names() == ["analyze_data", "load_csv", "summarize"]
+    template = library.definition("analyze_data")
+    assert (template.kind, template.type, template.subtype, template.key) == ("template", "atomic", "analysis", "atomic:analysis")
+    assert template.param_names == ("data", "config")
+    assert template.path == str(tmp_path / "lib/tools.task.xml")
+    assert template.range == ((1, 18), (1, 30))
+    assert library.definition("atomic:analysis") is template
+    task = library.definition("load_csv")
+    assert task.kind == "library-task"
+    assert [(p.name, p.default, p.has_default) for p in task.params] == [("path", "data.csv", True), ("sep", None, False)]
+    assert task.description == "Load a CSV file"
+    stem = library.definition("summarize")
+    assert (stem.kind, stem.name_span) == ("task", None)
+    assert stem.effective.inherit_context == "full"
+
+
+def test_workspace_resolves_refs_across_files(workspace):
+    library, results = Library.check_workspace([workspace])
+    assert set(results) == {str(workspace / "main.task.xml"), str(workspace / "lib/tools.task.xml")}
+    assert codes(results, workspace / "main.task.xml") == []
+
+
+def test_library_paths_outside_the_workspace_resolve_but_are_not_checked(tmp_path):
+    write(tmp_path, {"shared/tools.task.xml": LIB, "ws/main.task.xml": MAIN})
+    settings = Settings(library_paths=(str(tmp_path / "shared"),))
+    library, results = Library.check_workspace([tmp_path / "ws"], settings)
+    assert list(results) == [str(tmp_path / "ws/main.task.xml")]
+    assert codes(results, tmp_path / "ws/main.task.xml") == []
+    assert library.definition("load_csv").path == str(tmp_path / "shared/tools.task.xml")
+
+
+def test_duplicate_names_point_at_the_other_file(workspace):
+    write(workspace, {"other.task.xml": '<template name="load_csv" params="p">\n  <task><description>x</description></task>\n</template>\n'})
+    library = Library.from_paths([workspace])
+    found, text = diagnostics(library, workspace / "other.task.xml", "TD502")
+    assert len(found) == 1
+    assert text[found[0].span.start:found[0].span.end] == "load_csv"
+    assert found[0].message == ("'load_csv' is defined more than once: also at lib/tools.task.xml:5; "
+                                "names in the library must be unique")
+    (related,) = found[0].related
+    assert related.path == str(workspace / "lib/tools.task.xml")
+    assert related.range == ((4, 14), (4, 22))
+    found, _ = diagnostics(library, workspace / "lib/tools.task.xml", "TD502")
+    assert [r.path for r in found[0].related] == [str(workspace / "other.task.xml")]
+
+
+def test_did_you_mean_fix_replaces_the_name(workspace):
+    write(workspace, {"typo.task.xml": '<task name="t" type="sequential"><steps><task ref="load_cvs"/></steps></task>'})
+    library = Library.from_paths([workspace])
+    (found,), text = diagnostics(library, workspace / "typo.task.xml", "TD501")
+    assert found.message == "'load_cvs' is not a task or template in the library; did you mean 'load_csv'?"
+    assert [f.title for f in found.fixes] == ["Change to 'load_csv'"]
+    assert found.fixes[0].safe is False
+    assert apply_edits(text, found.fixes[0].edits) == text.replace("load_cvs", "load_csv")
+
+
+def test_arity_of_call_and_ref_against_params_in_another_file(workspace):
+    write(workspace, {"bad.task.xml": """<task name="bad" type="sequential"><steps>
+<call template="analyze_data"><arg>a</arg></call>
+<task ref="load_csv"><inputs><input name="path">x</input></inputs></task>
+</steps></task>"""})
+    library = Library.from_paths([workspace])
+    found, text = diagnostics(library, workspace / "bad.task.xml", "TD503")
+    assert [(text[d.span.start:d.span.end], d.message) for d in found] == [
+        ("analyze_data", "'analyze_data' takes 2 arguments (data, config); this call passes 1"),
+        ("load_csv", "ref to 'load_csv' does not bind its parameter 'sep': add an <input name=…> for each "
+                     "(they have no default)"),
+    ]
+
+
+def test_cycles_across_files_show_the_path(tmp_path):
+    write(tmp_path, {
+        "a.task.xml": '<template name="a" params="">\n  <task ref="b"/>\n</template>\n',
+        "b.task.xml": '<template name="b" params="">\n  <task><description>{{c()}}</description></task>\n</template>\n',
+        "c.task.xml": '<template name="c" params="">\n  <task ref="a"/>\n</template>\n',
+    })
+    library = Library.from_paths([tmp_path])
+    found, text = diagnostics(library, tmp_path / "a.task.xml", "TD504")
+    assert [(d.message, text[d.span.start:d.span.end], d.severity.value) for d in found] == [
+        ("reference cycle: a → b → c → a", "b", "warning")]
+    found, text = diagnostics(library, tmp_path / "b.task.xml", "TD504")
+    assert [(d.message, text[d.span.start:d.span.end]) for d in found] == [("reference cycle: b → c → a → b", "c")]
+
+
+# --------------------------------------------------------------------------- incremental
+
+
+def test_edit_a_definition_rechecks_its_referrers(workspace):
+    library = Library.from_paths([workspace])
+    lib_path, main_path = str(workspace / "lib/tools.task.xml"), str(workspace / "main.task.xml")
+    assert library.update_file(lib_path, LIB) == {lib_path}  # same text as disk: nothing to re-check
+    renamed = LIB.replace('name="load_csv"', 'name="load_table"')
+    assert library.update_file(lib_path, renamed) == {lib_path, main_path}
+    assert library.definition("load_csv") is None and library.definition("load_table").path == lib_path
+    found, _ = diagnostics(library, main_path, "TD501")
+    assert [d.message for d in found] == ["'load_csv' is not a task or template in the library"]
+    # a description-only edit changes no signature: only the file itself
+    assert library.update_file(lib_path, renamed.replace("Load a CSV", "Load one CSV")) == {lib_path}
+    # a param change does
+    assert library.update_file(lib_path, renamed.replace("data, config", "data,config")) == {lib_path}
+    assert main_path in library.update_file(lib_path, renamed.replace("data, config", "data"))
+
+
+def test_create_delete_and_rename_files(tmp_path):
+    write(tmp_path, {"main.task.xml": '<task name="main" type="sequential"><steps><task ref="helper"/></steps></task>'})
+    library = Library.from_paths([tmp_path])
+    main_path = str(tmp_path / "main.task.xml")
+    assert [d.code for d in diagnostics(library, main_path, "TD501")[0]] == ["TD501"]
+
+    helper = tmp_path / "helper.task.xml"  # created: a root task named after its file
+    helper.write_text("<task><description>help</description></task>")
+    assert library.matches(str(helper))
+    assert library.update_file(helper) == {str(helper), main_path}
+    assert library.definition("helper").path == str(helper)
+    assert diagnostics(library, main_path, "TD501")[0] == []
+
+    renamed = tmp_path / "assist.task.xml"  # renamed: the stem name moves with it
+    os.rename(helper, renamed)
+    assert library.rename_file(helper, renamed) == {str(renamed), main_path}
+    assert library.definition("helper") is None and library.definition("assist").path == str(renamed)
+    assert str(renamed) in library.workspace_files and str(helper) not in library.workspace_files
+
+    os.rename(renamed, helper)  # and back, then deleted
+    library.rename_file(renamed, helper)
+    os.remove(helper)
+    assert library.remove_file(helper) == {main_path}
+    assert library.definition("helper") is None
+    assert [d.code for d in diagnostics(library, main_path, "TD501")[0]] == ["TD501"]
+
+
+def test_refresh_picks_up_disk_changes_by_mtime_and_size(workspace):
+    library = Library.from_paths([workspace])
+    assert library.refresh() == set()
+    extra = workspace / "extra.task.xml"
+    extra.write_text('<template name="extra" params="x"><task><description>{{x}}</description></task></template>')
+    assert library.refresh() == {str(extra)}
+    os.remove(workspace / "lib/tools.task.xml")
+    assert library.refresh() == {str(workspace / "main.task.xml")}
+    assert library.names() == ["extra", "main"]
+
+
+def test_a_file_that_stops_parsing_keeps_its_definitions_until_it_recovers(workspace):
+    library = Library.from_paths([workspace])
+    lib_path, main_path = str(workspace / "lib/tools.task.xml"), str(workspace / "main.task.xml")
+    cut = LIB[: LIB.index("<task name")] + "<task na"  # mid-edit: the second definition is cut off
+    library.update_file(lib_path, cut)
+    assert library.definition("analyze_data").range == ((1, 18), (1, 30))
+    assert library.definition("load_csv").path == lib_path  # retained from the last clean version
+    assert diagnostics(library, main_path, "TD501")[0] == []
+    with pytest.raises(RenameError, match="does not parse"):
+        library.rename_edits("load_csv", "load")
+    # it scans cleanly again without the task: now it is gone, and main is re-checked
+    clean = LIB[: LIB.index("  <task name")] + "</library>\n"
+    assert main_path in library.update_file(lib_path, clean)
+    assert library.definition("load_csv") is None
+    assert library.definition("analyze_data") is not None
+
+
+def test_unreadable_bytes_and_garbage_never_break_the_index(tmp_path):
+    (tmp_path / "bytes.task.xml").write_bytes(b'<template name="odd" params="a">\xff\xfe<task><description>x</description></task></template>')
+    (tmp_path / "garbage.task.xml").write_bytes(b"\x00<<<<>>>''\"<task ref=")
+    (tmp_path / "empty.task.xml").write_bytes(b"")
+    library, results = Library.check_workspace([tmp_path])
+    assert library.names() == ["garbage", "odd"]  # the broken root <task> is still named after its file
+    assert library.definition("odd").param_names == ("a",)
+    assert len(results) == 3
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def test_references_across_files_with_and_without_definitions(workspace):
+    write(workspace, {"more.task.xml": '<template name="more" params="">\n  <task><description>{{load_csv("x")}}</description></task>\n</template>\n'})
+    library = Library.from_paths([workspace])
+    found = library.references("load_csv")
+    assert [(os.path.basename(r.path), r.range) for r in found] == [
+        ("main.task.xml", ((2, 15), (2, 23))), ("more.task.xml", ((1, 23), (1, 31)))]
+    with_definition = library.references("load_csv", include_definitions=True)
+    assert (os.path.basename(with_definition[0].path), with_definition[0].range) == ("tools.task.xml", ((4, 14), (4, 22)))
+    # a ref by type:subtype key refers to the definition it resolves to
+    write(workspace, {"keyed.task.xml": '<task name="k" type="sequential"><steps><task ref="atomic:analysis"/></steps></task>'})
+    library.update_file(workspace / "keyed.task.xml")
+    assert [os.path.basename(r.path) for r in library.references("analyze_data")] == ["main.task.xml", "keyed.task.xml"]
+    assert library.dependents("analyze_data") == {str(workspace / "main.task.xml"), str(workspace / "keyed.task.xml")}
+
+
+def test_names_matching_a_prefix(workspace):
+    library = Library.from_paths([workspace])
+    assert [d.name for d in library.names_matching("")] == ["analyze_data", "load_csv", "main"]
+    assert [d.name for d in library.names_matching("LOA")] == ["load_csv"]
+    assert library.names_matching("zzz") == []
+
+
+def test_rename_edits_across_files(workspace):
+    write(workspace, {"more.task.xml": '<template name="more" params="">\n  <task><description>{{analyze_data(1, 2)}}</description></task>\n</template>\n'})
+    library = Library.from_paths([workspace])
+    edits = library.rename_edits("analyze_data", "study")
+    assert {os.path.basename(p): [e.range for e in found] for p, found in edits.items()} == {
+        "tools.task.xml": [((1, 18), (1, 30))],
+        "main.task.xml": [((3, 20), (3, 32))],
+        "more.task.xml": [((1, 23), (1, 35))],
+    }
+    for path, found in edits.items():
+        text = open(path, encoding="utf-8").read()
+        open(path, "w", encoding="utf-8").write(apply_edits(text, [e.text_edit for e in found]))
+    library, results = Library.check_workspace([workspace])
+    assert library.definition("study") is not None and library.definition("analyze_data") is None
+    assert all(r.diagnostics == [] for r in results.values())
+
+
+def test_rename_refuses_invalid_or_taken_names(workspace):
+    library = Library.from_paths([workspace])
+    with pytest.raises(RenameError, match="not a valid template name"):
+        library.rename_edits("analyze_data", "study.v2")
+    with pytest.raises(RenameError, match="not a valid task name"):
+        library.rename_edits("load_csv", "2load")
+    with pytest.raises(RenameError, match=r"'main' is already defined in .*main.task.xml:1"):
+        library.rename_edits("load_csv", "main")
+    with pytest.raises(RenameError, match="not a task or template"):
+        library.rename_edits("nothing", "x")
+    assert list(library.rename_edits("load_csv", "load.v2")) == [
+        str(workspace / "lib/tools.task.xml"), str(workspace / "main.task.xml")]
