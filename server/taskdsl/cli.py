@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Larger files are refused (one TD001) rather than read: no template comes near this, and it
-# bounds the memory a hostile file can make the checker use.
-MAX_FILE_BYTES = 10 * 1024 * 1024
+# bounds the memory a hostile file can make the checker use. The library index uses the same limit.
+MAX_FILE_BYTES = 5_000_000
 FIX_PASSES = 5
 SKIPPED_DIRS = {"node_modules", "__pycache__"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -171,8 +171,8 @@ def read_source(path: str) -> Source:
     size = os.path.getsize(path)
     if size > MAX_FILE_BYTES:
         source.refused = True
-        source.read_problem = (0, f"the file is {size / 1_048_576:.1f} MB: templates larger than "
-                                  f"{MAX_FILE_BYTES // 1_048_576} MB are not checked")
+        source.read_problem = (0, f"the file is {size / 1_000_000:.1f} MB: templates larger than "
+                                  f"{MAX_FILE_BYTES / 1_000_000:g} MB are not checked")
         return source
     with open(path, "rb") as handle:
         data = handle.read()
@@ -209,7 +209,7 @@ def check_command(args) -> int:
     settings = Settings()
     report = Report()
     files = collect_files(args.paths, settings, report)
-    library = build_library(args.paths, files, settings)
+    library = build_library([p for p in args.paths if os.path.exists(p)], files, settings)
     for path in files:
         try:
             source = read_source(path)
@@ -236,7 +236,7 @@ def build_library(paths: list[str], files: list[str], settings):
         return None
     try:
         if hasattr(Library, "from_paths"):
-            return Library.from_paths([*paths, *settings.library_paths], settings)
+            return Library.from_paths(paths, settings)
         library = Library(settings)
         for path in files:
             library.update_file(str(path))
