@@ -34,7 +34,16 @@ def pid_alive(pid):
         return False
 
 
-def group_alive(pgid):
+def group_alive(pgid, grace=2.0):
+    "Whether any live process remains in the group (SIGKILL delivery is asynchronous: allow a grace period)."
+    import time
+    deadline = time.monotonic() + grace
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _group_alive(pgid)
+
+
+def _group_alive(pgid):
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

@@ -1,0 +1,121 @@
+"""Script tasks: quoting, environment, stdin, timeouts and cancellation leave no process behind."""
+
+import asyncio
+import os
+
+import pytest
+
+from evaluator_helpers import group_alive, run, write
+from taskdsl.evaluator.results import TaskError
+from taskdsl.evaluator.runner import run_file
+
+HOSTILE = ["$(touch {marker}); rm -rf /nonexistent", "`touch {marker}`", "'; touch {marker}; '",
+           '"; touch {marker}; "', "a\nb; touch {marker}", "$HOME && touch {marker}"]
+
+
+@pytest.mark.parametrize("template", HOSTILE)
+async def test_inputs_cannot_inject_shell_commands(tmp_path, template):
+    marker = tmp_path / "pwned"
+    hostile = template.format(marker=marker)
+    result, _ = await run(tmp_path, """
+        <task type="script" name="echoer">
+          <command>printf '%s|%s' {{payload}} "$TASKDSL_INPUT_PAYLOAD"</command>
+          <inputs><input name="payload">placeholder</input></inputs>
+        </task>""", inputs={"payload": hostile})
+    assert result.content == f"{hostile}|{hostile}"
+    assert not marker.exists()
+
+
+async def test_script_runs_in_the_template_folder_with_inputs_exported(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "data.txt").write_text("from a file")
+    path = write(tmp_path, "sub/t.task.xml", """
+        <task type="script" name="s">
+          <command>cat data.txt; echo " $TASKDSL_INPUT_MY_NAME"</command>
+          <inputs><input name="my_name">Ada</input></inputs>
+        </task>""")
+    result = await run_file(path)
+    assert result.content == "from a file Ada"
+    assert result.notes == {"stdout": "from a file Ada\n", "stderr": "", "exit_code": 0}
+
+
+async def test_content_drops_only_trailing_newlines(tmp_path):
+    result, _ = await run(tmp_path, """<task type="script" name="s"><command>printf '  a\\n\\nb  \\n\\n\\n'</command></task>""")
+    assert result.content == "  a\n\nb  "
+
+
+async def test_json_output_of_a_script_is_parsed(tmp_path):
+    result, _ = await run(tmp_path, """
+        <task type="script" name="s"><command>printf '```json\\n{"n": [1, 2]}\\n```'</command>
+          <output_format type="json" schema="object"/></task>""")
+    assert result.parsed_content == {"n": [1, 2]}
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path):
+    pids = []
+    path = write(tmp_path, "slow.task.xml", """
+        <task type="script" name="slow">
+          <command timeout="1">sleep 30 &amp; sleep 30; echo never</command>
+        </task>""")
+    with pytest.raises(TaskError) as info:
+        await run_file(path, on_script_start=pids.append)
+    assert (info.value.type, info.value.reason) == ("TASK_FAILURE", "timeout")
+    assert info.value.message == "task 'slow': script timed out after 1 s and was killed"
+    assert len(pids) == 1 and not group_alive(pids[0])
+
+
+async def test_cancelling_a_run_kills_running_scripts(tmp_path):
+    pids = []
+    started = asyncio.Event()
+    path = write(tmp_path, "long.task.xml", """
+        <task type="sequential" name="long">
+          <description>long</description>
+          <steps>
+            <task type="script">
+              <command>sleep 30 &amp; sleep 30</command>
+              <inputs><input name="x"><task type="script"><command>sleep 30</command></task></input></inputs>
+            </task>
+          </steps>
+        </task>""")
+
+    def on_start(pid):
+        pids.append(pid)
+        started.set()
+
+    cancel = asyncio.Event()
+    runner = asyncio.create_task(run_file(path, on_script_start=on_start, cancel=cancel))
+    await asyncio.wait_for(started.wait(), 10)
+    cancel.set()
+    with pytest.raises(TaskError) as info:
+        await runner
+    assert (info.value.reason, info.value.message) == ("cancelled", "the run was cancelled")
+    assert pids and not any(group_alive(p) for p in pids)
+
+
+async def test_asyncio_cancel_of_the_run_task_kills_scripts(tmp_path):
+    pids = []
+    started = asyncio.Event()
+    path = write(tmp_path, "long.task.xml", """<task type="script" name="s"><command>sleep 30</command></task>""")
+    runner = asyncio.create_task(run_file(path, on_script_start=lambda pid: (pids.append(pid), started.set())))
+    await asyncio.wait_for(started.wait(), 10)
+    runner.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await runner
+    assert pids and not group_alive(pids[0])
+
+
+async def test_background_children_do_not_outlive_a_finished_script(tmp_path):
+    pids = []
+    path = write(tmp_path, "bg.task.xml", """
+        <task type="script" name="bg"><command>(sleep 30 &gt;/dev/null 2&gt;&amp;1 &amp;); echo done</command></task>""")
+    result = await run_file(path, on_script_start=pids.append)
+    assert result.content == "done"
+    assert not group_alive(pids[0])
+
+
+async def test_missing_input_placeholder_is_a_clear_error(tmp_path):
+    with pytest.raises(TaskError) as info:
+        await run(tmp_path, """<task type="script" name="needs"><command>echo "$TASKDSL_INPUT_X"</command>
+            <inputs><input name="x"/></inputs></task>""", check=False)
+    assert info.value.message == "task 'needs': input 'x' has no value: pass it from the caller or with --input x=…"
+    assert os.environ.get("TASKDSL_INPUT_X") is None
