@@ -203,7 +203,9 @@ def _params_text(target: Definition) -> str:
 
 
 def _count_text(target: Definition) -> str:
-    total, required = len(target.params), len(target.required_params)
+    # positional args bind in order: the last param without a default sets the minimum
+    total = len(target.params)
+    required = max((i + 1 for i, p in enumerate(target.params) if not p.has_default), default=0)
     names = ", ".join(p.name for p in target.params)
     if total == 0:
         return f"'{target.name}' takes no arguments"
@@ -230,7 +232,8 @@ def _call_args(reference: Reference, target: Definition):
     if not missing or count > len(params):
         return
     if not reference.named:
-        yield make("TD503", reference.span, f"{_count_text(target)}; {passes}")
+        site = reference.site if reference.kind == "inline" else reference.span
+        yield make("TD503", site, f"{_count_text(target)}; {passes}")
     else:
         yield make("TD503", reference.span, f"call to '{target.name}' does not bind {_names(missing)}")
 
