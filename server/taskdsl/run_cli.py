@@ -49,7 +49,7 @@ def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
 class Progress:
     "One line per finished step on stderr, indented by depth."
 
-    def __init__(self, stream=sys.stderr, quiet: bool = False):
+    def __init__(self, stream=None, quiet: bool = False):
         self.stream, self.quiet, self.started = stream, quiet, {}
 
     def __call__(self, event: dict) -> None:
@@ -63,7 +63,8 @@ class Progress:
         depth = path.count("/")
         mark = "✓" if event["event"] == "end" else "✗"
         detail = f" — {event['error']['message']}" if event["event"] == "error" and depth == 0 else ""
-        print(f"{'  ' * depth}{mark} {path} ({event.get('kind')}, {took:.2f}s){detail}", file=self.stream, flush=True)
+        print(f"{'  ' * depth}{mark} {path} ({event.get('kind')}, {took:.2f}s){detail}", file=self.stream or sys.stderr,
+              flush=True)
 
 
 def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
