@@ -73,7 +73,7 @@ def to_entry(raw: Any) -> Entry | None:
     path = _get(raw, "path", "file")
     return Entry(
         name=str(name),
-        kind=str(_get(raw, "kind", default="task")),
+        kind="template" if _get(raw, "kind") == "template" else "task",
         path=str(path) if path else None,
         span=_span(_get(raw, "span")),
         name_span=_span(_get(raw, "name_span", "selection_span")),
@@ -89,7 +89,9 @@ def entries(library) -> list[Entry]:
     if library is None:
         return []
     raw_entries: Iterable[Any]
-    if hasattr(library, "definitions"):
+    if hasattr(library, "all_definitions"):
+        raw_entries = library.all_definitions()
+    elif hasattr(library, "definitions"):
         raw_entries = library.definitions() if callable(library.definitions) else library.definitions
     elif hasattr(library, "entries"):
         raw_entries = library.entries() if callable(library.entries) else library.entries
@@ -131,7 +133,7 @@ def rename_edits(library, old: str, new: str) -> dict[str, list[tuple[Span, str]
     if library is None:
         return {}
     result: dict[str, list[tuple[Span, str]]] = {}
-    raw = library.rename_edits(old, new)
+    raw = library.rename_edits(old, new)  # raises the library's RenameError with a message
     items = raw.items() if isinstance(raw, dict) else ((_get(e, "path"), [e]) for e in raw)
     for path, edits in items:
         for edit in edits:
@@ -150,8 +152,18 @@ def location(entry: Entry, positions_for: Callable[[str], Any]) -> types.Locatio
     positions = positions_for(entry.path)
     if positions is None:
         return None
-    span = entry.name_span or entry.span or Span(0, 0)
-    return types.Location(path_to_uri(entry.path), positions.range(span))
+    return types.Location(path_to_uri(entry.path), positions.range(name_span(entry, positions)))
+
+
+def name_span(entry: Entry, positions) -> Span:
+    """Where the name is written; for a root task named after its file, its tag name."""
+    if entry.name_span is not None:
+        return entry.name_span
+    range_ = _get(entry.raw, "range")
+    if range_ is not None:
+        (l1, c1), (l2, c2) = range_
+        return Span(positions.doc.offset(l1, c1), positions.doc.offset(l2, c2))
+    return entry.span or Span(0, 0)
 
 
 def describe_location(entry: Entry, positions_for: Callable[[str], Any]) -> str:
@@ -160,5 +172,5 @@ def describe_location(entry: Entry, positions_for: Callable[[str], Any]) -> str:
     positions = positions_for(entry.path)
     if positions is None or entry.span is None:
         return Path(entry.path).name
-    line = positions.doc.position((entry.name_span or entry.span).start)[0] + 1
+    line = positions.doc.position(name_span(entry, positions).start)[0] + 1
     return f"{Path(entry.path).name}:{line}"
