@@ -33,49 +33,13 @@ class CompileError(Exception):
 # ---------------------------------------------------------------- effective context settings
 
 def effective_settings(element: Element) -> ContextSettings:
-    """SPEC §4 defaults merged with the element's <context_management>.
-    Uses the shared table in taskdsl.context when it exists (one source of truth)."""
-    try:
-        from taskdsl.context import effective_settings as shared
-    except ImportError:
-        shared = None
-    if shared is not None:
-        s = shared(element)
-        return ContextSettings(s.inherit_context, bool(s.accumulate_data), s.accumulation_format or "notes_only",
-                               s.fresh_context, frozenset(getattr(s, "explicit", ()) or ()))
-    return _fallback_settings(element)
+    """SPEC §4 defaults merged with the element's <context_management>, from the one shared
+    table (taskdsl.context), reduced to what the evaluator needs."""
+    from taskdsl.context import effective_settings as shared
 
-
-_DEFAULTS = {  # (operator, subtype) → inherit, accumulate, format, fresh   (SPEC §4)
-    "atomic": ("full", False, "notes_only", "disabled"),
-    "atomic:subtask": ("none", False, "notes_only", "enabled"),
-    "sequential": ("full", True, "notes_only", "disabled"),
-    "reduce": ("none", False, "notes_only", "enabled"),
-    "inner_task": ("full", False, "notes_only", "disabled"),
-    "reduction_task": ("full", False, "notes_only", "disabled"),
-    "script": ("full", False, "notes_only", "disabled"),
-}
-
-
-def _fallback_settings(element: Element) -> ContextSettings:
-    kind = element.get("type") or "atomic"
-    key = element.tag if element.tag in ("inner_task", "reduction_task") else (
-        "atomic:subtask" if kind == "atomic" and element.get("subtype") == "subtask" else kind)
-    inherit, accumulate, fmt, fresh = _DEFAULTS.get(key, _DEFAULTS["atomic"])
-    explicit = set()
-    cm = element.child("context_management")
-    for child in (cm.children if cm is not None else []):
-        value = child.text.strip()
-        explicit.add(child.tag)
-        if child.tag == "inherit_context":
-            inherit = {"true": "full", "false": "none"}.get(value, value)
-        elif child.tag == "accumulate_data":
-            accumulate = value == "true"
-        elif child.tag == "accumulation_format":
-            fmt = {"full": "full_output", "minimal": "notes_only"}.get(value, value)
-        elif child.tag == "fresh_context":
-            fresh = value
-    return ContextSettings(inherit, accumulate, fmt, fresh, frozenset(explicit))
+    s = shared(element)
+    return ContextSettings(s.inherit_context, bool(s.accumulate_data), s.accumulation_format or "notes_only",
+                           s.fresh_context, frozenset(s.explicit))
 
 
 # ---------------------------------------------------------------- the library
