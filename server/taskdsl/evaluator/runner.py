@@ -118,12 +118,13 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                    trace: str | None = None, on_event: Callable[[dict], Any] | None = None,
                    cancel: asyncio.Event | None = None, library_paths: tuple[str, ...] | None = None,
                    config: HandlerConfig | None = None, check: bool = True,
-                   on_script_start: Callable[[int], Any] | None = None) -> TaskResult:
+                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
-    calls and kills scripts' process groups."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    calls and kills scripts' process groups. `text` overrides the file's content on disk."""
+    if text is None:  # an editor may pass its unsaved buffer instead
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     library_paths = env_library_paths() if library_paths is None else tuple(library_paths)
     if check:
         errors = check_errors(text, path, library_paths)
