@@ -114,7 +114,8 @@ step_vsix() {
     dir="$ROOT/vscode-client"
     vsix=$(ls "$dir"/*.vsix 2>/dev/null | head -1 || true)
     if [ -n "$vsix" ] && [ -z "$(find "$dir/src" "$dir/package.json" "$dir/package-lock.json" \
-            "$dir/language-configuration.json" "$dir/README.md" -newer "$vsix" 2>/dev/null)" ]; then
+            "$dir/language-configuration.json" "$dir/README.md" "$dir/.vscodeignore" "$dir/syntaxes" \
+            "$dir/tsconfig.json" "$dir/LICENSE" -newer "$vsix" 2>/dev/null)" ]; then
         log "vsix: $(basename "$vsix") is up to date"; return
     fi
     log "vsix: npm ci && npm run package in vscode-client"

@@ -1,0 +1,159 @@
+"""Real VS Code (code-server 4.100.3) with the packaged extension, driven by headless Chromium.
+
+The extension (.vsix from `npm run package` in vscode-client/) is installed with
+`--install-extension` into a fresh extensions folder; code-server listens on 127.0.0.1 only; the
+workspace settings point `taskdsl.server.python` at the project's venv. tests/e2e/vscode/drive.js
+does what a user does and saves screenshots in test-artifacts/vscode/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, artifact_dir, doc_phrase, missing, normalize, require_exe, save_json
+
+pytestmark = pytest.mark.e2e
+
+DRIVER_DIR = Path(__file__).parent / "vscode"
+CODE_SERVER = Path(os.environ.get("TASKDSL_E2E_CODE_SERVER") or ROOT / ".tools" / "code-server")
+VSCODE_CLIENT = ROOT / "vscode-client"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, proc: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"code-server exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"code-server did not answer {url} in {seconds}s")
+
+
+def _vsix() -> Path:
+    found = sorted(VSCODE_CLIENT.glob("*.vsix"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        missing("the packaged extension (vscode-client/*.vsix; `npm ci && npm run package` in vscode-client)")
+    return found[-1]
+
+
+def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, tmp_path):
+    node = require_exe("node", "Node.js 20")
+    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        missing("Chromium (apt-get install chromium)")
+    entry = CODE_SERVER / "out" / "node" / "entry.js"
+    if not entry.exists():
+        missing(f"code-server 4.100.3 ({entry})")
+    if not (DRIVER_DIR / "node_modules" / "playwright-core").is_dir():
+        missing("playwright-core (npm ci in tests/e2e/vscode)")
+    vsix = _vsix()
+
+    out = artifact_dir("vscode")
+    for old in out.glob("*.png"):
+        old.unlink()
+    user_data = tmp_path / "user-data"
+    extensions = tmp_path / "extensions"
+    (user_data / "User").mkdir(parents=True)
+    # a quiet, offline workbench: no welcome page, no trust prompt, no telemetry
+    save_json(user_data / "User" / "settings.json", {
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "workbench.enableExperiments": False,
+        "security.workspace.trust.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": False,
+        "extensions.ignoreRecommendations": True,
+        "update.mode": "none",
+        "chat.disableAIFeatures": True,
+        "editor.hover.delay": 200,
+        "window.commandCenter": False,
+    })
+    (workspace / ".vscode").mkdir()
+    save_json(workspace / ".vscode" / "settings.json", {
+        "taskdsl.server.python": str(server_python),
+        "taskdsl.model": "taskdsl/echo",
+    })
+    common = [node, str(entry), "--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
+    env = dict(isolated_env)
+    timings: dict[str, float] = {}
+
+    t0 = time.monotonic()
+    inst = subprocess.run(common + ["--install-extension", str(vsix)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    timings["install_extension"] = round(time.monotonic() - t0, 2)
+    assert inst.returncode == 0, inst.stdout + inst.stderr
+    assert any(p.name.startswith("taskdsl.taskdsl-") for p in extensions.iterdir()), inst.stdout
+
+    port = _free_port()
+    log = open(tmp_path / "code-server.log", "w")
+    t0 = time.monotonic()
+    server = subprocess.Popen(
+        common + ["--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
+                  "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+                  "--disable-file-downloads", str(workspace)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/healthz", server, 60)
+        timings["code_server_start"] = round(time.monotonic() - t0, 2)
+        t0 = time.monotonic()
+        drive = subprocess.run(
+            [node, str(DRIVER_DIR / "drive.js")], cwd=DRIVER_DIR, capture_output=True, text=True, timeout=400,
+            env=dict(env, CHROMIUM=chromium, TASKDSL_E2E_OUT=str(out),
+                     TASKDSL_E2E_URL=f"http://127.0.0.1:{port}/?folder={workspace}",
+                     TASKDSL_E2E_HOVER=doc_phrase("fresh_context"), TASKDSL_E2E_INPUT="World"))
+        timings["drive"] = round(time.monotonic() - t0, 2)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()
+    shutil.copy(tmp_path / "code-server.log", out / "code-server.log")
+    for exthost in user_data.glob("logs/*/window*/exthost/**/*.log"):
+        shutil.copy(exthost, out / exthost.name)
+
+    assert (out / "result.json").exists(), drive.stdout[-3000:] + drive.stderr[-3000:]
+    result = json.loads((out / "result.json").read_text())
+    result["timings"] = timings
+    save_json(out / "result.json", result)
+    steps = result["steps"]
+    for name in ("workbench", "open", "problems", "hover", "run"):
+        assert name in steps, (name, result)
+
+    assert steps["workbench"]["ok"], steps["workbench"]
+    # the language of *.task.xml is the extension's
+    assert steps["open"]["ok"] and "Task DSL" in steps["open"]["languageMode"], steps["open"]
+    # Problems panel: the server's TD301 diagnostic with its message
+    assert steps["problems"]["ok"], steps["problems"]
+    td301 = [r for r in steps["problems"]["rows"] if "TD301" in r]
+    assert td301 and "fresh_context" in td301[0], steps["problems"]["rows"]
+    # hover on <fresh_context>: its schema documentation
+    assert steps["hover"]["ok"], steps["hover"]
+    assert doc_phrase("fresh_context") in normalize(steps["hover"]["text"])
+    # Run Task from the command palette: asked for the input, then showed the result
+    assert steps["run"]["ok"], steps["run"]
+    assert steps["run"]["prompted"], steps["run"]
+    assert (out / "run.png").exists()

@@ -1,0 +1,187 @@
+// Drives real VS Code (code-server) with headless Chromium, as a user would, for tests/e2e/test_vscode.py.
+//
+//   node drive.js            (configuration from the environment)
+//
+// env: TASKDSL_E2E_URL       code-server URL with ?folder=<workspace>
+//      TASKDSL_E2E_OUT       folder for screenshots and result.json
+//      TASKDSL_E2E_HOVER     text the hover on <fresh_context> must contain
+//      TASKDSL_E2E_INPUT     value typed when "Run Task" asks for the input `name`
+//      CHROMIUM              browser executable (default /usr/bin/chromium)
+//
+// Steps (each recorded in result.json, with a screenshot, even when an earlier one failed):
+//   open      open report.task.xml with Quick Open; the status bar shows the language "Task DSL"
+//   problems  the Problems panel lists the server's TD301 diagnostic
+//   hover     hovering <fresh_context> shows its schema documentation
+//   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
+//             input box, until the result ("Say hello to <input>") is shown
+const { chromium } = require('playwright-core');
+const fs = require('fs');
+const path = require('path');
+
+const url = process.env.TASKDSL_E2E_URL;
+const out = process.env.TASKDSL_E2E_OUT || path.join(process.cwd(), 'vscode-out');
+const hoverText = process.env.TASKDSL_E2E_HOVER || 'Whether the memory system';
+const inputValue = process.env.TASKDSL_E2E_INPUT || 'World';
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+if (!url) {
+  console.error('TASKDSL_E2E_URL is not set');
+  process.exit(2);
+}
+fs.mkdirSync(out, { recursive: true });
+
+const t0 = Date.now();
+const secs = () => Number(((Date.now() - t0) / 1000).toFixed(1));
+const log = (m) => console.log(`[${secs()}s] ${m}`);
+const result = { steps: {}, console: [] };
+
+const wsRe = (text) => new RegExp(text.trim().split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+'));
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('pageerror', (e) => result.console.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') result.console.push(m.text().slice(0, 300)); });
+
+  const shot = async (name) => {
+    await page.waitForTimeout(500); // toasts and hovers animate in
+    await page.screenshot({ path: path.join(out, `${name}.png`) }).catch(() => {});
+  };
+  const step = async (name, fn) => {
+    const started = secs();
+    try {
+      const data = await fn();
+      result.steps[name] = { ok: true, seconds: Number((secs() - started).toFixed(1)), ...(data || {}) };
+      log(`${name}: ok`);
+    } catch (e) {
+      result.steps[name] = { ok: false, seconds: Number((secs() - started).toFixed(1)), error: String(e).slice(0, 1500) };
+      log(`${name}: FAILED ${String(e).slice(0, 300)}`);
+      await shot(`${name}-failure`);
+    }
+  };
+  const quickOpen = async (fileName) => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.fill(fileName);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: fileName }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: fileName }).waitFor({ timeout: 20000 });
+    await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20000 });
+  };
+
+  await step('workbench', async () => {
+    await page.goto(url);
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
+    // focus the workbench so keyboard shortcuts reach it
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => {});
+  });
+
+  await step('open', async () => {
+    await quickOpen('report.task.xml');
+    const mode = page.locator('.statusbar-item[id="status.editor.mode"]');
+    await mode.filter({ hasText: 'Task DSL' }).waitFor({ timeout: 30000 });
+    return { languageMode: (await mode.innerText()).trim() };
+  });
+
+  await step('problems', async () => {
+    await page.keyboard.press('Control+Shift+M');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'TD301' });
+    await row.first().waitFor({ timeout: 60000 });
+    const rows = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+    await shot('problems');
+    return { rows: rows.map((r) => r.replace(/\s+/g, ' ').trim()) };
+  });
+
+  await step('hover', async () => {
+    // the tag name `fresh_context` on line 5: measure the word with a DOM Range inside its view-line
+    const line = page.locator('.editor-instance .view-lines .view-line', { hasText: 'fresh_context' }).first();
+    await line.waitFor({ timeout: 20000 });
+    const box = await line.evaluate((el, word) => {
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const i = node.textContent.indexOf(word);
+        if (i >= 0) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + word.length);
+          const r = range.getBoundingClientRect();
+          return { x: r.x, y: r.y, width: r.width, height: r.height };
+        }
+      }
+      const r = el.getBoundingClientRect();
+      return { x: r.x + 60, y: r.y, width: 40, height: r.height };
+    }, 'fresh_context');
+    const hover = page.locator('.monaco-hover', { hasText: wsRe(hoverText.slice(0, 40)) });
+    for (let attempt = 0; attempt < 4; attempt++) {
+      await page.mouse.move(box.x + 2, box.y + 2);
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      try {
+        await hover.first().waitFor({ state: 'visible', timeout: 8000 });
+        break;
+      } catch (e) {
+        if (attempt === 3) {
+          const any = await page.locator('.monaco-hover').allInnerTexts().catch(() => []);
+          throw new Error(`no hover with "${hoverText}"; hovers seen: ${JSON.stringify(any)}`);
+        }
+        await page.mouse.move(10, 10);
+      }
+    }
+    const text = await hover.first().innerText();
+    await shot('hover');
+    await page.mouse.move(10, 10);
+    return { text };
+  });
+
+  await step('run', async () => {
+    await quickOpen('hello.task.xml');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.fill('>Task DSL: Run Task');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Task DSL: Run Task' }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.press('Enter');
+    // the template's input `name` has no value: the extension asks for it
+    const prompt = page.locator('.quick-input-widget', { hasText: 'name' });
+    const resultRe = wsRe(`Say hello to ${inputValue}`);
+    const shown = page.locator('.view-line, .notification-toast, .rendered-markdown', { hasText: resultRe });
+    const first = await Promise.race([
+      prompt.first().waitFor({ state: 'visible', timeout: 60000 }).then(() => 'prompt'),
+      shown.first().waitFor({ timeout: 60000 }).then(() => 'result'),
+    ]);
+    let prompted = false;
+    if (first === 'prompt') {
+      prompted = true;
+      const promptText = (await prompt.first().innerText()).replace(/\s+/g, ' ');
+      await shot('run-input');
+      await page.locator('.quick-input-widget input').fill(inputValue);
+      await page.keyboard.press('Enter');
+      result.steps.run_prompt = promptText;
+    }
+    await shown.first().waitFor({ timeout: 120000 });
+    const where = await shown.first().evaluate((el) => el.className);
+    const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts().catch(() => []);
+    const lines = await page.locator('.view-line', { hasText: resultRe }).allInnerTexts().catch(() => []);
+    await shot('run');
+    return { prompted, where, toasts, lines: lines.map((l) => l.replace(/\s+/g, ' ')) };
+  });
+
+  await browser.close();
+}
+
+main().catch((e) => {
+  result.error = String(e);
+}).finally(() => {
+  result.seconds = secs();
+  result.ok = !result.error && Object.values(result.steps).every((s) => typeof s !== 'object' || s.ok);
+  fs.writeFileSync(path.join(out, 'result.json'), JSON.stringify(result, null, 2));
+  console.log(JSON.stringify(result, null, 2));
+  process.exit(result.ok ? 0 : 1);
+});
