@@ -526,9 +526,9 @@ class _Scanner:
             self.problem("unterminated", start, max(end, start + 2), f"end tag </{name}> is not finished: add '>'")
         self.pos = max(end, start + 2)
         span = Span(start, self.pos)
-        open_names = [element.tag for element in self.stack]
-        if name and name in open_names:
-            index = len(open_names) - 1 - open_names[::-1].index(name)
+        # search from the innermost open element: O(1) for a matching end tag, so deep nesting stays linear
+        index = next((i for i in range(len(self.stack) - 1, -1, -1) if self.stack[i].tag == name), None) if name else None
+        if index is not None:
             for element in reversed(self.stack[index + 1 :]):
                 self.unclosed(element, start, fault=span, closing=name)
             element = self.stack[index]
