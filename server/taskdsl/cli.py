@@ -232,15 +232,17 @@ def build_library(paths: list[str], files: list[str], settings):
     None when the library module is not installed."""
     try:
         from taskdsl.library import Library
-    except ImportError:
-        return None
-    try:
+
         if hasattr(Library, "from_paths"):
             return Library.from_paths(paths, settings)
         library = Library(settings)
         for path in files:
             library.update_file(str(path))
         return library
+    except ModuleNotFoundError as error:
+        if error.name != "taskdsl.library":
+            raise
+        return None
     except Exception as error:  # a broken index must not stop the check of each file
         print(f"taskdsl: warning: the task library could not be built ({error}); references are not resolved", file=sys.stderr)
         return None
