@@ -290,3 +290,53 @@ def test_rename_refuses_invalid_or_taken_names(workspace):
         library.rename_edits("nothing", "x")
     assert list(library.rename_edits("load_csv", "load.v2")) == [
         str(workspace / "lib/tools.task.xml"), str(workspace / "main.task.xml")]
+
+
+def test_an_edit_that_closes_or_breaks_a_cycle_rechecks_every_file_on_it(tmp_path):
+    def template(name: str, *refs: str) -> str:
+        steps = "".join(f'<task ref="{r}"/>' for r in refs) or "<task><description>x</description></task>"
+        return f'<template name="{name}" params="">\n  <task type="sequential"><steps>{steps}</steps></task>\n</template>\n'
+
+    write(tmp_path, {"a.task.xml": template("a", "b"), "b.task.xml": template("b", "c"),
+                     "c.task.xml": template("c"), "d.task.xml": template("d", "a")})
+    library = Library.from_paths([tmp_path])
+    a, b, c, d = (str(tmp_path / f"{n}.task.xml") for n in "abcd")
+    assert diagnostics(library, a, "TD504")[0] == []
+    assert library.update_file(c, template("c", "a")) == {a, b, c}  # d refers to the cycle but is not on it
+    assert [x.message for x in diagnostics(library, d, "TD504")[0]] == []
+    assert library.update_file(c, template("c", "a")) == set()
+    assert library.update_file(c, template("c")) == {a, b, c}
+    assert library.update_file(b, template("b")) == {b}  # no cycle before or after
+    # deleting a file whose name closes a cycle re-checks the rest of it
+    library.update_file(b, template("b", "c"))
+    library.update_file(c, template("c", "a"))
+    assert library.remove_file(b) == {a, c}
+
+
+def test_incremental_cycles_match_a_fresh_index_after_random_edits(tmp_path):
+    import random
+
+    rng = random.Random(4)
+    names = [f"t{i}" for i in range(8)]
+    library = Library()
+    library.graph().on_cycle("t0", "t1")  # start tracking components incrementally
+    texts: dict[str, str] = {}
+    for _ in range(60):
+        name = rng.choice(names)
+        refs = rng.sample(names + ["atomic:k0", "missing"], rng.randint(0, 3))
+        subtype = f' subtype="k{rng.randint(0, 1)}"' if rng.random() < 0.3 else ""
+        steps = "".join(f'<task ref="{r}"/>' for r in refs) or "<task><description>x</description></task>"
+        text = f'<template name="{name}" params=""><task type="sequential"{subtype}><steps>{steps}</steps></task></template>'
+        path = str(tmp_path / f"{name}.task.xml")
+        if rng.random() < 0.15 and path in texts:
+            library.remove_file(path)
+            del texts[path]
+        else:
+            library.update_file(path, text)
+            texts[path] = text
+        fresh = Library()
+        for other, other_text in texts.items():
+            fresh.update_file(other, other_text)
+        fresh.graph().on_cycle("t0", "t1")
+        assert set(library.graph().members.values()) == set(fresh.graph().members.values())
+        assert {k: v for k, v in library.graph().out.items() if v} == {k: v for k, v in fresh.graph().out.items() if v}

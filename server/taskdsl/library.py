@@ -139,10 +139,10 @@ class FileIndex:
     references: list[Reference]
     clean: bool  # the scanner found no well-formedness problem
     digest: int = 0  # hash of the text indexed
+    edges: frozenset[tuple[str, str]] = frozenset()  # (owner, name as written) of the owned references
 
-    @property
-    def edges(self) -> frozenset[tuple[str | None, str]]:
-        return frozenset((r.owner, r.name) for r in self.references)
+    def __post_init__(self) -> None:
+        self.edges = frozenset((r.owner, r.name) for r in self.references if r.owner is not None)
 
 
 @dataclass(slots=True)
@@ -451,7 +451,7 @@ class Library:
         self._by_key: dict[str, list[Definition]] = defaultdict(list)
         self._referrers: dict[str, set[str]] = defaultdict(set)  # name as written → paths
         self._documents: dict[str, Document] = {}  # kept from the build for check_all, then dropped
-        self._graph: _Graph | None = None
+        self._graph = _Graph()  # resolved reference edges between definition names, kept per update
         self._patterns = [glob_regex(p.lstrip("/")) for p in self.settings.files]
 
     # -- building ------------------------------------------------------------------------
@@ -532,11 +532,10 @@ class Library:
         path = normalize(path)
         self.workspace_files.discard(path)
         self._documents.pop(path, None)
-        old = self._entries.pop(path, None)
+        old = self._entries.get(path)
         if old is None:
             return set()
-        self._unregister(path, old)
-        return self._affected(path, old, None)
+        return self._affected(path, old, None, self._swap(path, old, None))
 
     def rename_file(self, old_path: str | os.PathLike, new_path: str | os.PathLike, text: str | None = None) -> set[str]:
         old_path, new_path = normalize(old_path), normalize(new_path)
@@ -576,11 +575,55 @@ class Library:
             present = {d.name for d in index.definitions}
             retained = [d for d in old.definitions if d.name not in present]
         new = _Entry(index, stamp or ("buffer", index.digest), retained)
+        return self._affected(path, old, new, self._swap(path, old, new))
+
+    def _swap(self, path: str, old: _Entry | None, new: _Entry | None) -> set[str]:
+        """Replace a file's entry; keep the resolved edge graph in step (its own edges, and other
+        files' edges whose written name now resolves differently). Returns the names whose cycle
+        membership changed."""
+        delta: dict[tuple[str, str], int] = defaultdict(int)
+        if old is not None:
+            self._edge_delta(old.index.edges, delta, -1)
+        watched = _defined_names(old) | _defined_names(new)
+        before = {name: self._resolve(name) for name in watched}
         if old is not None:
             self._unregister(path, old)
-        self._entries[path] = new
-        self._register(path, new)
-        return self._affected(path, old, new)
+            del self._entries[path]
+        if new is not None:
+            self._entries[path] = new
+            self._register(path, new)
+        for name in watched:
+            after = self._resolve(name)
+            if after == before[name]:
+                continue
+            for other in self._referrers.get(name, ()):
+                if other == path:
+                    continue
+                for owner, written in self._entries[other].index.edges:
+                    if written == name:
+                        if before[name] is not None:
+                            delta[(owner, before[name])] -= 1
+                        if after is not None:
+                            delta[(owner, after)] += 1
+        if new is not None:
+            self._edge_delta(new.index.edges, delta, +1)
+        return self._graph.apply(delta)
+
+    def _edge_delta(self, edges: frozenset[tuple[str, str]], delta: dict, sign: int) -> None:
+        for owner, written in edges:
+            target = self._resolve(written)
+            if target is not None:
+                delta[(owner, target)] += sign
+
+    def _resolve(self, written: str) -> str | None:
+        """The definition name a written ref resolves to (by name, then by a unique key)."""
+        if self._by_name.get(written):
+            return written
+        if ":" in written:
+            found = self._by_key.get(written)
+            if found and len(found) == 1:
+                return found[0].name
+        return None
 
     def _register(self, path: str, entry: _Entry) -> None:
         for definition in entry.definitions:
@@ -602,7 +645,7 @@ class Library:
                 if not paths:
                     del self._referrers[reference.name]
 
-    def _affected(self, path: str, old: _Entry | None, new: _Entry | None) -> set[str]:
+    def _affected(self, path: str, old: _Entry | None, new: _Entry | None, cycle_names: set[str]) -> set[str]:
         """This file, the files referring to a name whose signature changed, the other definers
         of a changed name (duplicates), and the files whose reference cycles changed."""
         affected = {path} if new is not None else set()
@@ -616,16 +659,8 @@ class Library:
             affected |= self._referrers.get(key, set())
         for name in located_names:
             affected.update(d.path for d in self._by_name.get(name, ()) if d.path)
-        edges_changed = (old.index.edges if old else frozenset()) != (new.index.edges if new else frozenset())
-        if self._graph is not None and (edges_changed or changed_names):
-            before = self._graph
-            self._graph = None
-            after = self.graph()
-            for name in before.changed_cycles(after):
-                affected.update(d.path for d in self._by_name.get(name, ()) if d.path)
-                affected |= self._referrers.get(name, set())
-        elif edges_changed or changed_names:
-            self._graph = None
+        for name in cycle_names:
+            affected.update(d.path for d in self._by_name.get(name, ()) if d.path)
         affected.discard(None)
         return affected
 
@@ -742,33 +777,27 @@ class Library:
     # -- cycles --------------------------------------------------------------------------
 
     def graph(self) -> _Graph:
-        """The reference graph between definition names (cached until a file's edges change)."""
-        if self._graph is None:
-            edges: dict[str, set[str]] = defaultdict(set)
-            for entry in self._entries.values():
-                for owner, written in entry.index.edges:
-                    target = self.definition(written)
-                    if owner is not None and target is not None:
-                        edges[owner].add(target.name)
-            self._graph = _Graph(edges)
+        """The resolved reference graph between definition names (kept current by every update)."""
         return self._graph
 
     def graph_with(self, index: FileIndex) -> _Graph:
-        """The graph as it is when `index` replaces its file's entry (the cached one when the entry
-        already says the same, as after `update_file` with the same text)."""
+        """The graph as it is when `index` replaces its file's entry: the live one when the entry
+        already says the same (after `update_file` with the same text), else a one-off copy."""
         entry = self._entries.get(index.path or "")
         if entry is not None and entry.index.edges == index.edges and \
                 [d.signature for d in entry.definitions] == [d.signature for d in index.definitions]:
-            return self.graph()
-        local = {d.name: d for d in index.definitions}
-        edges: dict[str, set[str]] = defaultdict(set)
+            return self._graph
+        local = {d.name for d in index.definitions}
+        graph = _Graph()
+        delta: dict[tuple[str, str], int] = defaultdict(int)
         sources = [e.index for p, e in self._entries.items() if p != index.path] + [index]
         for file_index in sources:
             for owner, written in file_index.edges:
-                target = local.get(written) or self.definition(written)
-                if owner is not None and target is not None:
-                    edges[owner].add(target.name)
-        return _Graph(edges)
+                target = written if written in local else self._resolve(written)
+                if target is not None:
+                    delta[(owner, target)] += 1
+        graph.apply(delta)
+        return graph
 
     # -- checking ------------------------------------------------------------------------
 
@@ -843,30 +872,40 @@ def suggest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
 
 
 class _Graph:
-    """Definition names and their references; strongly connected components for cycle checks."""
+    """Reference edges between definition names (counted: several files may hold the same edge),
+    and the strongly connected components of two or more names, for cycle checks.
 
-    def __init__(self, edges: dict[str, set[str]]):
-        self.edges = edges
-        self.component = _components(edges)  # name → component id, for names on a cycle only
+    The components are computed once, on the first cycle query (so a bulk build pays nothing per
+    file), then kept current edge by edge: an added edge u → v merges the components on the paths
+    v →* u (found within u's ancestors); a removed edge re-splits only its own component."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, dict[str, int]] = defaultdict(dict)
+        self.into: dict[str, dict[str, int]] = defaultdict(dict)
+        self.component: dict[str, int] | None = None  # None until the first query
+        self.members: dict[int, frozenset[str]] = {}
+        self._next = 0
+
+    # -- queries
 
     def on_cycle(self, source: str, target: str) -> bool:
         """Whether an edge source → target closes a cycle."""
         if source == target:
             return True
-        component = self.component.get(source)
+        component = self._components().get(source)
         return component is not None and component == self.component.get(target)
 
     def cycle_path(self, source: str, target: str) -> list[str]:
         """source → target → … → source (the shortest way back), for the message."""
         if source == target:
             return [source, source]
-        component = self.component.get(source)
-        previous = {target: None}
+        component = self._components().get(source)
+        previous: dict[str, str | None] = {target: None}
         queue = [target]
         for node in queue:
             if node == source:
                 break
-            for following in sorted(self.edges.get(node, ())):
+            for following in sorted(self.out.get(node, ())):
                 if following not in previous and self.component.get(following) == component:
                     previous[following] = node
                     queue.append(following)
@@ -876,54 +915,136 @@ class _Graph:
             node = previous.get(node)
         return [source] + list(reversed(path))
 
-    def changed_cycles(self, other: _Graph) -> set[str]:
-        """Names whose cycle membership differs between two graphs (either way)."""
-        mine, theirs = self.members(), other.members()
-        changed = {name for name in mine.keys() | theirs.keys() if mine.get(name) != theirs.get(name)}
-        for name in set(self.edges) | set(other.edges):
-            if self._self_loop(name) != other._self_loop(name):
-                changed.add(name)
+    def _components(self) -> dict[str, int]:
+        if self.component is None:
+            self.component, self.members = {}, {}
+            for group in _components(self.out, list(self.out)):
+                self._add_component(group)
+        return self.component
+
+    def _add_component(self, names: Iterable[str]) -> None:
+        group = frozenset(names)
+        if len(group) < 2:
+            return
+        self._next += 1
+        self.members[self._next] = group
+        for name in group:
+            self.component[name] = self._next
+
+    def _drop_component(self, component: int) -> frozenset[str]:
+        group = self.members.pop(component)
+        for name in group:
+            del self.component[name]
+        return group
+
+    # -- updates
+
+    def apply(self, delta: dict[tuple[str, str], int]) -> set[str]:
+        """Apply edge count changes; return the names whose cycle membership changed."""
+        changed: set[str] = set()
+        tracking = self.component is not None
+        for (source, target), step in sorted(delta.items(), key=lambda item: item[1]):  # removals first
+            if step == 0:
+                continue
+            count = self.out[source].get(target, 0)
+            new_count = max(count + step, 0)
+            if new_count:
+                self.out[source][target] = new_count
+                self.into[target][source] = new_count
+            else:
+                self.out[source].pop(target, None)
+                self.into[target].pop(source, None)
+            if not tracking or (count > 0) == (new_count > 0):
+                continue
+            if new_count == 0:
+                changed |= self._removed(source, target)
+            else:
+                changed |= self._added(source, target)
         return changed
 
-    def members(self) -> dict[str, frozenset[str]]:
-        """Each name on a cycle → the names of its component."""
-        groups: dict[int, set[str]] = defaultdict(set)
-        for name, component in self.component.items():
-            groups[component].add(name)
-        frozen = {component: frozenset(names) for component, names in groups.items()}
-        return {name: frozen[component] for name, component in self.component.items()}
+    def _removed(self, source: str, target: str) -> set[str]:
+        if source == target:
+            return {source}
+        component = self.component.get(source)
+        if component is None or component != self.component.get(target):
+            return set()
+        group = self._drop_component(component)
+        for part in _components(self.out, sorted(group), within=group):
+            self._add_component(part)
+        return set(group)
 
-    def _self_loop(self, name: str) -> bool:
-        return name in self.edges.get(name, ())
+    def _added(self, source: str, target: str) -> set[str]:
+        if source == target:
+            return {source}
+        component = self.component.get(source)
+        if component is not None and component == self.component.get(target):
+            return set()
+        ancestors = _reach(self.into, source)  # names that reach source
+        if target not in ancestors:
+            return set()
+        on_paths = _reach(self.out, target, within=ancestors)  # target →* source
+        merged = set(on_paths)
+        for name in on_paths:
+            existing = self.component.get(name)
+            if existing is not None:
+                merged |= self._drop_component(existing)
+        self._add_component(merged)
+        return merged
 
 
-def _components(edges: dict[str, set[str]]) -> dict[str, int]:
-    """Tarjan's algorithm (iterative): component ids of the nodes in components of two or more."""
+def _reach(adjacency: dict[str, dict[str, int]], start: str, within: set[str] | None = None) -> set[str]:
+    """start and every name reachable from it (optionally only through names in `within`)."""
+    seen = {start}
+    stack = [start]
+    while stack:
+        for following in adjacency.get(stack.pop(), ()):
+            if following not in seen and (within is None or following in within):
+                seen.add(following)
+                stack.append(following)
+    return seen
+
+
+def _defined_names(entry: _Entry | None) -> set[str]:
+    """The names and keys an entry defines (what written references may resolve to)."""
+    if entry is None:
+        return set()
+    names = {d.name for d in entry.definitions}
+    names.update(d.key for d in entry.definitions if d.key)
+    return names
+
+def _components(edges: dict[str, dict[str, int]], starts: list[str],
+                within: frozenset[str] | None = None) -> list[list[str]]:
+    """Tarjan's algorithm (iterative): the strongly connected components of two or more names
+    reachable from starts (only through names in `within`, when given)."""
     index_of: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
     stack: list[str] = []
-    result: dict[str, int] = {}
+    groups: list[list[str]] = []
     counter = 0
-    component_id = 0
-    for start in list(edges):
+
+    def children(node: str) -> Iterator[str]:
+        following = edges.get(node, ())
+        return iter(following if within is None else [n for n in following if n in within])
+
+    for start in starts:
         if start in index_of:
             continue
-        work = [(start, iter(edges.get(start, ())))]
+        work = [(start, children(start))]
         index_of[start] = low[start] = counter
         counter += 1
         stack.append(start)
         on_stack.add(start)
         while work:
-            node, children = work[-1]
+            node, pending = work[-1]
             advanced = False
-            for child in children:
+            for child in pending:
                 if child not in index_of:
                     index_of[child] = low[child] = counter
                     counter += 1
                     stack.append(child)
                     on_stack.add(child)
-                    work.append((child, iter(edges.get(child, ()))))
+                    work.append((child, children(child)))
                     advanced = True
                     break
                 if child in on_stack:
@@ -943,7 +1064,5 @@ def _components(edges: dict[str, set[str]]) -> dict[str, int]:
                     if member == node:
                         break
                 if len(members) > 1:
-                    for member in members:
-                        result[member] = component_id
-                    component_id += 1
-    return result
+                    groups.append(members)
+    return groups

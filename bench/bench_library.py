@@ -1,0 +1,214 @@
+"""Library benchmark: a generated workspace of templates that reference each other.
+
+    .venv/bin/python bench/bench_library.py [--templates 5000] [--runs 20] [--profile]
+
+Prints, beside the floor (lxml parse + XSD validation of the same files, same run):
+the cold index time, the whole `taskdsl check` of the workspace (index + check every file, in
+process through `Library.check_workspace`) and its ratio to the floor (goal ≤ 4x), the time to
+re-index one changed file and re-check the files it affects (goal < 20 ms), and peak memory of
+the whole check in a fresh subprocess (goal < 300 MB). --profile adds a cProfile of the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
+
+from lxml import etree  # noqa: E402
+
+from taskdsl.checker import check_text  # noqa: E402
+from taskdsl.library import Library  # noqa: E402
+from taskdsl.safexml import parser as safe_parser  # noqa: E402
+from taskdsl.schema import lxml_schema  # noqa: E402
+
+LIBRARY_FILES = 40  # each holds TEMPLATES_PER_LIBRARY templates and a named task
+TEMPLATES_PER_LIBRARY = 9
+CYCLES = 5  # template pairs that call each other (TD504)
+
+
+# --------------------------------------------------------------------------- workspace
+
+
+def template_xml(index: int, rng: random.Random, names: list[str], indent: str = "") -> str:
+    """One template: atomic (a prompt with an inline call) or sequential (a call and a ref)."""
+    name = names[index]
+    earlier = names[:index] or [name]
+    if index % 3 == 0 or index < 3:
+        target = rng.choice(earlier)
+        body = (f'{indent}  <task>\n'
+                f'{indent}    <description>Summarise {{{{text}}}} for {{{{audience}}}}; see {{{{{target}(text, "short")}}}}</description>\n'
+                f'{indent}    <output_format type="json" schema="object"/>\n'
+                f'{indent}  </task>\n')
+    else:
+        call, ref = rng.choice(earlier), rng.choice(earlier)
+        body = (f'{indent}  <task type="sequential" subtype="pipeline_{index}">\n'
+                f'{indent}    <description>Pipeline {index} over {{{{text}}}}</description>\n'
+                f'{indent}    <context_management><accumulate_data>true</accumulate_data></context_management>\n'
+                f'{indent}    <steps>\n'
+                f'{indent}      <call template="{call}"><arg>text</arg><arg>audience</arg></call>\n'
+                f'{indent}      <task ref="{ref}">\n'
+                f'{indent}        <inputs><input name="text" from="text"/><input name="audience">engineers</input></inputs>\n'
+                f'{indent}      </task>\n'
+                f'{indent}      <task><description>Check the result of step {index}</description></task>\n'
+                f'{indent}    </steps>\n'
+                f'{indent}  </task>\n')
+    return f'{indent}<template name="{name}" params="text, audience">\n{body}{indent}</template>\n'
+
+
+def generate(folder: str, count: int, seed: int = 7) -> dict:
+    rng = random.Random(seed)
+    names = [f"tpl_{i:05d}" for i in range(count)]
+    in_libraries = LIBRARY_FILES * TEMPLATES_PER_LIBRARY
+    paths = []
+    for lib in range(LIBRARY_FILES):
+        start = lib * TEMPLATES_PER_LIBRARY
+        body = "".join(template_xml(i, rng, names, "  ") for i in range(start, start + TEMPLATES_PER_LIBRARY))
+        task = (f'  <task name="lib_task_{lib}">\n    <description>Library task {lib}</description>\n'
+                f'    <inputs><input name="text">default text</input></inputs>\n  </task>\n')
+        path = os.path.join(folder, "libraries", f"lib_{lib:03d}.task.xml")
+        write(path, f"<library>\n{body}{task}</library>\n")
+        paths.append(path)
+    for i in range(in_libraries, count):
+        path = os.path.join(folder, "templates", f"group_{i % 50:02d}", f"{names[i]}.task.xml")
+        write(path, template_xml(i, rng, names))
+        paths.append(path)
+    for pair in range(CYCLES):  # a forward reference closes a cycle
+        i = count - 1 - pair
+        j = in_libraries + 10 + pair
+        path = os.path.join(folder, "templates", f"group_{j % 50:02d}", f"{names[j]}.task.xml")
+        text = open(path, encoding="utf-8").read().replace("</description>", f" {{{{{names[i]}(text, audience)}}}}</description>", 1)
+        write(path, text)
+    return {"paths": paths, "names": names}
+
+
+def write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+# --------------------------------------------------------------------------- measurements
+
+
+def floor_seconds(paths: list[str]) -> float:
+    schema, parser = lxml_schema(), safe_parser()
+    start = time.perf_counter()
+    for path in paths:
+        with open(path, "rb") as handle:
+            root = etree.fromstring(handle.read(), parser)
+        schema.validate(root)
+    return time.perf_counter() - start
+
+
+def timed(function, *args, **kwargs):
+    start = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def incremental(library: Library, path: str, edit, runs: int) -> tuple[float, float, int]:
+    """Median and max ms to re-index one file from an editor buffer and re-check every affected file."""
+    original = open(path, encoding="utf-8").read()
+    texts = {}
+    times, affected_counts = [], []
+    for run in range(runs):
+        text = edit(original, run)
+        start = time.perf_counter()
+        affected = library.update_file(path, text)
+        for other in affected:
+            other_text = text if other == path else texts.setdefault(other, open(other, encoding="utf-8").read())
+            check_text(other_text, path=other, library=library, settings=library.settings)
+        times.append((time.perf_counter() - start) * 1000)
+        affected_counts.append(len(affected))
+    library.update_file(path, original)
+    return statistics.median(times), max(times), max(affected_counts)
+
+
+def memory_child(folder: str) -> None:
+    """Run in a fresh process: baseline RSS after imports, then the whole check; print JSON."""
+    lxml_schema()
+    import taskdsl.rules  # noqa: F401
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    library, results = Library.check_workspace([folder])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"base_mb": base / 1024, "peak_mb": peak / 1024, "files": len(results)}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--templates", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return
+
+    with tempfile.TemporaryDirectory(prefix="taskdsl-bench-") as folder:
+        generated = generate(folder, args.templates)
+        paths = generated["paths"]
+        lxml_schema()
+        import taskdsl.rules  # noqa: F401  (rule imports are not part of the measurement)
+
+        floor = floor_seconds(paths)
+        library, cold = timed(Library.from_paths, [folder])
+        (_, results), whole = timed(Library.check_workspace, [folder])
+        floor_again = floor_seconds(paths)  # the machine is shared: take the better floor
+        floor = min(floor, floor_again)
+        diagnostics = sum(len(r.diagnostics) for r in results.values())
+        codes = sorted({d.code for r in results.values() for d in r.diagnostics})
+
+        names = generated["names"]
+        referrers = {name: len(library.dependents(name)) for name in names}
+        hub = max(names, key=lambda n: referrers[n])
+        hub_path = library.definition(hub).path
+        median_body, max_body, n_body = incremental(
+            library, hub_path, lambda t, run: t.replace("Summarise", f"Summarise ({run})").replace("Pipeline", f"Pipeline ({run})"), args.runs)
+        median_sig, max_sig, n_sig = incremental(
+            library, hub_path, lambda t, run: t.replace('params="text, audience"', 'params="text, audience, extra"' if run % 2 == 0 else 'params="text, audience"', 1) if library.definition(hub).kind == "template" else t, args.runs)
+
+        child = subprocess.run([sys.executable, __file__, "--memory-child", folder], capture_output=True, text=True, check=True)
+        memory = json.loads(child.stdout)
+
+        print(f"workspace: {len(paths)} files, {len(library)} definitions, {args.templates} templates "
+              f"({diagnostics} diagnostics: {', '.join(codes) or 'none'})")
+        rows = [
+            ("floor: lxml parse + XSD validation", f"{floor * 1000:9.0f} ms", f"{floor / len(paths) * 1e6:6.0f} µs/file", ""),
+            ("cold index (Library.from_paths)", f"{cold * 1000:9.0f} ms", f"{cold / len(paths) * 1e6:6.0f} µs/file", f"{cold / floor:5.1f}x floor"),
+            ("whole check (index + check every file)", f"{whole * 1000:9.0f} ms", f"{whole / len(paths) * 1e6:6.0f} µs/file",
+             f"{whole / floor:5.1f}x floor (goal ≤ 4x)"),
+            (f"one file edited (body), {n_body} re-checked", f"{median_body:9.1f} ms", f"max {max_body:6.1f} ms", "goal < 20 ms"),
+            (f"one file edited (params), {n_sig} re-checked", f"{median_sig:9.1f} ms", f"max {max_sig:6.1f} ms", "goal < 20 ms"),
+            ("peak memory, whole check (subprocess)", f"{memory['peak_mb']:9.0f} MB", f"base {memory['base_mb']:4.0f} MB", "goal < 300 MB"),
+        ]
+        width = max(len(r[0]) for r in rows)
+        for label, value, per, note in rows:
+            print(f"{label:<{width}}  {value}  {per:>18}  {note}")
+
+        if args.profile:
+            profile = cProfile.Profile()
+            profile.enable()
+            Library.check_workspace([folder])
+            profile.disable()
+            out = io.StringIO()
+            pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(25)
+            print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
