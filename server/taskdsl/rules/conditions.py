@@ -6,13 +6,13 @@ from taskdsl.diagnostics import Related, Severity
 from taskdsl.document import Element
 from taskdsl.expr import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import make, value_subspan
+from taskdsl.rules.util import elements, make, value_subspan
 
 STEP_TAGS = ("task", "call", "cond")
 
 
 def _tests(ctx: RuleContext):
-    for case in ctx.document.iter():
+    for case in elements(ctx.document):
         if case.tag == "case":
             attr = case.attr("test")
             if attr is not None and attr.value_span is not None:
@@ -101,7 +101,7 @@ def _output_task(step: Element) -> Element | None:
       good='<steps>\n  <task><description>Check</description><output_format type="json"/></task>\n  <cond>…</cond>\n</steps>',
       fix="Add `<output_format type=\"json\"/>` to the tested task.")
 def json_output_rule(ctx: RuleContext):
-    for cond in ctx.document.iter():
+    for cond in elements(ctx.document):
         if cond.tag != "cond":
             continue
         step = _tested_task(cond)

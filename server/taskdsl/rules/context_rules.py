@@ -10,7 +10,7 @@ from taskdsl.context import FIELDS, LEGACY_VALUES, OPERATOR_DEFAULTS, ContextSet
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import indent_unit, is_ref, kind, line_indent, make, remove_fix, removal_span, tasks
+from taskdsl.rules.util import elements, indent_unit, is_ref, kind, line_indent, make, remove_fix, removal_span, tasks
 
 ACCUMULATION_FIELDS = ("accumulate_data", "accumulation_format")
 
@@ -180,7 +180,7 @@ def format_without_accumulation_rule(ctx: RuleContext):
 
 
 def _legacy_value_rule(ctx: RuleContext, code: str, name: str):
-    for element in ctx.document.iter():
+    for element in elements(ctx.document):
         if element.tag != name or element.parent is None or element.parent.tag != "context_management":
             continue
         value = element.text.strip()

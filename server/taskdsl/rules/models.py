@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from taskdsl.diagnostics import Fix, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import make, text_span
+from taskdsl.rules.util import elements, make, text_span
 
 
 @rule("TD601", Severity.WARNING, "model identifier unknown to litellm",
@@ -19,7 +19,7 @@ from taskdsl.rules.util import make, text_span
 def model_rule(ctx: RuleContext):
     from taskdsl import models  # the map loads on first use, as JSON
 
-    for element in ctx.document.iter():
+    for element in elements(ctx.document):
         if element.tag != "model":
             continue
         span = text_span(element)

@@ -12,6 +12,7 @@ import re
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import (
+    elements,
     TASK_TAGS, TASK_TYPES, did_you_mean, indent_unit, is_ref, kind, line_indent, make, raw_type, tasks,
 )
 from taskdsl.document import Span
@@ -132,7 +133,7 @@ def prompt_rule(ctx: RuleContext):
       good='<task ref="summarise">\n  <inputs><input name="text" from="report"/></inputs>\n</task>',
       fix="Remove the element, or drop `ref` and define the task here.")
 def ref_body_rule(ctx: RuleContext):
-    for task in ctx.document.iter():
+    for task in elements(ctx.document):
         if not is_ref(task):
             continue
         target = task.get("ref") or ""
@@ -152,7 +153,7 @@ def ref_body_rule(ctx: RuleContext):
       fix="Add the test or the task.",
       replaces=("TD102", "TD104"))
 def cond_rule(ctx: RuleContext):
-    for cond in ctx.document.iter():
+    for cond in elements(ctx.document):
         if cond.tag != "cond":
             continue
         cases = cond.children_named("case")
@@ -179,7 +180,7 @@ def cond_rule(ctx: RuleContext):
       fix="Rename to an identifier (`[A-Za-z_][A-Za-z0-9_]*`); remove the repeated param.",
       replaces=("TD104", "TD105"))
 def template_rule(ctx: RuleContext):
-    for template in ctx.document.iter():
+    for template in elements(ctx.document):
         if template.tag != "template":
             continue
         name = template.attr("name")
@@ -252,7 +253,7 @@ def type_rule(ctx: RuleContext):
       fix="Rename the attribute `task` to `template` (safe fix).",
       replaces=("TD103", "TD104"))
 def call_task_rule(ctx: RuleContext):
-    for call in ctx.document.iter():
+    for call in elements(ctx.document):
         if call.tag != "call":
             continue
         attr = call.attr("task")
@@ -280,7 +281,7 @@ LEGACY_TASK_ATTRS = ("parameters", "returns")
       replaces=("TD103",))
 def task_parameters_rule(ctx: RuleContext):
     text = ctx.document.text
-    for task in ctx.document.iter():
+    for task in elements(ctx.document):
         if task.tag != "task" or task.attr("parameters") is None:
             continue
         legacy = [a for a in task.attrs if a.name in LEGACY_TASK_ATTRS]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import weakref
 from typing import Iterable, Iterator
 
 from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
@@ -19,9 +20,20 @@ def make(code: str, span: Span, message: str, *, severity: Severity | None = Non
     return Diagnostic(code, severity or RULES[code].severity, span, message, list(related), list(fixes))
 
 
+_ELEMENTS: "weakref.WeakKeyDictionary[Document, list[Element]]" = weakref.WeakKeyDictionary()
+
+
+def elements(document: Document) -> list[Element]:
+    """All elements in document order, listed once per document (every rule walks them)."""
+    found = _ELEMENTS.get(document)
+    if found is None:
+        found = _ELEMENTS[document] = list(document.iter())
+    return found
+
+
 def tasks(document: Document) -> Iterator[Element]:
     """Every task, inner_task and reduction_task, in document order."""
-    return (element for element in document.iter() if element.tag in TASK_TAGS)
+    return (element for element in elements(document) if element.tag in TASK_TAGS)
 
 
 def raw_type(element: Element) -> str | None:

@@ -7,7 +7,7 @@ import re
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Document, Element, Span
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import did_you_mean, make
+from taskdsl.rules.util import elements, did_you_mean, make
 from taskdsl.scope import enclosing_template, visible_names
 from taskdsl.templating import find_placeholders
 
@@ -25,7 +25,7 @@ MAX_LISTED = 6
       good='<inputs>\n  <input name="data">a</input>\n  <input name="config">b</input>\n</inputs>',
       fix="Rename one of the inputs.")
 def duplicate_input_rule(ctx: RuleContext):
-    for inputs in ctx.document.iter():
+    for inputs in elements(ctx.document):
         if inputs.tag != "inputs":
             continue
         seen: dict[str, Element] = {}
@@ -44,7 +44,7 @@ def duplicate_input_rule(ctx: RuleContext):
 
 def _text_placeholders(document: Document):
     """(element, placeholder, absolute span) for every {{…}} in text that may hold one."""
-    for element in document.iter():
+    for element in elements(document):
         if element.tag not in TEXT_TAGS:
             continue
         for piece in element.text_pieces:
@@ -114,7 +114,7 @@ def unknown_variable_rule(ctx: RuleContext):
       good='<input name="draft" from="last_output"/>',
       fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`.")
 def unknown_from_rule(ctx: RuleContext):
-    for item in ctx.document.iter():
+    for item in elements(ctx.document):
         if item.tag != "input":
             continue
         attr = item.attr("from")
