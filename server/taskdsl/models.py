@@ -29,7 +29,7 @@ OPEN_PROVIDERS = frozenset({
     "taskdsl", "ollama", "ollama_chat", "openai", "openai_like", "custom_openai", "custom",
     "hosted_vllm", "vllm", "lm_studio", "llamafile", "litellm_proxy", "xinference", "oobabooga",
     "triton", "docker_model_runner", "lemonade", "sagemaker", "sagemaker_chat", "azure",
-    "azure_ai", "huggingface", "openrouter", "text-completion-openai", "bedrock", "petals",
+    "azure_ai", "huggingface", "openrouter", "text-completion-openai", "petals",
 })
 
 

@@ -13,7 +13,7 @@ from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import (
     elements,
-    TASK_TAGS, TASK_TYPES, did_you_mean, indent_unit, is_ref, kind, line_indent, make, raw_type, tasks,
+    TASK_TYPES, did_you_mean, is_ref, kind, line_indent, make, raw_type, tasks,
 )
 from taskdsl.document import Span
 
