@@ -121,7 +121,7 @@ def unknown_from_rule(ctx: RuleContext):
         if attr is None or attr.value_span is None:
             continue
         owner = item.parent.parent if item.parent is not None else None
-        if owner is not None and owner.tag == "task" and (owner.parent is None or owner.parent.tag in ("library", "template")):
+        if owner is not None and owner.tag == "task" and (owner.parent is None or owner.parent.tag == "library"):
             continue  # a root (named) task's inputs are its params: the caller's environment supplies them
         value = attr.value.strip()
         match = IDENT_RE.match(value)
