@@ -261,7 +261,8 @@ def check_source(source: Source, library, settings):
     diagnostics = list(result.diagnostics)
     if source.read_problem is not None:
         offset, message = source.read_problem
-        diagnostics.insert(0, Diagnostic("TD001", Severity.ERROR, Span(offset, min(offset + 1, len(source.text))), message))
+        diagnostics.append(Diagnostic("TD001", Severity.ERROR, Span(offset, min(offset + 1, len(source.text))), message))
+    diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code))
     return result.document, diagnostics
 
 
