@@ -81,7 +81,12 @@ async function start(context?: vscode.ExtensionContext): Promise<void> {
       configurationSection: 'taskdsl',
       fileEvents: vscode.workspace.createFileSystemWatcher('**/*.task.xml'),
     },
-    initializationOptions: { settings: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('taskdsl'))) },
+    // the settings as at start (the server pulls them again with workspace/configuration), and
+    // what this client does by itself: it asks the user for a run's missing inputs
+    initializationOptions: {
+      taskdsl: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('taskdsl'))),
+      client: { promptsForMissingInputs: true },
+    },
     outputChannel: serverChannel,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     middleware: {

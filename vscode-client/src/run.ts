@@ -2,10 +2,10 @@
 // asking for missing inputs with input boxes and logging each run in the "Task DSL Runs" channel.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, ResponseError } from 'vscode-languageclient/node';
+import { libraryTaskNames, missingInputs } from './runUtil';
 
 export const RUN_COMMAND = 'taskdsl.runTask';
 const MAX_ROUNDS = 20;
-const IDENT = '[A-Za-z_][A-Za-z0-9_]*';
 
 type Inputs = Record<string, unknown>;
 
@@ -91,9 +91,15 @@ export class TaskRunner {
       let result: unknown;
       let failure: unknown;
       try {
-        result = await client.sendRequest(ExecuteCommandRequest.type, { command: RUN_COMMAND, arguments: args });
+        result = await vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `Task DSL: running ${label}`, cancellable: true },
+          (_progress, token) => client.sendRequest(ExecuteCommandRequest.type, { command: RUN_COMMAND, arguments: args }, token));
       } catch (err) {
         failure = err;
+      }
+      if (failure instanceof ResponseError && failure.code === -32800) { // RequestCancelled
+        this.channel.appendLine(`[run ${n}] cancelled`);
+        return undefined;
       }
       const problem = failure ?? (isFailed(result) ? result : undefined);
       const missing = problem !== undefined ? missingInputs(problem).filter((m) => !(m in inputs) || !asked.has(m)) : [];
@@ -177,107 +183,4 @@ function errorMessage(err: unknown): string {
     return err.message;
   }
   return String(err);
-}
-
-/**
- * The names of the inputs a failed run is missing. Understands structured data — keys
- * `missingInputs`, `missing_inputs`, `missing` (lists of names), or `input`/`name` next to a
- * reason mentioning "missing" — and, failing that, messages such as
- * "missing input 'topic'", "missing required inputs: a, b", "input `topic` is required".
- */
-export function missingInputs(problem: unknown): string[] {
-  const found = new Set<string>();
-  const visit = (x: unknown, depth: number): void => {
-    if (!x || typeof x !== 'object' || depth > 6) {
-      return;
-    }
-    const o = x as Record<string, unknown>;
-    for (const key of ['missingInputs', 'missing_inputs', 'missing']) {
-      const v = o[key];
-      if (Array.isArray(v)) {
-        v.filter((s): s is string => typeof s === 'string').forEach((s) => found.add(s));
-      } else if (typeof v === 'string' && new RegExp(`^${IDENT}$`).test(v)) {
-        found.add(v);
-      }
-    }
-    const reason = typeof o.reason === 'string' ? o.reason : '';
-    if (/missing/i.test(reason)) {
-      for (const key of ['input', 'name']) {
-        if (typeof o[key] === 'string') {
-          found.add(o[key] as string);
-        }
-      }
-    }
-    for (const v of Object.values(o)) {
-      if (v && typeof v === 'object') {
-        visit(v, depth + 1);
-      }
-    }
-  };
-  if (problem instanceof ResponseError) {
-    visit(problem.data, 0);
-  }
-  visit(problem, 0);
-  if (found.size === 0) {
-    const texts: string[] = [];
-    const collect = (x: unknown, depth: number): void => {
-      if (typeof x === 'string') {
-        texts.push(x);
-      } else if (x && typeof x === 'object' && depth < 6) {
-        Object.values(x as Record<string, unknown>).forEach((v) => collect(v, depth + 1));
-      }
-    };
-    if (problem instanceof Error) {
-      texts.push(problem.message);
-    }
-    collect(problem, 0);
-    const q = '[\'"`‘“]?';
-    const qe = '[\'"`’”]?';
-    const listRe = new RegExp(`missing (?:required )?inputs?\\s*[:\\-]?\\s*((?:${q}${IDENT}${qe}(?:\\s*,\\s*|\\s+and\\s+)?)+)`, 'gi');
-    const oneRe = new RegExp(`inputs?\\s+['"\`‘“](${IDENT})['"\`’”]\\s+(?:is\\s+)?(?:missing|required|not (?:given|provided|bound|set))`, 'gi');
-    for (const t of texts) {
-      for (const m of t.matchAll(listRe)) {
-        for (const name of m[1].matchAll(new RegExp(IDENT, 'g'))) {
-          if (name[0] !== 'and') {
-            found.add(name[0]);
-          }
-        }
-      }
-      for (const m of t.matchAll(oneRe)) {
-        found.add(m[1]);
-      }
-    }
-  }
-  return [...found];
-}
-
-/** Names of the runnable children of a `<library>` root (templates and named tasks); empty for other roots. */
-export function libraryTaskNames(text: string): string[] {
-  const stripped = text.replace(/<!--[\s\S]*?-->/g, '').replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, '').replace(/<\?[\s\S]*?\?>/g, '');
-  const tagRe = /<(\/?)([A-Za-z_][\w.\-:]*)([^>]*?)(\/?)>/g;
-  let depth = 0;
-  let root: string | undefined;
-  const names: string[] = [];
-  for (const m of stripped.matchAll(tagRe)) {
-    const [, closing, tag, attrs, selfClosing] = m;
-    if (closing) {
-      depth--;
-      continue;
-    }
-    if (depth === 0 && root === undefined) {
-      root = tag;
-      if (root !== 'library') {
-        return [];
-      }
-    } else if (depth === 1 && (tag === 'template' || tag === 'task')) {
-      const name = /\bname\s*=\s*["']([^"']+)["']/.exec(attrs);
-      if (name) {
-        names.push(name[1]);
-      }
-    }
-    if (!selfClosing) {
-      depth++;
-    }
-  }
-  return names;
 }
