@@ -166,7 +166,7 @@ def index_document(doc: Document, path: str | None) -> FileIndex:
         definitions.extend(_root_definitions(doc, root, path, first=position == 0))
     owner_of = {id(element): definition.name for element, _, definition in definitions}
     references = _references(doc, path, owner_of)
-    finished = [_with_effective(definition, task) for _, task, definition in definitions]
+    finished = [definition for _, _, definition in definitions]
     return FileIndex(path, finished, references, clean=not doc.problems, digest=hash(doc.text))
 
 
@@ -210,6 +210,7 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
         span=task.span,
         name_span=name_span,
         range=_range(doc, name_span or task.name_span),
+        effective=_effective(task),
     )
 
 
@@ -228,6 +229,7 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         name_span=name_span,
         range=_range(doc, name_span),
         returns=template.get("returns"),
+        effective=_effective(task),
     )
 
 
@@ -272,17 +274,28 @@ def _range(doc: Document, span: Span) -> Range:
     return doc.position(span.start), doc.position(span.end)
 
 
-def _with_effective(definition: Definition, task: Element | None) -> Definition:
+SETTING_TAGS = {"context_management", "inherit_context", "accumulate_data", "accumulation_format", "fresh_context"}
+_DEFAULT_EFFECTIVE: dict[tuple, Any] = {}  # a task that sets nothing gets its operator's defaults
+
+
+def _effective(task: Element | None) -> Any:
+    """context.effective_settings of a definition's task, without references to the tree."""
     compute = _effective_settings_function()
     if compute is None or task is None:
-        return definition
+        return None
+    plain = not any(child.tag in SETTING_TAGS for child in task.children)
+    key = (task.tag, task.get("type"), task.get("subtype"))
+    if plain and key in _DEFAULT_EFFECTIVE:
+        return _DEFAULT_EFFECTIVE[key]
     try:
         effective = compute(task)
     except Exception:  # a bad definition must not break the index
-        return definition
+        return None
     if getattr(effective, "elements", None):
         effective = replace(effective, elements={})  # Elements would keep the whole tree alive
-    return replace(definition, effective=effective)
+    if plain:
+        _DEFAULT_EFFECTIVE[key] = effective
+    return effective
 
 
 _EFFECTIVE: list = []
@@ -301,6 +314,10 @@ def _effective_settings_function():
 
 def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> list[Reference]:
     found: list[Reference] = []
+    text = doc.text
+    inline = "{{" in text and "(" in text
+    if not inline and "ref" not in text and "<call" not in text:
+        return found
     stack: list[tuple[Element, str | None]] = [(root, None) for root in reversed(doc.roots)]
     while stack:
         element, owner = stack.pop()
@@ -313,9 +330,10 @@ def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> li
             reference = _call_reference(doc, element, path, owner)
             if reference:
                 found.append(reference)
-        for piece in element.text_pieces:
-            if "{{" in piece.raw and "(" in piece.raw:
-                found.extend(_inline_references(doc, piece.raw, piece.span.start, path, owner))
+        if inline:
+            for piece in element.text_pieces:
+                if "{{" in piece.raw and "(" in piece.raw:
+                    found.extend(_inline_references(doc, piece.raw, piece.span.start, path, owner))
         stack.extend((child, owner) for child in reversed(element.children))
     return found
 
@@ -415,10 +433,10 @@ def normalize(path: str | os.PathLike) -> str:
     return os.path.abspath(os.fspath(path))
 
 
-def read_text(path: str) -> str | None:
+def read_text(path: str, size: int | None = None) -> str | None:
     """A file's text (UTF-8, errors replaced), or None when it cannot be read or is too big."""
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
+        if (os.path.getsize(path) if size is None else size) > MAX_FILE_BYTES:
             log.warning("%s is larger than %d bytes; not indexed", path, MAX_FILE_BYTES)
             return None
         with open(path, encoding="utf-8", errors="replace", newline="") as handle:
@@ -469,7 +487,7 @@ class Library:
             workspace.extend(discover(path, settings.files) if os.path.isdir(path) else [path])
         library.workspace_files = set(workspace)
         for path in workspace + library._library_path_files():
-            library._index_from_disk(path, keep_documents)
+            library._index_from_disk(path, keep_documents, report=False)
         return library
 
     @classmethod
@@ -504,12 +522,12 @@ class Library:
                     return True
         return path in set(self._library_path_files())
 
-    def _index_from_disk(self, path: str, keep_document: bool = False) -> set[str]:
+    def _index_from_disk(self, path: str, keep_document: bool = False, report: bool = True) -> set[str]:
         stamp = _stamp(path)
-        text = read_text(path) if stamp else None
+        text = read_text(path, stamp[1]) if stamp else None
         if text is None:
             return self.remove_file(path)
-        return self._replace(path, text, stamp, keep_document)
+        return self._replace(path, text, stamp, keep_document, report)
 
     # -- incremental updates ---------------------------------------------------------------
 
@@ -562,7 +580,8 @@ class Library:
             affected |= self.update_file(path)
         return affected
 
-    def _replace(self, path: str, text: str, stamp: tuple | None, keep_document: bool = False) -> set[str]:
+    def _replace(self, path: str, text: str, stamp: tuple | None, keep_document: bool = False,
+                 report: bool = True) -> set[str]:
         doc = parse(text)
         if keep_document:
             self._documents[path] = doc
@@ -575,7 +594,8 @@ class Library:
             present = {d.name for d in index.definitions}
             retained = [d for d in old.definitions if d.name not in present]
         new = _Entry(index, stamp or ("buffer", index.digest), retained)
-        return self._affected(path, old, new, self._swap(path, old, new))
+        cycle_names = self._swap(path, old, new)
+        return self._affected(path, old, new, cycle_names) if report else set()
 
     def _swap(self, path: str, old: _Entry | None, new: _Entry | None) -> set[str]:
         """Replace a file's entry; keep the resolved edge graph in step (its own edges, and other
