@@ -61,6 +61,7 @@ class Element:
     self_closing: bool = False
     closed: bool = False  # the element was properly ended (self-closing or matching end tag)
     start_tag_complete: bool = True  # the start tag reached its '>'
+    level: int = 0  # nesting depth (0 for a root), recorded while scanning
 
     @property
     def span(self) -> Span:
@@ -125,7 +126,7 @@ class Element:
 
     @property
     def depth(self) -> int:
-        return sum(1 for _ in self.ancestors())
+        return self.level
 
     def __repr__(self) -> str:
         return f"<Element {self.tag} @{self.start_tag.start}>"
@@ -354,6 +355,10 @@ class _Scanner:
             end = len(self.text)
         else:
             end = close + 3
+            # XML forbids '--' inside a comment; point at it rather than at the comment's end
+            double = self.text.find("--", start + 4, close)
+            if double >= 0:
+                self.problem("comment", double, double + 2, "'--' is not allowed inside a comment: write it differently (e.g. '- -')")
         self.doc.comments.append(Span(start, end))
         self.pos = end
 
@@ -422,6 +427,7 @@ class _Scanner:
             name_span=Span(match.start(), match.end()),
             start_tag=Span(start, match.end()),
             parent=self.stack[-1] if self.stack else None,
+            level=len(self.stack),
         )
         self.pos = match.end()
         self.scan_attributes(element)

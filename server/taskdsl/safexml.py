@@ -68,7 +68,7 @@ _LXML_MESSAGE_FIXES = [
 
 
 def _tidy(message: str) -> str:
-    message = message.split(", line ")[0].strip()
+    message = " ".join(message.split(", line ")[0].split())  # one line, whatever lxml quoted
     for pattern, replacement in _LXML_MESSAGE_FIXES:
         if pattern.search(message):
             return pattern.sub(replacement, message)
@@ -77,7 +77,7 @@ def _tidy(message: str) -> str:
 
 def too_deep(doc: Document) -> Diagnostic | None:
     for element in doc.iter():
-        if element.depth >= MAX_DEPTH:
+        if element.level >= MAX_DEPTH:
             return Diagnostic(
                 "TD001",
                 Severity.ERROR,
