@@ -24,6 +24,8 @@
 (require 'nxml-mode)
 (require 'eglot)
 (require 'subr-x)
+(require 'cl-lib)
+(require 'jsonrpc)
 
 (defgroup taskdsl nil
   "Support for taskdsl XML task templates."
@@ -35,7 +37,8 @@
     (if (and venv (file-executable-p (expand-file-name "bin/python" venv)))
         (expand-file-name "bin/python" venv)
       "python3"))
-  "Python interpreter with the taskdsl package installed; the server runs as PYTHON -m taskdsl serve."
+  "Python interpreter with the taskdsl package installed.
+The server runs as PYTHON -m taskdsl serve."
   :type 'string)
 
 (defcustom taskdsl-server-command nil
@@ -44,10 +47,11 @@ For example (\"taskdsl\" \"serve\")."
   :type '(choice (const :tag "Use taskdsl-python" nil) (repeat string)))
 
 (defcustom taskdsl-settings nil
-  "Settings of the server (SPEC §8), a plist sent as the \"taskdsl\" configuration section.
-Keys: :files :libraryPaths :globals :model :run (:allowScripts :timeout) :trace (:dir)
-:debounce.  Use vectors for lists and :json-false for false, e.g.
-  (:model \"gpt-4o-mini\" :libraryPaths [\"~/templates\"] :run (:allowScripts :json-false))"
+  "Settings of the server, a plist: the \"taskdsl\" configuration section.
+Keys: :files :libraryPaths :globals :model :run (:allowScripts :timeout)
+:trace (:dir) :debounce.  Use vectors for lists and :json-false for false:
+  (:model \"gpt-4o-mini\" :libraryPaths [\"~/templates\"]
+   :run (:allowScripts :json-false))"
   :type 'plist)
 
 (defcustom taskdsl-auto-start t
@@ -86,48 +90,69 @@ Keys: :files :libraryPaths :globals :model :run (:allowScripts :timeout) :trace 
   "The input name an error TEXT of the server says is missing, or nil."
   (when (and text
              (or (string-match "[Mm]issing \\(?:required \\)?inputs?[: ]+['\"`‘“]?\\([A-Za-z_][A-Za-z0-9_]*\\)" text)
-                 (string-match "inputs? ['\"`‘“]\\([A-Za-z_][A-Za-z0-9_]*\\)['\"`’”] \\(?:is \\)?\\(?:missing\\|required\\)" text)))
+                 (string-match "inputs? ['\"`‘“]\\([A-Za-z_][A-Za-z0-9_]*\\)['\"`’”] \\(?:is \\|has \\)?\\(?:missing\\|required\\|no value\\)" text)))
     (match-string 1 text)))
 
+;; jsonrpc 1.0.9 (Emacs 28) needs a timeout on async requests; runs can take long
+(defcustom taskdsl-run-timeout 600
+  "Seconds to wait for a run started with `taskdsl-run-task'."
+  :type 'number)
+
+(defvar taskdsl-run-hook nil
+  "Functions called with the result plist of each `taskdsl-run-task'.
+The argument is nil when the run failed.")
+
+(defun taskdsl--inputs-object (inputs)
+  (let ((h (make-hash-table :test 'equal)))
+    (dolist (kv inputs h) (puthash (car kv) (cdr kv) h))))
+
+(defun taskdsl--failed-text (result)
+  "The error text of a FAILED RESULT plist, or nil."
+  (when (and (listp result) (equal (plist-get result :status) "FAILED"))
+    (let ((err (plist-get result :error)))
+      (or (and (listp err) (plist-get err :message)) (format "%s" err)))))
+
+(defun taskdsl--show-run (result text)
+  (with-current-buffer (get-buffer-create "*taskdsl run*")
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert (if text
+                  (format "Run failed: %s\n" text)
+                (format "%s\n" (or (and (listp result) (plist-get result :content)) result)))))
+    (special-mode)
+    (display-buffer (current-buffer)))
+  (run-hook-with-args 'taskdsl-run-hook (unless text result)))
+
 (defun taskdsl-run-task (&optional inputs)
-  "Run the template of the current buffer through the server (command taskdsl.runTask).
-INPUTS is an alist of (NAME . VALUE); the inputs the server reports missing are asked for."
+  "Run the template of the current buffer (server command taskdsl.runTask).
+INPUTS is an alist of (NAME . VALUE).  Inputs the server reports missing
+are asked for in the minibuffer.  The run goes on in the background; its
+result shows in the buffer *taskdsl run*."
   (interactive)
   (let ((server (eglot--current-server-or-lose))
         (uri (eglot--path-to-uri (buffer-file-name)))
-        (inputs (copy-alist inputs))
-        (asked nil)
-        (result nil)
-        (done nil))
-    (while (not done)
-      (condition-case err
-          (progn
-            (setq result
-                  (jsonrpc-request server :workspace/executeCommand
-                                   `(:command "taskdsl.runTask"
-                                     :arguments [,uri nil
-                                                 ,(if inputs
-                                                      (let ((h (make-hash-table :test 'equal)))
-                                                        (dolist (kv inputs h) (puthash (car kv) (cdr kv) h)))
-                                                    (make-hash-table))])))
-            (setq done t))
-        (jsonrpc-error
-         (let* ((text (format "%s" (cdr err)))
-                (name (taskdsl--missing-input text)))
-           (if (and name (not (member name asked)))
-               (progn (push name asked)
-                      (push (cons name (read-string (format "taskdsl input %s: " name))) inputs))
-             (setq done t)
-             (message "taskdsl: run failed: %s" text)
-             (setq result nil))))))
-    (when result
-      (let ((content (if (listp result) (plist-get result :content) result)))
-        (with-current-buffer (get-buffer-create "*taskdsl run*")
-          (let ((inhibit-read-only t))
-            (erase-buffer)
-            (insert (format "%s" (or content result))))
-          (display-buffer (current-buffer)))))
-    result))
+        (asked nil))
+    (cl-labels
+        ((attempt
+          (inputs)
+          (jsonrpc-async-request
+           server :workspace/executeCommand
+           `(:command "taskdsl.runTask" :arguments [,uri nil ,(taskdsl--inputs-object inputs)])
+           :timeout taskdsl-run-timeout
+           :success-fn (lambda (result) (retry-or-show inputs result (taskdsl--failed-text result)))
+           :error-fn (lambda (err)
+                       (retry-or-show inputs nil (or (plist-get err :message) (format "%S" err))))
+           :timeout-fn (lambda () (taskdsl--show-run nil "timed out"))))
+         (retry-or-show
+          (inputs result text)
+          (let ((name (taskdsl--missing-input text)))
+            (if (and name (not (member name asked)))
+                (progn (push name asked)
+                       (attempt (cons (cons name (read-string (format "taskdsl input %s: " name))) inputs)))
+              (when text (message "taskdsl: run failed: %s" text))
+              (taskdsl--show-run result text)))))
+      (message "taskdsl: running %s…" (file-name-nondirectory (buffer-file-name)))
+      (attempt (copy-alist inputs)))))
 
 (provide 'taskdsl)
 ;;; taskdsl.el ends here

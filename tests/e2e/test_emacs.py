@@ -19,7 +19,7 @@ CONFIG = ROOT / "editors" / "emacs" / "taskdsl.el"
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
 
 
-def test_emacs_eglot_diagnostics_hover_completion(workspace, isolated_env, server_python, tmp_path):
+def test_emacs_eglot_diagnostics_hover_completion_run(workspace, isolated_env, server_python, tmp_path):
     emacs = require_exe("emacs", "Emacs (apt-get install emacs-nox)")
     if not any(ELPA.glob("eglot-*/eglot.el")) and subprocess.run(
             [emacs, "--batch", "-Q", "--eval", "(require 'eglot)"], capture_output=True).returncode != 0:
@@ -28,10 +28,12 @@ def test_emacs_eglot_diagnostics_hover_completion(workspace, isolated_env, serve
     env = dict(isolated_env,
                TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
                TASKDSL_E2E_PACKAGES=str(tmp_path / "elpa"),
-               TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"))
+               TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"),
+               TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"))
     t0 = time.monotonic()
     proc = subprocess.run([emacs, "--batch", "-Q", "-l", str(HARNESS)],
-                          cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=workspace, env=env, capture_output=True, text=True, timeout=180,
+                          stdin=subprocess.DEVNULL)  # a prompt fails instead of waiting
     seconds = time.monotonic() - t0
     assert out.exists(), f"emacs wrote no result (exit {proc.returncode}): {proc.stderr[-3000:]}"
     result = json.loads(out.read_text())
@@ -60,6 +62,12 @@ def test_emacs_eglot_diagnostics_hover_completion(workspace, isolated_env, serve
     assert doc_phrase("fresh_context") in normalize(result["hover"])
 
     # completion after "<" inside <task>
+    assert "completion" in result, result.get("completion_error")
     names = completion_names(result["completion"])
     assert {"instructions", "inputs", "model"} <= names, sorted(names)
     assert "description" not in names and "context_management" not in names, sorted(names)
+
+    # M-x taskdsl-run-task (input given) runs the template and shows the result in *taskdsl run*
+    run = result["run"]
+    assert run["done"] and run["status"] == "COMPLETE", run
+    assert "Say hello to World" in run["buffer"], run

@@ -18,12 +18,13 @@ HARNESS = Path(__file__).parent / "nvim" / "harness.lua"
 CONFIG = ROOT / "editors" / "nvim" / "taskdsl.lua"
 
 
-def test_neovim_diagnostics_hover_completion(workspace, isolated_env, server_python, tmp_path):
+def test_neovim_diagnostics_hover_completion_run(workspace, isolated_env, server_python, tmp_path):
     nvim = require_exe("nvim", "Neovim (apt-get install neovim)")
     out = tmp_path / "nvim.json"
     env = dict(isolated_env,
                TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
-               TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"))
+               TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"),
+               TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"))
     t0 = time.monotonic()
     proc = subprocess.run([nvim, "--headless", "-i", "NONE", "--noplugin", "-u", str(HARNESS)],
                           cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
@@ -63,3 +64,9 @@ def test_neovim_diagnostics_hover_completion(workspace, isolated_env, server_pyt
     names = completion_names(result["completion"])
     assert {"instructions", "inputs", "model"} <= names, sorted(names)
     assert "description" not in names and "context_management" not in names, sorted(names)
+
+    # :TaskdslRun name=World runs the template through the server and reports its result
+    run = result["run"]
+    assert run["done"], run
+    finished = [n["msg"] for n in run["notes"] if n["msg"].startswith("taskdsl: run finished")]
+    assert finished and "Say hello to World" in finished[0], run["notes"]

@@ -4,6 +4,7 @@
 ;;
 ;;   emacs --batch -Q -l harness.el
 ;; env: TASKDSL_E2E_CONFIG, TASKDSL_E2E_PYTHON, TASKDSL_E2E_OUT, TASKDSL_E2E_BAD, TASKDSL_E2E_TYPO,
+;;      TASKDSL_E2E_HELLO (runnable template with the input `name'),
 ;;      TASKDSL_E2E_PACKAGES (package-user-dir of this run)
 (require 'package)
 (setq package-user-dir (or (getenv "TASKDSL_E2E_PACKAGES") (make-temp-file "elpa" t)))
@@ -81,11 +82,25 @@
       (insert "  <\n")
       (forward-line -1) (end-of-line)
       (eglot--signal-textDocument/didChange)
-      (let ((completion (jsonrpc-request server :textDocument/completion
-                                         (append (eglot--TextDocumentPositionParams)
-                                                 '(:context (:triggerKind 2 :triggerCharacter "<"))))))
-        (e2e-put 'completion (e2e-labels completion)))
+      (condition-case cerr
+          (let ((completion (jsonrpc-request server :textDocument/completion
+                                             (append (eglot--TextDocumentPositionParams)
+                                                     '(:context (:triggerKind 2 :triggerCharacter "<"))))))
+            (e2e-put 'completion (e2e-labels completion)))
+        (error (e2e-put 'completion_error (format "%S" cerr))))
       (e2e-put 'typo (e2e-open (getenv "TASKDSL_E2E_TYPO")))
+      ;; run the runnable template with the config's command, its input given as an argument
+      (when (getenv "TASKDSL_E2E_HELLO")
+        (find-file (getenv "TASKDSL_E2E_HELLO"))
+        (let ((run-result 'pending))
+          (add-hook 'taskdsl-run-hook (lambda (r) (setq run-result r)))
+          (taskdsl-run-task '(("name" . "World")))
+          (e2e-wait (lambda () (not (eq run-result 'pending))) 90)
+          (e2e-put 'run (list (cons 'done (not (eq run-result 'pending)))
+                              (cons 'ms (e2e-ms))
+                              (cons 'buffer (with-current-buffer (get-buffer-create "*taskdsl run*")
+                                              (buffer-string)))
+                              (cons 'status (and (listp run-result) (plist-get run-result :status)))))))
       (e2e-put 'published (length e2e-published))
       (e2e-put 'messages (vconcat e2e-messages))
       (set-buffer-modified-p nil)

@@ -4,7 +4,8 @@
 --
 --   nvim --headless -i NONE --noplugin -u harness.lua
 -- env: TASKDSL_E2E_CONFIG (taskdsl.lua), TASKDSL_E2E_PYTHON, TASKDSL_E2E_OUT,
---      TASKDSL_E2E_BAD (TD301 template), TASKDSL_E2E_TYPO (TD101 template)
+--      TASKDSL_E2E_BAD (TD301 template), TASKDSL_E2E_TYPO (TD101 template),
+--      TASKDSL_E2E_HELLO (a runnable template with the input `name`)
 local out_path = assert(os.getenv('TASKDSL_E2E_OUT'), 'TASKDSL_E2E_OUT')
 local result = { steps = {}, messages = {} }
 local t0 = vim.loop.hrtime()
@@ -112,6 +113,27 @@ local function run()
   vim.api.nvim_buf_set_lines(bad, 6, 7, false, {})
 
   open(os.getenv('TASKDSL_E2E_TYPO'), 'typo')
+
+  -- run the runnable template with the config's :TaskdslRun, giving its input on the command line
+  local hello = os.getenv('TASKDSL_E2E_HELLO')
+  if hello then
+    vim.cmd('edit ' .. vim.fn.fnameescape(hello))
+    local hb = vim.api.nvim_get_current_buf()
+    vim.wait(20000, function() return taskdsl_client(hb) ~= nil end, 20)
+    local notes = {}
+    local notify = vim.notify
+    vim.notify = function(msg, level) table.insert(notes, { msg = msg, level = level }) end
+    vim.cmd('TaskdslRun name=World')
+    local done = vim.wait(90000, function()
+      for _, n in ipairs(notes) do
+        if n.msg:match('^taskdsl: run ') then return true end
+      end
+      return false
+    end, 50)
+    vim.notify = notify
+    result.run = { done = done, notes = notes }
+    step('run')
+  end
 
   client.stop()
   vim.wait(3000, function() return vim.lsp.get_client_by_id(client.id) == nil end, 20)
