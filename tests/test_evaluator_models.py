@@ -198,3 +198,35 @@ async def test_trace_redacts_secrets_from_outputs_and_prompts(tmp_path, monkeypa
     assert events[0] == "run" and "model_call" in events and "script" in events
     call = next(json.loads(line) for line in text.splitlines() if json.loads(line)["event"] == "model_call")
     assert call["path"] == "leaky/steps[2]" and call["tokens"]["prompt"] > 0 and "duration_s" in call
+
+
+async def test_cancelling_a_run_abandons_the_model_call(tmp_path, monkeypatch):
+    import asyncio
+
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    async def hang(request):
+        arrived.set()
+        await release.wait()  # never answers while the run is alive
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", hang)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    try:
+        cancel = asyncio.Event()
+        task = asyncio.create_task(run(tmp_path, """<task name="t"><instructions>hi</instructions></task>""",
+                                       model="openai/hanging", cancel=cancel))
+        await asyncio.wait_for(arrived.wait(), 30)
+        cancel.set()
+        with pytest.raises(TaskError) as info:
+            await asyncio.wait_for(task, 30)
+        assert info.value.reason == "cancelled"
+    finally:
+        release.set()
+        await runner.cleanup()

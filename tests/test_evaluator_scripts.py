@@ -119,3 +119,25 @@ async def test_missing_input_placeholder_is_a_clear_error(tmp_path):
             <inputs><input name="x"/></inputs></task>""", check=False)
     assert info.value.message == "task 'needs': input 'x' has no value: pass it from the caller or with --input x=…"
     assert os.environ.get("TASKDSL_INPUT_X") is None
+
+
+def test_interrupting_taskdsl_run_kills_the_script_and_exits_130(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pidfile = tmp_path / "pid"
+    path = write(tmp_path, "long.task.xml", f"""
+        <task type="script" name="long"><command>echo $$ > {pidfile}; sleep 30</command></task>""")
+    proc = subprocess.Popen([sys.executable, "-m", "taskdsl.run_cli", "run", path, "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    script_pid = int(pidfile.read_text())
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    assert err.strip() == "taskdsl run: cancelled"
+    assert not group_alive(script_pid)
