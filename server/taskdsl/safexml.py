@@ -64,6 +64,8 @@ _LXML_MESSAGE_FIXES = [
     (re.compile(r"^Attribute (\S+) redefined"), r"attribute '\1' appears twice: keep one"),
     (re.compile(r"^PCDATA invalid Char value (\d+)"), r"character \1 is not allowed in XML"),
     (re.compile(r"^Char 0x0 out of allowed range"), r"NUL characters are not allowed in XML"),
+    (re.compile(r"^xmlParseEntityRef: no name"), r"a literal '&' must be written '&amp;'"),
+    (re.compile(r"^EntityRef: expecting ';'"), r"a literal '&' must be written '&amp;' (or end the entity reference with ';')"),
 ]
 
 
