@@ -106,7 +106,14 @@ def wellformedness(doc: Document) -> tuple[etree._Element | None, list[Diagnosti
     line, column = error.position if error.position else (1, 1)
     offset = doc.offset(max(line - 1, 0), max(column - 1, 0))
     end = min(offset + 1, len(doc.text))
-    return None, [Diagnostic("TD001", Severity.ERROR, Span(offset, end), _tidy(str(error.msg)))]
+    message = _tidy(str(error.msg))
+    if "&" in message:
+        # libxml2 reports entity faults after the '&'; underline the reference itself
+        amp = doc.text.rfind("&", max(0, offset - 64), offset + 1)
+        if amp >= 0:
+            semicolon = doc.text.find(";", amp, offset + 1)
+            offset, end = amp, (semicolon + 1 if semicolon >= 0 else amp + 1)
+    return None, [Diagnostic("TD001", Severity.ERROR, Span(offset, end), message)]
 
 
 def _from_problem(problem) -> Diagnostic:
