@@ -110,6 +110,14 @@ function M.setup(user)
   local opts = vim.tbl_deep_extend('force', defaults, user or {})
   local cmd = opts.cmd or { opts.python or default_python(), '-m', 'taskdsl', 'serve' }
   local settings = { taskdsl = opts.settings or {} }
+  local user_on_attach = opts.on_attach
+  local function on_attach(client, bufnr)
+    -- completion with <C-x><C-o> on every version (0.7 does not set it by itself)
+    if vim.api.nvim_buf_get_option(bufnr, 'omnifunc') == '' then
+      vim.api.nvim_buf_set_option(bufnr, 'omnifunc', 'v:lua.vim.lsp.omnifunc')
+    end
+    if user_on_attach then user_on_attach(client, bufnr) end
+  end
 
   -- filetype: *.task.xml is `taskxml`, shown with XML syntax
   local group = vim.api.nvim_create_augroup('taskdsl', { clear = true })
@@ -138,7 +146,7 @@ function M.setup(user)
       root_markers = opts.root_markers,
       workspace_required = false,
       settings = settings,
-      on_attach = opts.on_attach,
+      on_attach = on_attach,
     })
     vim.lsp.enable('taskdsl')
   else
@@ -155,7 +163,7 @@ function M.setup(user)
           cmd = cmd,
           root_dir = root,
           settings = settings,
-          on_attach = opts.on_attach,
+          on_attach = on_attach,
         }
         if vim.lsp.start then -- 0.8+
           vim.lsp.start(config, { bufnr = bufnr })
