@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, artifact_dir, doc_phrase, missing, normalize, require_exe, save_json
+from .conftest import ROOT, artifact_dir, completion_names, doc_phrase, missing, normalize, require_exe, save_json
 
 pytestmark = pytest.mark.e2e
 
@@ -140,7 +140,7 @@ def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, t
     result["timings"] = timings
     save_json(out / "result.json", result)
     steps = result["steps"]
-    for name in ("workbench", "open", "problems", "hover", "run"):
+    for name in ("workbench", "open", "problems", "hover", "completion", "run"):
         assert name in steps, (name, result)
 
     assert steps["workbench"]["ok"], steps["workbench"]
@@ -153,6 +153,10 @@ def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, t
     # hover on <fresh_context>: its schema documentation
     assert steps["hover"]["ok"], steps["hover"]
     assert doc_phrase("fresh_context") in normalize(steps["hover"]["text"])
+    # completion after "<" inside <task>: the suggest widget lists the children still allowed
+    assert steps["completion"]["ok"], steps["completion"]
+    names = completion_names(steps["completion"]["labels"])
+    assert {"instructions", "inputs", "model"} <= names, sorted(names)
     # Run Task from the command palette: asked for the input, then showed the result
     assert steps["run"]["ok"], steps["run"]
     assert steps["run"]["prompted"], steps["run"]

@@ -12,6 +12,7 @@
 //   open      open report.task.xml with Quick Open; the status bar shows the language "Task DSL"
 //   problems  the Problems panel lists the server's TD301 diagnostic
 //   hover     hovering <fresh_context> shows its schema documentation
+//   completion typing "<" on a new line inside <task> suggests the children still allowed
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
 //             input box, until the result ("Say hello to <input>") is shown
 const { chromium } = require('playwright-core');
@@ -137,6 +138,34 @@ async function main() {
     await shot('hover');
     await page.mouse.move(10, 10);
     return { text };
+  });
+
+  await step('completion', async () => {
+    // on a new line before </task> the user types "<": the suggestions are the children still allowed
+    const editorArea = page.locator('.editor-instance .view-lines').first();
+    await editorArea.click();
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+    await page.keyboard.type('7');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.type('  <');
+    const widget = page.locator('.editor-widget.suggest-widget');
+    const row = widget.locator('.monaco-list-row', { hasText: 'instructions' });
+    try {
+      await row.first().waitFor({ timeout: 8000 });
+    } catch (e) {
+      await page.keyboard.press('Control+Space'); // not opened by the trigger character: ask for it
+      await row.first().waitFor({ timeout: 20000 });
+    }
+    const labels = await widget.locator('.monaco-list-row .label-name').allInnerTexts();
+    await shot('completion');
+    await page.keyboard.press('Escape');
+    // put the file back as it was
+    for (let i = 0; i < 6; i++) await page.keyboard.press('Control+Z');
+    return { labels: labels.map((l) => l.trim()) };
   });
 
   await step('run', async () => {
