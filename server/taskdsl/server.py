@@ -475,9 +475,8 @@ def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParam
 def on_completion(ls: TaskdslServer, params: types.CompletionParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
-    items = completion.complete(analysis.document, offset, analysis.positions, client=ls.state.client,
-                                library=ls.state.library, settings=ls.state.settings, path=analysis.path)
-    return types.CompletionList(is_incomplete=False, items=items)
+    return completion.complete(analysis.document, offset, analysis.positions, client=ls.state.client,
+                               library=ls.state.library, settings=ls.state.settings, path=analysis.path)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
