@@ -56,7 +56,8 @@ def _vsix() -> Path:
     return found[-1]
 
 
-def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, tmp_path):
+def _tools() -> dict[str, str]:
+    """What a VS Code session needs; skips (fails under CI) when something is missing."""
     node = require_exe("node", "Node.js 20")
     chromium = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
@@ -66,13 +67,18 @@ def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, t
         missing(f"code-server 4.100.3 ({entry})")
     if not (DRIVER_DIR / "node_modules" / "playwright-core").is_dir():
         missing("playwright-core (npm ci in tests/e2e/vscode)")
-    vsix = _vsix()
+    return {"node": node, "chromium": chromium, "entry": str(entry), "vsix": str(_vsix())}
 
-    out = artifact_dir("vscode")
-    for old in out.glob("*.png"):
-        old.unlink()
-    user_data = tmp_path / "user-data"
-    extensions = tmp_path / "extensions"
+
+def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: Path, out: Path,
+             settings: dict, scenario: str) -> dict:
+    """Install the .vsix into a fresh code-server profile, serve `workspace`, run drive.js; its result.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():
+        if old.is_file():
+            old.unlink()
+    user_data = home / "user-data"
+    extensions = home / "extensions"
     (user_data / "User").mkdir(parents=True)
     # a quiet, offline workbench: no welcome page, no trust prompt, no telemetry
     save_json(user_data / "User" / "settings.json", {
@@ -89,56 +95,66 @@ def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, t
         "editor.hover.delay": 200,
         "window.commandCenter": False,
     })
-    (workspace / ".vscode").mkdir()
-    save_json(workspace / ".vscode" / "settings.json", {
-        "taskdsl.server.python": str(server_python),
-        "taskdsl.model": "taskdsl/echo",
-    })
-    common = [node, str(entry), "--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
-    env = dict(isolated_env)
+    (workspace / ".vscode").mkdir(exist_ok=True)
+    save_json(workspace / ".vscode" / "settings.json", settings)
+    node = tools["node"]
+    common = [node, tools["entry"], "--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
     timings: dict[str, float] = {}
 
     t0 = time.monotonic()
-    inst = subprocess.run(common + ["--install-extension", str(vsix)], env=env, capture_output=True, text=True,
+    inst = subprocess.run(common + ["--install-extension", tools["vsix"]], env=env, capture_output=True, text=True,
                           timeout=120)
     timings["install_extension"] = round(time.monotonic() - t0, 2)
     assert inst.returncode == 0, inst.stdout + inst.stderr
     assert any(p.name.startswith("taskdsl.taskdsl-") for p in extensions.iterdir()), inst.stdout
 
     port = _free_port()
-    log = open(tmp_path / "code-server.log", "w")
+    log_path = home / "code-server.log"
     t0 = time.monotonic()
-    server = subprocess.Popen(
-        common + ["--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-                  "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
-                  "--disable-file-downloads", str(workspace)],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/healthz", server, 60)
-        timings["code_server_start"] = round(time.monotonic() - t0, 2)
-        t0 = time.monotonic()
-        drive = subprocess.run(
-            [node, str(DRIVER_DIR / "drive.js")], cwd=DRIVER_DIR, capture_output=True, text=True, timeout=400,
-            env=dict(env, CHROMIUM=chromium, TASKDSL_E2E_OUT=str(out),
-                     TASKDSL_E2E_URL=f"http://127.0.0.1:{port}/?folder={workspace}",
-                     TASKDSL_E2E_HOVER=doc_phrase("fresh_context"), TASKDSL_E2E_INPUT="World"))
-        timings["drive"] = round(time.monotonic() - t0, 2)
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(
+            common + ["--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
+                      "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+                      "--disable-file-downloads", str(workspace)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
-    shutil.copy(tmp_path / "code-server.log", out / "code-server.log")
-    for exthost in user_data.glob("logs/*/window*/exthost/**/*.log"):
-        shutil.copy(exthost, out / exthost.name)
+            _wait_http(f"http://127.0.0.1:{port}/healthz", server, 60)
+            timings["code_server_start"] = round(time.monotonic() - t0, 2)
+            t0 = time.monotonic()
+            drive = subprocess.run(
+                [node, str(DRIVER_DIR / "drive.js")], cwd=DRIVER_DIR, capture_output=True, text=True, timeout=400,
+                env=dict(env, CHROMIUM=tools["chromium"], TASKDSL_E2E_OUT=str(out), TASKDSL_E2E_SCENARIO=scenario,
+                         TASKDSL_E2E_URL=f"http://127.0.0.1:{port}/?folder={workspace}",
+                         TASKDSL_E2E_HOVER=doc_phrase("fresh_context"), TASKDSL_E2E_INPUT="World"))
+            timings["drive"] = round(time.monotonic() - t0, 2)
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+    shutil.copy(log_path, out / "code-server.log")
+    # the extension's output channels and the extension host's log, for a failing run
+    for pattern in ("logs/*/exthost*/taskdsl.taskdsl/*.log", "logs/*/exthost*/output_logging_*/*Task DSL*.log",
+                    "logs/*/exthost*/remoteexthost.log"):
+        for log_file in user_data.glob(pattern):
+            shutil.copy(log_file, out / log_file.name)
 
     assert (out / "result.json").exists(), drive.stdout[-3000:] + drive.stderr[-3000:]
     result = json.loads((out / "result.json").read_text())
     result["timings"] = timings
     save_json(out / "result.json", result)
+    return result
+
+
+def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, server_python, tmp_path):
+    tools = _tools()
+    out = artifact_dir("vscode")
+    result = _session(tools, workspace, isolated_env, tmp_path, out, {
+        "taskdsl.server.python": str(server_python),
+        "taskdsl.model": "taskdsl/echo",
+    }, "full")
     steps = result["steps"]
     for name in ("workbench", "open", "problems", "hover", "completion", "run"):
         assert name in steps, (name, result)
@@ -161,3 +177,19 @@ def test_vscode_problems_hover_and_run(workspace, isolated_env, server_python, t
     assert steps["run"]["ok"], steps["run"]
     assert steps["run"]["prompted"], steps["run"]
     assert (out / "run.png").exists()
+
+
+def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):
+    """taskdsl.server.python points at a Python without taskdsl: the user is told the install command."""
+    tools = _tools()
+    bare = tmp_path / "bare-venv"
+    subprocess.run([shutil.which("python3") or "python3", "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = bare / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import taskdsl"], capture_output=True).returncode != 0
+    out = artifact_dir("vscode-not-installed")
+    result = _session(tools, workspace, isolated_env, tmp_path, out, {"taskdsl.server.python": str(python)},
+                      "not-installed")
+    step = result["steps"].get("not_installed")
+    assert step and step["ok"], result
+    toast = step["toast"]
+    assert "taskdsl is not installed" in toast and f"{python} -m pip install taskdsl" in toast, toast

@@ -59,7 +59,8 @@ async function start(context?: vscode.ExtensionContext): Promise<void> {
 
   const probed = await probe(python, cwd);
   if (!probed.ok) {
-    await reportStartFailure(python, origin, probed.kind, probed.detail);
+    // not awaited: activation must not wait for the user to click the message
+    void reportStartFailure(python, origin, probed.kind, probed.detail);
     return;
   }
   serverChannel.appendLine(`taskdsl ${probed.version}: starting "${python} -m taskdsl serve"`);
@@ -112,12 +113,13 @@ async function start(context?: vscode.ExtensionContext): Promise<void> {
     await c.start();
   } catch (err) {
     serverChannel.appendLine(`Failed to start the language server: ${String(err)}`);
-    const choice = await vscode.window.showErrorMessage(
+    void vscode.window.showErrorMessage(
       `Task DSL: the language server did not start (${python} -m taskdsl serve). See the output for details.`,
-      'Show Output');
-    if (choice === 'Show Output') {
-      serverChannel.show(true);
-    }
+      'Show Output').then((choice) => {
+      if (choice === 'Show Output') {
+        serverChannel.show(true);
+      }
+    });
   }
 }
 

@@ -6,6 +6,7 @@
 //      TASKDSL_E2E_OUT       folder for screenshots and result.json
 //      TASKDSL_E2E_HOVER     text the hover on <fresh_context> must contain
 //      TASKDSL_E2E_INPUT     value typed when "Run Task" asks for the input `name`
+//      TASKDSL_E2E_SCENARIO  "full" (default) or "not-installed"
 //      CHROMIUM              browser executable (default /usr/bin/chromium)
 //
 // Steps (each recorded in result.json, with a screenshot, even when an earlier one failed):
@@ -13,6 +14,7 @@
 //   problems  the Problems panel lists the server's TD301 diagnostic
 //   hover     hovering <fresh_context> shows its schema documentation
 //   completion typing "<" on a new line inside <task> suggests the children still allowed
+//   (scenario not-installed: only open, then the error toast naming the install command)
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
 //             input box, until the result ("Say hello to <input>") is shown
 const { chromium } = require('playwright-core');
@@ -24,6 +26,7 @@ const out = process.env.TASKDSL_E2E_OUT || path.join(process.cwd(), 'vscode-out'
 const hoverText = process.env.TASKDSL_E2E_HOVER || 'Whether the memory system';
 const inputValue = process.env.TASKDSL_E2E_INPUT || 'World';
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const scenario = process.env.TASKDSL_E2E_SCENARIO || 'full';
 if (!url) {
   console.error('TASKDSL_E2E_URL is not set');
   process.exit(2);
@@ -90,6 +93,17 @@ async function main() {
     await mode.filter({ hasText: 'Task DSL' }).waitFor({ timeout: 30000 });
     return { languageMode: (await mode.innerText()).trim() };
   });
+
+  if (scenario === 'not-installed') {
+    await step('not_installed', async () => {
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'not installed' });
+      await toast.first().waitFor({ timeout: 60000 });
+      await shot('not-installed');
+      return { toast: (await toast.first().innerText()).replace(/\s+/g, ' ') };
+    });
+    await browser.close();
+    return;
+  }
 
   await step('problems', async () => {
     await page.keyboard.press('Control+Shift+M');
