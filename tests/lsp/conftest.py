@@ -62,7 +62,7 @@ async def client(lsp_client: LanguageClient, request, ws: Path):
         lsp_client.applied_edits = getattr(lsp_client, "applied_edits", []) + [params.edit]  # type: ignore[attr-defined]
         return types.ApplyWorkspaceEditResult(applied=True)
 
-    await lsp_client.initialize_session(types.InitializeParams(
+    lsp_client.init_result = await lsp_client.initialize_session(types.InitializeParams(  # type: ignore[attr-defined]
         capabilities=client_capabilities(name),
         root_uri=ws.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
@@ -117,10 +117,27 @@ def docs(client: LanguageClient, ws: Path) -> Docs:
     return Docs(client, ws)
 
 
-def text_at(text: str, marker: str = "|") -> tuple[str, types.Position]:
-    """Remove the marker and return the text and the marker's position (UTF-16 columns)."""
+def encoding(client: LanguageClient) -> str:
+    return client.init_result.capabilities.position_encoding or "utf-16"  # type: ignore[attr-defined]
+
+
+def units(prefix: str, enc: str) -> int:
+    """Length of a line prefix in the negotiated encoding's code units."""
+    if enc == "utf-8":
+        return len(prefix.encode("utf-8"))
+    if enc == "utf-32":
+        return len(prefix)
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+def pos(text: str, offset: int, enc: str = "utf-16") -> types.Position:
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return types.Position(line, units(text[start:offset], enc))
+
+
+def text_at(text: str, enc: str = "utf-16", marker: str = "|") -> tuple[str, types.Position]:
+    """Remove the marker; the text and the marker's position in the encoding."""
     offset = text.index(marker)
     text = text[:offset] + text[offset + len(marker):]
-    line = text.count("\n", 0, offset)
-    column = offset - (text.rfind("\n", 0, offset) + 1)
-    return text, types.Position(line, len(text[offset - column:offset].encode("utf-16-le")) // 2)
+    return text, pos(text, offset, enc)

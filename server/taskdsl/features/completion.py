@@ -39,22 +39,26 @@ def _schema():
     return schema.model()
 
 
-def _doc(text: str | None, client: ClientFeatures) -> types.MarkupContent | None:
+def _doc(text: str | None, client: ClientFeatures) -> types.MarkupContent | str | None:
+    """Markdown where the client takes it for completion items, else plain text."""
     if not text:
         return None
-    kind = types.MarkupKind.Markdown if client.markdown else types.MarkupKind.PlainText
-    return types.MarkupContent(kind=kind, value=text)
+    if "markdown" in client.completion_formats:
+        return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+    if "plaintext" in client.completion_formats:
+        return types.MarkupContent(kind=types.MarkupKind.PlainText, value=text)
+    return text
 
 
 def complete(doc: Document, offset: int, positions: Positions, *, client: ClientFeatures | None = None,
              library=None, settings=None, path: str | None = None) -> types.CompletionList:
     client = client or ClientFeatures()
-    items = _items(doc, offset, positions, client, library, settings)
+    items = _items(doc, offset, positions, client, library, settings, path)
     incomplete = len(items) > MAX_ITEMS
     return types.CompletionList(is_incomplete=incomplete, items=items[:MAX_ITEMS])
 
 
-def _items(doc, offset, positions, client, library, settings) -> list[types.CompletionItem]:
+def _items(doc, offset, positions, client, library, settings, path=None) -> list[types.CompletionItem]:
     text = doc.text
     if doc.in_comment(offset):
         return []
@@ -69,7 +73,7 @@ def _items(doc, offset, positions, client, library, settings) -> list[types.Comp
         return _closing(doc, start, offset, positions)
 
     if location.kind == "attr_value" and location.attr is not None:
-        return _attribute_values(doc, element, location.attr, offset, positions, client, library, settings)
+        return _attribute_values(doc, element, location.attr, offset, positions, client, library, settings, path)
 
     if location.kind == "tag_name" and element is not None:
         start = element.start_tag.start
@@ -253,12 +257,12 @@ def _attributes(element: Element, span: Span, positions: Positions, client: Clie
     return items
 
 
-def _attribute_values(doc, element, attr, offset, positions, client, library, settings):
+def _attribute_values(doc, element, attr, offset, positions, client, library, settings, path=None):
     span = attr.value_span
     if element.tag in ("task", "inner_task", "reduction_task") and attr.name == "ref":
-        return _library_names(library, span, positions, client, kinds=None)
+        return _library_names(library, span, positions, client, kinds=None, here=path)
     if element.tag == "call" and attr.name in ("template", "task"):
-        return _library_names(library, span, positions, client, kinds=None)
+        return _library_names(library, span, positions, client, kinds=None, here=path)
     if element.tag == "input" and attr.name == "from":
         return _variables(element, span, positions, client, None, settings, calls=False)
     try:
@@ -275,11 +279,17 @@ def _attribute_values(doc, element, attr, offset, positions, client, library, se
 # -- names ----------------------------------------------------------------------------------------
 
 
-def _library_names(library, span, positions, client, kinds) -> list[types.CompletionItem]:
+def _library_names(library, span, positions, client, kinds, here=None) -> list[types.CompletionItem]:
+    """Library names, without the definitions of the document itself (a task does not call itself)."""
+    import os
+
+    here = os.path.normpath(here) if here else None
     items = []
     seen = set()
     for entry in libview.entries(library):
         if entry.name in seen or (kinds and entry.kind not in kinds):
+            continue
+        if here and entry.path and os.path.normpath(entry.path) == here:
             continue
         seen.add(entry.name)
         detail = f"{entry.kind}({', '.join(entry.params)})" if entry.kind == "template" else (

@@ -72,7 +72,8 @@ class ClientFeatures:
     """What the client supports, as the features need it (read once at initialize)."""
 
     snippets: bool = False
-    markdown: bool = True
+    markdown: bool = True  # hover contents
+    completion_formats: tuple[str, ...] = ("markdown", "plaintext")  # completion documentation
     hierarchical_symbols: bool = True
     document_changes: bool = False
     create_files: bool = False
@@ -92,6 +93,8 @@ class ClientFeatures:
         return cls(
             snippets=bool(item and item.snippet_support),
             markdown=(not hover_formats) or types.MarkupKind.Markdown in hover_formats,
+            completion_formats=tuple(str(f.value if hasattr(f, "value") else f) for f in (item.documentation_format or []))
+            if item else (),
             hierarchical_symbols=bool(td.document_symbol and td.document_symbol.hierarchical_document_symbol_support),
             document_changes=bool(edit and edit.document_changes),
             create_files=bool(edit and edit.document_changes and types.ResourceOperationKind.Create in operations),
