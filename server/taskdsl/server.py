@@ -558,7 +558,7 @@ def on_folding_range(ls: TaskdslServer, params: types.FoldingRangeParams):
 @guarded("documentLink", list)
 def on_document_link(ls: TaskdslServer, params: types.DocumentLinkParams):
     analysis = ls.analysis(params.text_document.uri)
-    return symbols.document_links(analysis.document, analysis.positions, analysis.path)
+    return symbols.document_links(analysis.document, analysis.positions, analysis.path, ls.state.client.link_tooltips)
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,

@@ -147,7 +147,8 @@ def folding_ranges(doc: Document, line_folding_only: bool = True) -> list[types.
 # -- document links ------------------------------------------------------------------------
 
 
-def document_links(doc: Document, positions: Positions, path: str | None) -> list[types.DocumentLink]:
+def document_links(doc: Document, positions: Positions, path: str | None,
+                   tooltips: bool = False) -> list[types.DocumentLink]:
     """Each literal ``<file_paths><path>`` entry, resolved relative to the template's folder."""
     if not path:
         return []
@@ -169,7 +170,7 @@ def document_links(doc: Document, positions: Positions, path: str | None) -> lis
         if not resolved.is_absolute():
             resolved = folder / resolved
         links.append(types.DocumentLink(
-            range=positions.range(span), target=path_to_uri(str(resolved)), tooltip=str(resolved),
+            range=positions.range(span), target=path_to_uri(str(resolved)), tooltip=str(resolved) if tooltips else None,
         ))
     return links
 

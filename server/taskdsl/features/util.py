@@ -79,6 +79,7 @@ class ClientFeatures:
     create_files: bool = False
     prepare_rename: bool = False
     line_folding_only: bool = False
+    link_tooltips: bool = False
     completion_item_kinds: frozenset[int] | None = None
 
     @classmethod
@@ -100,6 +101,7 @@ class ClientFeatures:
             create_files=bool(edit and edit.document_changes and types.ResourceOperationKind.Create in operations),
             prepare_rename=bool(td.rename and td.rename.prepare_support),
             line_folding_only=bool(td.folding_range and td.folding_range.line_folding_only),
+            link_tooltips=bool(td.document_link and td.document_link.tooltip_support),
         )
 
 

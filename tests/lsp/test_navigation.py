@@ -1,0 +1,207 @@
+"""Definition, references and rename across two files; symbols, folding, links, workspace
+symbols; code actions (quick fixes with exact edits, extraction) under each client."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from conftest import encoding, pos
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+LIB = """<template name="summarize" params="text, style">
+  <task>
+    <description>Summarize {{text}} as {{style}}</description>
+  </task>
+</template>
+"""
+MAIN = """<task name="report" type="sequential">
+  <inputs>
+    <input name="doc">a.md</input>
+  </inputs>
+  <steps>
+    <task ref="summarize">
+      <inputs>
+        <input name="text" from="doc"/>
+        <input name="style">short</input>
+      </inputs>
+    </task>
+    <call template="summarize"><arg>{{doc}}</arg><arg>long</arg></call>
+  </steps>
+  <file_paths>
+    <path>notes/a.md</path>
+  </file_paths>
+</task>
+"""
+FILES = {"lib.task.xml": LIB, "main.task.xml": MAIN}
+
+
+def actions_of(result) -> list[types.CodeAction]:
+    """The code actions of a response. lsprotocol's client-side converter reads any CodeAction
+    that carries a ``command`` as a Command (its hook tests for the key): undo that here."""
+    found = []
+    for item in result or []:
+        if isinstance(item, types.Command) and item.command.startswith("{"):
+            command = ast.literal_eval(item.command)
+            found.append(types.CodeAction(title=item.title, kind=types.CodeActionKind.RefactorExtract,
+                                          command=types.Command(**command)))
+        else:
+            found.append(item)
+    return found
+
+
+def changes_of(client: LanguageClient, edit: types.WorkspaceEdit) -> dict[str, list[tuple[types.Range, str]]]:
+    """uri → [(range, text)] whichever form the server chose; checks the form fits the client."""
+    document_changes = client.capabilities.workspace.workspace_edit.document_changes
+    if document_changes:
+        assert edit.changes is None
+        return {c.text_document.uri: [(e.range, e.new_text) for e in c.edits] for c in edit.document_changes}
+    assert edit.document_changes is None
+    return {uri: [(e.range, e.new_text) for e in edits] for uri, edits in edit.changes.items()}
+
+
+async def test_definition_and_references_of_a_template_across_files(client: LanguageClient, docs, ws: Path):
+    enc = encoding(client)
+    uri = await docs.open("main.task.xml")
+    ref_at = MAIN.index('ref="summarize"') + 6
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(types.TextDocumentIdentifier(uri), pos(MAIN, ref_at, enc)))
+    lib_uri = docs.uri("lib.task.xml")
+    assert found == [types.Location(lib_uri, types.Range(types.Position(0, 16), types.Position(0, 25)))]
+
+    references = await client.text_document_references_async(types.ReferenceParams(
+        text_document=types.TextDocumentIdentifier(uri), position=pos(MAIN, ref_at, enc),
+        context=types.ReferenceContext(include_declaration=True)))
+    got = sorted((r.uri, r.range.start.line, r.range.start.character, r.range.end.character) for r in references)
+    assert got == sorted([
+        (lib_uri, 0, 16, 25),
+        (uri, 5, 15, 24),
+        (uri, 11, 20, 29),
+    ])
+    docs.close(uri)
+
+
+async def test_variable_definition_and_references(client: LanguageClient, docs):
+    enc = encoding(client)
+    uri = await docs.open("main.task.xml")
+    use = MAIN.index("{{doc}}") + 3
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(types.TextDocumentIdentifier(uri), pos(MAIN, use, enc)))
+    declaration = MAIN.index('name="doc"') + 6
+    assert found == [types.Location(uri, types.Range(pos(MAIN, declaration, enc), pos(MAIN, declaration + 3, enc)))]
+    references = await client.text_document_references_async(types.ReferenceParams(
+        text_document=types.TextDocumentIdentifier(uri), position=pos(MAIN, declaration, enc),
+        context=types.ReferenceContext(include_declaration=False)))
+    starts = [MAIN.index('from="doc"') + 6, MAIN.index("{{doc}}") + 2]
+    assert [r.range for r in references] == [types.Range(pos(MAIN, s, enc), pos(MAIN, s + 3, enc)) for s in starts]
+    docs.close(uri)
+
+
+async def test_rename_template_across_files(client: LanguageClient, docs):
+    uri = await docs.open("main.task.xml")
+    ref_at = MAIN.index('ref="summarize"') + 6
+    prepared = await client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(types.TextDocumentIdentifier(uri), pos(MAIN, ref_at, encoding(client))))
+    assert prepared.range == types.Range(types.Position(5, 15), types.Position(5, 24))
+    assert prepared.placeholder == "summarize"
+    edit = await client.text_document_rename_async(types.RenameParams(
+        text_document=types.TextDocumentIdentifier(uri), position=pos(MAIN, ref_at, encoding(client)), new_name="digest"))
+    changes = changes_of(client, edit)
+    assert changes == {
+        docs.uri("lib.task.xml"): [(types.Range(types.Position(0, 16), types.Position(0, 25)), "digest")],
+        uri: [(types.Range(types.Position(5, 15), types.Position(5, 24)), "digest"),
+              (types.Range(types.Position(11, 20), types.Position(11, 29)), "digest")],
+    }
+    docs.close(uri)
+
+
+async def test_rename_param_with_its_uses(client: LanguageClient, docs):
+    uri = await docs.open("lib.task.xml")
+    at = LIB.index("{{style}}") + 3
+    edit = await client.text_document_rename_async(types.RenameParams(
+        text_document=types.TextDocumentIdentifier(uri), position=pos(LIB, at, encoding(client)), new_name="tone"))
+    assert changes_of(client, edit) == {uri: [
+        (types.Range(types.Position(0, 41), types.Position(0, 46)), "tone"),
+        (types.Range(types.Position(2, 41), types.Position(2, 46)), "tone"),
+    ]}
+    docs.close(uri)
+
+
+async def test_document_symbols_folding_and_links(client: LanguageClient, docs, ws: Path):
+    uri = await docs.open("main.task.xml")
+    symbols = await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))
+    (root,) = symbols
+    assert (root.name, root.detail, root.kind) == ("report", "sequential", types.SymbolKind.Function)
+    assert [(c.name, c.detail) for c in root.children] == [("doc", None), ("→ summarize", "ref"), ("call summarize", None)]
+    assert [c.name for c in root.children[1].children] == ["text", "style"]
+
+    folds = await client.text_document_folding_range_async(types.FoldingRangeParams(types.TextDocumentIdentifier(uri)))
+    assert [(f.start_line, f.end_line) for f in folds] == [(0, 15), (1, 2), (4, 11), (5, 9), (6, 8), (13, 14)]
+
+    links = await client.text_document_document_link_async(types.DocumentLinkParams(types.TextDocumentIdentifier(uri)))
+    assert [(link.range, link.target) for link in links] == [
+        (types.Range(types.Position(14, 10), types.Position(14, 20)), (ws / "notes" / "a.md").as_uri())]
+    docs.close(uri)
+
+
+async def test_workspace_symbols(client: LanguageClient, docs):
+    found = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="summ"))
+    assert [(s.name, s.kind, s.location.uri, s.location.range) for s in found] == [
+        ("summarize", types.SymbolKind.Class, docs.uri("lib.task.xml"),
+         types.Range(types.Position(0, 16), types.Position(0, 25)))]
+
+
+async def test_quick_fix_is_an_exact_edit_with_its_diagnostic(client: LanguageClient, docs):
+    text = ('<task>\n  <description>x</description>\n  <context_management>\n'
+            '    <inherit_context>true</inherit_context>\n  </context_management>\n</task>\n')
+    uri = await docs.open("fix.task.xml", text)
+    diagnostics = await docs.diagnostics(uri)
+    (legacy,) = [d for d in diagnostics if d.code == "TD305"]
+    assert legacy.range == types.Range(types.Position(3, 21), types.Position(3, 25))
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=legacy.range,
+        context=types.CodeActionContext(diagnostics=[legacy])))
+    fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    assert [(a.title, list(a.diagnostics)) for a in fixes] == [("Replace 'true' with 'full'", [legacy])]
+    assert changes_of(client, fixes[0].edit) == {uri: [(legacy.range, "full")]}
+    docs.close(uri)
+
+
+async def test_extract_inline_task(client: LanguageClient, docs, ws: Path):
+    text = ('<task type="sequential">\n  <steps>\n    <task>\n      <description>Fetch {{url}}</description>\n'
+            '      <inputs>\n        <input name="url">x</input>\n      </inputs>\n    </task>\n  </steps>\n</task>\n')
+    name = f"extract_{client.capabilities.general is not None}_{id(client)}.task.xml"
+    uri = await docs.open(name, text)
+    at = pos(text, text.index("Fetch"), encoding(client))
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
+        context=types.CodeActionContext(diagnostics=[])))
+    (extract,) = [a for a in actions_of(actions) if a.kind == types.CodeActionKind.RefactorExtract]
+    assert extract.title == "Extract inline task to a library template (extracted_task.task.xml)"
+    new_file = ws / "extracted_task.task.xml"
+    expected_file = ('<task name="extracted_task">\n  <description>Fetch {{url}}</description>\n  <inputs>\n'
+                     '    <input name="url">x</input>\n  </inputs>\n</task>\n')
+    replaced = types.Range(types.Position(2, 4), types.Position(7, 11))
+    replacement = ('<task ref="extracted_task">\n      <inputs>\n        <input name="url">x</input>\n'
+                   '      </inputs>\n    </task>')
+    operations = client.capabilities.workspace.workspace_edit.resource_operations or []
+    if types.ResourceOperationKind.Create in operations and client.capabilities.workspace.workspace_edit.document_changes:
+        create, fill, edit = extract.edit.document_changes
+        assert isinstance(create, types.CreateFile) and create.uri == new_file.as_uri()
+        assert [(e.range, e.new_text) for e in fill.edits] == [
+            (types.Range(types.Position(0, 0), types.Position(0, 0)), expected_file)]
+        assert (edit.text_document.uri, [(e.range, e.new_text) for e in edit.edits]) == (uri, [(replaced, replacement)])
+    else:
+        assert extract.edit is None and extract.command.command == "taskdsl.extractTask"
+        result = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=extract.command.command, arguments=extract.command.arguments))
+        assert result == str(new_file)
+        assert new_file.read_text(encoding="utf-8") == expected_file
+        assert changes_of(client, client.applied_edits[-1]) == {uri: [(replaced, replacement)]}
+        new_file.unlink()
+    docs.close(uri)
