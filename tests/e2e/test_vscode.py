@@ -156,7 +156,7 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
         "taskdsl.model": "taskdsl/echo",
     }, "full")
     steps = result["steps"]
-    for name in ("workbench", "open", "problems", "hover", "completion", "run"):
+    for name in ("workbench", "open", "problems", "hover", "completion", "run", "codelens"):
         assert name in steps, (name, result)
 
     assert steps["workbench"]["ok"], steps["workbench"]
@@ -177,6 +177,8 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
     assert steps["run"]["ok"], steps["run"]
     assert steps["run"]["prompted"], steps["run"]
     assert (out / "run.png").exists()
+    # ... and from the "▶ Run task" code lens the server puts above the task
+    assert steps["codelens"]["ok"], steps["codelens"]
 
 
 def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):

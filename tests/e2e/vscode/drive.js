@@ -17,6 +17,7 @@
 //   (scenario not-installed: only open, then the error toast naming the install command)
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
 //             input box, until the result ("Say hello to <input>") is shown
+//   codelens  the same from the server's "▶ Run task" code lens
 const { chromium } = require('playwright-core');
 const fs = require('fs');
 const path = require('path');
@@ -214,6 +215,23 @@ async function main() {
     const lines = await page.locator('.view-line', { hasText: resultRe }).allInnerTexts().catch(() => []);
     await shot('run');
     return { prompted, where, toasts, lines: lines.map((l) => l.replace(/\s+/g, ' ')) };
+  });
+
+  await step('codelens', async () => {
+    // the server's "▶ Run task" code lens above <task> takes the same path (the extension asks for the input)
+    // the run opened its result document: back to the template's tab
+    await page.locator('.tabs-container .tab', { hasText: 'hello.task.xml' }).first().click();
+    await page.locator('.tabs-container .tab.active', { hasText: 'hello.task.xml' }).waitFor({ timeout: 20000 });
+    const lens = page.locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Run task' }).first();
+    await lens.waitFor({ timeout: 20000 });
+    await lens.click();
+    const prompt = page.locator('.quick-input-widget', { hasText: 'name' });
+    await prompt.first().waitFor({ state: 'visible', timeout: 30000 });
+    await page.locator('.quick-input-widget input').fill('Lens');
+    await page.keyboard.press('Enter');
+    await page.locator('.view-line', { hasText: wsRe('Say hello to Lens') }).first().waitFor({ timeout: 120000 });
+    await shot('codelens');
+    return {};
   });
 
   await browser.close();
