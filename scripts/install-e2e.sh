@@ -123,7 +123,9 @@ step_vsix() {
        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
         (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
     fi
-    (cd "$dir" && rm -f ./*.vsix && npm run --silent package >/dev/null)
+    if ! out=$(cd "$dir" && rm -f ./*.vsix && npm run --silent package 2>&1); then
+        echo "$out" >&2; exit 1
+    fi
     log "vsix: $(cd "$dir" && ls ./*.vsix)"
 }
 

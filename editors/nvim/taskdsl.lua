@@ -113,8 +113,8 @@ function M.setup(user)
   local user_on_attach = opts.on_attach
   local function on_attach(client, bufnr)
     -- completion with <C-x><C-o> on every version (0.7 does not set it by itself)
-    if vim.api.nvim_buf_get_option(bufnr, 'omnifunc') == '' then
-      vim.api.nvim_buf_set_option(bufnr, 'omnifunc', 'v:lua.vim.lsp.omnifunc')
+    if vim.bo[bufnr].omnifunc == '' then
+      vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
     end
     if user_on_attach then user_on_attach(client, bufnr) end
   end
@@ -124,14 +124,14 @@ function M.setup(user)
   vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
     group = group,
     pattern = '*.task.xml',
-    callback = function(ev) vim.api.nvim_buf_set_option(ev.buf, 'filetype', 'taskxml') end,
+    callback = function(ev) vim.bo[ev.buf].filetype = 'taskxml' end,
   })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
     pattern = 'taskxml',
     callback = function(ev)
-      vim.api.nvim_buf_set_option(ev.buf, 'syntax', 'xml')
-      vim.api.nvim_buf_set_option(ev.buf, 'commentstring', '<!-- %s -->')
+      vim.bo[ev.buf].syntax = 'xml'
+      vim.bo[ev.buf].commentstring = '<!-- %s -->'
     end,
   })
   if vim.treesitter and vim.treesitter.language and vim.treesitter.language.register then

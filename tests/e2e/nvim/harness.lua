@@ -33,7 +33,8 @@ vim.lsp.handlers['window/showMessage'] = function(err, params, ctx, config)
 end
 
 local function taskdsl_client(bufnr)
-  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) or vim.lsp.buf_get_clients(bufnr)
+  for _, c in pairs(clients) do
     if c.name == 'taskdsl' then return c end
   end
 end
