@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator
 
 from taskdsl.diagnostics import TextEdit
-from taskdsl.document import Document, Element, Span, parse
+from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 
@@ -493,8 +493,11 @@ class Library:
     @classmethod
     def check_workspace(cls, paths: Iterable[str | os.PathLike], settings: Settings | None = None):
         """One call for `taskdsl check PATH…`: (library, {path: CheckResult}) with each file parsed once."""
-        library = cls.from_paths(paths, settings, keep_documents=True)
-        return library, library.check_all()
+        # every document is kept until the end, so the cyclic GC has nothing to free meanwhile:
+        # pausing it saves the repeated walks over the growing heap (~20% of the time)
+        with gc_paused():
+            library = cls.from_paths(paths, settings, keep_documents=True)
+            return library, library.check_all()
 
     def _library_path_files(self) -> list[str]:
         bases = self.folders or [os.getcwd()]
