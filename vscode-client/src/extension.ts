@@ -1,6 +1,7 @@
 // Task DSL for VS Code: starts `<python> -m taskdsl serve` and wires the editor to it.
 import * as vscode from 'vscode';
 import {
+  DocumentDiagnosticRequest,
   LanguageClient,
   LanguageClientOptions,
   RevealOutputChannelOn,
@@ -171,7 +172,10 @@ async function restart(): Promise<void> {
   await starting;
 }
 
-/** Re-checks every template: asks the server (command `taskdsl.revalidateAll` when it offers one), else re-sends the open documents. */
+/**
+ * Re-checks the templates: the server's command `taskdsl.revalidateAll` when it offers one, else a new pull of
+ * every open document's diagnostics, else a restart (which re-indexes the workspace).
+ */
 async function revalidateAll(): Promise<void> {
   await starting;
   const c = client;
@@ -183,6 +187,15 @@ async function revalidateAll(): Promise<void> {
   if (commands.includes('taskdsl.revalidateAll')) {
     await c.sendRequest('workspace/executeCommand', { command: 'taskdsl.revalidateAll', arguments: [] });
     return;
+  }
+  // Pull diagnostics (VS Code's usual mode): ask again for every open document's diagnostics.
+  if (c.initializeResult?.capabilities.diagnosticProvider) {
+    const feature = c.getFeature(DocumentDiagnosticRequest.method);
+    if (feature && typeof feature.refresh === 'function') {
+      feature.refresh();
+      serverChannel.appendLine('Revalidating the open templates.');
+      return;
+    }
   }
   // Fallback: a restart re-indexes the workspace and re-checks every open document.
   await restart();
