@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 
 from taskdsl.diagnostics import Diagnostic
-from taskdsl.document import Document, gc_paused, parse
+from taskdsl.document import Document, parse
 from taskdsl.safexml import wellformedness
 from taskdsl.settings import Settings
 
@@ -30,11 +30,6 @@ class CheckResult:
 
 
 def check_document(doc: Document, *, path: str | None = None, library=None, settings: Settings | None = None) -> CheckResult:
-    with gc_paused():  # many small objects, few cycles: see document.gc_paused
-        return _check_document(doc, path=path, library=library, settings=settings)
-
-
-def _check_document(doc: Document, *, path: str | None, library, settings: Settings | None) -> CheckResult:
     settings = settings or Settings()
     lxml_root, diagnostics = wellformedness(doc)
     if diagnostics:
