@@ -18,6 +18,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
 from aiohttp import web  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from report import limit_row, ratio_row, write as write_rows  # noqa: E402
+
 from taskdsl.evaluator.providers import load_litellm  # noqa: E402
 from taskdsl.evaluator.runner import run_file  # noqa: E402
 
@@ -56,6 +59,9 @@ async def timed(path: str, repeat: int, **kwargs) -> float:
     return statistics.median(times)
 
 
+ROWS = []
+
+
 async def overhead(folder: str, nodes: int) -> None:
     litellm = load_litellm()
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
@@ -87,6 +93,11 @@ async def overhead(folder: str, nodes: int) -> None:
           f"(evaluator overhead {max(per_atomic - raw, 0) * 1e3:.2f} ms, {per_atomic / raw:.2f}x raw)")
     print(f"reduce item (inner + reduction, echo):      {per_reduce_item * 1e3:7.2f} ms/item")
     print(f"script step (/bin/sh -c ':'):               {per_script * 1e3:7.2f} ms/node")
+    ROWS.append(ratio_row("evaluator", "atomic step in a sequential, echo model (per node)", per_atomic * 1e3, raw * 1e3,
+                          "raw litellm.acompletion(echo)", None,
+                          note=f"evaluator overhead {max(per_atomic - raw, 0) * 1e3:.2f} ms/node"))
+    ROWS.append(limit_row("evaluator", "reduce item (inner + reduction), echo (per item)", per_reduce_item * 1e3, None))
+    ROWS.append(limit_row("evaluator", "script step, /bin/sh -c ':' (per node)", per_script * 1e3, None))
 
 
 async def concurrency(folder: str, n: int, latency: float) -> None:
@@ -105,6 +116,8 @@ async def concurrency(folder: str, n: int, latency: float) -> None:
     finally:
         await runner.cleanup()
     print(f"one call at {latency * 1e3:.0f} ms latency:               {t_one * 1e3:7.1f} ms")
+    ROWS.append(ratio_row("evaluator", f"{n} input tasks of one step at {latency * 1e3:.0f} ms model latency", t_many * 1e3,
+                          t_one * 1e3, "one call", 1.5, note=f"sequential would be ~{n}x"))
     print(f"{n} input tasks of one step (gathered):       {t_many * 1e3:7.1f} ms  "
           f"= {t_many / t_one:.2f}x one call (sequential would be ~{n}x)")
 
@@ -114,10 +127,12 @@ async def main() -> None:
     parser.add_argument("--inputs", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--nodes", type=int, default=200)
+    parser.add_argument("--json", help="also write the rows to this file (for run_all.py)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         await overhead(folder, args.nodes)
         await concurrency(folder, args.inputs, args.latency)
+    write_rows(args.json, ROWS)
 
 
 if __name__ == "__main__":

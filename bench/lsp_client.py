@@ -19,10 +19,10 @@ SERVER_CMD = [sys.executable, "-m", "taskdsl", "serve"]
 
 
 class LspClient:
-    def __init__(self, cmd=SERVER_CMD, settings: dict | None = None, cwd: str | None = None):
+    def __init__(self, cmd=SERVER_CMD, settings: dict | None = None, cwd: str | None = None, stderr=None):
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr if stderr is not None else subprocess.DEVNULL, cwd=cwd, env=env)
         self.settings = settings or {}
         self.next_id = 0
         self.responses: dict[int, Queue] = {}

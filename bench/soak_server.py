@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_server import template_of_lines  # noqa: E402
 from lsp_client import LspClient  # noqa: E402
+from report import Row, limit_row, write  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:
@@ -73,6 +74,7 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=2000)
     parser.add_argument("--documents", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--json", help="also write the rows to this file (for run_all.py)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
@@ -89,7 +91,21 @@ def main() -> int:
         print(f"  server RSS: {start_rss:.0f} MB at start, {typed_rss:.0f} MB after typing")
         before, during, after = many_documents(client, workspace, args.documents)
         print(f"{args.documents} documents open at once: RSS {before:.0f} MB before, {during:.0f} MB open, {after:.0f} MB after closing")
+        alive = client.proc.poll() is None
         client.close()
+    first_p50, last_p50 = statistics.median(first) * 1000, statistics.median(last) * 1000
+    ordered = sorted(latencies)
+    p95 = ordered[int(0.95 * (len(ordered) - 1))] * 1000
+    rows = [
+        Row("soak", f"typing: {len(latencies):,} edits {args.interval * 1000:.0f} ms apart, p50 last tenth / first tenth",
+            last_p50 / first_p50, "x", goal="≤ 1.5x (flat)", met=last_p50 / first_p50 <= 1.5,
+            note=f"{first_p50:.1f} → {last_p50:.1f} ms, p95 overall {p95:.1f} ms"),
+        limit_row("soak", "typing: server RSS growth over the edits", typed_rss - start_rss, 50.0, unit="MB",
+                  note=f"{start_rss:.0f} → {typed_rss:.0f} MB"),
+        limit_row("soak", f"{args.documents} documents opened then closed: RSS after − before", after - before, 30.0, unit="MB",
+                  note=f"{before:.0f} MB before, {during:.0f} MB open, {after:.0f} MB after; server alive: {alive}"),
+    ]
+    write(args.json, rows)
     return 0
 
 
