@@ -156,7 +156,7 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
         "taskdsl.model": "taskdsl/echo",
     }, "full")
     steps = result["steps"]
-    for name in ("workbench", "open", "problems", "hover", "completion", "run", "codelens"):
+    for name in ("workbench", "open", "problems", "hover", "completion", "run", "codelens", "commands"):
         assert name in steps, (name, result)
 
     assert steps["workbench"]["ok"], steps["workbench"]
@@ -179,6 +179,9 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
     assert (out / "run.png").exists()
     # ... and from the "▶ Run task" code lens the server puts above the task
     assert steps["codelens"]["ok"], steps["codelens"]
+    # Restart Server / Revalidate All / Show Output: the server restarted, diagnostics are back
+    assert steps["commands"]["ok"], steps["commands"]
+    assert steps["commands"]["restarted"] and steps["commands"]["revalidated"], steps["commands"]
 
 
 def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):

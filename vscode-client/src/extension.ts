@@ -185,6 +185,7 @@ async function revalidateAll(): Promise<void> {
   }
   const commands: string[] = c.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
   if (commands.includes('taskdsl.revalidateAll')) {
+    serverChannel.appendLine('Revalidating the open templates (taskdsl.revalidateAll).');
     await c.sendRequest('workspace/executeCommand', { command: 'taskdsl.revalidateAll', arguments: [] });
     return;
   }
@@ -198,5 +199,6 @@ async function revalidateAll(): Promise<void> {
     }
   }
   // Fallback: a restart re-indexes the workspace and re-checks every open document.
+  serverChannel.appendLine('Revalidating the open templates (by restarting the server).');
   await restart();
 }

@@ -18,6 +18,7 @@
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
 //             input box, until the result ("Say hello to <input>") is shown
 //   codelens  the same from the server's "▶ Run task" code lens
+//   commands  Restart Server, Revalidate All, Show Output (the "Task DSL" channel), diagnostics again
 const { chromium } = require('playwright-core');
 const fs = require('fs');
 const path = require('path');
@@ -78,6 +79,16 @@ async function main() {
     await page.keyboard.press('Enter');
     await page.locator('.tabs-container .tab.active', { hasText: fileName }).waitFor({ timeout: 20000 });
     await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20000 });
+  };
+
+  const palette = async (title) => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.fill(`>${title}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.press('Enter');
   };
 
   await step('workbench', async () => {
@@ -232,6 +243,29 @@ async function main() {
     await page.locator('.view-line', { hasText: wsRe('Say hello to Lens') }).first().waitFor({ timeout: 120000 });
     await shot('codelens');
     return {};
+  });
+
+  await step('commands', async () => {
+    // Restart Server, Revalidate All, then Show Output: the server channel tells what happened,
+    // and the Problems panel has the diagnostics of the new server
+    await page.locator('.tabs-container .tab', { hasText: 'report.task.xml' }).first().click();
+    await palette('Task DSL: Restart Server');
+    await palette('Task DSL: Revalidate All');
+    await palette('Task DSL: Show Output');
+    const out = (text) => page.locator('.view-line', { hasText: text }).first();
+    await out('Restarting the language server').waitFor({ timeout: 30000 });
+    await out('-m taskdsl serve').waitFor({ timeout: 30000 });
+    // Revalidate All says what it did
+    await out(/Revalidating\s+the\s+open\s+templates/).waitFor({ timeout: 30000 });
+    const lines = (await page.locator('.view-lines').last().innerText()).split('\n').map((l) => l.replace(/\s+/g, ' '));
+    await shot('output');
+    await page.keyboard.press('Control+Shift+M');
+    await page.locator('.markers-panel .monaco-list-row', { hasText: 'TD301' }).first().waitFor({ timeout: 60000 });
+    return {
+      restarted: lines.some((l) => l.includes('Restarting the language server')),
+      revalidated: lines.some((l) => /Revalidating the open templates/.test(l)),
+      lines: lines.slice(-12),
+    };
   });
 
   await browser.close();
