@@ -173,6 +173,9 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
     assert steps["completion"]["ok"], steps["completion"]
     names = completion_names(steps["completion"]["labels"])
     assert {"instructions", "inputs", "model"} <= names, sorted(names)
+    # typing the ">" of a start tag inserts its end tag (the extension's auto-close)
+    assert steps["completion"]["autoClosed"], steps["completion"]
+    assert steps["completion"]["closedLine"] == "<criteria></criteria>", steps["completion"]
     # Run Task from the command palette: asked for the input, then showed the result
     assert steps["run"]["ok"], steps["run"]
     assert steps["run"]["prompted"], steps["run"]

@@ -189,9 +189,17 @@ async function main() {
     const labels = await widget.locator('.monaco-list-row .label-name').allInnerTexts();
     await shot('completion');
     await page.keyboard.press('Escape');
+    // finishing the start tag by hand: the extension inserts the end tag
+    await page.keyboard.type('criteria>');
+    const closed = page.locator('.editor-group-container.active .view-line', { hasText: wsRe('<criteria></criteria>') });
+    let autoClosed = true;
+    await closed.first().waitFor({ timeout: 10000 }).catch(() => { autoClosed = false; });
+    const closedLine = autoClosed ? (await closed.first().innerText()).replace(/\s+/g, ' ').trim() : null;
+    await shot('autoclose');
+    await page.keyboard.press('Escape');
     // put the file back as it was
-    for (let i = 0; i < 6; i++) await page.keyboard.press('Control+Z');
-    return { labels: labels.map((l) => l.trim()) };
+    for (let i = 0; i < 12; i++) await page.keyboard.press('Control+Z');
+    return { labels: labels.map((l) => l.trim()), autoClosed, closedLine };
   });
 
   await step('run', async () => {
