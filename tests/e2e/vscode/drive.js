@@ -168,16 +168,11 @@ async function main() {
 
   await step('completion', async () => {
     // on a new line before </task> the user types "<": the suggestions are the children still allowed
-    const editorArea = page.locator('.editor-instance .view-lines').first();
-    await editorArea.click();
-    await page.keyboard.press('Control+G');
-    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
-    await page.keyboard.type('7');
-    await page.keyboard.press('Enter');
-    await page.keyboard.press('Home');
-    await page.keyboard.press('Enter');
-    await page.keyboard.press('ArrowUp');
-    await page.keyboard.type('  <');
+    const line6 = page.locator('.editor-group-container.active .view-line', { hasText: '</context_management>' }).first();
+    await line6.click();
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter'); // the new line keeps the indentation of </context_management>
+    await page.keyboard.type('<');
     const widget = page.locator('.editor-widget.suggest-widget');
     const row = widget.locator('.monaco-list-row', { hasText: 'instructions' });
     try {
