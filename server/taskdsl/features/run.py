@@ -209,9 +209,15 @@ def script_commands(node: Any, library: Any = None) -> list[str]:
     """Every shell command the evaluation of ``node`` (an evaluator AST node) may run, in the
     order met, each once; refs and calls are followed through ``library`` (a TaskLibrary). A cond's
     every branch counts: which one runs is only known at run time. Commands keep their {{…}}."""
+    return reach(node, library)[0]
+
+
+def reach(node: Any, library: Any = None) -> tuple[list[str], bool]:
+    """(shell commands, whether any atomic task may call a model) of a run of ``node``."""
     from taskdsl.evaluator import ast
 
     commands: list[str] = []
+    atomic = [False]
     seen_nodes: set[int] = set()
     seen_names: set[str] = set()
 
@@ -269,6 +275,7 @@ def script_commands(node: Any, library: Any = None) -> list[str]:
                 text(n.command)
                 add(n.command)
             elif isinstance(n, ast.Atomic):
+                atomic[0] = True
                 text(n.instructions)
                 text(n.system)
             elif isinstance(n, ast.Sequential):
@@ -280,7 +287,7 @@ def script_commands(node: Any, library: Any = None) -> list[str]:
                 visit(n.reduction_task)
 
     visit(node)
-    return commands
+    return commands, atomic[0]
 
 
 def consent_message(label: str, commands: list[str], limit: int = 10) -> str:
@@ -707,11 +714,15 @@ class Runs:
         except Exception as error:
             failure = error_json(error)
             return refuse(failure["message"], failure.get("reason") or "compile_error")
-        commands = script_commands(node, library)
+        commands, calls_models = reach(node, library)
         if commands and not settings.run_allow_scripts:
             if not await self.consent(label, commands):
                 return refuse(f"the run of '{label}' was not started: its shell commands were declined",
                               "scripts_declined", STATUS_CANCELLED, commands=commands)
+        if calls_models:  # litellm's first import takes seconds: never on the event loop
+            from taskdsl.evaluator.providers import load_litellm
+
+            await loop.run_in_executor(None, load_litellm)
         return await self.run(run_id, path, text, label, task, plan.values, model, settings, library_paths)
 
     async def consent(self, label: str, commands: list[str]) -> bool:
