@@ -114,3 +114,36 @@ def test_well_formed_document_yields_the_lxml_tree():
 
 def test_span_containment():
     assert 3 in Span(1, 3) and 0 not in Span(1, 3) and len(Span(1, 3)) == 2
+
+
+def test_start_tag_fast_path_builds_the_same_tree_as_the_general_path(monkeypatch):
+    """document.START_TAG_RE is only a shortcut: on mutated templates (broken tags, stray quotes,
+    '<' in values, non-XML white space) both paths give the same elements, spans and problems."""
+    import random
+    from pathlib import Path
+
+    from taskdsl import document
+
+    examples = sorted(Path(__file__).resolve().parents[1].joinpath("examples").rglob("*.task.xml"))
+    texts = [p.read_text(encoding="utf-8") for p in examples] or ['<task name="a"><description>x</description></task>']
+    fragments = ["<", "</", "<task>", "</task>", '="', '"', "'", "&", "&amp;", "/>", ">", " ", "\t", "\xa0", "=",
+                 "<a b='1'", "\n", "<x y=\"<\">", "<p:q r:s='t'/>", "<![CDATA[", "<!--"]
+
+    def dump(doc):
+        problems = [(p.kind, p.span, p.message) for p in doc.problems]
+        elements = [(e.tag, e.name_span, e.start_tag, [(a.name, a.value, a.name_span, a.value_span, a.quoted) for a in e.attrs],
+                     [c.start_tag for c in e.children], [(t.span, t.value) for t in e.text_pieces], e.end_tag, e.end,
+                     e.self_closing, e.closed, e.start_tag_complete, e.level) for e in doc.iter()]
+        return problems, elements
+
+    rng = random.Random(9)
+    for _ in range(600):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(0, 4)):
+            i = rng.randint(0, len(text))
+            j = min(len(text), i + rng.randint(0, 20))
+            text = text[:i] + rng.choice(fragments) + text[j if rng.random() < 0.5 else i:]
+        monkeypatch.setattr(document, "FAST_PATH", True)
+        fast = dump(document._Scanner(text).run())
+        monkeypatch.setattr(document, "FAST_PATH", False)
+        assert dump(document._Scanner(text).run()) == fast, text
