@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Document, Element, Span
@@ -42,8 +43,16 @@ def duplicate_input_rule(ctx: RuleContext):
                 seen[attr.value] = item
 
 
-def _text_placeholders(document: Document):
-    """(element, placeholder, absolute span) for every {{…}} in text that may hold one."""
+_PLACEHOLDERS: "weakref.WeakKeyDictionary[Document, list]" = weakref.WeakKeyDictionary()
+
+
+def _text_placeholders(document: Document) -> list[tuple[Element, object, Span]]:
+    """(element, placeholder, absolute span) for every {{…}} in text that may hold one; listed once
+    per document (TD402 and TD404 both walk them)."""
+    found = _PLACEHOLDERS.get(document)
+    if found is not None:
+        return found
+    found = []
     for element in elements(document):
         if element.tag not in TEXT_TAGS:
             continue
@@ -52,7 +61,9 @@ def _text_placeholders(document: Document):
                 continue
             for placeholder in find_placeholders(piece.raw):
                 span = Span(piece.span.start + placeholder.start, piece.span.start + placeholder.end)
-                yield element, placeholder, span
+                found.append((element, placeholder, span))
+    _PLACEHOLDERS[document] = found
+    return found
 
 
 def _listed(names) -> str:
