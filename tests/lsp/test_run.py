@@ -444,3 +444,9 @@ async def test_run_task_code_action_everywhere(run_client, ws, docs):
     if not runs:
         pytest.skip("features/actions.py does not append run_code_actions yet (see docs/run.md)")
     assert [(a.title, a.command.command, list(a.command.arguments)) for a in runs] == [("Run task", RUN, [uri])]
+
+
+async def test_a_library_file_needs_a_task_name(run_client, ws):
+    result = await execute(run_client, uri_of(ws, "lib.task.xml"))
+    assert result["status"] == "FAILED"
+    assert result["error"]["message"] == "lib.task.xml is a library: choose one of its tasks to run (slow, greet)"

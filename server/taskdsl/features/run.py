@@ -11,7 +11,6 @@ the structured result. See docs/run.md for the decisions.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import json
 import logging
@@ -697,6 +696,10 @@ class Runs:
         document = _parse(text)
         target = find_target(document, task, path)
         label = task or (runnable_targets(document, path)[0].label if runnable_targets(document, path) else file_stem(path))
+        if task is None and document.root is not None and document.root.tag == "library":
+            names = [t.name for t in runnable_targets(document, path)]
+            return refuse(f"{os.path.basename(path)} is a library: choose one of its tasks to run "
+                          f"({', '.join(names) or 'it defines none'})", "no_entry", tasks=names)
         plan = plan_inputs(target, inputs, label)
         if plan.missing:
             return refuse(missing_inputs_message(plan), "missing_input", missing=plan.missing)
@@ -775,10 +778,9 @@ class Runs:
 
         self.log(f"[run {run_id}] running '{label}' ({path})")
         config = HandlerConfig(model=settings.default_model, timeout=settings.run_timeout)
+        # the editor's buffer, saved or not; already checked above (off the event loop)
         kwargs = dict(task=task, inputs=inputs, model=model, trace=trace_path, on_event=on_event,
-                      library_paths=library_paths, config=config)
-        if "text" in inspect.signature(runner.run_file).parameters:
-            kwargs["text"] = text  # the editor's buffer, saved or not
+                      library_paths=library_paths, config=config, check=False, text=text)
         started = time.monotonic()
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
