@@ -75,6 +75,8 @@ class State:
     published: dict[str, int | None] = field(default_factory=dict)  # uri -> version published
     pending: dict[str, asyncio.Task] = field(default_factory=dict)  # uri -> debounced check
     failed: set[str] = field(default_factory=set)  # features that raised once already
+    client_name: str | None = None  # clientInfo.name (eglot blocks on commands: runs answer at once)
+    client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
 
 
 class TaskdslServer(LanguageServer):
@@ -295,9 +297,13 @@ def _range_json(r: types.Range) -> dict:
 def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
     ls.state.client = ClientFeatures.from_capabilities(params.capabilities)
     ls.state.pull = bool(params.capabilities.text_document and params.capabilities.text_document.diagnostic)
+    ls.state.client_name = params.client_info.name if params.client_info else None
     options = params.initialization_options
     if isinstance(options, dict):
         ls.state.settings = ls.state.settings.updated(options.get("taskdsl", options))
+        client_options = options.get("client")
+        if isinstance(client_options, dict):
+            ls.state.client_prompts_for_inputs = client_options.get("promptsForMissingInputs") is True
 
 
 @server.feature(types.INITIALIZED)
@@ -619,6 +625,14 @@ def on_range_formatting(ls: TaskdslServer, params: types.DocumentRangeFormatting
     return formatting.format_range(analysis.document, analysis.positions, params.range, params.options)
 
 
+@server.command("taskdsl.revalidateAll")
+async def revalidate_all(ls: TaskdslServer, *args: Any):
+    """Re-read the settings, re-index the workspace library and re-check every open document."""
+    await pull_settings(ls)
+    await build_library(ls)
+    return {"documents": len(ls.workspace.text_documents)}
+
+
 # -- run (issue 7): the taskdsl.runTask command and its code lens ----------------------------------
 
 from taskdsl.features.run import register_run  # noqa: E402
@@ -639,6 +653,10 @@ def main(args: Any = None) -> int:
     level = str(getattr(args, "log_level", None) or "WARNING").upper()
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
                         format="taskdsl %(levelname)s %(name)s: %(message)s")
+    if level != "DEBUG":
+        # clients cancel requests all the time; pygls warns about each one it already answered,
+        # and every client shows the server's stderr as errors
+        logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
     if getattr(args, "tcp", None):
         server.start_tcp(*_host_port(args.tcp))
     elif getattr(args, "ws", None):

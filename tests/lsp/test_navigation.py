@@ -7,6 +7,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+from taskdsl.features import actions
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -48,8 +50,8 @@ def actions_of(result) -> list[types.CodeAction]:
     for item in result or []:
         if isinstance(item, types.Command) and item.command.startswith("{"):
             command = ast.literal_eval(item.command)
-            found.append(types.CodeAction(title=item.title, kind=types.CodeActionKind.RefactorExtract,
-                                          command=types.Command(**command)))
+            kind = types.CodeActionKind.RefactorExtract if command["command"] == actions.EXTRACT_COMMAND else None
+            found.append(types.CodeAction(title=item.title, kind=kind, command=types.Command(**command)))
         else:
             found.append(item)
     return found
@@ -166,7 +168,7 @@ async def test_quick_fix_is_an_exact_edit_with_its_diagnostic(client: LanguageCl
     actions = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri), range=legacy.range,
         context=types.CodeActionContext(diagnostics=[legacy])))
-    fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    fixes = [a for a in actions_of(actions) if a.kind == types.CodeActionKind.QuickFix]
     assert [(a.title, list(a.diagnostics)) for a in fixes] == [("Replace 'true' with 'full'", [legacy])]
     assert changes_of(client, fixes[0].edit) == {uri: [(legacy.range, "full")]}
     docs.close(uri)

@@ -179,4 +179,8 @@ def code_actions(doc: Document, positions: Positions, uri: str, range_: types.Ra
         action = extract_action(doc, positions, uri, span.start, path, client, version, library)
         if action is not None:
             actions.append(action)
+    if only is None:  # "Run task" everywhere: the way to run in clients without code lens
+        from taskdsl.features.run import run_code_actions
+
+        actions += run_code_actions(doc, uri, range_, positions, path)
     return actions

@@ -702,6 +702,10 @@ class Runs:
                           f"({', '.join(names) or 'it defines none'})", "no_entry", tasks=names)
         plan = plan_inputs(target, inputs, label)
         if plan.missing:
+            if getattr(getattr(self.server, "state", None), "client_prompts_for_inputs", False):
+                # the client (the VS Code extension) asks for them and runs again: no error toast
+                return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None,
+                        "error": _failure(missing_inputs_message(plan), "missing_input", missing=plan.missing)}
             return refuse(missing_inputs_message(plan), "missing_input", missing=plan.missing)
 
         # what would run: check, compile, collect the shell commands (off the event loop)
