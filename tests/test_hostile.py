@@ -14,11 +14,14 @@ import pytest
 TIMEOUT = 60
 
 # Runs the command line in-process and reports its peak memory on the last stderr line.
+# VmHWM is the peak of this process's own address space; ru_maxrss is not: Linux carries the
+# parent's high-water mark across fork+exec, so it would report pytest's size.
 MEASURED = (
-    "import resource, sys\n"
+    "import sys\n"
     "from taskdsl.cli import main\n"
     "code = main(sys.argv[1:])\n"
-    "print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+    "print('MAXRSS_KB', hwm, file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
