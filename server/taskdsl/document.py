@@ -651,7 +651,7 @@ def gc_paused() -> Iterator[None]:
 # indexes the same buffer right after; both get one Document. Documents are never mutated after
 # the scan, so sharing one is safe. Large texts are not kept (memory).
 _RECENT: list[tuple[str, Document]] = []
-_RECENT_SIZE = 4
+_RECENT_SIZE = 2  # the buffer just parsed, and the one before (a library file being indexed)
 _RECENT_MAX_CHARS = 2_000_000
 
 
