@@ -31,6 +31,7 @@ from typing import Any, Iterable, Iterator
 
 from taskdsl.diagnostics import TextEdit
 from taskdsl.document import Document, Element, Span, gc_paused, parse
+from taskdsl.names import file_stem, split_params
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 
@@ -175,7 +176,7 @@ def _root_definitions(doc: Document, root: Element, path: str | None, first: boo
         if root.get("parameters") is not None and root.get("name"):  # legacy template form
             yield root, root, _template(doc, root, path, params_attr="parameters", task=root)
         else:
-            definition = _task(doc, root, path, "task", stem=_stem(path) if first else None)
+            definition = _task(doc, root, path, "task", stem=file_stem(path) if first else None)
             if definition:
                 yield root, root, definition
     elif root.tag == "template":
@@ -233,11 +234,6 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
     )
 
 
-def split_params(value: str) -> list[str]:
-    """`params="a, b"` → ['a', 'b'] (commas; spaces tolerated as separators too)."""
-    return [p for p in re.split(r"[\s,]+", value) if p]
-
-
 def _input_params(task: Element) -> tuple[Param, ...]:
     inputs = task.child("inputs")
     if inputs is None:
@@ -258,16 +254,6 @@ def _description(task: Element) -> str | None:
     if element is None:
         return None
     return " ".join(element.text.split()) or None
-
-
-def _stem(path: str | None) -> str | None:
-    if not path:
-        return None
-    base = os.path.basename(path)
-    for suffix in (TEMPLATE_SUFFIX, ".xml"):
-        if base.endswith(suffix) and len(base) > len(suffix):
-            return base[: -len(suffix)]
-    return base or None
 
 
 def _range(doc: Document, span: Span) -> Range:

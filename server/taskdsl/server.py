@@ -28,7 +28,7 @@ from taskdsl import __version__
 from taskdsl.checker import CheckResult, check_document
 from taskdsl.diagnostics import Diagnostic, Severity
 from taskdsl.document import Document, Span, parse
-from taskdsl.features import actions, completion, formatting, hover, inlay, libview, navigation, symbols
+from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
 from taskdsl.settings import Settings
 

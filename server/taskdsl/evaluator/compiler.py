@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from taskdsl import expr as cond_expr
 from taskdsl.document import Element, parse
+from taskdsl.names import file_stem, split_params
 
 from . import ast
 from .ast import ContextSettings
 from .results import TaskError
 
-TASK_FILE_SUFFIXES = (".task.xml", ".xml")
 
 
 class CompileError(Exception):
@@ -88,18 +88,6 @@ class TaskLibrary:
 
 
 # ---------------------------------------------------------------- compiler
-
-def split_params(text: str | None) -> list[str]:
-    return [p for p in re.split(r"[\s,]+", text or "") if p]
-
-
-def file_stem(path: str | None) -> str:
-    base = os.path.basename(path or "task")
-    for suffix in TASK_FILE_SUFFIXES:
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base
-
 
 def _text(element: Element | None) -> str | None:
     return None if element is None else element.text.strip()
@@ -249,7 +237,7 @@ class Compiler:
         """What a file registers: its root task (by name, else the file stem), its template,
         or each template and named task of a library."""
         if root.tag == "task":
-            return [self.task_definition(root, root.get("name") or file_stem(self.path))]
+            return [self.task_definition(root, root.get("name") or file_stem(self.path) or "task")]
         if root.tag == "template":
             return [self.template_definition(root)]
         if root.tag == "library":

@@ -19,11 +19,12 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Element, Span
+from taskdsl import names
+from taskdsl.document import Document, Element
 from taskdsl.templating import find_placeholders
 
 log = logging.getLogger("taskdsl.run")
@@ -31,7 +32,6 @@ log = logging.getLogger("taskdsl.run")
 COMMAND = "taskdsl.runTask"
 RUN_TITLE = "▶ Run task"
 STATUS_COMPLETE, STATUS_FAILED, STATUS_CANCELLED = "COMPLETE", "FAILED", "CANCELLED"
-TASK_FILE_SUFFIXES = (".task.xml", ".xml")
 PREVIEW = 200  # characters of a step's output in a log line
 
 
@@ -50,11 +50,7 @@ class RunTarget:
 
 
 def file_stem(path: str | None) -> str:
-    base = os.path.basename(path or "task")
-    for suffix in TASK_FILE_SUFFIXES:
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base
+    return names.file_stem(path) or "task"
 
 
 def runnable_targets(document: Document, path: str | None = None) -> list[RunTarget]:
@@ -165,8 +161,6 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
         return InputPlan(given, [], label)
     name = target.get("name") or label
     if target.tag == "template":
-        from taskdsl.evaluator.compiler import split_params
-
         body = target.child("task")
         literals: dict[str, str] = {}
         inputs_el = body.child("inputs") if body is not None else None
@@ -175,7 +169,7 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
             if inp.get("name") and value is not None and "{{" not in value:
                 literals[inp.get("name")] = value
         values, missing = dict(given), []
-        for param in split_params(target.get("params")):
+        for param in names.split_params(target.get("params")):
             if param in values:
                 continue
             if param in literals:

@@ -136,19 +136,6 @@ def task_type(element: Element) -> str:
     return element.get("type") or "atomic"
 
 
-def params_of(template: Element) -> list[tuple[str, Span | None]]:
-    """A template's params with the span of each name inside the ``params`` value."""
-    attr = template.attr("params")
-    if attr is None or attr.value_span is None:
-        return []
-    raw = attr.value
-    # the value span holds the raw source; identifiers never contain entities, so offsets line up
-    return [
-        (match.group(0), Span(attr.value_span.start + match.start(), attr.value_span.start + match.end()))
-        for match in IDENT_RE.finditer(raw)
-    ]
-
-
 def word_span(text: str, offset: int, pattern: re.Pattern[str] = NAME_CHARS_RE) -> Span:
     """The run of name characters around an offset."""
     start = offset

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, index_document, normalize, suggest
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make
