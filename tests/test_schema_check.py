@@ -271,3 +271,15 @@ def test_check_reports_schema_errors_with_the_rules():
 def test_malformed_input_gets_only_td001():
     result = check_text('<task><description>x</task>')
     assert {d.code for d in result.diagnostics} == {"TD001"}
+
+
+def test_td101_suggests_real_typos_and_half_typed_names_but_not_look_alikes():
+    text = ('<task type="sequential">\n  <description>x</description>\n  <code>js</code>\n'
+            '  <context_management><fresh>enabled</fresh></context_management>\n'
+            '  <stpes><task><description>y</description></task></stpes>\n</task>\n')
+    messages = {covered: message.split(";")[0] for _, _, _, covered, message in schema_findings(text)}
+    assert messages == {
+        "code": "<code> is not allowed in <task>",
+        "fresh": "<fresh> is not allowed in <context_management> (did you mean <fresh_context>?)",
+        "stpes": "<stpes> is not allowed in <task> (did you mean <steps>?)",
+    }

@@ -431,7 +431,11 @@ def _invalid_value(context: _Context, element: Element, attribute_name: str | No
 
 
 def _did_you_mean(word: str, candidates, left: str, right: str) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    # 0.75 keeps real typos (descripton, stpes, comand) and drops look-alikes (code → model)
+    candidates = list(candidates)
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.75)
+    if not close and len(word) >= 4:  # a name typed half-way: fresh → fresh_context
+        close = [c for c in candidates if c.startswith(word)][:1]
     return f" (did you mean {left}{close[0]}{right}?)" if close and close[0] != word else ""
 
 
