@@ -23,9 +23,17 @@ async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str 
     the process group. on_start(pid) lets callers record the group (tests, the server)."""
     env = dict(os.environ)
     env.update({f"TASKDSL_INPUT_{name.upper()}": value for name, value in inputs.items()})
-    proc = await asyncio.create_subprocess_exec(
+    spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
         "/bin/sh", "-c", command, cwd=cwd, env=env, start_new_session=True,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE))
+    try:
+        proc = await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        # cancelled while the process was being started: it may exist already; never leave it running
+        proc = await spawning
+        kill_group(proc)
+        await proc.wait()
+        raise
     if on_start:
         on_start(proc.pid)
     try:
