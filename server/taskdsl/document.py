@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import gc
 import re
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -59,12 +60,15 @@ class TextPiece:
     cdata: bool = False
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Element:
     tag: str
     name_span: Span
     start_tag: Span
-    parent: Element | None = None
+    # the parent is held weakly (the tree holds its children): a Document has no reference
+    # cycles, so an old one is freed as soon as the last reference goes, not by the cyclic GC
+    # (whose full collections over discarded 2,000-line documents were the editing p95)
+    parent_ref: weakref.ReferenceType[Element] | None = field(default=None, repr=False)
     attrs: list[Attr] = field(default_factory=list)
     children: list[Element] = field(default_factory=list)
     text_pieces: list[TextPiece] = field(default_factory=list)
@@ -74,6 +78,12 @@ class Element:
     closed: bool = False  # the element was properly ended (self-closing or matching end tag)
     start_tag_complete: bool = True  # the start tag reached its '>'
     level: int = 0  # nesting depth (0 for a root), recorded while scanning
+
+    @property
+    def parent(self) -> Element | None:
+        """The enclosing element (None for a root, or once its Document is gone)."""
+        ref = self.parent_ref
+        return ref() if ref is not None else None
 
     @property
     def span(self) -> Span:
@@ -451,7 +461,7 @@ class _Scanner:
             tag=match.group(0),
             name_span=Span(match.start(), match.end()),
             start_tag=Span(start, match.end()),
-            parent=self.stack[-1] if self.stack else None,
+            parent_ref=weakref.ref(self.stack[-1]) if self.stack else None,
             level=len(self.stack),
         )
         self.pos = match.end()
@@ -491,7 +501,7 @@ class _Scanner:
         ] if whole.end(2) > whole.start(2) else []
         end = whole.end()
         element = Element(whole.group(1), Span(whole.start(1), whole.end(1)), Span(whole.start(), end),
-                          parent, attrs, level=len(stack))
+                          weakref.ref(parent) if parent is not None else None, attrs, level=len(stack))
         self.pos = end
         if parent is not None:
             parent.children.append(element)
