@@ -22,6 +22,7 @@ from typing import Any, Callable
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.workspace.position_codec import PositionCodec
 
 from taskdsl import __version__
@@ -79,9 +80,24 @@ class State:
     client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
 
 
+class TaskdslProtocol(LanguageServerProtocol):
+    """pygls 2.1 files the future of every notification whose handler is a generator (its own
+    didOpen/didChange/didClose wrappers), a coroutine or a thread under a fresh uuid in
+    ``_request_futures`` and never removes it: one finished Future (with its Condition and
+    RLock) per edit, for the life of the server (bench/soak_server.py). Drop the finished ones
+    after each notification; a request's own result callback still runs (it is on the future)."""
+
+    def _handle_notification(self, method_name, params):
+        super()._handle_notification(method_name, params)
+        futures = self._request_futures
+        for key in [key for key, future in futures.items() if future.done()]:
+            futures.pop(key, None)
+
+
 class TaskdslServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("taskdsl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("taskdsl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=TaskdslProtocol)
         self.state = State()
 
     # -- documents -----------------------------------------------------------------------
