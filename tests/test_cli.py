@@ -295,3 +295,19 @@ def test_python_dash_m_and_a_cheap_path_to_the_first_diagnostic(workdir):
                             capture_output=True, text=True, timeout=60)
     assert module.returncode == 1
     assert module.stdout.startswith("broken.task.xml:1:7: error TD103 ")
+
+
+def test_check_of_a_folder_scans_each_file_once(tmp_path, monkeypatch, capsys):
+    """The index and the check share one parse per file (the CLI used to parse everything twice)."""
+    from taskdsl import document
+    from taskdsl.cli import main
+
+    (tmp_path / "lib.task.xml").write_text('<template name="t" params="x"><task><description>{{x}}</description></task></template>\n')
+    (tmp_path / "use.task.xml").write_text('<call template="t"><arg>hello</arg></call>\n')
+    (tmp_path / "bad.task.xml").write_text('<call template="tt"><arg>hello</arg></call>\n')
+    scans = []
+    original = document._Scanner.run
+    monkeypatch.setattr(document._Scanner, "run", lambda self: scans.append(self.text) or original(self))
+    assert main(["check", str(tmp_path)]) == 1
+    assert "TD501" in capsys.readouterr().out
+    assert sorted(scans) == sorted(p.read_text() for p in tmp_path.iterdir())

@@ -234,7 +234,8 @@ def build_library(paths: list[str], files: list[str], settings):
         from taskdsl.library import Library
 
         if hasattr(Library, "from_paths"):
-            return Library.from_paths(paths, settings)
+            # keep the parsed documents: each file is then parsed once, for the index and the check
+            return Library.from_paths(paths, settings, keep_documents=True)
         library = Library(settings)
         for path in files:
             library.update_file(str(path))
@@ -250,14 +251,16 @@ def build_library(paths: list[str], files: list[str], settings):
 
 def check_source(source: Source, library, settings):
     """(Document, diagnostics) of one file, with the reading problems in front."""
-    from taskdsl.checker import check_text
+    from taskdsl.checker import check_document
     from taskdsl.diagnostics import Diagnostic, Severity
     from taskdsl.document import Span, parse
 
     if source.refused:
         offset, message = source.read_problem
         return parse(""), [Diagnostic("TD001", Severity.ERROR, Span(0, 0), message)]
-    result = check_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings)
+    path = os.path.abspath(source.path)
+    indexed = library.take_document(path, source.text) if hasattr(library, "take_document") else None
+    result = check_document(indexed or parse(source.text), path=path, library=library, settings=settings)
     diagnostics = list(result.diagnostics)
     if source.read_problem is not None:
         offset, message = source.read_problem

@@ -819,6 +819,11 @@ class Library:
         text = read_text(path)
         return parse(text) if text is not None else None
 
+    def take_document(self, path: str, text: str) -> Document | None:
+        """The document parsed while indexing, if it was parsed from this very text (given once)."""
+        doc = self._documents.pop(normalize(path), None)
+        return doc if doc is not None and doc.text == text else None
+
     def check_all(self) -> dict:
         """Check every workspace file against this library: {path: checker.CheckResult}."""
         from taskdsl.checker import check_document
