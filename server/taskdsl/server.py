@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
 from taskdsl import __version__
@@ -92,6 +94,24 @@ class TaskdslProtocol(LanguageServerProtocol):
         futures = self._request_futures
         for key in [key for key, future in futures.items() if future.done()]:
             futures.pop(key, None)
+
+
+# LSP line breaks are \n, \r\n and \r only. pygls splits documents with str.splitlines, which
+# also breaks at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029: after an incremental edit below such
+# a character, the server's copy of the document drifted from the editor's.
+_LSP_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+class LspTextDocument(TextDocument):
+    @property
+    def lines(self):
+        return tuple(_LSP_LINES.findall(self.source))
+
+
+class LspWorkspace(Workspace):
+    def _create_text_document(self, doc_uri, source=None, version=None, language_id=None):
+        return LspTextDocument(doc_uri, source=source, version=version, language_id=language_id,
+                               sync_kind=self._sync_kind, position_codec=self._position_codec)
 
 
 class TaskdslServer(LanguageServer):
@@ -311,6 +331,7 @@ def _range_json(r: types.Range) -> dict:
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
+    ls.workspace.__class__ = LspWorkspace  # pygls built it just before this handler; same state
     ls.state.client = ClientFeatures.from_capabilities(params.capabilities)
     ls.state.pull = bool(params.capabilities.text_document and params.capabilities.text_document.diagnostic)
     ls.state.client_name = params.client_info.name if params.client_info else None

@@ -121,3 +121,25 @@ async def test_document_that_does_not_parse_still_answers(client: LanguageClient
         types.DocumentSymbolParams(types.TextDocumentIdentifier(uri)))
     assert [s.name for s in symbols] == ["task"]
     docs.close(uri)
+
+
+async def test_edits_below_unicode_line_separators_land_where_the_editor_made_them(client: LanguageClient, docs):
+    """LSP lines end at \\n, \\r\\n or \\r only; U+2028 and U+0085 are text. An edit on line 2 must
+    fix line 2 (pygls's own line splitting put it one line up, and the server's text drifted)."""
+    text = "<task>\n  <description>a\u2028b\x85c</description>\n  <descripton>x</descripton>\n</task>\n"
+    uri = await docs.open("separators.task.xml", text)
+    assert [(d.code, d.range.start.line) for d in await docs.diagnostics(uri)] == [("TD101", 2)]
+    line = "  <descripton>x</descripton>"
+    fixed = line.replace("descripton", "criteria")
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(2, 0), types.Position(2, len(line))), text=fixed)]))
+    if not pull_client(client):
+        await _published_version(client, uri, 2)
+        client.diagnostics.pop(uri, None)
+        published = [p for p in client.published if p.uri == uri and p.version == 2][-1]
+        assert list(published.diagnostics) == []
+    else:
+        assert await docs.diagnostics(uri) == []
+    docs.close(uri)
