@@ -130,11 +130,15 @@ class TaskdslServer(LanguageServer):
 
     def analysis(self, uri: str) -> Analysis:
         text_document = self.workspace.get_text_document(uri)
+        try:
+            source = text_document.source  # read from disk when the document is not open
+        except OSError as error:
+            raise DocumentUnavailable(f"{uri}: {error.strerror or error}") from None
         version = text_document.version
         cached = self.state.analyses.get(uri)
-        if cached is not None and cached.version == version and cached.document.text == text_document.source:
+        if cached is not None and cached.version == version and cached.document.text == source:
             return cached
-        document = parse(text_document.source)
+        document = parse(source)
         analysis = Analysis(uri, version, document, Positions(document, self.codec()), uri_to_path(uri))
         self.state.analyses[uri] = analysis
         return analysis
@@ -252,6 +256,10 @@ class TaskdslServer(LanguageServer):
 server = TaskdslServer()
 
 
+class DocumentUnavailable(Exception):
+    """A request about a document that is neither open nor readable: answered empty, not a fault."""
+
+
 def guarded(feature: str, empty: Any = None) -> Callable:
     """An exception in a feature is logged once and answered with ``empty``."""
 
@@ -263,6 +271,9 @@ def guarded(feature: str, empty: Any = None) -> Callable:
                     return await handler(ls, params)
                 except JsonRpcException:
                     raise
+                except DocumentUnavailable as gone:
+                    log.info("%s: %s", feature, gone)
+                    return empty() if callable(empty) else empty
                 except Exception:
                     ls.log_failure(feature)
                     return empty() if callable(empty) else empty
@@ -275,6 +286,9 @@ def guarded(feature: str, empty: Any = None) -> Callable:
                 return handler(ls, params)
             except JsonRpcException:
                 raise  # a deliberate error answer (a refused rename)
+            except DocumentUnavailable as gone:
+                log.info("%s: %s", feature, gone)
+                return empty() if callable(empty) else empty
             except Exception:
                 ls.log_failure(feature)
                 return empty() if callable(empty) else empty

@@ -64,3 +64,4 @@ async def test_exception_in_a_feature_answers_empty_and_server_stays_up(broken: 
             await broken.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
     await asyncio.wait_for(cleared(), 20)
+
