@@ -340,3 +340,25 @@ def test_incremental_cycles_match_a_fresh_index_after_random_edits(tmp_path):
         fresh.graph().on_cycle("t0", "t1")
         assert set(library.graph().members.values()) == set(fresh.graph().members.values())
         assert {k: v for k, v in library.graph().out.items() if v} == {k: v for k, v in fresh.graph().out.items() if v}
+
+
+def test_named_arguments_are_found_across_files_for_a_param_rename(tmp_path):
+    write(tmp_path, {
+        "lib.task.xml": '<library>\n  <template name="greet" params="who, tone"><task><description>{{who}} {{tone}}</description></task></template>\n'
+                        '  <task name="shout" type="script" subtype="loud"><command>echo $TASKDSL_INPUT_WORD</command>'
+                        '<inputs><input name="word">hi</input></inputs></task>\n</library>\n',
+        "a.task.xml": '<call template="greet"><arg name="tone">warm</arg><arg name="who">Ada</arg></call>\n',
+        "b.task.xml": '<task type="sequential"><description>x</description><steps>\n'
+                      '  <call template="greet"><arg>Bob</arg><arg>dry</arg></call>\n'
+                      '  <task ref="script:loud"><inputs><input name="word">yo</input></inputs></task>\n'
+                      '</steps></task>\n',
+    })
+    library = Library.from_paths([str(tmp_path)], Settings())
+    a = str(tmp_path / "a.task.xml")
+    b = str(tmp_path / "b.task.xml")
+    text_at = lambda path, span: open(path).read()[span.start:span.end]
+    tone = library.named_arguments("greet", "tone")
+    assert list(tone) == [a] and [text_at(a, s) for s in tone[a]] == ["tone"]  # positional args need nothing
+    word = library.named_arguments("shout", "word")  # the ref by type:subtype key binds it too
+    assert list(word) == [b] and [text_at(b, s) for s in word[b]] == ["word"]
+    assert library.named_arguments("greet", "nobody") == {}

@@ -750,6 +750,18 @@ class Library:
                         found.append(Location(path, reference.span, reference.range))
         return found
 
+    def named_arguments(self, name: str, param: str) -> dict[str, list[Span]]:
+        """Where callers bind the param `param` of the task or template `name` by name: the
+        `name` values of its calls' <arg name=> and its refs' <input name=>, by file."""
+        found: dict[str, list[Span]] = {}
+        target_keys = {d.key for d in self._by_name.get(name, ()) if d.key and self.definition(d.key)}
+        for written in [name, *sorted(target_keys)]:
+            for path in sorted(self._referrers.get(written, ())):
+                for reference in self._entries[path].index.references:
+                    if reference.name == written:
+                        found.setdefault(path, []).extend(span for arg, span in reference.named if arg == param)
+        return {path: spans for path, spans in found.items() if spans}
+
     def rename_edits(self, old: str, new: str) -> dict[str, list[RenameEdit]]:
         """The edits that rename a task or template across the workspace: every definition's
         `name` value and every reference by name (refs by type:subtype key are left alone)."""

@@ -127,10 +127,12 @@ async def test_rename_param_with_its_uses(client: LanguageClient, docs):
     at = LIB.index("{{style}}") + 3
     edit = await client.text_document_rename_async(types.RenameParams(
         text_document=types.TextDocumentIdentifier(uri), position=pos(LIB, at, encoding(client)), new_name="tone"))
-    assert changes_of(client, edit) == {uri: [
-        (types.Range(types.Position(0, 41), types.Position(0, 46)), "tone"),
-        (types.Range(types.Position(2, 41), types.Position(2, 46)), "tone"),
-    ]}
+    # the ref in main.task.xml binds `style` by name and follows; its positional <call> needs nothing
+    assert changes_of(client, edit) == {
+        uri: [(types.Range(types.Position(0, 41), types.Position(0, 46)), "tone"),
+              (types.Range(types.Position(2, 41), types.Position(2, 46)), "tone")],
+        docs.uri("main.task.xml"): [(types.Range(types.Position(8, 21), types.Position(8, 26)), "tone")],
+    }
     docs.close(uri)
 
 

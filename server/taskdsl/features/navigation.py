@@ -256,6 +256,21 @@ def rename(doc: Document, offset: int, new_name: str, uri: str, positions: Posit
         if not IDENT.fullmatch(new_name):
             raise RenameRefused(f"'{new_name}' is not a valid name: letters, digits and '_', not starting with a digit")
         edits[uri] = [types.TextEdit(positions.range(s), new_name) for s in variable_uses(doc, target.binding, settings)]
+        # callers that bind the param by name (<arg name=>, a ref's <input name=>) follow, in every file
+        owner = _param_owner(target.binding, uri_to_path(uri))
+        if owner is not None and library is not None and hasattr(library, "named_arguments"):
+            here_path = uri_to_path(uri) or uri
+            for path, spans in library.named_arguments(owner, target.name).items():
+                here = path == here_path
+                file_positions = positions if here else (positions_for(path) if positions_for else None)
+                if file_positions is None:
+                    continue
+                file_edits = edits.setdefault(uri if here else path_to_uri(path), [])
+                known = [e.range for e in file_edits]
+                for span in spans:
+                    edit_range = file_positions.range(span)
+                    if edit_range not in known:
+                        file_edits.append(types.TextEdit(edit_range, new_name))
     else:
         if not TASK_NAME.fullmatch(new_name):
             raise RenameRefused(f"'{new_name}' is not a valid task name: letters, digits, '_', '.' and '-'")
@@ -274,6 +289,26 @@ def rename(doc: Document, offset: int, new_name: str, uri: str, positions: Posit
             file_uri = uri if here else path_to_uri(path)
             edits[file_uri] = [types.TextEdit(file_positions.range(s), new_name) for s in spans]
     return workspace_edit(edits, client, version_of)
+
+
+def _param_owner(binding, path: str | None) -> str | None:
+    """The library name whose param this binding is: a template's param, or an input of a named
+    root or library task (a named task's params are its own inputs)."""
+    from taskdsl.names import file_stem
+
+    element = binding.element
+    if binding.kind == "param" and element.tag == "template":
+        return element.get("name")
+    if binding.kind == "input" and element.tag == "input":
+        inputs = element.parent
+        task = inputs.parent if inputs is not None else None
+        if task is None or task.tag != "task" or task.get("ref") is not None:
+            return None
+        if task.parent is None:
+            return task.get("name") or file_stem(path)
+        if task.parent.tag == "library":
+            return task.get("name")
+    return None
 
 
 def workspace_edit(edits: dict[str, list[types.TextEdit]], client: ClientFeatures,
