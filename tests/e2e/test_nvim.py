@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import (BAD_TD301, ROOT, TYPO_TD101, artifact_dir, by_code, completion_names, doc_phrase,
-                       normalize, require_exe, save_json)
+                       missing, normalize, require_exe, save_json)
 
 pytestmark = pytest.mark.e2e
 
@@ -18,8 +18,21 @@ HARNESS = Path(__file__).parent / "nvim" / "harness.lua"
 CONFIG = ROOT / "editors" / "nvim" / "taskdsl.lua"
 
 
-def test_neovim_diagnostics_hover_completion_run(workspace, isolated_env, server_python, tmp_path):
-    nvim = require_exe("nvim", "Neovim (apt-get install neovim)")
+NVIM_011 = ROOT / ".tools" / "nvim-0.11.4" / "bin" / "nvim"
+
+
+def neovim(which: str) -> str:
+    """Debian's Neovim 0.7 (vim.lsp.start_client path of the config) or 0.11 from PyPI (vim.lsp.config)."""
+    if which == "0.7":
+        return require_exe("nvim", "Neovim (apt-get install neovim)")
+    if not NVIM_011.exists():
+        missing("Neovim 0.11 (scripts/install-e2e.sh nvim11)")
+    return str(NVIM_011)
+
+
+@pytest.mark.parametrize("which", ["0.7", "0.11"])
+def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env, server_python, tmp_path):
+    nvim = neovim(which)
     out = tmp_path / "nvim.json"
     env = dict(isolated_env,
                TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
@@ -35,8 +48,12 @@ def test_neovim_diagnostics_hover_completion_run(workspace, isolated_env, server
     log = Path(isolated_env["XDG_CACHE_HOME"]) / "nvim" / "lsp.log"
     if log.exists():
         result["lsp_log_tail"] = log.read_text(errors="replace")[-4000:]
-    save_json(artifact_dir("nvim") / "result.json", result)
+    save_json(artifact_dir(f"nvim-{which}") / "result.json", result)
     assert proc.returncode == 0 and "error" not in result, (result.get("error"), result.get("lsp_log_tail"))
+
+    # the Neovim asked for, taking the config's path for its version
+    assert result["nvim_version"].startswith(which + "."), result["nvim_version"]
+    assert result["config_api"] is (which == "0.11")
 
     # *.task.xml has the filetype the config gives it
     assert result["bad"]["filetype"] == "taskxml"

@@ -24,6 +24,10 @@ vim.g.taskdsl = {
   settings = { debounce = 50 },
 }
 dofile(assert(os.getenv('TASKDSL_E2E_CONFIG'), 'TASKDSL_E2E_CONFIG'))
+-- which path of the config this Neovim takes: vim.lsp.config/enable (0.11+) or the FileType autocmd
+local v = vim.version()
+result.nvim_version = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+result.config_api = (vim.lsp.config ~= nil and vim.lsp.enable ~= nil)
 
 -- record server messages (a failing server usually says why)
 local show = vim.lsp.handlers['window/showMessage']
