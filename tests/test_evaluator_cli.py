@@ -90,3 +90,24 @@ def test_model_flag_overrides_the_task_model(tmp_path, capsys):
         <task name="m"><model>gpt-4o-mini</model><instructions>say hi</instructions></task>""")
     assert main(["run", path, "--model", "taskdsl/echo", "-q"]) == 0
     assert capsys.readouterr().out == "say hi\n"
+
+
+def test_a_file_with_a_utf8_bom_runs_like_one_without(tmp_path, capsys):
+    (tmp_path / "helper.task.xml").write_bytes(
+        b'\xef\xbb\xbf<task name="helper"><instructions>from helper</instructions></task>\n')
+    main_path = tmp_path / "main.task.xml"
+    main_path.write_bytes(b'\xef\xbb\xbf<task type="sequential" name="main"><steps>'
+                          b'<task ref="helper"/></steps></task>\n')
+    assert main(["run", str(main_path), "--model", "taskdsl/echo", "-q"]) == 0
+    assert capsys.readouterr().out.strip().endswith("from helper")
+
+
+def test_a_file_that_is_not_utf8_or_is_a_folder_exits_2_without_a_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.task.xml"
+    bad.write_bytes(b"<task><instructions>caf\xe9</instructions></task>\n")
+    assert main(["run", str(bad), "--model", "taskdsl/echo", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.task.xml" in err and "UTF-8" in err and "Traceback" not in err
+    assert main(["run", str(tmp_path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path) in err and "Traceback" not in err

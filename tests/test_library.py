@@ -362,3 +362,12 @@ def test_named_arguments_are_found_across_files_for_a_param_rename(tmp_path):
     word = library.named_arguments("shout", "word")  # the ref by type:subtype key binds it too
     assert list(word) == [b] and [text_at(b, s) for s in word[b]] == ["word"]
     assert library.named_arguments("greet", "nobody") == {}
+
+
+def test_a_file_with_a_utf8_bom_is_indexed(tmp_path):
+    (tmp_path / "helper.task.xml").write_bytes(b'\xef\xbb\xbf<task name="helper"><description>x</description></task>')
+    write(tmp_path, {"main.task.xml": '<task type="sequential"><steps><task ref="helper"/></steps></task>'})
+    library, results = Library.check_workspace([tmp_path])
+    assert library.names() == ["helper", "main"]
+    assert codes(results, tmp_path / "main.task.xml") == []
+    assert codes(results, tmp_path / "helper.task.xml") == []

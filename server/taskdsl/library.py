@@ -425,7 +425,7 @@ def read_text(path: str, size: int | None = None) -> str | None:
         if (os.path.getsize(path) if size is None else size) > MAX_FILE_BYTES:
             log.warning("%s is larger than %d bytes; not indexed", path, MAX_FILE_BYTES)
             return None
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
             return handle.read()
     except OSError:
         return None

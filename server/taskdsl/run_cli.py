@@ -103,8 +103,14 @@ def run_command(args) -> int:
     except FileNotFoundError as e:
         print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
         return 2
+    except UnicodeDecodeError as e:
+        print(f"taskdsl run: {args.file}: not valid UTF-8 at byte {e.start}: templates are UTF-8", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"taskdsl run: {e.filename or args.file}: {e.strerror or e}", file=sys.stderr)
+        return 2
     except TemplateErrors as e:
-        with open(args.file, encoding="utf-8") as f:
+        with open(args.file, encoding="utf-8-sig") as f:
             _print_diagnostics(args.file, e.diagnostics, f.read())
         print(f"taskdsl run: {args.file} does not check ({len(e.diagnostics)} error(s)); fix them first",
               file=sys.stderr)

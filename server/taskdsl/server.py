@@ -157,7 +157,7 @@ class TaskdslServer(LanguageServer):
         if uri in self.workspace.text_documents:
             return self.analysis(uri).positions
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
         except OSError:
             return None
         document = parse(text)
@@ -449,7 +449,7 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
             affected += ls.update_library(path, None, removed=True)
         else:
             try:
-                text = Path(path).read_text(encoding="utf-8", errors="replace")
+                text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
             except OSError:
                 continue
             affected += ls.update_library(path, text)
@@ -498,7 +498,7 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
     path = uri_to_path(uri)
     if path and ls.state.library is not None:  # back to what is on disk
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
             affected = ls.update_library(path, text)
         except OSError:
             affected = ls.update_library(path, None, removed=True)

@@ -80,7 +80,7 @@ def build_library(path: str, text: str, library_paths: tuple[str, ...] = ()) -> 
         library.register_task(definition)
     for other in library_files(path, library_paths):
         try:
-            with open(other, encoding="utf-8") as f:
+            with open(other, encoding="utf-8-sig") as f:
                 other_root = parse(f.read()).root
             definitions = Compiler(other).definitions(other_root) if other_root is not None else []
         except (OSError, UnicodeDecodeError, CompileError):
@@ -123,7 +123,7 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
     calls and kills scripts' process groups. `text` overrides the file's content on disk."""
     if text is None:  # an editor may pass its unsaved buffer instead
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             text = f.read()
     library_paths = env_library_paths() if library_paths is None else tuple(library_paths)
     if check:

@@ -612,7 +612,7 @@ class Runs:
                 return self.server.workspace.get_text_document(uri).source
         except Exception:
             pass
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             return f.read()
 
     # -- the command ---------------------------------------------------------------------------
