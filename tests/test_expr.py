@@ -120,3 +120,14 @@ def test_no_python_eval_reaches_builtins():
 
 def test_string_escapes():
     assert holds(r'output.s == "a\"b\n\u00e9"', {"s": 'a"b\né'})
+
+
+@pytest.mark.parametrize("test", ["(" * 2000 + "1" + ")" * 2000, "not " * 2000 + "true",
+                                  "output" + "[output" * 2000 + "]" * 2000])
+def test_deep_nesting_is_a_syntax_error_not_a_recursion_error(test):
+    with pytest.raises(ExprSyntaxError, match="nests too deeply"):
+        parse_expr(test)
+
+
+def test_reasonable_nesting_still_parses():
+    assert evaluate(parse_expr("(" * 50 + "1" + ")" * 50 + " == 1"), {}) is True

@@ -167,11 +167,15 @@ _HINTS = {
 }
 
 
+MAX_NESTING = 100
+
+
 class _Parser:
     def __init__(self, text: str):
         self.text = text
         self.tokens = tokenize(text)
         self.i = 0
+        self.depth = 0
 
     @property
     def tok(self) -> Token:
@@ -210,6 +214,16 @@ class _Parser:
         return expr
 
     def expression(self, min_binding: int) -> Expr:
+        if self.depth >= MAX_NESTING:  # parsing (and evaluating) recurse: refuse before Python's limit
+            raise ExprSyntaxError(f"the test nests too deeply (more than {MAX_NESTING} levels): simplify it",
+                                  self.tok.offset, max(len(self.tok.text), 1))
+        self.depth += 1
+        try:
+            return self._expression(min_binding)
+        finally:
+            self.depth -= 1
+
+    def _expression(self, min_binding: int) -> Expr:
         left = self.prefix()
         while True:
             tok = self.tok
