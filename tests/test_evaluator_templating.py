@@ -51,3 +51,16 @@ def test_text_without_placeholders_and_single_braces():
 
 def test_render_substitutes_in_order():
     assert render("a{{x}}b{{y.z}}c", lambda p: p.expr_text.upper()) == "aXbY.Zc"
+
+
+def test_an_escaped_quote_in_a_single_quoted_key_or_argument_is_that_quote():
+    (var,) = find_placeholders(r"{{x['it\'s']}}")
+    assert (var.kind, var.path) == ("var", ("it's",))
+    (call,) = find_placeholders(r"{{fn('a\'b')}}")
+    assert call.args == (Arg("literal", "a'b", text=r"'a\'b'"),)
+
+
+@pytest.mark.parametrize("text", [r'{{x["\q"]}}', r'{{fn("\x")}}', r'{{x["\u12"]}}'])
+def test_an_invalid_escape_is_a_malformed_placeholder_not_an_exception(text):
+    (ph,) = find_placeholders(text)
+    assert ph.kind == "malformed" and "escape" in ph.error

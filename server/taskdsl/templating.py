@@ -44,8 +44,8 @@ class Placeholder:
 
 def _unquote(token: str) -> str:
     if token[0] == "'":
-        token = '"' + token[1:-1].replace('\\"', '"').replace('"', '\\"') + '"'
-    return json.loads(token)
+        token = '"' + token[1:-1].replace("\\'", "'").replace('\\"', '"').replace('"', '\\"') + '"'
+    return json.loads(token)  # a ValueError for an invalid escape: parse_placeholder reports it
 
 
 def _parse_path(text: str, pos: int) -> tuple[tuple, int]:
@@ -106,6 +106,14 @@ def parse_placeholder(inner: str, start: int = 0, end: int = 0) -> Placeholder:
 
     def bad(why: str) -> Placeholder:
         return Placeholder(start, end, expr, "malformed", error=why)
+
+    try:
+        return _classify(inner, expr, start, end, bad)
+    except ValueError:  # json.loads of a quoted key or argument
+        return bad(f"invalid escape in a quoted string of '{expr}': use \\\\, \\\", \\' or \\uXXXX")
+
+
+def _classify(inner: str, expr: str, start: int, end: int, bad: Callable[[str], Placeholder]) -> Placeholder:
 
     if not expr:
         return bad("empty placeholder: write {{name}}")
