@@ -160,3 +160,13 @@ async def test_a_cancel_while_the_script_is_being_started_leaves_no_process(tmp_
         await asyncio.sleep(0.3)  # a shell that did start has written its pid by now
         if pidfile.exists() and pidfile.read_text().strip():
             assert not group_alive(int(pidfile.read_text())), f"attempt {attempt}: the script outlived the cancel"
+
+
+async def test_a_script_that_cannot_start_is_a_task_failure_not_a_crash(tmp_path):
+    with pytest.raises(TaskError) as caught:
+        await run(tmp_path, """
+            <task type="script" name="s">
+              <command>echo "$TASKDSL_INPUT_X"</command>
+              <inputs><input name="x">placeholder</input></inputs>
+            </task>""", inputs={"x": "a\x00b"})
+    assert caught.value.type == "TASK_FAILURE" and "cannot start" in caught.value.message

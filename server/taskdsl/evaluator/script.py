@@ -34,6 +34,8 @@ async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str 
         kill_group(proc)
         await proc.wait()
         raise
+    except (OSError, ValueError) as error:  # a NUL byte in an input or the command, an argument list too long
+        raise failure(f"script cannot start: {error}", "script_error", command=command) from None
     if on_start:
         on_start(proc.pid)
     try:
