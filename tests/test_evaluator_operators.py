@@ -389,3 +389,19 @@ def test_task_library_rejects_duplicates_and_resolves_type_subtype_keys():
     assert library.get_task("atomic:evaluator").name == "judge"
     with pytest.raises(TaskError, match="task 'judg3' is not in the library; did you mean 'judge'"):
         library.get_task("judg3")
+
+
+@pytest.mark.parametrize("xml, task", [
+    ('<library><task name="a" ref="a"/></library>', "a"),
+    ('<library><template name="t" params="x"><task><description>{{t(x)}}</description></task></template>'
+     '<task name="go" type="sequential"><steps><call template="t"><arg>1</arg></call></steps></task></library>', "go"),
+])
+async def test_unbounded_recursion_is_a_clear_error_not_a_recursion_error(tmp_path, xml, task):
+    with pytest.raises(TaskError) as caught:
+        await run(tmp_path, xml, task=task)
+    error = caught.value
+    if error.reason == "subtask_failure":  # the sequential of the second case wraps it
+        error = error.details["error"]
+        assert error["type"] == "RESOURCE_EXHAUSTION" and "more than 50 nested calls" in error["message"]
+    else:
+        assert error.type == "RESOURCE_EXHAUSTION" and "more than 50 nested calls" in error.message

@@ -44,6 +44,9 @@ class RunState:
             self.on_event(event)
 
 
+MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
+
+
 @dataclass(frozen=True)
 class Ctx:
     run: RunState
@@ -51,6 +54,7 @@ class Ctx:
     previous: TaskResult | None = None  # the previous step's result inside a sequential
     accumulated: str | None = None  # history passed on by an accumulating sequential
     inherited: str = ""  # context text inherited from the parent task
+    calls: int = 0  # nested refs and calls on the way here (MAX_CALL_DEPTH bounds recursion)
 
     def at(self, segment: str, **changes) -> Ctx:
         return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
@@ -498,6 +502,10 @@ class FunctionCall:
     label: str = ""
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
+        if ctx.calls >= MAX_CALL_DEPTH:
+            raise TaskError("RESOURCE_EXHAUSTION", f"'{self.func_name}': more than {MAX_CALL_DEPTH} nested calls "
+                            "(a ref or call that recurses without end?)", "call_depth",
+                            {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH}, "path": ctx.path})
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
@@ -515,7 +523,8 @@ class FunctionCall:
                                 f"(parameters: {', '.join(params) or 'none'})", "arguments")
             named.append((name, arg))
         values = await gather_values(named, env, ctx, self.label or self.func_name)
-        call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}")
+        call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
+                          calls=ctx.calls + 1)
         return await definition.ast_node.eval(env, call_ctx, values, self.settings)
 
 
