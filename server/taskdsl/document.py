@@ -469,15 +469,7 @@ class _Scanner:
         if element.parent is not None:
             element.parent.children.append(element)
         else:
-            if self.doc.roots:
-                self.problem(
-                    "several_roots",
-                    element.name_span.start,
-                    element.name_span.end,
-                    f"a template file holds exactly one root element; <{element.tag}> is a second one "
-                    "(put each in its own file, or wrap templates and tasks in <library>)",
-                )
-            self.doc.roots.append(element)
+            self.add_root(element)
         if element.self_closing:
             element.closed = True
             element.end = element.start_tag.end
@@ -486,6 +478,17 @@ class _Scanner:
             self.stack.append(element)
         else:
             self.stack.append(element)
+
+    def add_root(self, element: Element) -> None:
+        if self.doc.roots:
+            self.problem(
+                "several_roots",
+                element.name_span.start,
+                element.name_span.end,
+                f"a template file holds exactly one root element; <{element.tag}> is a second one "
+                "(put each in its own file, or wrap templates and tasks in <library>)",
+            )
+        self.doc.roots.append(element)
 
     def start_tag_fast(self, whole: re.Match[str]) -> None:
         """A complete start tag whose attribute values are all quoted, without '<' in them and
@@ -506,15 +509,7 @@ class _Scanner:
         if parent is not None:
             parent.children.append(element)
         else:
-            if self.doc.roots:
-                self.problem(
-                    "several_roots",
-                    element.name_span.start,
-                    element.name_span.end,
-                    f"a template file holds exactly one root element; <{element.tag}> is a second one "
-                    "(put each in its own file, or wrap templates and tasks in <library>)",
-                )
-            self.doc.roots.append(element)
+            self.add_root(element)
         if whole.group(3):
             element.self_closing = True
             element.closed = True
