@@ -458,3 +458,10 @@ async def test_a_library_file_needs_a_task_name(run_client, ws):
     result = await execute(run_client, uri_of(ws, "lib.task.xml"))
     assert result["status"] == "FAILED"
     assert result["error"]["message"] == "lib.task.xml is a library: choose one of its tasks to run (slow, greet)"
+
+
+async def test_a_file_that_is_not_utf8_is_refused_clearly(run_client, ws):
+    (ws / "latin1.task.xml").write_bytes('<task name="l"><description>caf\xe9</description></task>\n'.encode("latin-1"))
+    result = await execute(run_client, uri_of(ws, "latin1.task.xml"))
+    assert result["status"] == "FAILED"
+    assert result["error"]["message"] == "cannot run latin1.task.xml: it is not UTF-8 text (byte 31)"

@@ -687,6 +687,8 @@ class Runs:
             text = self.document_text(uri, path)
         except OSError as e:
             return refuse(f"cannot read {path}: {e.strerror}", "unreadable")
+        except UnicodeDecodeError as e:
+            return refuse(f"cannot run {os.path.basename(path)}: it is not UTF-8 text (byte {e.start})", "unreadable")
         document = _parse(text)
         target = find_target(document, task, path)
         label = task or (runnable_targets(document, path)[0].label if runnable_targets(document, path) else file_stem(path))
