@@ -16,6 +16,7 @@ from taskdsl.checker import check_text
 from taskdsl.document import parse
 
 ROOT = Path(__file__).resolve().parents[1]
+from mutations import mutated_templates  # noqa: E402
 from paths import CORPUS  # noqa: E402
 SEEDS = sorted((ROOT / "examples").rglob("*.task.xml")) + sorted(CORPUS.glob("*.xml"))[:40]
 TEXTS = [path.read_text(encoding="utf-8") for path in SEEDS]
@@ -24,22 +25,8 @@ FRAGMENTS = ["<", "</", "<task>", "</task>", '="', '"', "&", "&foo;", "<![CDATA[
              "\x00", "\ufeff", "é", "\U0001F600", "\r\n", "<!DOCTYPE x>", "<?xml version='1.0'?>"]
 
 
-@st.composite
-def mutated(draw):
-    text = draw(st.sampled_from(TEXTS))
-    for _ in range(draw(st.integers(1, 4))):
-        i = draw(st.integers(0, len(text)))
-        j = draw(st.integers(i, min(len(text), i + 40)))
-        kind = draw(st.sampled_from(["cut", "insert", "repeat", "truncate"]))
-        if kind == "cut":
-            text = text[:i] + text[j:]
-        elif kind == "insert":
-            text = text[:i] + draw(st.sampled_from(FRAGMENTS)) + text[i:]
-        elif kind == "repeat":
-            text = text[:j] + text[i:j] + text[j:]
-        else:
-            text = text[:i]
-    return text
+def mutated():
+    return mutated_templates(TEXTS, FRAGMENTS, (1, 4))
 
 
 CODE = re.compile(r"^TD\d{3}$")

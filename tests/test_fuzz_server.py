@@ -30,6 +30,7 @@ from taskdsl.checker import check_text  # noqa: E402
 from taskdsl.library import Library  # noqa: E402
 from taskdsl.settings import Settings  # noqa: E402
 
+from mutations import mutated_templates  # noqa: E402
 from paths import CORPUS  # noqa: E402
 
 SEEDS = sorted((ROOT / "examples").rglob("*.task.xml")) + sorted(CORPUS.glob("*.xml"))[:30]
@@ -55,22 +56,8 @@ def lsp_range(text: str, start: int, end: int) -> dict:
     return {"start": utf16_position(text, start), "end": utf16_position(text, end)}
 
 
-@st.composite
-def mutated(draw) -> str:
-    text = draw(st.sampled_from(TEXTS))
-    for _ in range(draw(st.integers(0, 3))):
-        i = draw(st.integers(0, len(text)))
-        j = draw(st.integers(i, min(len(text), i + 40)))
-        kind = draw(st.sampled_from(["cut", "insert", "repeat", "truncate"]))
-        if kind == "cut":
-            text = text[:i] + text[j:]
-        elif kind == "insert":
-            text = text[:i] + draw(st.sampled_from(FRAGMENTS)) + text[i:]
-        elif kind == "repeat":
-            text = text[:j] + text[i:j] + text[j:]
-        else:
-            text = text[:i]
-    return text
+def mutated():
+    return mutated_templates(TEXTS, FRAGMENTS, (0, 3))
 
 
 # an action: ("edit", start fraction, length, inserted text) or ("request", method, offset fraction)
