@@ -17,7 +17,6 @@ import logging
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from lsprotocol import types
@@ -33,6 +32,7 @@ from taskdsl.diagnostics import Diagnostic, Severity
 from taskdsl.document import Document, Span, parse
 from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
+from taskdsl.library import read_text  # the one way a template is read from disk (same offsets as the index)
 from taskdsl.settings import Settings
 
 log = logging.getLogger("taskdsl.server")
@@ -156,9 +156,8 @@ class TaskdslServer(LanguageServer):
         uri = path_to_uri(path)
         if uri in self.workspace.text_documents:
             return self.analysis(uri).positions
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-        except OSError:
+        text = read_text(path)
+        if text is None:
             return None
         document = parse(text)
         return Positions(document, self.codec())
@@ -448,9 +447,8 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
         if change.type == types.FileChangeType.Deleted:
             affected += ls.update_library(path, None, removed=True)
         else:
-            try:
-                text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-            except OSError:
+            text = read_text(path)
+            if text is None:
                 continue
             affected += ls.update_library(path, text)
     if affected:
@@ -497,11 +495,8 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
     ls.state.published.pop(uri, None)
     path = uri_to_path(uri)
     if path and ls.state.library is not None:  # back to what is on disk
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
-            affected = ls.update_library(path, text)
-        except OSError:
-            affected = ls.update_library(path, None, removed=True)
+        text = read_text(path)
+        affected = ls.update_library(path, text, removed=text is None)
         if affected:
             ls.recheck_open(affected)
     if not ls.state.pull:

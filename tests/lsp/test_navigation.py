@@ -40,7 +40,11 @@ MAIN = """<task name="report" type="sequential">
   </file_paths>
 </task>
 """
-FILES = {"lib.task.xml": LIB, "main.task.xml": MAIN}
+# a library file saved with Windows line endings, never opened in the editor
+CRLF_LIB = ('<library>\r\n  <!-- tools -->\r\n'
+            '  <template name="shorten" params="text"><task><description>{{text}}</description></task></template>\r\n'
+            '</library>\r\n')
+FILES = {"lib.task.xml": LIB, "main.task.xml": MAIN, "crlf_lib.task.xml": CRLF_LIB}
 
 
 def actions_of(result) -> list[types.CodeAction]:
@@ -208,4 +212,18 @@ async def test_extract_inline_task(client: LanguageClient, docs, ws: Path):
         assert new_file.read_text(encoding="utf-8") == expected_file
         assert changes_of(client, client.applied_edits[-1]) == {uri: [(replaced, replacement)]}
         new_file.unlink()
+    docs.close(uri)
+
+
+async def test_ranges_in_a_closed_crlf_file_are_where_the_editor_shows_them(client: LanguageClient, docs):
+    text = '<call template="shorten"><arg>hi</arg></call>\n'
+    uri = await docs.open("uses_crlf.task.xml", text)
+    at = pos(text, text.index("shorten") + 2, encoding(client))
+    found = await client.text_document_definition_async(types.DefinitionParams(types.TextDocumentIdentifier(uri), at))
+    found = found if isinstance(found, list) else [found]
+    target = [f for f in found if (getattr(f, "uri", None) or f.target_uri).endswith("crlf_lib.task.xml")]
+    assert target, found
+    where = getattr(target[0], "range", None) or target[0].target_selection_range
+    # line 2 of the file, `shorten` in name="shorten": columns 18–25 (the CRs before it do not count)
+    assert where == types.Range(types.Position(2, 18), types.Position(2, 25))
     docs.close(uri)
