@@ -36,20 +36,25 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
 
 
+async def serve_chat_completions(handle, monkeypatch) -> web.AppRunner:
+    """Serve POST /v1/chat/completions with `handle` on 127.0.0.1 and point litellm's OpenAI
+    provider at it (with a key that must never reach a trace)."""
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    return runner
+
+
 @pytest.fixture
 async def openai_server(monkeypatch):
     async def start(**kwargs):
         fake = FakeOpenAI(**kwargs)
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", fake.handle)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{port}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-        started.append(runner)
+        started.append(await serve_chat_completions(fake.handle, monkeypatch))
         return fake
 
     started = []
@@ -210,14 +215,7 @@ async def test_cancelling_a_run_abandons_the_model_call(tmp_path, monkeypatch):
         await release.wait()  # never answers while the run is alive
         return web.json_response({})
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", hang)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    runner = await serve_chat_completions(hang, monkeypatch)
     try:
         cancel = asyncio.Event()
         task = asyncio.create_task(run(tmp_path, """<task name="t"><instructions>hi</instructions></task>""",
