@@ -7,6 +7,7 @@ value, say) replace the schema error reported for the same place.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from dataclasses import dataclass, field
 
@@ -51,20 +52,30 @@ def _drop_superseded(schema_diagnostics: list[Diagnostic], rule_diagnostics: lis
     """A rule that declares `replaces` silences the schema codes it explains at overlapping spans."""
     from taskdsl.rules.registry import RULES
 
-    kept = []
-    for schema_diagnostic in schema_diagnostics:
-        superseded = False
-        for rule_diagnostic in rule_diagnostics:
-            rule = RULES.get(rule_diagnostic.code)
-            if rule is None or schema_diagnostic.code not in getattr(rule, "replaces", ()):
-                continue
-            a, b = schema_diagnostic.span, rule_diagnostic.span
-            if a.start <= b.end and b.start <= a.end:
-                superseded = True
-                break
-        if not superseded:
-            kept.append(schema_diagnostic)
-    return kept
+    # per replaced schema code: the rule spans sorted by start, with the largest end so far, so
+    # "does any span overlap [a, b]" is one bisect (a large file has thousands of each)
+    spans: dict[str, list] = {}
+    for rule_diagnostic in rule_diagnostics:
+        for code in getattr(RULES.get(rule_diagnostic.code), "replaces", ()):
+            spans.setdefault(code, []).append(rule_diagnostic.span)
+    index = {}
+    for code, found in spans.items():
+        found.sort(key=lambda span: span.start)
+        starts, max_ends, largest = [], [], -1
+        for span in found:
+            largest = max(largest, span.end)
+            starts.append(span.start)
+            max_ends.append(largest)
+        index[code] = (starts, max_ends)
+
+    def superseded(diagnostic: Diagnostic) -> bool:
+        if diagnostic.code not in index:
+            return False
+        starts, max_ends = index[diagnostic.code]
+        last = bisect.bisect_right(starts, diagnostic.span.end) - 1
+        return last >= 0 and max_ends[last] >= diagnostic.span.start
+
+    return [d for d in schema_diagnostics if not superseded(d)]
 
 
 def _sorted(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

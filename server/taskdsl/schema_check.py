@@ -140,6 +140,12 @@ def _resolve_path(tree, path: str):
     steps = [step for step in path.split("/") if step]
     if not steps:
         return None
+    try:  # libxml2 resolves its own paths in C; the walk below is for what XPath refuses (prefixes)
+        found = tree.getroottree().xpath(path)
+    except etree.XPathError:
+        found = None
+    if isinstance(found, list) and found and isinstance(getattr(found[0], "tag", None), str):
+        return found[0]
     current = None
     candidates = [tree]
     for step in steps:
