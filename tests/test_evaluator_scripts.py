@@ -170,3 +170,71 @@ async def test_a_script_that_cannot_start_is_a_task_failure_not_a_crash(tmp_path
               <inputs><input name="x">placeholder</input></inputs>
             </task>""", inputs={"x": "a\x00b"})
     assert caught.value.type == "TASK_FAILURE" and "cannot start" in caught.value.message
+
+
+def _slow_spawn(monkeypatch, entered, release, fail=None):
+    """Replace the OS spawn the script module calls with a slow one: it signals `entered` and
+    waits for `release`, then raises `fail` (a start that is slow and then fails); without
+    `fail`, the process exists before `entered` (a start whose last steps are slow).
+    Returns the list of the pids it started."""
+    real = asyncio.create_subprocess_exec
+    pids = []
+
+    async def spawn(*args, **kwargs):
+        proc = None if fail is not None else await real(*args, **kwargs)
+        if proc is not None:
+            pids.append(proc.pid)
+        entered.set()
+        await release.wait()
+        if fail is not None:
+            raise fail
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn)
+    return pids
+
+
+async def test_a_cancel_during_a_start_that_also_fails_is_still_a_cancel(tmp_path, monkeypatch):
+    from taskdsl.evaluator.script import run_script
+
+    entered, release = asyncio.Event(), asyncio.Event()
+    _slow_spawn(monkeypatch, entered, release, fail=OSError(7, "Argument list too long"))
+    task = asyncio.ensure_future(run_script("true", str(tmp_path), {}, None, 60, True))
+    await asyncio.wait_for(entered.wait(), 10)
+    task.cancel()
+    await asyncio.sleep(0)
+    release.set()
+    # the start error must not replace the cancellation (it did: "script cannot start" TaskError)
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+
+
+async def test_cancelling_a_run_whose_script_start_fails_reports_a_cancel(tmp_path, monkeypatch):
+    entered, release = asyncio.Event(), asyncio.Event()
+    _slow_spawn(monkeypatch, entered, release, fail=OSError(7, "Argument list too long"))
+    path = write(tmp_path, "s.task.xml", """<task type="script" name="s"><command>true</command></task>""")
+    runner = asyncio.create_task(run_file(path))
+    await asyncio.wait_for(entered.wait(), 10)
+    runner.cancel()
+    await asyncio.sleep(0)
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(runner, 10)
+
+
+async def test_a_second_cancel_during_a_slow_start_still_kills_the_process(tmp_path, monkeypatch):
+    from taskdsl.evaluator.script import run_script
+
+    entered, release = asyncio.Event(), asyncio.Event()
+    pids = _slow_spawn(monkeypatch, entered, release)
+    task = asyncio.ensure_future(run_script("sleep 30 & sleep 30", str(tmp_path), {}, None, 60, True))
+    await asyncio.wait_for(entered.wait(), 10)  # the process exists; its start has not returned yet
+    task.cancel()
+    await asyncio.sleep(0)
+    task.cancel()  # an impatient caller cancels again while the start is still pending
+    await asyncio.sleep(0)
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    # the second cancel abandoned the pending start, and the started process ran on (it did)
+    assert len(pids) == 1 and not group_alive(pids[0])

@@ -17,6 +17,22 @@ def kill_group(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
+async def _kill_once_started(spawning: asyncio.Future) -> None:
+    """Let a start that was cancelled midway finish, then kill what it started. A start that
+    fails is ignored (the caller is being cancelled: that is what it reports); a further cancel
+    does not abandon the start, or a process that exists already would run on unseen."""
+    while not spawning.done():
+        try:
+            await asyncio.wait({spawning})
+        except asyncio.CancelledError:
+            pass  # the caller re-raises its cancellation once the process is dealt with
+    if spawning.cancelled() or spawning.exception() is not None:
+        return  # nothing was started
+    proc = spawning.result()
+    kill_group(proc)
+    await asyncio.shield(proc.wait())
+
+
 async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str | None,
                      timeout: float, fail_on_error: bool, on_start=None) -> TaskResult:
     """Run command; inputs are exported as TASKDSL_INPUT_<NAME>. Cancellation and timeout kill
@@ -30,10 +46,8 @@ async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str 
         proc = await asyncio.shield(spawning)
     except asyncio.CancelledError:
         # cancelled while the process was being started: it may exist already; never leave it running
-        proc = await spawning
-        kill_group(proc)
-        await proc.wait()
-        raise
+        await _kill_once_started(spawning)
+        raise  # the cancellation wins, even when the start failed too
     except (OSError, ValueError) as error:  # a NUL byte in an input or the command, an argument list too long
         raise failure(f"script cannot start: {error}", "script_error", command=command) from None
     if on_start:
