@@ -30,7 +30,7 @@ def pid_alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # the process exited meanwhile (ESRCH on read)
         return False
 
 
@@ -55,5 +55,5 @@ def _pgid(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
             return int(f.read().split(")")[1].split()[3])
-    except (FileNotFoundError, IndexError, ValueError):
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):  # exited meanwhile: ESRCH on read
         return None
