@@ -43,41 +43,86 @@ _set_start = Span.start.__set__  # type: ignore[attr-defined]
 _set_end = Span.end.__set__  # type: ignore[attr-defined]
 
 
-@dataclass(slots=True)
 class Attr:
-    name: str
-    value: str  # decoded value ('' when the value is missing)
-    name_span: Span
-    value_span: Span | None  # inside the quotes; None when there is no value at all
-    quoted: bool = True  # False when the closing quote is missing
+    """An attribute: its name and decoded value, with the spans of both (built on first use:
+    most attributes are read, few are ever underlined)."""
+
+    __slots__ = ("name", "value", "name_start", "value_start", "value_end", "quoted")
+
+    def __init__(self, name: str, value: str, name_start: int, value_start: int = -1, value_end: int = -1,
+                 quoted: bool = True) -> None:
+        self.name = name
+        self.value = value  # decoded value ('' when the value is missing)
+        self.name_start = name_start
+        self.value_start = value_start  # inside the quotes; -1 when there is no value at all
+        self.value_end = value_end
+        self.quoted = quoted  # False when the closing quote is missing
+
+    @property
+    def name_span(self) -> Span:
+        return Span(self.name_start, self.name_start + len(self.name))
+
+    @property
+    def value_span(self) -> Span | None:
+        return Span(self.value_start, self.value_end) if self.value_start >= 0 else None
+
+    def __repr__(self) -> str:
+        return f"Attr({self.name!r}, {self.value!r})"
 
 
-@dataclass(slots=True)
 class TextPiece:
-    span: Span  # the raw source run (for CDATA: the content inside <![CDATA[ ... ]]>)
-    raw: str
-    value: str  # decoded (entities and character references resolved)
-    cdata: bool = False
+    """A run of character data: the raw source (for CDATA: the content inside <![CDATA[ ... ]]>)
+    and its decoded value (entities and character references resolved)."""
+
+    __slots__ = ("start", "raw", "cdata", "_value")
+
+    def __init__(self, start: int, raw: str, cdata: bool = False) -> None:
+        self.start = start
+        self.raw = raw
+        self.cdata = cdata
+        self._value: str | None = None
+
+    @property
+    def span(self) -> Span:
+        return Span(self.start, self.start + len(self.raw))
+
+    @property
+    def value(self) -> str:
+        value = self._value
+        if value is None:
+            value = self._value = self.raw if self.cdata else decode_entities(self.raw)
+        return value
+
+    def __repr__(self) -> str:
+        return f"TextPiece({self.start}, {self.raw!r})"
 
 
-@dataclass(eq=False, slots=True, weakref_slot=True)
 class Element:
-    tag: str
-    name_span: Span
-    start_tag: Span
-    # the parent is held weakly (the tree holds its children): a Document has no reference
-    # cycles, so an old one is freed as soon as the last reference goes, not by the cyclic GC
-    # (whose full collections over discarded 2,000-line documents were the editing p95)
-    parent_ref: weakref.ReferenceType[Element] | None = field(default=None, repr=False)
-    attrs: list[Attr] = field(default_factory=list)
-    children: list[Element] = field(default_factory=list)
-    text_pieces: list[TextPiece] = field(default_factory=list)
-    end_tag: Span | None = None
-    end: int = -1  # end offset of the whole element
-    self_closing: bool = False
-    closed: bool = False  # the element was properly ended (self-closing or matching end tag)
-    start_tag_complete: bool = True  # the start tag reached its '>'
-    level: int = 0  # nesting depth (0 for a root), recorded while scanning
+    """An element with the offsets of its parts; spans are built from them on demand."""
+
+    __slots__ = ("tag", "start", "start_tag_end", "end_tag_start", "end_tag_end", "end", "parent_ref",
+                 "attrs", "children", "text_pieces", "self_closing", "closed", "start_tag_complete", "level",
+                 "__weakref__")
+
+    def __init__(self, tag: str, start: int, start_tag_end: int, parent_ref: weakref.ReferenceType[Element] | None,
+                 attrs: list[Attr], level: int) -> None:
+        self.tag = tag
+        self.start = start  # offset of its '<'
+        self.start_tag_end = start_tag_end
+        self.end_tag_start = -1  # -1: no end tag
+        self.end_tag_end = -1
+        self.end = -1  # end offset of the whole element
+        # the parent is held weakly (the tree holds its children): a Document has no reference
+        # cycles, so an old one is freed as soon as the last reference goes, not by the cyclic GC
+        # (whose full collections over discarded 2,000-line documents were the editing p95)
+        self.parent_ref = parent_ref
+        self.attrs = attrs
+        self.children: list[Element] = []
+        self.text_pieces: list[TextPiece] = []
+        self.self_closing = False
+        self.closed = False  # the element was properly ended (self-closing or matching end tag)
+        self.start_tag_complete = True  # the start tag reached its '>'
+        self.level = level  # nesting depth (0 for a root), recorded while scanning
 
     @property
     def parent(self) -> Element | None:
@@ -86,16 +131,28 @@ class Element:
         return ref() if ref is not None else None
 
     @property
+    def name_span(self) -> Span:
+        return Span(self.start + 1, self.start + 1 + len(self.tag))
+
+    @property
+    def start_tag(self) -> Span:
+        return Span(self.start, self.start_tag_end)
+
+    @property
+    def end_tag(self) -> Span | None:
+        return Span(self.end_tag_start, self.end_tag_end) if self.end_tag_start >= 0 else None
+
+    @property
     def span(self) -> Span:
-        return Span(self.start_tag.start, self.end)
+        return Span(self.start, self.end)
 
     @property
     def content(self) -> Span | None:
         """What lies between the start tag and the end tag (None for a self-closing element)."""
         if self.self_closing or not self.start_tag_complete:
             return None
-        end = self.end_tag.start if self.end_tag else self.end
-        return Span(self.start_tag.end, end)
+        end = self.end_tag_start if self.end_tag_start >= 0 else self.end
+        return Span(self.start_tag_end, end)
 
     @property
     def text(self) -> str:
@@ -104,7 +161,8 @@ class Element:
 
     @property
     def has_text(self) -> bool:
-        return any(piece.value.strip() for piece in self.text_pieces)
+        # white space decodes to white space: only a run with something else in it is decoded
+        return any(piece.raw.strip() and piece.value.strip() for piece in self.text_pieces)
 
     def attr(self, name: str) -> Attr | None:
         for attribute in self.attrs:
@@ -151,7 +209,7 @@ class Element:
         return self.level
 
     def __repr__(self) -> str:
-        return f"<Element {self.tag} @{self.start_tag.start}>"
+        return f"<Element {self.tag} @{self.start}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +247,8 @@ FAST_PATH = True
 ENTITY_RE = re.compile(r"&(#x[0-9A-Fa-f]+|#[0-9]+|[A-Za-z_][A-Za-z0-9._-]*);")
 PREDEFINED = {"lt": "<", "gt": ">", "amp": "&", "apos": "'", "quot": '"'}
 LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+END_TAG_RE = re.compile(rf"</({NAME_RE.pattern})[ \t\r\n]*>")
+UNQUOTED_VALUE_RE = re.compile(r"[^\s<>/]*")
 
 
 def decode_entities(raw: str) -> str:
@@ -274,7 +334,7 @@ class Document:
         candidates = self.roots
         while True:
             for element in candidates:
-                if element.start_tag.start <= offset <= element.end:
+                if element.start <= offset <= element.end:
                     found = element
                     candidates = element.children
                     break
@@ -336,29 +396,53 @@ class _Scanner:
 
     def run(self) -> Document:
         text, length = self.text, len(self.text)
-        while self.pos < length:
-            lt = text.find("<", self.pos)
+        stack = self.stack
+        pos = 0
+        # The loop handles the common forms inline (a text run, a complete start tag with quoted
+        # attributes, the end tag of the innermost element); anything else goes to a scan_*
+        # method, which reports problems and recovers.
+        while pos < length:
+            lt = text.find("<", pos)
             if lt < 0:
-                self.add_text(self.pos, length)
+                self.add_text(pos, length)
                 break
-            if lt > self.pos:
-                self.add_text(self.pos, lt)
-            self.pos = lt
-            if text.startswith("<!--", lt):
-                self.scan_comment()
-            elif text.startswith("<![CDATA[", lt):
-                self.scan_cdata()
-            elif text.startswith("<?", lt):
-                self.scan_processing_instruction()
-            elif text.startswith("<!", lt):
-                self.scan_declaration()
-            elif text.startswith("</", lt):
+            if lt > pos:
+                if stack:
+                    stack[-1].text_pieces.append(TextPiece(pos, text[pos:lt]))
+                else:
+                    self.add_text(pos, lt)
+            following = text[lt + 1 : lt + 2]
+            if following == "/":
+                match = END_TAG_RE.match(text, lt)
+                if match is not None and stack and stack[-1].tag == match.group(1):
+                    element = stack.pop()
+                    element.end_tag_start = lt
+                    element.end_tag_end = element.end = pos = match.end()
+                    element.closed = True
+                    continue
+                self.pos = lt
                 self.scan_end_tag()
+            elif following == "!" or following == "?":
+                self.pos = lt
+                if text.startswith("<!--", lt):
+                    self.scan_comment()
+                elif text.startswith("<![CDATA[", lt):
+                    self.scan_cdata()
+                elif following == "?":
+                    self.scan_processing_instruction()
+                else:
+                    self.scan_declaration()
             else:
+                match = START_TAG_RE.match(text, lt) if FAST_PATH else None
+                if match is not None:
+                    pos = self.start_tag_fast(match)
+                    continue
+                self.pos = lt
                 self.scan_start_tag()
-        for element in reversed(self.stack):
+            pos = self.pos
+        for element in reversed(stack):
             self.unclosed(element, length, fault=Span(length, length))
-        self.stack.clear()
+        stack.clear()
         return self.doc
 
     # -- text --------------------------------------------------------------------------------
@@ -366,8 +450,7 @@ class _Scanner:
     def add_text(self, start: int, end: int, cdata: bool = False) -> None:
         raw = self.text[start:end]
         if self.stack:
-            value = raw if cdata else decode_entities(raw)
-            self.stack[-1].text_pieces.append(TextPiece(Span(start, end), raw, value, cdata))
+            self.stack[-1].text_pieces.append(TextPiece(start, raw, cdata))
         elif raw.strip():
             stripped = len(raw) - len(raw.lstrip())
             self.problem(
@@ -444,12 +527,9 @@ class _Scanner:
     # -- tags --------------------------------------------------------------------------------
 
     def scan_start_tag(self) -> None:
+        """The general path: a start tag the fast pattern did not match (unfinished, unquoted
+        or broken attributes, '<' inside a value, a lone '<')."""
         text, start = self.text, self.pos
-        if FAST_PATH:
-            whole = START_TAG_RE.match(text, start)
-            if whole is not None:
-                self.start_tag_fast(whole)
-                return
         match = NAME_RE.match(text, start + 1)
         if not match:
             # a lone '<' (often mid-typing): treat it as text so the tree stays usable
@@ -457,22 +537,18 @@ class _Scanner:
             self.add_text(start, start + 1)
             self.pos = start + 1
             return
-        element = Element(
-            tag=match.group(0),
-            name_span=Span(match.start(), match.end()),
-            start_tag=Span(start, match.end()),
-            parent_ref=weakref.ref(self.stack[-1]) if self.stack else None,
-            level=len(self.stack),
-        )
+        parent = self.stack[-1] if self.stack else None
+        element = Element(match.group(0), start, match.end(), weakref.ref(parent) if parent is not None else None,
+                          [], len(self.stack))
         self.pos = match.end()
         self.scan_attributes(element)
-        if element.parent is not None:
-            element.parent.children.append(element)
+        if parent is not None:
+            parent.children.append(element)
         else:
             self.add_root(element)
         if element.self_closing:
             element.closed = True
-            element.end = element.start_tag.end
+            element.end = element.start_tag_end
         elif not element.start_tag_complete and self.pos >= len(text):
             element.end = len(text)
             self.stack.append(element)
@@ -483,29 +559,31 @@ class _Scanner:
         if self.doc.roots:
             self.problem(
                 "several_roots",
-                element.name_span.start,
-                element.name_span.end,
+                element.start + 1,
+                element.start + 1 + len(element.tag),
                 f"a template file holds exactly one root element; <{element.tag}> is a second one "
                 "(put each in its own file, or wrap templates and tasks in <library>)",
             )
         self.doc.roots.append(element)
 
-    def start_tag_fast(self, whole: re.Match[str]) -> None:
+    def start_tag_fast(self, whole: re.Match[str]) -> int:
         """A complete start tag whose attribute values are all quoted, without '<' in them and
         separated by XML white space (almost every tag): one regex match, then the same tree
-        as the general path below builds."""
-        text = self.text
+        as the general path builds. Returns the offset after the tag."""
         stack = self.stack
         parent = stack[-1] if stack else None
-        attrs = [
-            Attr(a.group(1), decode_entities(a.group(a.lastindex)), Span(a.start(1), a.end(1)),
-                 Span(a.start(a.lastindex), a.end(a.lastindex)))
-            for a in ATTR_FAST_RE.finditer(text, whole.start(2), whole.end(2))
-        ] if whole.end(2) > whole.start(2) else []
+        if whole.end(2) > whole.start(2):
+            attrs = []
+            for a in ATTR_FAST_RE.finditer(self.text, whole.start(2), whole.end(2)):
+                quote = 2 if a.start(2) >= 0 else 3
+                value = a.group(quote)
+                attrs.append(Attr(a.group(1), decode_entities(value) if "&" in value else value, a.start(1),
+                                  a.start(quote), a.end(quote)))
+        else:
+            attrs = []
         end = whole.end()
-        element = Element(whole.group(1), Span(whole.start(1), whole.end(1)), Span(whole.start(), end),
-                          weakref.ref(parent) if parent is not None else None, attrs, level=len(stack))
-        self.pos = end
+        element = Element(whole.group(1), whole.start(), end, weakref.ref(parent) if parent is not None else None,
+                          attrs, len(stack))
         if parent is not None:
             parent.children.append(element)
         else:
@@ -516,6 +594,7 @@ class _Scanner:
             element.end = end
         else:
             stack.append(element)
+        return end
 
     def scan_attributes(self, element: Element) -> None:
         text, length = self.text, len(self.text)
@@ -523,11 +602,11 @@ class _Scanner:
             self.pos = SPACE_RE.match(text, self.pos).end()
             if self.pos >= length or text[self.pos] == "<":
                 element.start_tag_complete = False
-                element.start_tag = Span(element.start_tag.start, self.pos)
+                element.start_tag_end = self.pos
                 self.problem(
                     "unterminated",
-                    element.name_span.start,
-                    element.name_span.end,
+                    element.start + 1,
+                    element.start + 1 + len(element.tag),
                     f"start tag <{element.tag}> is not finished: add '>'",
                     element,
                 )
@@ -535,19 +614,19 @@ class _Scanner:
             char = text[self.pos]
             if char == ">":
                 self.pos += 1
-                element.start_tag = Span(element.start_tag.start, self.pos)
+                element.start_tag_end = self.pos
                 return
             if text.startswith("/>", self.pos):
                 self.pos += 2
                 element.self_closing = True
-                element.start_tag = Span(element.start_tag.start, self.pos)
+                element.start_tag_end = self.pos
                 return
             name = ATTR_NAME_RE.match(text, self.pos)
             if not name:  # a stray '/', '=' or quote: skip it
                 self.pos += 1
                 continue
             self.pos = name.end()
-            attribute = Attr(name.group(0), "", Span(name.start(), name.end()), None)
+            attribute = Attr(name.group(0), "", name.start())
             element.attrs.append(attribute)
             after = SPACE_RE.match(text, self.pos).end()
             if after < length and text[after] == "=":
@@ -558,8 +637,8 @@ class _Scanner:
         text, pos = self.text, self.pos
         if pos >= len(text) or text[pos] not in "\"'":
             # unquoted value: read up to a delimiter so it still has a span
-            match = re.compile(r"[^\s<>/]*").match(text, pos)
-            attribute.value_span = Span(pos, match.end())
+            match = UNQUOTED_VALUE_RE.match(text, pos)
+            attribute.value_start, attribute.value_end = pos, match.end()
             attribute.value = decode_entities(match.group(0))
             attribute.quoted = False
             self.pos = match.end()
@@ -576,12 +655,12 @@ class _Scanner:
             gt = text.find(">", pos + 1, end)
             if gt >= 0:
                 end = gt
-            attribute.value_span = Span(pos + 1, end)
+            attribute.value_start, attribute.value_end = pos + 1, end
             attribute.value = decode_entities(text[pos + 1 : end])
             attribute.quoted = False
             self.pos = end
             return
-        attribute.value_span = Span(pos + 1, close)
+        attribute.value_start, attribute.value_end = pos + 1, close
         attribute.value = decode_entities(text[pos + 1 : close])
         self.pos = close + 1
 
@@ -607,7 +686,7 @@ class _Scanner:
                 self.unclosed(element, start, fault=span, closing=name)
             element = self.stack[index]
             del self.stack[index:]
-            element.end_tag = span
+            element.end_tag_start, element.end_tag_end = span.start, span.end
             element.end = span.end
             element.closed = True
             return
