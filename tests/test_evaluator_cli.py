@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from evaluator_helpers import write
 from taskdsl.run_cli import main
 
@@ -111,3 +113,13 @@ def test_a_file_that_is_not_utf8_or_is_a_folder_exits_2_without_a_traceback(tmp_
     assert main(["run", str(tmp_path), "-q"]) == 2
     err = capsys.readouterr().err
     assert str(tmp_path) in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["no-bom", "bom"])
+def test_the_bad_byte_of_a_file_that_is_not_utf8_is_its_offset_in_the_file(tmp_path, capsys, bom):
+    bad = tmp_path / "bad.task.xml"
+    data = bom + b"<task><instructions>caf\xe9</instructions></task>\n"
+    bad.write_bytes(data)
+    assert main(["run", str(bad), "--model", "taskdsl/echo", "-q"]) == 2
+    offset = data.index(b"\xe9")  # with a BOM it was reported 3 bytes early (the offset past the BOM)
+    assert capsys.readouterr().err == f"taskdsl run: {bad}: not valid UTF-8 at byte {offset}: templates are UTF-8\n"
