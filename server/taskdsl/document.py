@@ -246,6 +246,9 @@ START_TAG_RE = re.compile(
 FAST_PATH = True
 ENTITY_RE = re.compile(r"&(#x[0-9A-Fa-f]+|#[0-9]+|[A-Za-z_][A-Za-z0-9._-]*);")
 PREDEFINED = {"lt": "<", "gt": ">", "amp": "&", "apos": "'", "quot": '"'}
+# Deeper nesting than this is refused (TD001, safexml.py) before lxml sees it; the scanner notes
+# the first element that deep, so nobody has to walk the tree to find it.
+MAX_DEPTH = 200
 LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 END_TAG_RE = re.compile(rf"</({NAME_RE.pattern})[ \t\r\n]*>")
 UNQUOTED_VALUE_RE = re.compile(r"[^\s<>/]*")
@@ -280,6 +283,7 @@ class Document:
         self.cdata: list[Span] = []  # whole <![CDATA[...]]> sections
         self.problems: list[ScanProblem] = []
         self.doctype: Span | None = None
+        self.too_deep: Element | None = None  # the first element nested MAX_DEPTH deep
         self._line_starts: list[int] | None = None
 
     @property
@@ -540,6 +544,8 @@ class _Scanner:
         parent = self.stack[-1] if self.stack else None
         element = Element(match.group(0), start, match.end(), weakref.ref(parent) if parent is not None else None,
                           [], len(self.stack))
+        if element.level == MAX_DEPTH and self.doc.too_deep is None:
+            self.doc.too_deep = element
         self.pos = match.end()
         self.scan_attributes(element)
         if parent is not None:
@@ -582,8 +588,11 @@ class _Scanner:
         else:
             attrs = []
         end = whole.end()
+        level = len(stack)
         element = Element(whole.group(1), whole.start(), end, weakref.ref(parent) if parent is not None else None,
-                          attrs, len(stack))
+                          attrs, level)
+        if level == MAX_DEPTH and self.doc.too_deep is None:
+            self.doc.too_deep = element
         if parent is not None:
             parent.children.append(element)
         else:

@@ -12,11 +12,8 @@ import re
 from lxml import etree
 
 from taskdsl.diagnostics import Diagnostic, Related, Severity
-from taskdsl.document import Document, Span
+from taskdsl.document import MAX_DEPTH, Document, Span  # noqa: F401 (MAX_DEPTH: imported from here by others)
 
-# Deeper nesting than this is refused before lxml sees it (libxml2 has its own limit of 256 without
-# huge_tree; we say so clearly instead of relying on its message).
-MAX_DEPTH = 200
 
 
 def parser() -> etree.XMLParser:
@@ -78,15 +75,16 @@ def _tidy(message: str) -> str:
 
 
 def too_deep(doc: Document) -> Diagnostic | None:
-    for element in doc.iter():
-        if element.level >= MAX_DEPTH:
-            return Diagnostic(
-                "TD001",
-                Severity.ERROR,
-                element.name_span,
-                f"elements are nested more than {MAX_DEPTH} deep: templates this deep are refused",
-            )
-    return None
+    # libxml2 has its own limit of 256 without huge_tree; say so clearly instead of relying on its message
+    element = doc.too_deep
+    if element is None:
+        return None
+    return Diagnostic(
+        "TD001",
+        Severity.ERROR,
+        element.name_span,
+        f"elements are nested more than {MAX_DEPTH} deep: templates this deep are refused",
+    )
 
 
 def wellformedness(doc: Document) -> tuple[etree._Element | None, list[Diagnostic]]:
