@@ -64,3 +64,110 @@ def test_an_escaped_quote_in_a_single_quoted_key_or_argument_is_that_quote():
 def test_an_invalid_escape_is_a_malformed_placeholder_not_an_exception(text):
     (ph,) = find_placeholders(text)
     assert ph.kind == "malformed" and "escape" in ph.error
+
+
+# escapes: a single-quoted literal takes exactly the escapes a double-quoted one does (JSON's, and \'
+# for the single quote, as in the cond language), in call arguments and in ["keys"] alike
+
+QUOTES = pytest.mark.parametrize("q", ['"', "'"], ids=["double", "single"])
+
+
+def _literal(text):
+    (call,) = find_placeholders("{{fn(" + text + ")}}")
+    assert call.kind == "call", call.error
+    (arg,) = call.args
+    assert arg.kind == "literal"
+    return arg.value
+
+
+@QUOTES
+@pytest.mark.parametrize("body, value", [
+    ("a\\qb", "aqb"),  # \q stands for the literal's own quote
+    ('a\\"b', 'a"b'), ("a\\'b", "a'b"),  # either quote escaped, in either kind of literal
+    ("a\\\\", "a\\"),  # an escaped backslash just before the closing quote does not escape it
+    ("a\\\\\\q", "a\\q"),  # an escaped backslash, then an escaped quote
+    ("\\\\\\\\", "\\\\"),
+    ("\\n\\t\\/\\u00e9", "\n\t/é"),
+    ("", ""),
+])
+def test_escapes_are_the_same_in_both_kinds_of_literal(q, body, value):
+    body, value = body.replace("q", q), value.replace("q", q)
+    assert _literal(q + body + q) == value
+    (var,) = find_placeholders("{{x[" + q + body + q + "]}}")
+    assert (var.kind, var.path) == ("var", (value,))
+
+
+def test_the_other_quote_needs_no_escape():
+    assert _literal("'say \"hi\"'") == 'say "hi"'
+    assert _literal('"it\'s"') == "it's"
+
+
+def test_escaped_backslashes_before_the_closing_quotes_of_two_arguments():
+    # {{fn('a\\"', "b\\'")}}: a single-quoted a\" (it was a malformed placeholder) and a double-quoted b\'
+    (call,) = find_placeholders(r"""{{fn('a\\"', "b\\'")}}""")
+    assert call.kind == "call", call.error
+    assert [a.value for a in call.args] == ['a\\"', "b\\'"]
+    (call,) = find_placeholders(r"""{{fn("a\\", 'b\\', "c")}}""")
+    assert [a.value for a in call.args] == ["a\\", "b\\", "c"]  # it was: unterminated string
+
+
+@QUOTES
+@pytest.mark.parametrize("body", ["abc", "abc\\q", "abc\\\\\\q", "a, b"])
+def test_an_unterminated_literal_is_a_malformed_placeholder(q, body):
+    (ph,) = find_placeholders("{{fn(" + q + body.replace("q", q) + ")}}")
+    assert (ph.kind, ph.error) == ("malformed", "unterminated string in the arguments of 'fn'")
+
+
+@QUOTES
+def test_an_unterminated_key_is_a_malformed_placeholder(q):
+    (ph,) = find_placeholders("{{x[" + q + "abc\\" + q + "]}}")
+    assert ph.kind == "malformed" and ph.error.startswith("unexpected ")
+
+
+@QUOTES
+@pytest.mark.parametrize("body", ["\\a", "\\x", "\\u12", "a\\"])
+def test_an_invalid_escape_is_malformed_in_both_kinds_of_literal(q, body):
+    for text in ("{{fn(" + q + body + q + ")}}", "{{x[" + q + body + q + "]}}"):
+        (ph,) = find_placeholders(text)
+        if body == "a\\":  # the backslash escapes the closing quote: the literal never ends
+            assert ph.kind == "malformed"
+        else:
+            assert ph.kind == "malformed" and "escape" in ph.error, (text, ph)
+
+
+async def test_the_evaluator_passes_escaped_literals_to_an_inline_call(tmp_path):
+    from evaluator_helpers import run, write
+
+    write(tmp_path, "lib/text.task.xml", """
+        <library><template name="pair" params="a b">
+          <task type="script"><command>printf '%s|%s' {{a}} {{b}}</command></task>
+        </template></library>""")
+    result, _ = await run(tmp_path, r"""
+        <task type="script" name="t"><command>echo {{pair('a\\"', "b\\'")}} {{pair('it\'s', "\"q\"")}}</command></task>""")
+    assert result.content == "a\\\"|b\\' it's|\"q\""
+
+
+async def test_the_evaluator_refuses_an_unterminated_literal_clearly(tmp_path):
+    from evaluator_helpers import run, write
+
+    from taskdsl.evaluator.results import TaskError
+
+    write(tmp_path, "lib/text.task.xml", """
+        <library><template name="pair" params="a b"><task type="script"><command>true</command></task></template></library>""")
+    with pytest.raises(TaskError) as info:
+        await run(tmp_path, r"""<task type="script" name="t"><command>echo {{pair('a\', "b")}}</command></task>""",
+                  check=False)
+    assert (info.value.type, info.value.message) == (
+        "VALIDATION_ERROR", "task 't': malformed {{pair('a\\', \"b\")}}: unterminated string in the arguments of 'pair'")
+
+
+@pytest.mark.parametrize("arguments, malformed", [
+    (r"""'a\\"', "b\\'" """, False), (r"""'it\'s', "say \'hi\'" """, False), (r"""'a\\', 'b'""", False),
+    (r"""'a\', 'b'""", True), (r'''"a\\\", "b"''', True)])
+def test_the_checker_agrees_with_the_evaluator_on_escaped_literals(arguments, malformed):
+    from taskdsl.checker import check_text
+
+    text = ('<library><template name="pair" params="a b"><task><description>{{a}}{{b}}</description></task></template>'
+            f'<task name="t"><description>{{{{pair({arguments})}}}}</description></task></library>')
+    td404 = [d for d in check_text(text).diagnostics if d.code == "TD404"]
+    assert bool(td404) == malformed, [d.message for d in td404]

@@ -42,10 +42,19 @@ class Placeholder:
     args: tuple[Arg, ...] = field(default=())  # call arguments
 
 
+_ESCAPE_OR_QUOTE = re.compile(r'\\.|"', re.DOTALL)
+
+
+def _json_escape(m: re.Match) -> str:
+    if m.group() == '"':
+        return '\\"'  # a bare double quote (in a single-quoted literal)
+    return "'" if m.group() == "\\'" else m.group()  # \' is a quote; json.loads judges the other escapes
+
+
 def _unquote(token: str) -> str:
-    if token[0] == "'":
-        token = '"' + token[1:-1].replace("\\'", "'").replace('\\"', '"').replace('"', '\\"') + '"'
-    return json.loads(token)  # a ValueError for an invalid escape: parse_placeholder reports it
+    "Either quote, one escape set: JSON's, and \\' for a single quote (as in the cond language)."
+    body = _ESCAPE_OR_QUOTE.sub(_json_escape, token[1:-1])
+    return json.loads('"' + body + '"')  # a ValueError for an invalid escape: parse_placeholder reports it
 
 
 def _parse_path(text: str, pos: int) -> tuple[tuple, int]:
@@ -80,11 +89,15 @@ def _parse_arg(text: str) -> Arg | None:
 
 def _split_args(text: str) -> list[str] | None:
     "Split on commas outside quotes; None when a quote is unbalanced."
-    parts, current, quote = [], [], None
+    parts, current, quote, escaped = [], [], None, False
     for ch in text:
         if quote:
             current.append(ch)
-            if ch == quote and (len(current) < 2 or current[-2] != "\\"):
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
                 quote = None
         elif ch in "\"'":
             quote = ch
