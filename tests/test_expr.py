@@ -131,3 +131,35 @@ def test_deep_nesting_is_a_syntax_error_not_a_recursion_error(test):
 
 def test_reasonable_nesting_still_parses():
     assert evaluate(parse_expr("(" * 50 + "1" + ")" * 50 + " == 1"), {}) is True
+
+
+# string literals: one escape set for both quotes (JSON's, and \' as in the {{…}} call arguments)
+
+@pytest.mark.parametrize("q", ['"', "'"], ids=["double", "single"])
+@pytest.mark.parametrize("body, value", [
+    ("a\\qb", "aqb"), ('a\\"b', 'a"b'), ("a\\'b", "a'b"),
+    ("a\\\\", "a\\"),  # an escaped backslash just before the closing quote does not escape it
+    ("a\\\\\\q", "a\\q"), ("\\n\\t\\/\\u00e9", "\n\t/é"),
+    ("\\ud83d\\ude00", "\U0001F600"),  # a surrogate pair is one character, as json.loads reads it
+])
+def test_string_literals_read_the_same_in_either_quotes(q, body, value):
+    body, value = body.replace("q", q), value.replace("q", q)
+    assert holds(f"output.s == {q}{body}{q} and {q}{body}{q} == output.s", {"s": value})
+
+
+@pytest.mark.parametrize("q", ['"', "'"], ids=["double", "single"])
+@pytest.mark.parametrize("body", ["abc", "abc\\q", "abc\\", "abc\\\\\\q"])
+def test_an_unterminated_string_says_so_in_either_quotes(q, body):
+    test = "output.a == " + q + body.replace("q", q)
+    with pytest.raises(ExprSyntaxError) as info:
+        parse_expr(test)
+    # a trailing backslash was reported as "unknown escape '\' in string"
+    assert (info.value.message, info.value.offset, info.value.length) == (
+        f"unterminated string: add the closing {q}", 12, len(test) - 12)
+
+
+@pytest.mark.parametrize("q", ['"', "'"], ids=["double", "single"])
+def test_an_unknown_escape_is_refused_in_either_quotes(q):
+    with pytest.raises(ExprSyntaxError) as info:
+        parse_expr(f"output.a == {q}a\\x{q}")
+    assert (info.value.message, info.value.offset, info.value.length) == ("unknown escape '\\x' in string", 14, 2)

@@ -70,9 +70,16 @@ def _string(text: str, start: int) -> tuple[str, int]:
             return "".join(out), i + 1
         if ch == "\\":
             nxt = text[i + 1:i + 2]
+            if not nxt:
+                break  # a backslash that ends the text escapes nothing: the string is unterminated
             if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2:i + 6]):
-                out.append(chr(int(text[i + 2:i + 6], 16)))
+                code = int(text[i + 2:i + 6], 16)
                 i += 6
+                low = re.fullmatch(r"\\u(d[c-f][0-9a-f]{2})", text[i:i + 6], re.IGNORECASE)
+                if 0xD800 <= code < 0xDC00 and low:  # a surrogate pair is one character, as in JSON
+                    code = 0x10000 + ((code - 0xD800) << 10) + (int(low.group(1), 16) - 0xDC00)
+                    i += 6
+                out.append(chr(code))
                 continue
             if nxt not in _ESCAPES:
                 raise ExprSyntaxError(f"unknown escape '\\{nxt}' in string", i, 2)
