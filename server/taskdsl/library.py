@@ -21,6 +21,7 @@ cleanly again. The index is not thread-safe: the server serialises calls.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import logging
 import os
@@ -429,6 +430,22 @@ def read_text(path: str, size: int | None = None) -> str | None:
             return handle.read()
     except OSError:
         return None
+
+
+def bad_byte_offset(path: str, error: UnicodeDecodeError) -> int:
+    """The offset in the file of the first byte that is not UTF-8. The file is read as utf-8-sig,
+    whose error counts from after a BOM it stripped: decode the bytes again to count from byte 0."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return error.start
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        data[bom:].decode("utf-8")
+    except UnicodeDecodeError as again:
+        return bom + again.start
+    return error.start  # the file changed since: the best we know
 
 
 def _stamp(path: str) -> tuple | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import codecs
 import json
 import signal
 import sys
@@ -79,26 +78,11 @@ def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
         print(f"{path}:{line + 1}:{col + 1}: {severity} {d.code} {d.message}", file=sys.stderr)
 
 
-def _bad_byte(path: str, error: UnicodeDecodeError) -> int:
-    """The offset in the file of the first byte that is not UTF-8. The file is read as utf-8-sig,
-    whose error counts from after a BOM it stripped: decode the bytes again to count from byte 0."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return error.start
-    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        data[bom:].decode("utf-8")
-    except UnicodeDecodeError as again:
-        return bom + again.start
-    return error.start  # the file changed since: the best we know
-
-
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import TemplateErrors, run_file
+    from taskdsl.library import bad_byte_offset
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -121,7 +105,7 @@ def run_command(args) -> int:
         print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
         return 2
     except UnicodeDecodeError as e:
-        print(f"taskdsl run: {args.file}: not valid UTF-8 at byte {_bad_byte(args.file, e)}: templates are UTF-8",
+        print(f"taskdsl run: {args.file}: not valid UTF-8 at byte {bad_byte_offset(args.file, e)}: templates are UTF-8",
               file=sys.stderr)
         return 2
     except OSError as e:

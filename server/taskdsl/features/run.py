@@ -25,6 +25,7 @@ from lsprotocol import types
 
 from taskdsl import names
 from taskdsl.document import Document, Element
+from taskdsl.library import bad_byte_offset
 from taskdsl.templating import find_placeholders
 
 log = logging.getLogger("taskdsl.run")
@@ -612,7 +613,8 @@ class Runs:
                 return self.server.workspace.get_text_document(uri).source
         except Exception:
             pass
-        with open(path, encoding="utf-8-sig") as f:
+        # as the index reads it (one reader), but a byte that is not UTF-8 is an error here
+        with open(path, encoding="utf-8-sig", newline="") as f:
             return f.read()
 
     # -- the command ---------------------------------------------------------------------------
@@ -688,7 +690,7 @@ class Runs:
         except OSError as e:
             return refuse(f"cannot read {path}: {e.strerror}", "unreadable")
         except UnicodeDecodeError as e:
-            return refuse(f"cannot run {os.path.basename(path)}: it is not UTF-8 text (byte {e.start})", "unreadable")
+            return refuse(f"cannot run {os.path.basename(path)}: it is not UTF-8 text (byte {bad_byte_offset(path, e)})", "unreadable")
         document = _parse(text)
         target = find_target(document, task, path)
         label = task or (runnable_targets(document, path)[0].label if runnable_targets(document, path) else file_stem(path))
