@@ -157,6 +157,16 @@ def main() -> int:
                                   "lxml parse+XSD in process", 3.0 if lines == 2000 else None))
         latencies = end_of_document_latencies(client, workspace, template_of_lines(2000), samples)
         client.close()
+
+        # what the stdio round trip and pygls cost before any checking (not a floor for a goal)
+        bare = LspClient(cmd=[sys.executable, str(Path(__file__).parent / "bare_pygls_server.py")])
+        bare.initialize(workspace)
+        open_to_diagnostics(bare, workspace, SMALL, "bare-warm", 1)
+        for lines in (100, 2000):
+            measured = open_to_diagnostics(bare, workspace, template_of_lines(lines), f"bare{lines}", repeat)
+            rows.append(limit_row(group, f"transport only: open → empty diagnostics from a bare pygls server, {lines:,} lines",
+                                  measured * 1000, None))
+        bare.close()
     for name, values in latencies.items():
         p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
         rows.append(limit_row(group, f"{name} p95, end of 2,000 lines", p95 * 1000, 30.0, note=f"p50 {p50 * 1000:.1f} ms"))
