@@ -9,6 +9,7 @@ Offsets are indices into the text given (add the text piece's start for document
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any, Callable
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _ACCESSOR = re.compile(rf"""\s*(?:\.\s*(?P<field>{IDENT})|\[\s*(?:(?P<index>-?\d+)|(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'))\s*\])""")
 _NAME = re.compile(rf"\s*({IDENT})")
+_PLAIN_VAR = re.compile(rf"\s*({IDENT})\s*")  # {{name}}: what most placeholders are
 _ARG = re.compile(rf"""\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<name>{IDENT}(?:\.{IDENT}|\[\d+\])*))\s*""")
 
 
@@ -158,6 +160,22 @@ def _classify(inner: str, expr: str, start: int, end: int, bad: Callable[[str], 
 
 def find_placeholders(text: str) -> list[Placeholder]:
     """Every `{{…}}` in text, in order, with its offsets and classification."""
+    if len(text) <= REMEMBERED_LENGTH:
+        return list(_remembered(text))
+    return _scan(text)
+
+
+#: The placeholders of the last texts up to this long are remembered: the library index and the
+#: rules scan the same texts, and an edited document is checked again with most texts unchanged.
+REMEMBERED_LENGTH = 1000
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered(text: str) -> tuple[Placeholder, ...]:
+    return tuple(_scan(text))
+
+
+def _scan(text: str) -> list[Placeholder]:
     found, pos = [], 0
     while (start := text.find("{{", pos)) != -1:
         close = text.find("}}", start + 2)
@@ -168,7 +186,12 @@ def find_placeholders(text: str) -> list[Placeholder]:
                                      error="'{{' is never closed: add '}}'"))
             pos = stop
             continue
-        found.append(parse_placeholder(text[start + 2:close], start, close + 2))
+        inner = text[start + 2:close]
+        plain = _PLAIN_VAR.fullmatch(inner)
+        if plain is not None:  # what parse_placeholder would say, without its general parse
+            found.append(Placeholder(start, close + 2, plain.group(1), "var", name=plain.group(1)))
+        else:
+            found.append(parse_placeholder(inner, start, close + 2))
         pos = close + 2
     return found
 
