@@ -14,6 +14,7 @@ understood at all (a typo the schema reports as TD105) is ignored: the default a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from taskdsl.document import Document, Element, Span
 
@@ -85,22 +86,35 @@ def task_kind(element: Element) -> str:
 
 def operator_key(element: Element) -> str:
     """Which row of OPERATOR_DEFAULTS applies to a task, inner_task or reduction_task."""
+    return _operator_key(element, task_kind(element))
+
+
+def _operator_key(element: Element, kind: str) -> str:
     if element.tag in ("inner_task", "reduction_task"):
         return f"reduce.{element.tag}"
-    kind = task_kind(element)
     if kind == "atomic" and (element.get("subtype") or "").strip() == "subtask":
         return "atomic.subtask"
     return kind
 
 
 def defaults_for(element: Element) -> Defaults:
-    key = operator_key(element)
-    base = OPERATOR_DEFAULTS[key]
-    if key.startswith("reduce.") and task_kind(element) == "sequential":
-        # a sequential inner/reduction task accumulates as a sequential does
-        seq = OPERATOR_DEFAULTS["sequential"]
-        return Defaults(base.inherit_context, seq.accumulate_data, seq.accumulation_format, base.fresh_context)
-    return base
+    kind = task_kind(element)
+    return _defaults(_operator_key(element, kind), kind)
+
+
+def _defaults(key: str, kind: str) -> Defaults:
+    if key.startswith("reduce.") and kind == "sequential":
+        return _SEQUENTIAL_PARTS[key]
+    return OPERATOR_DEFAULTS[key]
+
+
+def _sequential_part(key: str) -> Defaults:
+    # a sequential inner/reduction task accumulates as a sequential does
+    base, seq = OPERATOR_DEFAULTS[key], OPERATOR_DEFAULTS["sequential"]
+    return Defaults(base.inherit_context, seq.accumulate_data, seq.accumulation_format, base.fresh_context)
+
+
+_SEQUENTIAL_PARTS = {key: _sequential_part(key) for key in ("reduce.inner_task", "reduce.reduction_task")}
 
 
 def read_value(name: str, text: str):
@@ -150,30 +164,38 @@ def value_span(element: Element) -> Span:
 
 
 def effective_settings(element: Element) -> ContextSettings:
-    base = defaults_for(element)
-    values = {
-        "inherit_context": base.inherit_context,
-        "accumulate_data": base.accumulate_data,
-        "accumulation_format": base.accumulation_format,
-        "fresh_context": base.fresh_context,
-    }
-    explicit, legacy, elements = set(), set(), {}
-    for name, setting in setting_elements(element).items():
+    kind = task_kind(element)
+    key = _operator_key(element, kind)
+    base = _defaults(key, kind)
+    settings = setting_elements(element)
+    if not settings:  # the operator's defaults: one shared (frozen) instance per row
+        found = _PLAIN.get((key, kind))
+        if found is None:
+            found = _PLAIN[key, kind] = ContextSettings(key, base.inherit_context, base.accumulate_data,
+                                                        base.accumulation_format, base.fresh_context)
+        return found
+    values = [base.inherit_context, base.accumulate_data, base.accumulation_format, base.fresh_context]  # FIELDS
+    elements, legacy = {}, []
+    for name, setting in settings.items():
         value, was_legacy = read_value(name, setting.text)
         if value is None:
             continue
-        values[name] = value
-        explicit.add(name)
+        values[FIELDS.index(name)] = value
         elements[name] = setting
         if was_legacy:
-            legacy.add(name)
-    return ContextSettings(operator_key(element), explicit=frozenset(explicit), elements=elements,
-                           legacy=frozenset(legacy), **values)
+            legacy.append(name)
+    return ContextSettings(key, *values, frozenset(elements), elements, frozenset(legacy))
 
 
-def effective_settings_map(document: Document) -> dict[Element, ContextSettings]:
-    """Effective settings of every task, inner_task and reduction_task (ref tasks included)."""
-    return {element: effective_settings(element) for element in document.iter() if element.tag in TASK_TAGS}
+_PLAIN: dict[tuple[str, str], ContextSettings] = {}  # (operator key, kind) → a task's settings when it sets none
+
+
+def effective_settings_map(document: Document, tasks: Iterable[Element] | None = None) -> dict[Element, ContextSettings]:
+    """Effective settings of every task, inner_task and reduction_task (ref tasks included).
+    `tasks`: those elements of the document, in document order, when the caller has them listed."""
+    if tasks is None:
+        tasks = [element for element in document.iter() if element.tag in TASK_TAGS]
+    return {element: effective_settings(element) for element in tasks}
 
 
 def describe(settings: ContextSettings) -> str:
