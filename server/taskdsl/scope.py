@@ -33,7 +33,7 @@ INNER_BOUND = ("current_data",)
 REDUCTION_BOUND = ("current_result", "accumulator", "original_input")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Binding:
     """Where a visible name comes from."""
 
@@ -55,6 +55,9 @@ def is_placeholder_input(element: Element) -> bool:
     return not element.children and not element.has_text and element.get("from") is None
 
 
+_PARAM_RE = re.compile(r"[^,\s]+")
+
+
 def param_list(element: Element, attr_name: str = "params") -> list[tuple[str, Span | None]]:
     """The names of a params= (or legacy parameters=) attribute with their spans."""
     attr = element.attr(attr_name)
@@ -62,26 +65,80 @@ def param_list(element: Element, attr_name: str = "params") -> list[tuple[str, S
         return []
     names = []
     # exact spans when the value has no entity references (decoded length == source length)
-    exact = attr.value_span is not None and len(attr.value_span) == len(attr.value)
-    base = attr.value_span.start if exact else None
-    for match in re.finditer(r"[^,\s]+", attr.value):
-        span = Span(base + match.start(), base + match.end()) if base is not None else attr.value_span
+    value_span = attr.value_span
+    exact = value_span is not None and len(value_span) == len(attr.value)
+    base = value_span.start if exact else None
+    for match in _PARAM_RE.finditer(attr.value):
+        span = Span(base + match.start(), base + match.end()) if base is not None else value_span
         names.append((match.group(0), span))
     return names
 
 
-def _declare(found: dict[str, Binding], binding: Binding) -> None:
-    found.setdefault(binding.name, binding)  # the innermost declaration wins
-
-
 def visible_names(element: Element, settings=None) -> dict[str, Binding]:
     """Every name visible to text or a ``from`` attribute of ``element``, innermost first."""
-    found: dict[str, Binding] = {}
-    child: Element | None = None
-    current: Element | None = element
-    while current is not None:
-        if current.tag in TASK_TAGS:
-            through_inputs = child is not None and child.tag == "inputs"
+    return Scopes(settings).visible(element)
+
+
+SCOPE_TAGS = frozenset((*TASK_TAGS, "template"))
+
+
+class Scopes:
+    """visible_names() of many elements of one document. What a task (seen from its body or from
+    its <inputs>) or a template makes visible is gathered once and shared by every element under it.
+
+    The walk of visible_names, from an element up to the root, declares names only at the task-like
+    elements and the template it passes; the innermost declaration wins. So the names visible at a
+    scope element S (reached from below through its <inputs> or not) are S's own declarations
+    followed by what is visible at S's parent: one dict per (S, through inputs), built once.
+    The dicts returned are shared: callers must not modify them."""
+
+    __slots__ = ("settings", "_memo", "_top")
+
+    def __init__(self, settings=None):
+        self.settings = settings
+        self._memo: dict[tuple[Element, bool], dict[str, Binding]] = {}
+        self._top: dict[str, Binding] | None = None
+
+    def visible(self, element: Element) -> dict[str, Binding]:
+        pending: list[tuple[Element, bool]] = []  # scopes above element not built yet, innermost first
+        known: dict[str, Binding] | None = None
+        child: Element | None = None
+        current: Element | None = element
+        while current is not None:
+            if current.tag in SCOPE_TAGS:
+                key = (current, child is not None and child.tag == "inputs")
+                known = self._memo.get(key)
+                if known is not None:
+                    break
+                pending.append(key)
+                if current.tag == "template":
+                    break  # a template's body sees only its params (and what everything sees)
+            child, current = current, current.parent
+        if known is None:
+            known = self.everywhere()
+        for key in reversed(pending):
+            known = self._memo[key] = self._scope(*key, known)
+        return known
+
+    def everywhere(self) -> dict[str, Binding]:
+        """What is visible everywhere (last_output and the globals): part of every visible()."""
+        if self._top is None:
+            found: dict[str, Binding] = {}
+            _declare(found, Binding("builtin", "last_output"))
+            for name in getattr(self.settings, "globals", ()) or ():
+                _declare(found, Binding("global", name))
+            self._top = found
+        return self._top
+
+    @staticmethod
+    def _scope(current: Element, through_inputs: bool, outer: dict[str, Binding]) -> dict[str, Binding]:
+        """What current declares (innermost first), then outer: the names visible at its parent."""
+        found: dict[str, Binding] = {}
+        if current.tag == "template":
+            params = current.attr("params")
+            for name, span in param_list(current):
+                _declare(found, Binding("param", name, current, params, span))
+        else:
             if not through_inputs:
                 for item in input_elements(current):
                     name = item.get("name")
@@ -94,18 +151,19 @@ def visible_names(element: Element, settings=None) -> dict[str, Binding]:
                 elif current.tag == "reduction_task":
                     for name in REDUCTION_BOUND:
                         _declare(found, Binding("reduce", name, current))
-            if current.tag == "task" and current.attr("parameters") is not None and current.parent is None:
+            parameters = current.attr("parameters") if current.tag == "task" else None
+            if parameters is not None and current.parent is None:
                 for name, span in param_list(current, "parameters"):
-                    _declare(found, Binding("param", name, current, current.attr("parameters"), span))
-        elif current.tag == "template":
-            for name, span in param_list(current):
-                _declare(found, Binding("param", name, current, current.attr("params"), span))
-            break
-        child, current = current, current.parent
-    _declare(found, Binding("builtin", "last_output"))
-    for name in getattr(settings, "globals", ()) or ():
-        _declare(found, Binding("global", name))
-    return found
+                    _declare(found, Binding("param", name, current, parameters, span))
+        if not found:
+            return outer  # declares nothing: the same names as its parent's
+        for name, binding in outer.items():
+            found.setdefault(name, binding)
+        return found
+
+
+def _declare(found: dict[str, Binding], binding: Binding) -> None:
+    found.setdefault(binding.name, binding)  # the innermost declaration wins
 
 
 def enclosing_template(element: Element) -> Element | None:
