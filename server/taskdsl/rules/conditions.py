@@ -6,24 +6,30 @@ from taskdsl.diagnostics import Related, Severity
 from taskdsl.document import Element
 from taskdsl.expr import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import elements, make, value_subspan
+from taskdsl.rules.util import make, value_subspan
 
 STEP_TAGS = ("task", "call", "cond")
 
 
-def _tests(ctx: RuleContext):
-    for case in elements(ctx.document):
-        if case.tag == "case":
-            attr = case.attr("test")
-            if attr is not None and attr.value_span is not None:
-                yield case, attr
+def _tests(ctx: RuleContext) -> list:
+    """(case, test attribute, parse error or None) of every case test; parsed once per document."""
+    return ctx.cached(_parsed_tests)
+
+
+def _parsed_tests(ctx: RuleContext) -> list:
+    found = []
+    for case in ctx.tagged("case"):
+        attr = case.attr("test")
+        if attr is not None and attr.value_span is not None:
+            found.append((case, attr, _parse(attr)))
+    return found
 
 
 def _parse(attr):
     try:
         parse_expr(attr.value)
     except (ExprSyntaxError, ExprForbidden) as error:
-        return error
+        return error.with_traceback(None)  # kept with the document's tests: no frames held
     return None
 
 
@@ -33,10 +39,10 @@ def _parse(attr):
       why="The test is parsed when the template is loaded; a syntax error means the cond can never run.",
       bad='<case test="output.valid = = true">',
       good='<case test="output.valid == true">',
-      fix="Correct the expression at the reported position.")
+      fix="Correct the expression at the reported position.",
+      tags=("case",))
 def syntax_rule(ctx: RuleContext):
-    for _case, attr in _tests(ctx):
-        error = _parse(attr)
+    for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprSyntaxError):
             yield make("TD701", value_subspan(ctx.document, attr, error.offset, error.length),
                        f"cond test does not parse: {error.message}")
@@ -48,10 +54,10 @@ def syntax_rule(ctx: RuleContext):
       why="Tests are evaluated by a small safe evaluator, never by Python's eval: nothing else can run.",
       bad='<case test="__import__(\'os\').system(\'rm -rf /\')">',
       good='<case test="len(output.errors) == 0">',
-      fix="Rewrite the test over `output` with the language's operators.")
+      fix="Rewrite the test over `output` with the language's operators.",
+      tags=("case",))
 def forbidden_rule(ctx: RuleContext):
-    for _case, attr in _tests(ctx):
-        error = _parse(attr)
+    for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprForbidden):
             yield make("TD702", value_subspan(ctx.document, attr, error.offset, error.length),
                        error.message)
@@ -99,11 +105,10 @@ def _output_task(step: Element) -> Element | None:
           "cond then fails at run time with \"output must be valid JSON for conditionals\".",
       bad='<steps>\n  <task><description>Check</description></task>\n  <cond>…</cond>\n</steps>',
       good='<steps>\n  <task><description>Check</description><output_format type="json"/></task>\n  <cond>…</cond>\n</steps>',
-      fix="Add `<output_format type=\"json\"/>` to the tested task.")
+      fix="Add `<output_format type=\"json\"/>` to the tested task.",
+      tags=("cond",))
 def json_output_rule(ctx: RuleContext):
-    for cond in elements(ctx.document):
-        if cond.tag != "cond":
-            continue
+    for cond in ctx.tagged("cond"):
         step = _tested_task(cond)
         task = _output_task(step) if step is not None else None
         if task is None:

@@ -10,7 +10,9 @@ from taskdsl.context import FIELDS, LEGACY_VALUES, OPERATOR_DEFAULTS, ContextSet
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import elements, indent_unit, is_ref, kind, line_indent, make, remove_fix, removal_span, tasks
+from taskdsl.rules.util import (
+    TASK_TAGS, indent_unit, is_ref, kind, line_indent, make, operators, remove_fix, removal_span, tasks,
+)
 
 ACCUMULATION_FIELDS = ("accumulate_data", "accumulation_format")
 
@@ -52,7 +54,8 @@ def _block_insert(ctx: RuleContext, task: Element, tag: str, value: str) -> Text
           '  </context_management>\n  …\n</task>',
       good='<task type="sequential">\n  <context_management>\n    <inherit_context>none</inherit_context>\n'
            '    <fresh_context>enabled</fresh_context>\n  </context_management>\n  …\n</task>',
-      fix="Set `inherit_context` to `none`, or `fresh_context` to `disabled` (quick fixes; not applied by --fix).")
+      fix="Set `inherit_context` to `none`, or `fresh_context` to `disabled` (quick fixes; not applied by --fix).",
+      tags=TASK_TAGS)
 def exclusivity_rule(ctx: RuleContext):
     for task, settings in ctx.effective.items():
         if settings.fresh_context != "enabled" or settings.inherit_context not in ("full", "subset"):
@@ -97,12 +100,13 @@ def exclusivity_rule(ctx: RuleContext):
       good='<task>\n  <description>Summarise</description>\n  <context_management>\n'
            '    <inherit_context>none</inherit_context>\n    <fresh_context>enabled</fresh_context>\n'
            '  </context_management>\n</task>',
-      fix="Enable `fresh_context`, inherit the parent's context, or give the task inputs or `file_paths`.")
+      fix="Enable `fresh_context`, inherit the parent's context, or give the task inputs or `file_paths`.",
+      tags=TASK_TAGS)
 def no_context_rule(ctx: RuleContext):
     for task, settings in ctx.effective.items():
-        if task.tag != "task" or is_ref(task) or kind(task) in (None, "script"):
-            continue
         if settings.inherit_context != "none" or settings.accumulates or settings.fresh_context != "disabled":
+            continue
+        if task.tag != "task" or is_ref(task) or kind(task) in (None, "script"):
             continue
         if task.child("file_paths") is not None:
             continue
@@ -134,12 +138,16 @@ def no_context_rule(ctx: RuleContext):
           '  </context_management>\n  …\n</task>',
       good='<task type="reduce">\n  <context_management>\n    <inherit_context>none</inherit_context>\n'
            '  </context_management>\n  …\n</task>',
-      fix="Remove the setting (quick fix; not applied by --fix).")
+      fix="Remove the setting (quick fix; not applied by --fix).",
+      tags=TASK_TAGS)
 def accumulation_operator_rule(ctx: RuleContext):
+    kinds = operators(ctx)
     for task, settings in ctx.effective.items():
-        if is_ref(task) or kind(task) is None:
+        if "accumulate_data" not in settings.elements and "accumulation_format" not in settings.elements:
+            continue  # nothing to report on this task
+        if task not in kinds or kinds[task] is None:  # a ref, or a type version 1 does not know
             continue
-        if OPERATOR_DEFAULTS[settings.operator].accumulate_data is not None or kind(task) == "sequential":
+        if OPERATOR_DEFAULTS[settings.operator].accumulate_data is not None or kinds[task] == "sequential":
             continue
         severity = Severity.ERROR if settings.operator == "reduce" else Severity.WARNING
         for name in ACCUMULATION_FIELDS:
@@ -162,7 +170,8 @@ def accumulation_operator_rule(ctx: RuleContext):
           '  <accumulation_format>full_output</accumulation_format>\n</context_management>',
       good='<context_management>\n  <accumulate_data>true</accumulate_data>\n'
            '  <accumulation_format>full_output</accumulation_format>\n</context_management>',
-      fix="Set `accumulate_data` to `true`, or remove `accumulation_format` (quick fix).")
+      fix="Set `accumulate_data` to `true`, or remove `accumulation_format` (quick fix).",
+      tags=TASK_TAGS)
 def format_without_accumulation_rule(ctx: RuleContext):
     for task, settings in ctx.effective.items():
         if settings.accumulate_data is not False:
@@ -180,8 +189,9 @@ def format_without_accumulation_rule(ctx: RuleContext):
 
 
 def _legacy_value_rule(ctx: RuleContext, code: str, name: str):
-    for element in elements(ctx.document):
-        if element.tag != name or element.parent is None or element.parent.tag != "context_management":
+    for element in ctx.tagged(name):
+        parent = element.parent
+        if parent is None or parent.tag != "context_management":
             continue
         value = element.text.strip()
         mapped = LEGACY_VALUES[name].get(value)
@@ -200,7 +210,8 @@ def _legacy_value_rule(ctx: RuleContext, code: str, name: str):
       bad='<inherit_context>false</inherit_context>',
       good='<inherit_context>none</inherit_context>',
       fix="Replace `true` with `full`, `false` with `none` (safe fix).",
-      replaces=("TD105",))
+      replaces=("TD105",),
+      tags=("inherit_context",))
 def legacy_inherit_rule(ctx: RuleContext):
     yield from _legacy_value_rule(ctx, "TD305", "inherit_context")
 
@@ -212,7 +223,8 @@ def legacy_inherit_rule(ctx: RuleContext):
       bad='<accumulation_format>minimal</accumulation_format>',
       good='<accumulation_format>notes_only</accumulation_format>',
       fix="Replace `full` with `full_output`, `minimal` with `notes_only` (safe fix).",
-      replaces=("TD105",))
+      replaces=("TD105",),
+      tags=("accumulation_format",))
 def legacy_format_rule(ctx: RuleContext):
     yield from _legacy_value_rule(ctx, "TD306", "accumulation_format")
 
@@ -226,9 +238,19 @@ def legacy_format_rule(ctx: RuleContext):
       good='<task type="sequential">\n  <context_management>\n    <inherit_context>full</inherit_context>\n'
            '  </context_management>\n  …\n</task>',
       fix="Move the setting into `<context_management>`, mapping legacy values (safe fix).",
-      replaces=("TD101",))
+      replaces=("TD101",),
+      tags=FIELDS)
 def placement_rule(ctx: RuleContext):
-    for task in tasks(ctx.document):
+    owners = set()  # the tasks with a setting directly under them
+    for setting in ctx.tagged(*FIELDS):
+        parent = setting.parent
+        if parent is not None and parent.tag in TASK_TAGS:
+            owners.add(parent)
+    if not owners:
+        return
+    for task in tasks(ctx):
+        if task not in owners:
+            continue
         loose = [child for child in task.children if child.tag in FIELDS]
         if not loose:
             continue

@@ -27,6 +27,8 @@ class _View:
         self.path = normalize(ctx.path) if ctx.path else None
         self.index = self._index(ctx)
         self._graph: _Graph | None = None
+        self._named: dict[str, list[Definition]] = {}  # the rules ask for the same names again
+        self._candidates: dict[str, list[Definition]] = {}
 
     def _index(self, ctx: RuleContext) -> FileIndex:
         if self.library is not None and self.path:
@@ -36,9 +38,11 @@ class _View:
         return index_document(ctx.document, self.path)
 
     def named(self, name: str) -> list[Definition]:
-        found = [d for d in self.index.definitions if d.name == name]
-        if self.library is not None:
-            found += [d for d in self.library.named(name) if d.path != self.path]
+        found = self._named.get(name)
+        if found is None:
+            found = self._named[name] = [d for d in self.index.definitions if d.name == name]
+            if self.library is not None:
+                found += [d for d in self.library.named(name) if d.path != self.path]
         return found
 
     def keyed(self, key: str) -> list[Definition]:
@@ -49,7 +53,10 @@ class _View:
 
     def candidates(self, name: str) -> list[Definition]:
         """By name first, then by type:subtype key."""
-        return self.named(name) or (self.keyed(name) if ":" in name else [])
+        found = self._candidates.get(name)
+        if found is None:
+            found = self._candidates[name] = self.named(name) or (self.keyed(name) if ":" in name else [])
+        return found
 
     def target(self, reference: Reference) -> Definition | None:
         found = self.candidates(reference.name)
@@ -82,10 +89,7 @@ class _View:
 
 def _view(ctx: RuleContext) -> _View:
     """One view per checked document, shared by the four rules."""
-    view = ctx.__dict__.get("_library_view")
-    if view is None:
-        view = ctx.__dict__["_library_view"] = _View(ctx)
-    return view
+    return ctx.cached(_View)
 
 
 def _definition_span(definition: Definition):

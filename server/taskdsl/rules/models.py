@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from taskdsl.diagnostics import Fix, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import elements, make, text_span
+from taskdsl.rules.util import make, text_span
 
 
 @rule("TD601", Severity.WARNING, "model identifier unknown to litellm",
@@ -15,13 +15,12 @@ from taskdsl.rules.util import elements, make, text_span
           "typo or a retired model name.",
       bad='<model>gpt-4o-mni</model>',
       good='<model>gpt-4o-mini</model>',
-      fix="Use a name litellm knows (did-you-mean quick fix), or a provider prefix such as `ollama/`.")
+      fix="Use a name litellm knows (did-you-mean quick fix), or a provider prefix such as `ollama/`.",
+      tags=("model",))
 def model_rule(ctx: RuleContext):
     from taskdsl import models  # the map loads on first use, as JSON
 
-    for element in elements(ctx.document):
-        if element.tag != "model":
-            continue
+    for element in ctx.tagged("model"):
         span = text_span(element)
         name = element.text.strip()
         if span is None or not name or models.is_known_model(name):

@@ -10,30 +10,89 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from taskdsl.diagnostics import Diagnostic, Severity
-from taskdsl.document import Document
+from taskdsl.document import Document, Element
 from taskdsl.settings import Settings
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 @dataclass
 class RuleContext:
-    """What a rule sees. Derived data (effective settings, scopes) is computed once, on first use."""
+    """What a rule sees. Derived data (the elements by tag, effective settings, scopes) is computed
+    once, on first use, and shared by every rule: a rule visits only the elements it concerns."""
 
     document: Document
     path: str | None = None
     library: Any = None  # taskdsl.library.Library, or None for a lone document
     settings: Settings = field(default_factory=Settings)
+    _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @cached_property
+    def by_tag(self) -> dict[str, list[Element]]:
+        """Tag name → its elements, in document order."""
+        return self._walk[1]
+
+    @cached_property
+    def elements(self) -> list[Element]:
+        """All elements, in document order."""
+        return self._walk[0]
+
+    @cached_property
+    def _walk(self) -> tuple[list[Element], dict[str, list[Element]]]:
+        """The one walk of the tree: every element, and the elements by tag."""
+        elements: list[Element] = []
+        index: dict[str, list[Element]] = {}
+        stack = self.document.roots[::-1]
+        while stack:  # document order, as Document.iter(), without a generator step per element
+            element = stack.pop()
+            elements.append(element)
+            found = index.get(element.tag)
+            if found is None:
+                index[element.tag] = [element]
+            else:
+                found.append(element)
+            if element.children:
+                stack.extend(reversed(element.children))
+        return elements, index
+
+    def tagged(self, *tags: str) -> list[Element]:
+        """The elements named by any of tags, in document order (shared lists: do not modify them)."""
+        if len(tags) == 1:
+            return self.by_tag.get(tags[0], _NONE)
+        found = self._derived.get(tags)
+        if found is None:
+            found = self._derived[tags] = self._merged(tags)
+        return found
+
+    def _merged(self, tags: tuple[str, ...]) -> list[Element]:
+        present = [tag for tag in tags if tag in self.by_tag]
+        if len(present) <= 1:
+            return self.by_tag[present[0]] if present else _NONE
+        wanted = set(present)
+        return [element for element in self.elements if element.tag in wanted]
+
+    def cached(self, compute: Callable[[RuleContext], T]) -> T:
+        """compute(self), computed once per context: data that several rules of a family share."""
+        try:
+            return self._derived[compute]
+        except KeyError:
+            found = self._derived[compute] = compute(self)
+            return found
 
     @cached_property
     def effective(self) -> dict:
         """Element → effective context settings, for every task-like element of the document."""
-        from taskdsl.context import effective_settings_map
+        from taskdsl.context import TASK_TAGS, effective_settings_map
 
-        return effective_settings_map(self.document)
+        return effective_settings_map(self.document, self.tagged(*TASK_TAGS))
+
+
+_NONE: list = []  # the shared empty result of tagged() (never modified)
 
 
 Check = Callable[[RuleContext], Iterable[Diagnostic]]
@@ -51,6 +110,7 @@ class Rule:
     fix: str
     check: Check | None = None
     replaces: tuple[str, ...] = ()  # schema codes this rule explains better at the same place
+    tags: tuple[str, ...] = ()  # the elements the check looks at: not run on a document without any
 
     def doc(self) -> str:
         return (
@@ -64,11 +124,12 @@ RULES: dict[str, Rule] = {}
 
 
 def rule(code: str, severity: Severity, title: str, *, what: str, why: str, bad: str, good: str, fix: str,
-         replaces: tuple[str, ...] = ()) -> Callable[[Check], Check]:
-    """Register a check function under a code."""
+         replaces: tuple[str, ...] = (), tags: tuple[str, ...] = ()) -> Callable[[Check], Check]:
+    """Register a check function under a code. `tags`: the elements the check looks at (it is not
+    run on a document that has none of them); empty when it looks at the whole document."""
 
     def register(check: Check) -> Check:
-        _add(Rule(code, severity, title, what, why, bad, good, fix, check, replaces))
+        _add(Rule(code, severity, title, what, why, bad, good, fix, check, replaces, tags))
         return check
 
     return register
@@ -94,17 +155,30 @@ def run_rules(document: Document, *, path: str | None = None, library: Any = Non
     context = RuleContext(document, path, library, settings or Settings())
     wanted = set(codes) if codes is not None else None
     diagnostics: list[Diagnostic] = []
-    for code in sorted(RULES):
-        current = RULES[code]
-        if current.check is None or (wanted is not None and code not in wanted):
-            continue
+    present = context.by_tag.keys()
+    for code, check, tags in _checks():
+        if (tags is not None and present.isdisjoint(tags)) or (wanted is not None and code not in wanted):
+            continue  # none of the elements the rule looks at, or not asked for
         try:
-            diagnostics.extend(current.check(context))
+            diagnostics.extend(check(context))
         except Exception:  # a broken rule must never take the checker down
             if code not in _failed_once:
                 _failed_once.add(code)
                 log.exception("rule %s failed; it is skipped for this document", code)
     return diagnostics
+
+
+_ordered: tuple[int, list] = (-1, [])
+
+
+def _checks() -> list[tuple[str, Check, frozenset[str] | None]]:
+    """(code, check, tags or None) of every rule with a check, in code order (sorted again when
+    RULES changes)."""
+    global _ordered
+    if _ordered[0] != len(RULES):
+        _ordered = (len(RULES), [(code, RULES[code].check, frozenset(RULES[code].tags) or None)
+                                 for code in sorted(RULES) if RULES[code].check is not None])
+    return _ordered[1]
 
 
 def _indent(text: str) -> str:

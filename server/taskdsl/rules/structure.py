@@ -11,13 +11,11 @@ import re
 
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import (
-    elements,
-    TASK_TYPES, did_you_mean, is_ref, kind, line_indent, make, raw_type, tasks,
-)
+from taskdsl.rules.util import TASK_TAGS, TASK_TYPES, did_you_mean, line_indent, make, operators, raw_type, tasks
 from taskdsl.document import Span
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PARAM_RE = re.compile(r"[^,]+")
 STEP_TAGS = ("task", "call", "cond")
 BRANCH_TAGS = ("task", "call")
 REDUCE_ONLY = ("initial_value", "inner_task", "reduction_task")
@@ -35,13 +33,15 @@ def _type_label(element) -> str:
       bad='<task type="atomic">\n  <description>Summarise</description>\n  <steps><task><description>a</description></task></steps>\n</task>',
       good='<task type="sequential">\n  <description>Summarise</description>\n  <steps><task><description>a</description></task></steps>\n</task>',
       fix="Set `type=\"sequential\"`, or remove `<steps>`; give a sequential its steps.",
-      replaces=("TD102",))
+      replaces=("TD102",),
+      tags=TASK_TAGS)
 def steps_rule(ctx: RuleContext):
-    for task in tasks(ctx.document):
-        if is_ref(task) or kind(task) is None:
+    misplaced = "steps" in ctx.by_tag  # else only the sequentials need a look
+    for task, kind in operators(ctx).items():
+        if kind is None or (kind != "sequential" and not misplaced):
             continue
         steps = task.child("steps")
-        if kind(task) != "sequential":
+        if kind != "sequential":
             if steps is not None:
                 yield make("TD201", steps.name_span,
                            f"<steps> belongs to a sequential task, but this <{task.tag}> is type "
@@ -64,12 +64,14 @@ def steps_rule(ctx: RuleContext):
            '  <inner_task><description>Parse {{current_data}}</description></inner_task>\n'
            '  <reduction_task><description>Add {{current_result}} to {{accumulator}}</description></reduction_task>\n</task>',
       fix="Add the missing parts to the reduce, or set `type=\"reduce\"` on the task that holds them.",
-      replaces=("TD102",))
+      replaces=("TD102",),
+      tags=TASK_TAGS)
 def reduce_rule(ctx: RuleContext):
-    for task in tasks(ctx.document):
-        if is_ref(task) or kind(task) is None:
+    misplaced = any(tag in ctx.by_tag for tag in REDUCE_ONLY)  # else only the reduces need a look
+    for task, kind in operators(ctx).items():
+        if kind is None or (kind != "reduce" and not misplaced):
             continue
-        if kind(task) == "reduce":
+        if kind == "reduce":
             missing = [f"<{tag}>" for tag in ("inputs", "inner_task", "reduction_task") if task.child(tag) is None]
             inputs = task.child("inputs")
             if inputs is not None and not inputs.children_named("input") and "<inputs>" not in missing:
@@ -92,13 +94,15 @@ def reduce_rule(ctx: RuleContext):
           "operators a command is never run.",
       bad='<task type="script">\n  <description>List files</description>\n</task>',
       good='<task type="script">\n  <description>List files</description>\n  <command>ls</command>\n</task>',
-      fix="Add `<command>` to the script, or set `type=\"script\"` on the task that has one.")
+      fix="Add `<command>` to the script, or set `type=\"script\"` on the task that has one.",
+      tags=TASK_TAGS)
 def script_rule(ctx: RuleContext):
-    for task in tasks(ctx.document):
-        if is_ref(task) or kind(task) is None:
+    misplaced = "command" in ctx.by_tag  # else only the scripts need a look
+    for task, kind in operators(ctx).items():
+        if kind is None or (kind != "script" and not misplaced):
             continue
         command = task.child("command")
-        if kind(task) == "script":
+        if kind == "script":
             if command is None:
                 yield make("TD203", task.name_span,
                            "script task has no <command>: add <command> with the shell command to run")
@@ -114,10 +118,11 @@ def script_rule(ctx: RuleContext):
           "without either, the prompt is empty.",
       bad='<task>\n  <model>gpt-4o-mini</model>\n</task>',
       good='<task>\n  <description>Summarise the report</description>\n</task>',
-      fix="Add `<description>` (or `<instructions>`).")
+      fix="Add `<description>` (or `<instructions>`).",
+      tags=TASK_TAGS)
 def prompt_rule(ctx: RuleContext):
-    for task in tasks(ctx.document):
-        if is_ref(task) or kind(task) != "atomic":
+    for task, kind in operators(ctx).items():
+        if kind != "atomic":
             continue
         if task.child("description") is None and task.child("instructions") is None:
             yield make("TD204", task.name_span,
@@ -131,10 +136,11 @@ def prompt_rule(ctx: RuleContext):
           "is ignored.",
       bad='<task ref="summarise">\n  <description>Summarise</description>\n</task>',
       good='<task ref="summarise">\n  <inputs><input name="text" from="report"/></inputs>\n</task>',
-      fix="Remove the element, or drop `ref` and define the task here.")
+      fix="Remove the element, or drop `ref` and define the task here.",
+      tags=("task",))
 def ref_body_rule(ctx: RuleContext):
-    for task in elements(ctx.document):
-        if not is_ref(task):
+    for task in ctx.tagged("task"):
+        if task.attr("ref") is None:
             continue
         target = task.get("ref") or ""
         for child in task.children:
@@ -151,11 +157,10 @@ def ref_body_rule(ctx: RuleContext):
       bad='<cond>\n  <case>\n    <task><description>Handle it</description></task>\n  </case>\n</cond>',
       good='<cond>\n  <case test="output.valid == true">\n    <task><description>Handle it</description></task>\n  </case>\n</cond>',
       fix="Add the test or the task.",
-      replaces=("TD102", "TD104"))
+      replaces=("TD102", "TD104"),
+      tags=("cond",))
 def cond_rule(ctx: RuleContext):
-    for cond in elements(ctx.document):
-        if cond.tag != "cond":
-            continue
+    for cond in ctx.tagged("cond"):
         cases = cond.children_named("case")
         if not cases:
             yield make("TD206", cond.name_span, "<cond> has no <case>: add <case test=\"…\"> with a task or call")
@@ -178,11 +183,10 @@ def cond_rule(ctx: RuleContext):
       bad='<template name="analyze data" params="dataset,dataset">…</template>',
       good='<template name="analyze_data" params="dataset,config">…</template>',
       fix="Rename to an identifier (`[A-Za-z_][A-Za-z0-9_]*`); remove the repeated param.",
-      replaces=("TD104", "TD105"))
+      replaces=("TD104", "TD105"),
+      tags=("template",))
 def template_rule(ctx: RuleContext):
-    for template in elements(ctx.document):
-        if template.tag != "template":
-            continue
+    for template in ctx.tagged("template"):
         name = template.attr("name")
         if name is None:
             yield make("TD207", template.name_span, "template has no name: add name=\"…\" (an identifier)")
@@ -196,26 +200,35 @@ def template_rule(ctx: RuleContext):
                        f"(e.g. '{suggestion}')",
                        fixes=[Fix(f"Rename to '{suggestion}'", (TextEdit(span, suggestion),), safe=False)])
         params = template.attr("params")
-        if params is None or params.value_span is None:
+        value_span = params.value_span if params is not None else None
+        if value_span is None:
             continue
-        seen: dict[str, Span] = {}
-        exact = len(params.value_span) == len(params.value)
-        base = params.value_span.start
-        for match in re.finditer(r"[^,]+", params.value):
+        seen: dict[str, re.Match] = {}  # spans are made only for what is reported
+        exact = len(value_span) == len(params.value)
+        for match in PARAM_RE.finditer(params.value):
             entry = match.group(0).strip()
             if not entry:
                 continue
-            lead = len(match.group(0)) - len(match.group(0).lstrip())
-            span = Span(base + match.start() + lead, base + match.start() + lead + len(entry)) if exact else params.value_span
             if not IDENT_RE.fullmatch(entry):
-                yield make("TD207", span,
+                yield make("TD207", _param_span(match, value_span, exact),
                            f"param '{entry}' is not an identifier: params are comma-separated names "
                            "([A-Za-z_][A-Za-z0-9_]*)")
             elif entry in seen:
-                yield make("TD207", span, f"param '{entry}' is declared twice: remove the repeated one",
-                           related=[Related(f"'{entry}' first declared here", seen[entry])])
+                yield make("TD207", _param_span(match, value_span, exact),
+                           f"param '{entry}' is declared twice: remove the repeated one",
+                           related=[Related(f"'{entry}' first declared here",
+                                            _param_span(seen[entry], value_span, exact))])
             else:
-                seen[entry] = span
+                seen[entry] = match
+
+
+def _param_span(match: re.Match, value_span: Span, exact: bool) -> Span:
+    """The trimmed entry a PARAM_RE match found (the whole value when entities make offsets inexact)."""
+    if not exact:
+        return value_span
+    written = match.group(0)
+    start = value_span.start + match.start() + len(written) - len(written.lstrip())
+    return Span(start, start + len(written.strip()))
 
 
 UNSUPPORTED_HINTS = {
@@ -232,9 +245,10 @@ UNSUPPORTED_HINTS = {
       good='<task type="sequential">\n  <steps>\n    <task><description>Draft</description></task>\n'
            '    <task type="script"><command>./evaluate.sh</command></task>\n  </steps>\n</task>',
       fix="Use a version 1 type; a director-evaluator loop becomes a sequential with a script step.",
-      replaces=("TD105",))
+      replaces=("TD105",),
+      tags=TASK_TAGS)
 def type_rule(ctx: RuleContext):
-    for task in tasks(ctx.document):
+    for task in tasks(ctx):
         attr = task.attr("type")
         if attr is None or attr.value_span is None:
             continue
@@ -251,11 +265,10 @@ def type_rule(ctx: RuleContext):
       bad='<call task="validate_input">\n  <arg>user_input</arg>\n</call>',
       good='<call template="validate_input">\n  <arg>user_input</arg>\n</call>',
       fix="Rename the attribute `task` to `template` (safe fix).",
-      replaces=("TD103", "TD104"))
+      replaces=("TD103", "TD104"),
+      tags=("call",))
 def call_task_rule(ctx: RuleContext):
-    for call in elements(ctx.document):
-        if call.tag != "call":
-            continue
+    for call in ctx.tagged("call"):
         attr = call.attr("task")
         if attr is None:
             continue
@@ -278,11 +291,12 @@ LEGACY_TASK_ATTRS = ("parameters", "returns")
       good='<template name="validate_input" params="data,rules">\n<task>\n  <description>Validate {{data}}</description>\n</task>\n</template>',
       fix="Wrap the task in `<template name= params= returns=>` and move the attributes there (safe fix, "
           "offered for a root task or a task of a `<library>`).",
-      replaces=("TD103",))
+      replaces=("TD103",),
+      tags=("task",))
 def task_parameters_rule(ctx: RuleContext):
     text = ctx.document.text
-    for task in elements(ctx.document):
-        if task.tag != "task" or task.attr("parameters") is None:
+    for task in ctx.tagged("task"):
+        if task.attr("parameters") is None:
             continue
         legacy = [a for a in task.attrs if a.name in LEGACY_TASK_ATTRS]
         span = Span(task.name_span.start, max(a.name_span.end for a in legacy))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import weakref
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from taskdsl.document import ENTITY_RE, Attr, Document, Element, Span, decode_entities
+from taskdsl.rules.registry import RULES, RuleContext
 
 TASK_TAGS = ("task", "inner_task", "reduction_task")
 TASK_TYPES = ("atomic", "sequential", "reduce", "script")
@@ -15,25 +15,22 @@ TASK_TYPES = ("atomic", "sequential", "reduce", "script")
 
 def make(code: str, span: Span, message: str, *, severity: Severity | None = None,
          related: Iterable[Related] = (), fixes: Iterable[Fix] = ()) -> Diagnostic:
-    from taskdsl.rules.registry import RULES
-
     return Diagnostic(code, severity or RULES[code].severity, span, message, list(related), list(fixes))
 
 
-_ELEMENTS: "weakref.WeakKeyDictionary[Document, list[Element]]" = weakref.WeakKeyDictionary()
-
-
-def elements(document: Document) -> list[Element]:
-    """All elements in document order, listed once per document (every rule walks them)."""
-    found = _ELEMENTS.get(document)
-    if found is None:
-        found = _ELEMENTS[document] = list(document.iter())
-    return found
-
-
-def tasks(document: Document) -> Iterator[Element]:
+def tasks(ctx: RuleContext) -> list[Element]:
     """Every task, inner_task and reduction_task, in document order."""
-    return (element for element in elements(document) if element.tag in TASK_TAGS)
+    return ctx.tagged(*TASK_TAGS)
+
+
+def operators(ctx: RuleContext) -> dict[Element, str | None]:
+    """Every task-like element that is not a ref → its kind() (None for a type version 1 does not
+    know), in document order; computed once per document."""
+    return ctx.cached(_operators)
+
+
+def _operators(ctx: RuleContext) -> dict[Element, str | None]:
+    return {task: kind(task) for task in tasks(ctx) if not is_ref(task)}
 
 
 def raw_type(element: Element) -> str | None:

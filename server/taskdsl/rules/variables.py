@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import re
-import weakref
 
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
-from taskdsl.document import Document, Element, Span
+from taskdsl.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import elements, did_you_mean, make
-from taskdsl.scope import enclosing_template, visible_names
-from taskdsl.templating import find_placeholders
+from taskdsl.rules.util import did_you_mean, make
+from taskdsl.scope import Scopes, enclosing_template
+from taskdsl.templating import Placeholder, find_placeholders
 
 #: elements whose text may hold {{…}} (SPEC §3 "Template variables")
 TEXT_TAGS = ("description", "instructions", "system", "command", "arg", "input")
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ACCESSORS_RE = re.compile(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*")
 MAX_LISTED = 6
 
 
@@ -24,11 +24,10 @@ MAX_LISTED = 6
           "first.",
       bad='<inputs>\n  <input name="data">a</input>\n  <input name="data">b</input>\n</inputs>',
       good='<inputs>\n  <input name="data">a</input>\n  <input name="config">b</input>\n</inputs>',
-      fix="Rename one of the inputs.")
+      fix="Rename one of the inputs.",
+      tags=("inputs",))
 def duplicate_input_rule(ctx: RuleContext):
-    for inputs in elements(ctx.document):
-        if inputs.tag != "inputs":
-            continue
+    for inputs in ctx.tagged("inputs"):
         seen: dict[str, Element] = {}
         for item in inputs.children_named("input"):
             attr = item.attr("name")
@@ -43,27 +42,30 @@ def duplicate_input_rule(ctx: RuleContext):
                 seen[attr.value] = item
 
 
-_PLACEHOLDERS: "weakref.WeakKeyDictionary[Document, list]" = weakref.WeakKeyDictionary()
+def _text_placeholders(ctx: RuleContext) -> list[tuple[Element, Placeholder, int]]:
+    """(element, placeholder, offset of its text) for every {{…}} in text that may hold one; listed
+    once per document (TD402 and TD404 both walk them)."""
+    return ctx.cached(_find_text_placeholders)
 
 
-def _text_placeholders(document: Document) -> list[tuple[Element, object, Span]]:
-    """(element, placeholder, absolute span) for every {{…}} in text that may hold one; listed once
-    per document (TD402 and TD404 both walk them)."""
-    found = _PLACEHOLDERS.get(document)
-    if found is not None:
-        return found
+def _find_text_placeholders(ctx: RuleContext) -> list[tuple[Element, Placeholder, int]]:
     found = []
-    for element in elements(document):
-        if element.tag not in TEXT_TAGS:
-            continue
+    for element in ctx.tagged(*TEXT_TAGS):
         for piece in element.text_pieces:
-            if "{{" not in piece.raw:
-                continue
-            for placeholder in find_placeholders(piece.raw):
-                span = Span(piece.span.start + placeholder.start, piece.span.start + placeholder.end)
-                found.append((element, placeholder, span))
-    _PLACEHOLDERS[document] = found
+            if "{{" in piece.raw:
+                base = piece.span.start
+                for placeholder in find_placeholders(piece.raw):
+                    found.append((element, placeholder, base))
     return found
+
+
+def _scopes(ctx: RuleContext) -> Scopes:
+    """The names visible at each element (TD402 and TD403 share them)."""
+    return ctx.cached(_new_scopes)
+
+
+def _new_scopes(ctx: RuleContext) -> Scopes:
+    return Scopes(ctx.settings)
 
 
 def _listed(names) -> str:
@@ -81,27 +83,33 @@ def _listed(names) -> str:
       why="At run time the lookup fails and the task stops with an error naming the variable.",
       bad='<template name="greet" params="person">\n  <task><description>Hello {{persn}}</description></task>\n</template>',
       good='<template name="greet" params="person">\n  <task><description>Hello {{person}}</description></task>\n</template>',
-      fix="Correct the name (did-you-mean quick fix), declare an input, or add it to `taskdsl.globals`.")
+      fix="Correct the name (did-you-mean quick fix), declare an input, or add it to `taskdsl.globals`.",
+      tags=TEXT_TAGS)
 def unknown_variable_rule(ctx: RuleContext):
-    cache: dict[int, dict] = {}
-    for element, placeholder, span in _text_placeholders(ctx.document):
-        if placeholder.kind == "malformed":
-            continue
-        key = id(element)
-        if key not in cache:
-            cache[key] = visible_names(element, ctx.settings)
-        visible = cache[key]
-        names: list[tuple[str, str]] = []
-        if placeholder.kind == "var" and placeholder.name:
-            names.append((placeholder.name, placeholder.name))
+    scopes = _scopes(ctx)
+    everywhere = scopes.everywhere()  # last_output and the globals: no need to look at the scope
+    seen: dict[Element, tuple] = {}  # element → (visible names, enclosing template)
+    for element, placeholder, base in _text_placeholders(ctx):
+        if placeholder.kind == "var":
+            if not placeholder.name or placeholder.name in everywhere:
+                continue
+            names = (placeholder.name,)
         elif placeholder.kind == "call":
-            names.extend((arg.name, arg.text) for arg in placeholder.args if arg.kind == "var" and arg.name)
-        template = enclosing_template(element)
-        severity = Severity.ERROR if template is not None else Severity.WARNING
-        raw = ctx.document.text[span.start:span.end]
-        for name, _written in names:
+            names = [arg.name for arg in placeholder.args if arg.kind == "var" and arg.name and arg.name not in everywhere]
+        else:
+            continue  # malformed: TD404's
+        if not names:
+            continue
+        scope = seen.get(element)
+        if scope is None:
+            scope = seen[element] = (scopes.visible(element), enclosing_template(element))
+        visible, template = scope
+        for name in names:
             if name in visible:
                 continue
+            severity = Severity.ERROR if template is not None else Severity.WARNING
+            span = Span(base + placeholder.start, base + placeholder.end)
+            raw = ctx.document.text[span.start:span.end]
             guess = did_you_mean(name, visible)
             where = (f"template '{template.get('name') or '?'}' sees only its params and globals"
                      if template is not None else "nothing here declares it")
@@ -123,11 +131,11 @@ def unknown_variable_rule(ctx: RuleContext):
           "step's output is `last_output`.",
       bad='<input name="draft" from="previous_step"/>',
       good='<input name="draft" from="last_output"/>',
-      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`.")
+      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`.",
+      tags=("input",))
 def unknown_from_rule(ctx: RuleContext):
-    for item in elements(ctx.document):
-        if item.tag != "input":
-            continue
+    scopes = _scopes(ctx)
+    for item in ctx.tagged("input"):
         attr = item.attr("from")
         if attr is None or attr.value_span is None:
             continue
@@ -136,8 +144,8 @@ def unknown_from_rule(ctx: RuleContext):
             continue  # a root (named) task's inputs are its params: the caller's environment supplies them
         value = attr.value.strip()
         match = IDENT_RE.match(value)
-        visible = visible_names(item, ctx.settings)
-        if not match or not re.fullmatch(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*", value[match.end():]):
+        visible = scopes.visible(item)
+        if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
             yield make("TD403", attr.value_span,
                        f"from=\"{value}\" is not a variable name: from names a variable visible here "
                        f"(visible: {_listed(visible)})")
@@ -161,8 +169,10 @@ def unknown_from_rule(ctx: RuleContext):
       why="The evaluator cannot substitute it; it would fail at run time.",
       bad='<description>Hello {{ user name }}</description>',
       good='<description>Hello {{user_name}}</description>',
-      fix="Write a variable or a call, or close the braces.")
+      fix="Write a variable or a call, or close the braces.",
+      tags=TEXT_TAGS)
 def malformed_placeholder_rule(ctx: RuleContext):
-    for _element, placeholder, span in _text_placeholders(ctx.document):
+    for _element, placeholder, base in _text_placeholders(ctx):
         if placeholder.kind == "malformed":
-            yield make("TD404", span, f"malformed {{{{…}}}}: {placeholder.error}")
+            yield make("TD404", Span(base + placeholder.start, base + placeholder.end),
+                       f"malformed {{{{…}}}}: {placeholder.error}")
