@@ -84,41 +84,30 @@ SCOPE_TAGS = frozenset((*TASK_TAGS, "template"))
 
 class Scopes:
     """visible_names() of many elements of one document. What a task (seen from its body or from
-    its <inputs>) or a template makes visible is gathered once and shared by every element under it.
+    its <inputs>) or a template makes visible is gathered once and shared by everything under it.
 
     The walk of visible_names, from an element up to the root, declares names only at the task-like
     elements and the template it passes; the innermost declaration wins. So the names visible at a
     scope element S (reached from below through its <inputs> or not) are S's own declarations
     followed by what is visible at S's parent: one dict per (S, through inputs), built once.
-    The dicts returned are shared: callers must not modify them."""
+    names() is the same walk for the names alone (what the checks ask), without the bindings.
+    What both return is shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_memo", "_top")
+    __slots__ = ("settings", "_bindings", "_names", "_top")
 
     def __init__(self, settings=None):
         self.settings = settings
-        self._memo: dict[tuple[Element, bool], dict[str, Binding]] = {}
+        self._bindings: dict[tuple[Element, bool], dict[str, Binding]] = {}
+        self._names: dict[tuple[Element, bool], frozenset[str]] = {}
         self._top: dict[str, Binding] | None = None
 
     def visible(self, element: Element) -> dict[str, Binding]:
-        pending: list[tuple[Element, bool]] = []  # scopes above element not built yet, innermost first
-        known: dict[str, Binding] | None = None
-        child: Element | None = None
-        current: Element | None = element
-        while current is not None:
-            if current.tag in SCOPE_TAGS:
-                key = (current, child is not None and child.tag == "inputs")
-                known = self._memo.get(key)
-                if known is not None:
-                    break
-                pending.append(key)
-                if current.tag == "template":
-                    break  # a template's body sees only its params (and what everything sees)
-            child, current = current, current.parent
-        if known is None:
-            known = self.everywhere()
-        for key in reversed(pending):
-            known = self._memo[key] = self._scope(*key, known)
-        return known
+        """visible_names(element, settings)."""
+        return self._walk(element, self._bindings, self._scope, self.everywhere)
+
+    def names(self, element: Element) -> frozenset[str]:
+        """The names of visible(element)."""
+        return self._walk(element, self._names, self._scope_names, self._everywhere_names)
 
     def everywhere(self) -> dict[str, Binding]:
         """What is visible everywhere (last_output and the globals): part of every visible()."""
@@ -129,6 +118,32 @@ class Scopes:
                 _declare(found, Binding("global", name))
             self._top = found
         return self._top
+
+    def _everywhere_names(self) -> frozenset[str]:
+        return frozenset(self.everywhere())
+
+    @staticmethod
+    def _walk(element: Element, memo: dict, build, top):
+        """From element up to the first scope already built (or the top): build the ones passed."""
+        pending: list[tuple[Element, bool]] = []  # innermost first
+        known = None
+        child: Element | None = None
+        current: Element | None = element
+        while current is not None:
+            if current.tag in SCOPE_TAGS:
+                key = (current, child is not None and child.tag == "inputs")
+                known = memo.get(key)
+                if known is not None:
+                    break
+                pending.append(key)
+                if current.tag == "template":
+                    break  # a template's body sees only its params (and what everything sees)
+            child, current = current, current.parent
+        if known is None:
+            known = top()
+        for key in reversed(pending):
+            known = memo[key] = build(*key, known)
+        return known
 
     @staticmethod
     def _scope(current: Element, through_inputs: bool, outer: dict[str, Binding]) -> dict[str, Binding]:
@@ -160,6 +175,27 @@ class Scopes:
         for name, binding in outer.items():
             found.setdefault(name, binding)
         return found
+
+    @staticmethod
+    def _scope_names(current: Element, through_inputs: bool, outer: frozenset[str]) -> frozenset[str]:
+        """The names _scope declares at current (no spans, no bindings), with outer."""
+        if current.tag == "template":
+            declared = _PARAM_RE.findall(current.get("params") or "")
+        else:
+            declared = []
+            if not through_inputs:
+                for item in input_elements(current):
+                    name = item.get("name")
+                    if name:
+                        declared.append(name)
+                if current.tag == "inner_task":
+                    declared.extend(INNER_BOUND)
+                elif current.tag == "reduction_task":
+                    declared.extend(REDUCTION_BOUND)
+            parameters = current.get("parameters") if current.tag == "task" else None
+            if parameters is not None and current.parent is None:
+                declared.extend(_PARAM_RE.findall(parameters))
+        return outer.union(declared) if declared else outer
 
 
 def _declare(found: dict[str, Binding], binding: Binding) -> None:
