@@ -139,7 +139,7 @@ def no_context_rule(ctx: RuleContext):
       good='<task type="reduce">\n  <context_management>\n    <inherit_context>none</inherit_context>\n'
            '  </context_management>\n  …\n</task>',
       fix="Remove the setting (quick fix; not applied by --fix).",
-      tags=TASK_TAGS)
+      tags=ACCUMULATION_FIELDS)
 def accumulation_operator_rule(ctx: RuleContext):
     kinds = operators(ctx)
     for task, settings in ctx.effective.items():
@@ -171,7 +171,7 @@ def accumulation_operator_rule(ctx: RuleContext):
       good='<context_management>\n  <accumulate_data>true</accumulate_data>\n'
            '  <accumulation_format>full_output</accumulation_format>\n</context_management>',
       fix="Set `accumulate_data` to `true`, or remove `accumulation_format` (quick fix).",
-      tags=TASK_TAGS)
+      tags=("accumulation_format",))
 def format_without_accumulation_rule(ctx: RuleContext):
     for task, settings in ctx.effective.items():
         if settings.accumulate_data is not False:

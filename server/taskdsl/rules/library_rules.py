@@ -29,6 +29,7 @@ class _View:
         self._graph: _Graph | None = None
         self._named: dict[str, list[Definition]] = {}  # the rules ask for the same names again
         self._candidates: dict[str, list[Definition]] = {}
+        self._targets: dict[str, Definition | None] = {}
 
     def _index(self, ctx: RuleContext) -> FileIndex:
         if self.library is not None and self.path:
@@ -59,10 +60,12 @@ class _View:
         return found
 
     def target(self, reference: Reference) -> Definition | None:
-        found = self.candidates(reference.name)
-        if not found or (reference.is_key and len({id(d) for d in found}) > 1 and not self.named(reference.name)):
-            return None
-        return found[0]
+        name = reference.name
+        if name not in self._targets:
+            found = self.candidates(name)
+            ambiguous = reference.is_key and len({id(d) for d in found}) > 1 and not self.named(name)
+            self._targets[name] = found[0] if found and not ambiguous else None
+        return self._targets[name]
 
     def spellings(self, name: str) -> list[str]:
         local = {d.key if ":" in name else d.name for d in self.index.definitions} - {None}

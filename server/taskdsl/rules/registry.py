@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from taskdsl.diagnostics import Diagnostic, Severity
 from taskdsl.document import Document, Element
@@ -19,6 +18,24 @@ from taskdsl.settings import Settings
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class once(Generic[T]):
+    """An attribute computed on first use and then stored on the instance: functools.cached_property
+    without the lock Python 3.11 takes at every first use (a rule context serves one thread)."""
+
+    def __init__(self, compute: Callable[[Any], T]):
+        self.compute = compute
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> T:
+        if instance is None:
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
 
 
 @dataclass
@@ -32,17 +49,17 @@ class RuleContext:
     settings: Settings = field(default_factory=Settings)
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    @cached_property
+    @once
     def by_tag(self) -> dict[str, list[Element]]:
         """Tag name → its elements, in document order."""
         return self._walk[1]
 
-    @cached_property
+    @once
     def elements(self) -> list[Element]:
         """All elements, in document order."""
         return self._walk[0]
 
-    @cached_property
+    @once
     def _walk(self) -> tuple[list[Element], dict[str, list[Element]]]:
         """The one walk of the tree: every element, and the elements by tag."""
         elements: list[Element] = []
@@ -84,7 +101,7 @@ class RuleContext:
             found = self._derived[compute] = compute(self)
             return found
 
-    @cached_property
+    @once
     def effective(self) -> dict:
         """Element → effective context settings, for every task-like element of the document."""
         from taskdsl.context import TASK_TAGS, effective_settings_map

@@ -88,7 +88,7 @@ def _listed(names) -> str:
 def unknown_variable_rule(ctx: RuleContext):
     scopes = _scopes(ctx)
     everywhere = scopes.everywhere()  # last_output and the globals: no need to look at the scope
-    seen: dict[Element, tuple] = {}  # element → (visible names, enclosing template)
+    seen: dict[Element, frozenset[str]] = {}  # element → the names visible there
     for element, placeholder, base in _text_placeholders(ctx):
         if placeholder.kind == "var":
             if not placeholder.name or placeholder.name in everywhere:
@@ -100,28 +100,31 @@ def unknown_variable_rule(ctx: RuleContext):
             continue  # malformed: TD404's
         if not names:
             continue
-        scope = seen.get(element)
-        if scope is None:
-            scope = seen[element] = (scopes.visible(element), enclosing_template(element))
-        visible, template = scope
+        visible = seen.get(element)
+        if visible is None:
+            visible = seen[element] = scopes.names(element)
         for name in names:
-            if name in visible:
-                continue
-            severity = Severity.ERROR if template is not None else Severity.WARNING
-            span = Span(base + placeholder.start, base + placeholder.end)
-            raw = ctx.document.text[span.start:span.end]
-            guess = did_you_mean(name, visible)
-            where = (f"template '{template.get('name') or '?'}' sees only its params and globals"
-                     if template is not None else "nothing here declares it")
-            message = f"{{{{{name}}}}} names nothing visible: {where} (visible: {_listed(visible)})"
-            fixes = []
-            if guess:
-                message += f"; did you mean '{guess}'?"
-                match = re.search(rf"\b{re.escape(name)}\b", raw)
-                if match:
-                    name_span = Span(span.start + match.start(), span.start + match.end())
-                    fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(name_span, guess),), safe=False))
-            yield make("TD402", span, message, severity=severity, fixes=fixes)
+            if name not in visible:
+                yield _unknown_variable(ctx, element, Span(base + placeholder.start, base + placeholder.end),
+                                        name, visible)
+
+
+def _unknown_variable(ctx: RuleContext, element: Element, span: Span, name: str, visible: frozenset[str]):
+    template = enclosing_template(element)
+    severity = Severity.ERROR if template is not None else Severity.WARNING
+    raw = ctx.document.text[span.start:span.end]
+    guess = did_you_mean(name, visible)
+    where = (f"template '{template.get('name') or '?'}' sees only its params and globals"
+             if template is not None else "nothing here declares it")
+    message = f"{{{{{name}}}}} names nothing visible: {where} (visible: {_listed(visible)})"
+    fixes = []
+    if guess:
+        message += f"; did you mean '{guess}'?"
+        match = re.search(rf"\b{re.escape(name)}\b", raw)
+        if match:
+            name_span = Span(span.start + match.start(), span.start + match.end())
+            fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(name_span, guess),), safe=False))
+    return make("TD402", span, message, severity=severity, fixes=fixes)
 
 
 @rule("TD403", Severity.WARNING, "from names nothing visible",
@@ -144,7 +147,7 @@ def unknown_from_rule(ctx: RuleContext):
             continue  # a root (named) task's inputs are its params: the caller's environment supplies them
         value = attr.value.strip()
         match = IDENT_RE.match(value)
-        visible = scopes.visible(item)
+        visible = scopes.names(item)
         if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
             yield make("TD403", attr.value_span,
                        f"from=\"{value}\" is not a variable name: from names a variable visible here "
