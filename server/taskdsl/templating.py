@@ -18,6 +18,7 @@ from typing import Any, Callable
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _ACCESSOR = re.compile(rf"""\s*(?:\.\s*(?P<field>{IDENT})|\[\s*(?:(?P<index>-?\d+)|(?P<key>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'))\s*\])""")
 _NAME = re.compile(rf"\s*({IDENT})")
+_IDENT = re.compile(IDENT)
 _PLAIN_VAR = re.compile(rf"\s*({IDENT})\s*")  # {{name}}: what most placeholders are
 _ARG = re.compile(rf"""\s*(?:(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<name>{IDENT}(?:\.{IDENT}|\[\d+\])*))\s*""")
 
@@ -84,13 +85,15 @@ def _parse_arg(text: str) -> Arg | None:
     word = m.group("name")
     if word in ("true", "false", "null"):
         return Arg("literal", {"true": True, "false": False, "null": None}[word], text=word)
-    name = re.match(IDENT, word).group()
+    name = _IDENT.match(word).group()
     path, _ = _parse_path(word, len(name))
     return Arg("var", name=name, path=path, text=word)
 
 
 def _split_args(text: str) -> list[str] | None:
     "Split on commas outside quotes; None when a quote is unbalanced."
+    if '"' not in text and "'" not in text:
+        return _split_result(text.split(","))
     parts, current, quote, escaped = [], [], None, False
     for ch in text:
         if quote:
@@ -112,6 +115,10 @@ def _split_args(text: str) -> list[str] | None:
     if quote:
         return None
     parts.append("".join(current))
+    return _split_result(parts)
+
+
+def _split_result(parts: list[str]) -> list[str]:
     return [] if parts == [""] or (len(parts) == 1 and not parts[0].strip()) else parts
 
 
