@@ -2,7 +2,7 @@
 
 from _rulehelp import dedent
 from taskdsl.document import parse
-from taskdsl.scope import visible_names
+from taskdsl.scope import Scopes, visible_names
 from taskdsl.settings import Settings
 
 TEXT = dedent("""
@@ -61,3 +61,22 @@ def test_template_sees_only_its_params_and_globals():
 def test_legacy_parameters_are_params():
     doc = parse('<task name="f" parameters="data,rules"><description id="d">x</description></task>')
     assert set(visible_names(element(doc, "d"))) == {"data", "rules", "last_output"}
+
+
+def test_one_scopes_object_answers_as_visible_names_for_every_element():
+    # Scopes shares what each task or template declares between the elements under it; the
+    # answers are visible_names' own, bindings and order included, and names() is their keys
+    text = ('<library><template name="t" params="a, b"><task type="sequential" parameters="z">'
+            '<inputs><input name="a">1</input><input name="c" from="b"/></inputs><steps>'
+            '<task type="reduce"><inputs><input name="xs">1</input></inputs>'
+            '<inner_task><inputs><input name="chunk"/></inputs><description>{{chunk}}</description></inner_task>'
+            '<reduction_task><description>{{accumulator}}</description></reduction_task></task>'
+            '</steps></task></template>'
+            '<task name="f" parameters="data, rules"><description>{{data}}</description></task></library>')
+    doc = parse(text)
+    for settings in (None, Settings(globals=("g", "a", "last_output"))):
+        scopes = Scopes(settings)
+        for item in doc.iter():
+            expected = visible_names(item, settings)
+            assert list(scopes.visible(item).items()) == list(expected.items())
+            assert scopes.names(item) == set(expected)

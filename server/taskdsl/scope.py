@@ -29,6 +29,7 @@ from taskdsl.document import Attr, Element, Span
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TASK_TAGS = ("task", "inner_task", "reduction_task")
+BUILTINS = ("last_output",)  # the evaluator's global environment
 INNER_BOUND = ("current_data",)
 REDUCTION_BOUND = ("current_result", "accumulator", "original_input")
 
@@ -93,13 +94,14 @@ class Scopes:
     names() is the same walk for the names alone (what the checks ask), without the bindings.
     What both return is shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_bindings", "_names", "_top")
+    __slots__ = ("settings", "_bindings", "_names", "_top", "_top_names")
 
     def __init__(self, settings=None):
         self.settings = settings
         self._bindings: dict[tuple[Element, bool], dict[str, Binding]] = {}
         self._names: dict[tuple[Element, bool], frozenset[str]] = {}
         self._top: dict[str, Binding] | None = None
+        self._top_names: frozenset[str] | None = None
 
     def visible(self, element: Element) -> dict[str, Binding]:
         """visible_names(element, settings)."""
@@ -107,20 +109,24 @@ class Scopes:
 
     def names(self, element: Element) -> frozenset[str]:
         """The names of visible(element)."""
-        return self._walk(element, self._names, self._scope_names, self._everywhere_names)
+        return self._walk(element, self._names, self._scope_names, self.everywhere_names)
 
     def everywhere(self) -> dict[str, Binding]:
         """What is visible everywhere (last_output and the globals): part of every visible()."""
         if self._top is None:
             found: dict[str, Binding] = {}
-            _declare(found, Binding("builtin", "last_output"))
+            for name in BUILTINS:
+                _declare(found, Binding("builtin", name))
             for name in getattr(self.settings, "globals", ()) or ():
                 _declare(found, Binding("global", name))
             self._top = found
         return self._top
 
-    def _everywhere_names(self) -> frozenset[str]:
-        return frozenset(self.everywhere())
+    def everywhere_names(self) -> frozenset[str]:
+        """The names of everywhere()."""
+        if self._top_names is None:
+            self._top_names = frozenset((*BUILTINS, *(getattr(self.settings, "globals", ()) or ())))
+        return self._top_names
 
     @staticmethod
     def _walk(element: Element, memo: dict, build, top):
