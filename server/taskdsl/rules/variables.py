@@ -87,7 +87,7 @@ def _listed(names) -> str:
       tags=TEXT_TAGS)
 def unknown_variable_rule(ctx: RuleContext):
     scopes = _scopes(ctx)
-    everywhere = scopes.everywhere()  # last_output and the globals: no need to look at the scope
+    everywhere = scopes.everywhere_names()  # last_output and the globals: no need to look at the scope
     seen: dict[Element, frozenset[str]] = {}  # element → the names visible there
     for element, placeholder, base in _text_placeholders(ctx):
         if placeholder.kind == "var":
