@@ -98,8 +98,9 @@ class Scopes:
 
     def __init__(self, settings=None):
         self.settings = settings
-        self._bindings: dict[tuple[Element, bool], dict[str, Binding]] = {}
-        self._names: dict[tuple[Element, bool], frozenset[str]] = {}
+        # per scope element, seen from its body [0] or from its <inputs> [1]
+        self._bindings: tuple[dict[Element, dict[str, Binding]], ...] = ({}, {})
+        self._names: tuple[dict[Element, frozenset[str]], ...] = ({}, {})
         self._top: dict[str, Binding] | None = None
         self._top_names: frozenset[str] | None = None
 
@@ -129,7 +130,7 @@ class Scopes:
         return self._top_names
 
     @staticmethod
-    def _walk(element: Element, memo: dict, build, top):
+    def _walk(element: Element, memo: tuple[dict, dict], build, top):
         """From element up to the first scope already built (or the top): build the ones passed."""
         pending: list[tuple[Element, bool]] = []  # innermost first
         known = None
@@ -137,18 +138,18 @@ class Scopes:
         current: Element | None = element
         while current is not None:
             if current.tag in SCOPE_TAGS:
-                key = (current, child is not None and child.tag == "inputs")
-                known = memo.get(key)
+                through_inputs = child is not None and child.tag == "inputs"
+                known = memo[through_inputs].get(current)
                 if known is not None:
                     break
-                pending.append(key)
+                pending.append((current, through_inputs))
                 if current.tag == "template":
                     break  # a template's body sees only its params (and what everything sees)
             child, current = current, current.parent
         if known is None:
             known = top()
-        for key in reversed(pending):
-            known = memo[key] = build(*key, known)
+        for scope, through_inputs in reversed(pending):
+            known = memo[through_inputs][scope] = build(scope, through_inputs, known)
         return known
 
     @staticmethod
