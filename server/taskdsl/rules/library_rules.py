@@ -22,6 +22,8 @@ MAX_RELATED = 5
 class _View:
     """The library as this document sees it: its own definitions plus every other file's."""
 
+    __slots__ = ("library", "path", "index", "_graph", "_named", "_candidates", "_targets")
+
     def __init__(self, ctx: RuleContext):
         self.library: Library | None = ctx.library
         self.path = normalize(ctx.path) if ctx.path else None
