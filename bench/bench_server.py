@@ -5,7 +5,8 @@
 - cold start: spawn → initialize → first diagnostics of a small template, beside a process that
   only imports pygls and lxml (goal ≤ 1.5x);
 - open → diagnostics over stdio for templates of 100, 2,000 and 20,000 lines, beside lxml parse +
-  XSD validation of the same text in process (goal ≤ 3x at 2,000 lines);
+  XSD validation of the same text in process (goal ≤ 3x at 2,000 lines), and against a bare
+  pygls server that publishes nothing (the transport alone, for scale);
 - edit → re-diagnosis (debounce set to 0), completion and hover latency at the end of a
   2,000-line template (goal p95 ≤ 30 ms).
 """
