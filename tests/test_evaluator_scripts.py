@@ -194,32 +194,30 @@ def _slow_spawn(monkeypatch, entered, release, fail=None):
     return pids
 
 
-async def test_a_cancel_during_a_start_that_also_fails_is_still_a_cancel(tmp_path, monkeypatch):
-    from taskdsl.evaluator.script import run_script
-
+async def _cancel_while_a_failing_start_is_pending(monkeypatch, coroutine) -> None:
+    """Cancel `coroutine`'s task while its script is being started, then let the start fail: the
+    start error must not replace the cancellation (it did: a "script cannot start" TaskError)."""
     entered, release = asyncio.Event(), asyncio.Event()
     _slow_spawn(monkeypatch, entered, release, fail=OSError(7, "Argument list too long"))
-    task = asyncio.ensure_future(run_script("true", str(tmp_path), {}, None, 60, True))
+    task = asyncio.ensure_future(coroutine())
     await asyncio.wait_for(entered.wait(), 10)
     task.cancel()
     await asyncio.sleep(0)
     release.set()
-    # the start error must not replace the cancellation (it did: "script cannot start" TaskError)
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
 
 
+async def test_a_cancel_during_a_start_that_also_fails_is_still_a_cancel(tmp_path, monkeypatch):
+    from taskdsl.evaluator.script import run_script
+
+    await _cancel_while_a_failing_start_is_pending(
+        monkeypatch, lambda: run_script("true", str(tmp_path), {}, None, 60, True))
+
+
 async def test_cancelling_a_run_whose_script_start_fails_reports_a_cancel(tmp_path, monkeypatch):
-    entered, release = asyncio.Event(), asyncio.Event()
-    _slow_spawn(monkeypatch, entered, release, fail=OSError(7, "Argument list too long"))
     path = write(tmp_path, "s.task.xml", """<task type="script" name="s"><command>true</command></task>""")
-    runner = asyncio.create_task(run_file(path))
-    await asyncio.wait_for(entered.wait(), 10)
-    runner.cancel()
-    await asyncio.sleep(0)
-    release.set()
-    with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(runner, 10)
+    await _cancel_while_a_failing_start_is_pending(monkeypatch, lambda: run_file(path))
 
 
 async def test_a_second_cancel_during_a_slow_start_still_kills_the_process(tmp_path, monkeypatch):
