@@ -171,3 +171,14 @@ def test_the_checker_agrees_with_the_evaluator_on_escaped_literals(arguments, ma
             f'<task name="t"><description>{{{{pair({arguments})}}}}</description></task></library>')
     td404 = [d for d in check_text(text).diagnostics if d.code == "TD404"]
     assert bool(td404) == malformed, [d.message for d in td404]
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+@pytest.mark.parametrize("control, escape", [("\t", "\\t"), ("\n", "\\n")])
+def test_a_raw_tab_or_line_break_in_a_quoted_literal_is_named(quote, control, escape):
+    from taskdsl.templating import parse_placeholder
+
+    placeholder = parse_placeholder(f"pair({quote}a{control}b{quote}, 1)")
+    assert placeholder.kind == "malformed"
+    what = "tab" if control == "\t" else "line break"
+    assert placeholder.error == f"a quoted string cannot hold a raw {what} in 'pair({quote}a{escape}b{quote}, 1)': write {escape}"

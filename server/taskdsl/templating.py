@@ -122,6 +122,10 @@ def _split_result(parts: list[str]) -> list[str]:
     return [] if parts == [""] or (len(parts) == 1 and not parts[0].strip()) else parts
 
 
+_RAW_CONTROLS = (("\t", "\\t", "tab"), ("\n", "\\n", "line break"), ("\r", "\\r", "line break"))
+_SHOWN = {char: escape for char, escape, _ in _RAW_CONTROLS}
+
+
 def parse_placeholder(inner: str, start: int = 0, end: int = 0) -> Placeholder:
     """Classify the text between `{{` and `}}`."""
     expr = inner.strip()
@@ -132,6 +136,10 @@ def parse_placeholder(inner: str, start: int = 0, end: int = 0) -> Placeholder:
     try:
         return _classify(inner, expr, start, end, bad)
     except ValueError:  # json.loads of a quoted key or argument
+        for char, escape, what in _RAW_CONTROLS:
+            if char in expr:  # json.loads refuses it too, but it is no escape: say what it is
+                shown = "".join(_SHOWN.get(c, c) for c in expr)
+                return bad(f"a quoted string cannot hold a raw {what} in '{shown}': write {escape}")
         return bad(f"invalid escape in a quoted string of '{expr}': use \\\\, \\\", \\' or \\uXXXX")
 
 
