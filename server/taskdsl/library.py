@@ -30,9 +30,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator
 
-from taskdsl.diagnostics import TextEdit
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
+from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_rename; importers name it here)
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 
@@ -107,29 +107,6 @@ class Reference:
     @property
     def is_key(self) -> bool:
         return ":" in self.name
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    path: str
-    span: Span
-    range: Range
-
-
-@dataclass(frozen=True, slots=True)
-class RenameEdit:
-    path: str
-    span: Span
-    range: Range
-    new_text: str
-
-    @property
-    def text_edit(self) -> TextEdit:
-        return TextEdit(self.span, self.new_text)
-
-
-class RenameError(ValueError):
-    """A rename the library refuses, with a message for the user."""
 
 
 @dataclass(slots=True)
@@ -750,38 +727,10 @@ class Library:
                 paths |= self._referrers.get(definition.key, set())
         return paths
 
-    def references(self, name: str, include_definitions: bool = False) -> list[Location]:
-        """Every reference to the task or template `name` across the workspace (by name, and by
-        key when the key resolves to it), optionally with the definitions' name locations."""
-        found: list[Location] = []
-        if include_definitions:
-            for definition in self.definitions(name):
-                if definition.path:
-                    span = definition.name_span or _stem_span(definition)
-                    found.append(Location(definition.path, span, definition.range))
-        target_keys = {d.key for d in self._by_name.get(name, ()) if d.key and self.definition(d.key)}
-        for written in [name, *sorted(target_keys)]:
-            for path in sorted(self._referrers.get(written, ())):
-                for reference in self._entries[path].index.references:
-                    if reference.name == written:
-                        found.append(Location(path, reference.span, reference.range))
-        return found
-
-    def named_arguments(self, name: str, param: str) -> dict[str, list[Span]]:
-        """Where callers bind the param `param` of the task or template `name` by name: the
-        `name` values of its calls' <arg name=> and its refs' <input name=>, by file."""
-        found: dict[str, list[Span]] = {}
-        target_keys = {d.key for d in self._by_name.get(name, ()) if d.key and self.definition(d.key)}
-        for written in [name, *sorted(target_keys)]:
-            for path in sorted(self._referrers.get(written, ())):
-                for reference in self._entries[path].index.references:
-                    if reference.name == written:
-                        found.setdefault(path, []).extend(span for arg, span in reference.named if arg == param)
-        return {path: spans for path, spans in found.items() if spans}
-
-    def rename_edits(self, old: str, new: str) -> dict[str, list[RenameEdit]]:
-        """The edits that rename a task or template across the workspace: every definition's
-        `name` value and every reference by name (refs by type:subtype key are left alone)."""
+    def check_rename(self, old: str, new: str) -> None:
+        """Refuse (RenameError, saying why) to rename the task or template `old` to `new` across the
+        workspace: an invalid or taken name, a definition named after its file or in a file that
+        does not parse. Where the name is written is semantics_uses' answer, not the index's."""
         definitions = self._by_name.get(old, [])
         if not definitions:
             raise RenameError(f"'{old}' is not a task or template in the library")
@@ -797,7 +746,6 @@ class Library:
         if new != old and self._by_name.get(new):
             other = sorted(self._by_name[new], key=_order)[0]
             raise RenameError(f"'{new}' is already defined in {other.path}:{other.range[0][0] + 1}")
-        edits: dict[str, list[RenameEdit]] = defaultdict(list)
         for definition in sorted(definitions, key=_order):
             entry = self._entries.get(definition.path or "")
             if entry is not None and definition in entry.retained:
@@ -805,12 +753,6 @@ class Library:
             if definition.name_span is None:
                 raise RenameError(f"'{old}' is named after its file {os.path.basename(definition.path or '')}: "
                                   "rename the file, or give the task a name attribute first")
-            edits[definition.path].append(RenameEdit(definition.path, definition.name_span, definition.range, new))
-        for path in sorted(self._referrers.get(old, ())):
-            for reference in self._entries[path].index.references:
-                if reference.name == old:
-                    edits[path].append(RenameEdit(path, reference.span, reference.range, new))
-        return {path: sorted(found, key=lambda e: e.span.start) for path, found in edits.items()}
 
     # -- cycles --------------------------------------------------------------------------
 
@@ -899,10 +841,6 @@ def _changed_keys(old: list[Definition], new: list[Definition]) -> set[str]:
 
 def _order(definition: Definition) -> tuple:
     return (definition.path or "", definition.span.start)
-
-
-def _stem_span(definition: Definition) -> Span:
-    return Span(definition.span.start + 1, definition.span.start + 1 + len("task"))
 
 
 def suggest(name: str, candidates: list[str], limit: int = 3) -> list[str]:

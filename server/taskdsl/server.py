@@ -552,7 +552,8 @@ def on_definition(ls: TaskdslServer, params: types.DefinitionParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
     return navigation.definition(analysis.document, offset, analysis.uri, analysis.positions,
-                                 library=ls.state.library, positions_for=ls.positions_for) or None
+                                 library=ls.state.library, positions_for=ls.positions_for,
+                                 settings=ls.state.settings) or None
 
 
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
@@ -562,7 +563,8 @@ def on_references(ls: TaskdslServer, params: types.ReferenceParams):
     offset = analysis.positions.offset(params.position)
     return navigation.references(analysis.document, offset, analysis.uri, analysis.positions,
                                  include_declaration=params.context.include_declaration,
-                                 library=ls.state.library, positions_for=ls.positions_for) or None
+                                 library=ls.state.library, positions_for=ls.positions_for,
+                                 settings=ls.state.settings) or None
 
 
 @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
@@ -570,7 +572,12 @@ def on_references(ls: TaskdslServer, params: types.ReferenceParams):
 def on_prepare_rename(ls: TaskdslServer, params: types.PrepareRenameParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
-    return navigation.prepare_rename(analysis.document, offset, analysis.positions, library=ls.state.library)
+    try:
+        return navigation.prepare_rename(analysis.document, offset, analysis.positions, library=ls.state.library,
+                                         settings=ls.state.settings, uri=analysis.uri,
+                                         positions_for=ls.positions_for)
+    except navigation.RenameError as refused:
+        raise JsonRpcRequestFailed(str(refused)) from None
 
 
 @server.feature(types.TEXT_DOCUMENT_RENAME)
@@ -580,13 +587,14 @@ def on_rename(ls: TaskdslServer, params: types.RenameParams):
     offset = analysis.positions.offset(params.position)
     try:
         return _rename(ls, analysis, offset, params)
-    except navigation.RenameRefused as refused:
+    except navigation.RenameError as refused:
         raise JsonRpcRequestFailed(str(refused)) from None
 
 
 def _rename(ls: TaskdslServer, analysis: Analysis, offset: int, params: types.RenameParams):
     return navigation.rename(analysis.document, offset, params.new_name, analysis.uri, analysis.positions,
                              client=ls.state.client, library=ls.state.library, positions_for=ls.positions_for,
+                             settings=ls.state.settings,
                              version_of=lambda uri: ls.workspace.get_text_document(uri).version if ls.is_open(uri) else None)
 
 
