@@ -14,50 +14,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from conftest import encoding, pos
+from rename_texts import LIB, MAIN, OUTPUT, nth
 
 from taskdsl.library import Library
 from taskdsl.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-LIB = """<template name="summarize" params="text, style">
-  <task>
-    <description>Summarize {{text}} as {{style}}</description>
-  </task>
-</template>
-"""
-MAIN = """<task name="report" type="sequential">
-  <inputs>
-    <input name="doc">a.md</input>
-    <input name="tone">dry</input>
-  </inputs>
-  <steps>
-    <task ref="summarize">
-      <inputs>
-        <input name="text" from="doc"/>
-        <input name="style">{{tone}}</input>
-      </inputs>
-    </task>
-    <task>
-      <description>{{last_output}}; inner {{doc}}; tone {{tone}}</description>
-      <inputs>
-        <input name="doc">inner.md</input>
-      </inputs>
-    </task>
-    <call template="summarize"><arg name="style">tone</arg><arg name="text">{{last_output}} + {{summarize(doc, "x")}} + plain</arg></call>
-  </steps>
-</task>
-"""
 FILES = {"lib.task.xml": LIB, "main.task.xml": MAIN}
-OUTPUT = "Summarize Summarize a.md as dry; inner inner.md; tone dry + Summarize a.md as x + plain as dry"
-TEXTS = {"lib.task.xml": LIB, "main.task.xml": MAIN}
-
-
-def nth(text: str, needle: str, n: int = 1, within: int = 0) -> int:
-    at = -1
-    for _ in range(n):
-        at = text.index(needle, at + 1)
-    return at + within
+TEXTS = FILES
 
 
 def offset_of(text: str, position: types.Position, enc: str) -> int:
