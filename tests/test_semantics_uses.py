@@ -219,3 +219,17 @@ def test_a_task_rename_refuses_a_taken_name(ws):
     with pytest.raises(RenameError, match="'other' is already defined in .*other.task.xml:1"):
         workspace(ws, "lib.task.xml").rename(LIB.index("summarize") + 1, "other")
 
+
+
+def test_definition_of_a_key_ref_and_of_a_task_named_after_its_file(tmp_path):
+    (tmp_path / "helper.task.xml").write_text('<task subtype="tool"><description>h</description></task>')
+    text = '<task type="sequential"><steps><task ref="atomic:tool"/><task ref="helper"/></steps></task>'
+    (tmp_path / "main.task.xml").write_text(text)
+    space = workspace(tmp_path, "main.task.xml")
+    helper = (str(tmp_path / "helper.task.xml"), Span(1, 5))  # <task> named after its file: its tag name
+    assert space.definitions(text.index("atomic:tool") + 2) == [helper]
+    assert space.definitions(text.index('"helper"') + 2) == [helper]
+    # a key names the key: its references are the refs written with it; it is never renamed
+    assert written(tmp_path, space.references(text.index("atomic:tool") + 2)) == {"main.task.xml": ["atomic:tool"]}
+    with pytest.raises(RenameError, match="is a type:subtype key, not a name"):
+        space.rename(text.index("atomic:tool") + 2, "x")

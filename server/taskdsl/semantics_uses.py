@@ -328,12 +328,13 @@ class Workspace:
         if site is None:
             return []
         use, wanted = site.use, site.symbol
-        if wanted[0] in ("task", "key", "param") and self.library is not None:
-            name = wanted[1] if wanted[0] != "key" else self.resolve(wanted[1])
-            entry = self.library.definition(name)
+        if wanted[0] == "key":
+            wanted = ("task", self.resolve(wanted[1]))  # the task the key resolves to
+        if wanted[0] in ("task", "param") and self.library is not None:
+            entry = self.library.definition(wanted[1])
             if entry is not None and entry.path and entry.path != self.path:
-                if wanted[0] != "param":
-                    return [(entry.path, entry.name_span)] if entry.name_span is not None else []
+                if wanted[0] == "task":  # a root task named after its file: its tag name
+                    return [(entry.path, entry.name_span or Span(entry.span.start + 1, entry.span.start + 5))]
                 declared = [(path, u.span) for path, uses in self.uses(wanted).items() for u in uses if u.declaration]
                 if declared:
                     return declared
