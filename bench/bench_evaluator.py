@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +22,7 @@ from aiohttp import web  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from report import limit_row, ratio_row, write as write_rows  # noqa: E402
 
-from taskdsl.evaluator.providers import load_litellm  # noqa: E402
+from taskdsl.evaluator.providers import OfflineProvider  # noqa: E402
 from taskdsl.evaluator.runner import run_file  # noqa: E402
 
 
@@ -63,12 +64,12 @@ ROWS = []
 
 
 async def overhead(folder: str, nodes: int) -> None:
-    litellm = load_litellm()
+    echo = OfflineProvider("taskdsl/echo")
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
-    await litellm.acompletion(model="taskdsl/echo", messages=messages)  # warm up
     started = time.perf_counter()
     for _ in range(nodes):
-        await litellm.acompletion(model="taskdsl/echo", messages=messages)
+        echo.count_messages(messages)
+        await echo.complete(messages)
     raw = (time.perf_counter() - started) / nodes
 
     steps = "".join(f"<task><instructions>step {i}: {{{{last_output}}}}</instructions></task>" for i in range(nodes))
@@ -88,16 +89,36 @@ async def overhead(folder: str, nodes: int) -> None:
         <reduction_task><instructions>{{{{current_result}}}}</instructions></reduction_task></task>""")
     per_reduce_item = await timed(reduce, 3, model="taskdsl/echo") / nodes
 
-    print(f"raw litellm.acompletion(taskdsl/echo):      {raw * 1e3:7.2f} ms/call")
+    print(f"raw echo provider (count + complete):      {raw * 1e3:7.2f} ms/call")
     print(f"atomic step in a sequential (echo):         {per_atomic * 1e3:7.2f} ms/node  "
           f"(evaluator overhead {max(per_atomic - raw, 0) * 1e3:.2f} ms, {per_atomic / raw:.2f}x raw)")
     print(f"reduce item (inner + reduction, echo):      {per_reduce_item * 1e3:7.2f} ms/item")
     print(f"script step (/bin/sh -c ':'):               {per_script * 1e3:7.2f} ms/node")
     ROWS.append(ratio_row("evaluator", "atomic step in a sequential, echo model (per node)", per_atomic * 1e3, raw * 1e3,
-                          "raw litellm.acompletion(echo)", None,
+                          "raw echo provider call", None,
                           note=f"evaluator overhead {max(per_atomic - raw, 0) * 1e3:.2f} ms/node"))
     ROWS.append(limit_row("evaluator", "reduce item (inner + reduction), echo (per item)", per_reduce_item * 1e3, None))
     ROWS.append(limit_row("evaluator", "script step, /bin/sh -c ':' (per node)", per_script * 1e3, None))
+
+
+def first_cli_run(repeat: int) -> None:
+    """Wall time of `taskdsl run examples/summarise.task.xml --model taskdsl/echo` in a new process,
+    beside a process that only imports lxml (the interpreter's start and the parser library)."""
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "summarise.task.xml")
+
+    def wall(command: list[str]) -> float:
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            times.append(time.perf_counter() - started)
+        return statistics.median(times)
+
+    floor = wall([sys.executable, "-c", "import lxml.etree"])
+    measured = wall([sys.executable, "-m", "taskdsl", "run", example, "--model", "taskdsl/echo"])
+    print(f"first CLI run, echo model (wall):           {measured * 1e3:7.1f} ms (floor {floor * 1e3:.1f} ms)")
+    ROWS.append(limit_row("evaluator", "first CLI run, echo model (wall, new process)", measured * 1e3, 300.0,
+                          note=f"floor: a process importing lxml {floor * 1e3:.0f} ms ({measured / floor:.1f}x)"))
 
 
 async def concurrency(folder: str, n: int, latency: float) -> None:
@@ -130,6 +151,7 @@ async def main() -> None:
     parser.add_argument("--json", help="also write the rows to this file (for run_all.py)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
+        first_cli_run(5)
         await overhead(folder, args.nodes)
         await concurrency(folder, args.inputs, args.latency)
     write_rows(args.json, ROWS)
