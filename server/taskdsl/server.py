@@ -78,6 +78,8 @@ class State:
     analyses: dict[str, Analysis] = field(default_factory=dict)
     published: dict[str, int | None] = field(default_factory=dict)  # uri -> version published
     pending: dict[str, asyncio.Task] = field(default_factory=dict)  # uri -> debounced check
+    rechecks: dict[str, None] = field(default_factory=dict)  # open documents to re-check, oldest first
+    recheck_worker: asyncio.Task | None = None
     failed: set[str] = field(default_factory=set)  # features that raised once already
     client_name: str | None = None  # clientInfo.name (eglot blocks on commands: runs answer at once)
     client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
@@ -211,15 +213,35 @@ class TaskdslServer(LanguageServer):
         self.state.pending[uri] = asyncio.get_running_loop().create_task(later())
 
     def recheck_open(self, uris: list[str] | None = None) -> None:
-        """After a settings or library change: re-publish (push) or ask for a refresh (pull)."""
+        """After a settings or library change: re-publish (push) or ask for a refresh (pull).
+
+        Pushed re-checks are queued, never done here: the handler that changed a definition
+        answers (and the document it concerns is published) first; the queue then re-checks one
+        document per turn of the event loop, so a request that arrives meanwhile is not held up
+        by all of them. A document queued twice is checked once, at its newest version."""
         if self.state.pull:
             workspace = self.client_capabilities.workspace
             if workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
                 self.workspace_diagnostic_refresh(None)
             return
         for uri in uris if uris is not None else list(self.workspace.text_documents):
-            if self.is_open(uri):
-                self.publish(uri, None)
+            self.state.rechecks[uri] = None
+        worker = self.state.recheck_worker
+        if self.state.rechecks and (worker is None or worker.done()):
+            self.state.recheck_worker = asyncio.get_running_loop().create_task(self._run_rechecks())
+
+    async def _run_rechecks(self) -> None:
+        await asyncio.sleep(self.state.settings.debounce_ms / 1000)  # a burst of edits is re-checked once
+        rechecks = self.state.rechecks
+        while rechecks:
+            uri = next(iter(rechecks))
+            del rechecks[uri]
+            try:
+                if self.is_open(uri):
+                    self.publish(uri, None)
+            except Exception:
+                self.log_failure("diagnostics")
+            await asyncio.sleep(0)  # let waiting requests and notifications in between documents
 
     # -- library -------------------------------------------------------------------------
 
