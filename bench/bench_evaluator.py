@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -101,26 +100,6 @@ async def overhead(folder: str, nodes: int) -> None:
     ROWS.append(limit_row("evaluator", "script step, /bin/sh -c ':' (per node)", per_script * 1e3, None))
 
 
-def first_cli_run(repeat: int) -> None:
-    """Wall time of `taskdsl run examples/summarise.task.xml --model taskdsl/echo` in a new process,
-    beside a process that only imports lxml (the interpreter's start and the parser library)."""
-    example = os.path.join(os.path.dirname(__file__), "..", "examples", "summarise.task.xml")
-
-    def wall(command: list[str]) -> float:
-        times = []
-        for _ in range(repeat):
-            started = time.perf_counter()
-            subprocess.run(command, check=True, capture_output=True)
-            times.append(time.perf_counter() - started)
-        return statistics.median(times)
-
-    floor = wall([sys.executable, "-c", "import lxml.etree"])
-    measured = wall([sys.executable, "-m", "taskdsl", "run", example, "--model", "taskdsl/echo"])
-    print(f"first CLI run, echo model (wall):           {measured * 1e3:7.1f} ms (floor {floor * 1e3:.1f} ms)")
-    ROWS.append(limit_row("evaluator", "first CLI run, echo model (wall, new process)", measured * 1e3, 300.0,
-                          note=f"floor: a process importing lxml {floor * 1e3:.0f} ms ({measured / floor:.1f}x)"))
-
-
 async def concurrency(folder: str, n: int, latency: float) -> None:
     runner, port = await slow_server(latency)
     os.environ["OPENAI_API_BASE"] = f"http://127.0.0.1:{port}/v1"
@@ -151,7 +130,6 @@ async def main() -> None:
     parser.add_argument("--json", help="also write the rows to this file (for run_all.py)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        first_cli_run(5)
         await overhead(folder, args.nodes)
         await concurrency(folder, args.inputs, args.latency)
     write_rows(args.json, ROWS)

@@ -204,6 +204,13 @@ def preload_litellm() -> None:
             _import_thread.start()
 
 
+def wait_for_litellm() -> None:
+    """Block until a started background import is over (for threads; a run awaits litellm_module)."""
+    thread = _import_thread
+    if thread is not None:
+        thread.join()
+
+
 def litellm_loaded() -> bool:
     return _configured
 
