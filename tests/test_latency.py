@@ -1,8 +1,7 @@
 """What keeps a user from waiting: the server answers initialize before it imports the checker,
 and the grammar model is built once even when a request asks for it during the background build."""
 
-import subprocess
-import sys
+from evaluator_helpers import run_python
 
 
 def test_the_server_module_leaves_the_checker_rules_and_features_for_after_initialize():
@@ -15,7 +14,7 @@ def test_the_server_module_leaves_the_checker_rules_and_features_for_after_initi
         "server.import_features()\n"
         "print(sorted(m for m in late if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = run_python(code)
     assert done.returncode == 0, done.stderr
     before, after = done.stdout.splitlines()
     assert before == "[]"
@@ -32,7 +31,7 @@ def test_the_grammar_model_is_built_once_when_two_threads_ask_together():
         "[t.start() for t in threads]; [t.join() for t in threads]\n"
         "print(len(models), len({id(m) for m in models}), schema.model_ready())\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = run_python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["4", "1", "True"]
 
