@@ -487,7 +487,8 @@ def _freeze_imports() -> None:
     reach. Every edit builds a new document, and the full collections that triggers walked the
     ~55k import-time objects each time: ~60% of a 140 ms pause every few edits on a 2,000-line
     file (bench/run_all.py). The checker's modules are imported first: the first diagnostic
-    needs them anyway (xmlschema and litellm are not among them)."""
+    needs them anyway (xmlschema and litellm are not among them). The server calls this once
+    initialize is answered (server.import_features)."""
     import gc
 
     try:
@@ -510,7 +511,6 @@ def serve_command(args) -> int:
         from taskdsl import server
     except ImportError as error:
         return _unavailable("serve", str(error))
-    _freeze_imports()
     for entry in ("main", "serve", "start"):
         function = getattr(server, entry, None)
         if callable(function):

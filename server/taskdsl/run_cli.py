@@ -78,6 +78,18 @@ def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
         print(f"{path}:{line + 1}:{col + 1}: {severity} {d.code} {d.message}", file=sys.stderr)
 
 
+def _preload_models(model: str | None, quiet: bool) -> None:
+    """A real model needs litellm (~2 s to import): start importing it now, while the run is
+    checked. A run that reaches a model before it is done says "loading litellm…" (not with -q)."""
+    from taskdsl.evaluator import providers
+    from taskdsl.evaluator.handler import default_model
+
+    if quiet:
+        providers.wait_reporter = None
+    if not providers.is_offline(model or default_model()):
+        providers.preload_litellm()
+
+
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.results import TaskError
@@ -90,6 +102,7 @@ def run_command(args) -> int:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
     progress = Progress(quiet=args.quiet)
+    _preload_models(args.model, args.quiet)
 
     async def main():
         task = asyncio.current_task()

@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import importlib
 import logging
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -28,22 +29,51 @@ from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
 from taskdsl import __version__
-from taskdsl.checker import CheckResult, check_document
-from taskdsl.diagnostics import Diagnostic, Severity
 from taskdsl.document import Document, Span, parse
-from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
+from taskdsl.features import actions  # light; its command is registered below
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
 from taskdsl.library import read_text  # the one way a template is read from disk (same offsets as the index)
 from taskdsl.settings import Settings
 
+if TYPE_CHECKING:
+    from taskdsl.checker import CheckResult
+    from taskdsl.diagnostics import Diagnostic
+
 log = logging.getLogger("taskdsl.server")
 
-SEVERITIES = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFO: types.DiagnosticSeverity.Information,
-    Severity.HINT: types.DiagnosticSeverity.Hint,
-}
+
+class _OnFirstUse:
+    """A module imported when first used. initialize is answered before the checker, the rules
+    and the features are imported (the client waits for that answer); `initialized` imports them
+    at once (import_features), before the first document arrives."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+completion, formatting, hover, inlay, navigation, symbols = (
+    _OnFirstUse(f"taskdsl.features.{name}")
+    for name in ("completion", "formatting", "hover", "inlay", "navigation", "symbols"))
+checker = _OnFirstUse("taskdsl.checker")
+
+
+def import_features() -> None:
+    """What the first diagnostic and the first requests need; then keep the cyclic GC off it."""
+    from taskdsl.cli import _freeze_imports
+
+    for name in ("taskdsl.checker", *(f"taskdsl.features.{m}" for m in (
+            "completion", "formatting", "hover", "inlay", "navigation", "symbols"))):
+        importlib.import_module(name)
+    _freeze_imports()
+
+
+def _severity(severity) -> types.DiagnosticSeverity:
+    return {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+            "info": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint,
+            }.get(getattr(severity, "value", severity), types.DiagnosticSeverity.Error)
 DSL_ROOTS = ("task", "template", "library", "call", "cond")
 RUN_TASK_COMMAND = "taskdsl.runTask"  # issue 7: features/run.py
 
@@ -78,9 +108,12 @@ class State:
     analyses: dict[str, Analysis] = field(default_factory=dict)
     published: dict[str, int | None] = field(default_factory=dict)  # uri -> version published
     pending: dict[str, asyncio.Task] = field(default_factory=dict)  # uri -> debounced check
+    rechecks: dict[str, None] = field(default_factory=dict)  # open documents to re-check, oldest first
+    recheck_worker: asyncio.Task | None = None
     failed: set[str] = field(default_factory=set)  # features that raised once already
     client_name: str | None = None  # clientInfo.name (eglot blocks on commands: runs answer at once)
     client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
+    warm_up: asyncio.Future | None = None  # the grammar model and litellm, built once diagnostics are out
 
 
 class TaskdslProtocol(LanguageServerProtocol):
@@ -146,7 +179,7 @@ class TaskdslServer(LanguageServer):
 
     def check(self, analysis: Analysis) -> CheckResult:
         if analysis._result is None or analysis.generation != self.state.generation:
-            analysis._result = check_document(
+            analysis._result = checker.check_document(
                 analysis.document, path=analysis.path, library=self.state.library, settings=self.state.settings,
             )
             analysis.generation = self.state.generation
@@ -169,7 +202,25 @@ class TaskdslServer(LanguageServer):
     # -- diagnostics ---------------------------------------------------------------------
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
-        return [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        if self.state.warm_up is None:
+            self.state.warm_up = asyncio.get_running_loop().create_future()  # once
+            asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out
+        return diagnostics
+
+    def _start_warm_up(self) -> None:
+        """What a later request or run would otherwise wait for, built in a background thread:
+        the grammar model (completion and hover) and litellm's import (runs with real models).
+        Requests never wait for litellm; one that needs the grammar model while it is being built
+        waits for that build only."""
+        from taskdsl.evaluator import providers
+
+        # a run that waits for litellm says so in the client's output, not on stderr (shown as errors)
+        providers.wait_reporter = lambda message: self.window_log_message(
+            types.LogMessageParams(types.MessageType.Info, f"taskdsl: {message}"))
+        done = self.state.warm_up
+        future = asyncio.get_running_loop().run_in_executor(None, warm_up)
+        future.add_done_callback(lambda f: done.done() or done.set_result(f.exception() is None))
 
     def publish(self, uri: str, version: int | None) -> None:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""
@@ -211,15 +262,35 @@ class TaskdslServer(LanguageServer):
         self.state.pending[uri] = asyncio.get_running_loop().create_task(later())
 
     def recheck_open(self, uris: list[str] | None = None) -> None:
-        """After a settings or library change: re-publish (push) or ask for a refresh (pull)."""
+        """After a settings or library change: re-publish (push) or ask for a refresh (pull).
+
+        Pushed re-checks are queued, never done here: the handler that changed a definition
+        answers (and the document it concerns is published) first; the queue then re-checks one
+        document per turn of the event loop, so a request that arrives meanwhile is not held up
+        by all of them. A document queued twice is checked once, at its newest version."""
         if self.state.pull:
             workspace = self.client_capabilities.workspace
             if workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
                 self.workspace_diagnostic_refresh(None)
             return
         for uri in uris if uris is not None else list(self.workspace.text_documents):
-            if self.is_open(uri):
-                self.publish(uri, None)
+            self.state.rechecks[uri] = None
+        worker = self.state.recheck_worker
+        if self.state.rechecks and (worker is None or worker.done()):
+            self.state.recheck_worker = asyncio.get_running_loop().create_task(self._run_rechecks())
+
+    async def _run_rechecks(self) -> None:
+        await asyncio.sleep(self.state.settings.debounce_ms / 1000)  # a burst of edits is re-checked once
+        rechecks = self.state.rechecks
+        while rechecks:
+            uri = next(iter(rechecks))
+            del rechecks[uri]
+            try:
+                if self.is_open(uri):
+                    self.publish(uri, None)
+            except Exception:
+                self.log_failure("diagnostics")
+            await asyncio.sleep(0)  # let waiting requests and notifications in between documents
 
     # -- library -------------------------------------------------------------------------
 
@@ -254,6 +325,21 @@ class TaskdslServer(LanguageServer):
 
 
 server = TaskdslServer()
+
+
+def warm_up() -> None:
+    from taskdsl import schema
+    from taskdsl.evaluator import providers
+
+    try:
+        schema.model()
+    except Exception:
+        log.warning("the grammar model could not be built ahead of time", exc_info=True)
+    providers.preload_litellm()
+    providers.wait_for_litellm()
+    # litellm's ~100k import-time objects live as long as the server: keep the cyclic GC off them
+    # (the checker's and the library's are frozen the same way)
+    gc.freeze()
 
 
 class DocumentUnavailable(Exception):
@@ -327,7 +413,7 @@ def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types
     return types.Diagnostic(
         range=positions.range(d.span),
         message=d.message,
-        severity=SEVERITIES.get(d.severity, types.DiagnosticSeverity.Error),
+        severity=_severity(d.severity),
         code=d.code,
         source="taskdsl",
         related_information=related or None,
@@ -359,6 +445,7 @@ def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 async def initialized(ls: TaskdslServer, params: types.InitializedParams) -> None:
+    import_features()
     await pull_settings(ls)
     await register_watchers(ls)
     await build_library(ls)
