@@ -110,8 +110,7 @@ def test_the_reader_drops_a_bom_and_names_the_first_bad_byte(tmp_path):
     path = write(tmp_path / "t.task.xml", b"\xef\xbb\xbf<task>\xc3\xa9\xff</task>")
     source = workspace.read_source(str(path))
     assert source.bom and source.text == "<task>é\ufffd</task>"
-    assert source.problem == (7, "not valid UTF-8 at byte 11 (0xff): templates are UTF-8; "
-                                 "the undecodable bytes are shown as U+FFFD")
+    assert source.problem == (7, "not valid UTF-8 at byte 11 (0xff): templates are UTF-8")
     binary = workspace.read_source(str(write(tmp_path / "b.task.xml", b"<task>\x00")))
     assert binary.refused and binary.problem[1] == "binary file (a NUL byte at byte 6): this is not a template"
 
@@ -124,10 +123,10 @@ def test_a_template_in_a_venv_folder_is_outside_the_project_for_check_and_run_al
     write(project / "venv" / "helper.task.xml", HELPER)
     code, out, _ = cli(capsys, "check", str(project))
     assert code == 1
-    assert "main.task.xml:4:20: error TD501 'helper' is not a task or template in the workspace" in out
+    assert "main.task.xml:4:21: error TD501 'helper' is not a task or template in the library" in out
     code, out, err = cli(capsys, "run", str(main_path))
     assert code == 2 and out == ""
-    assert "main.task.xml:4:20: error TD501 'helper' is not a task or template in the workspace" in err
+    assert "main.task.xml:4:21: error TD501 'helper' is not a task or template in the library" in err
 
 
 def test_a_template_beside_in_the_project_resolves_for_check_and_run_alike(project, capsys):

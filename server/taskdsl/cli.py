@@ -220,6 +220,7 @@ def check_source(source, library, settings):
     diagnostics = list(result.diagnostics)
     if source.problem is not None:
         offset, message = source.problem
+        message += "; the undecodable bytes are shown as U+FFFD"
         diagnostics.append(Diagnostic("TD001", Severity.ERROR, Span(offset, min(offset + 1, len(source.text))), message))
     diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code))
     return result.document, diagnostics

@@ -33,7 +33,7 @@ from taskdsl.diagnostics import Diagnostic, Severity
 from taskdsl.document import Document, Span, parse
 from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
-from taskdsl.library import read_text  # the one way a template is read from disk (same offsets as the index)
+from taskdsl.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
 from taskdsl.settings import Settings
 
 log = logging.getLogger("taskdsl.server")
@@ -410,7 +410,7 @@ async def build_library(ls: TaskdslServer) -> None:
         except Exception:
             token = None
     try:
-        roots = ls.roots() + list(ls.state.settings.library_paths)
+        roots = ls.roots()  # discovery adds the settings' libraryPaths (workspace.discover)
         loop = asyncio.get_running_loop()
         ls.state.library = await loop.run_in_executor(
             None, functools.partial(library_module.Library.from_paths, roots, settings=ls.state.settings))

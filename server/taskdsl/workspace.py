@@ -278,8 +278,7 @@ def decode(path: str, data: bytes) -> Source:
         source.text = data.decode("utf-8", errors="replace")
         offset = len(data[: error.start].decode("utf-8", errors="replace"))
         byte = error.start + (len(codecs.BOM_UTF8) if source.bom else 0)
-        source.problem = (offset, f"not valid UTF-8 at byte {byte} (0x{data[error.start]:02x}): templates are "
-                                  "UTF-8; the undecodable bytes are shown as U+FFFD")
+        source.problem = (offset, f"not valid UTF-8 at byte {byte} (0x{data[error.start]:02x}): templates are UTF-8")
     return source
 
 
