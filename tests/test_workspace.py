@@ -232,3 +232,32 @@ def test_no_module_imports_itself_back_through_others():
             visit(name, [])
     assert cycles == []
     assert "taskdsl.checker" not in graph["taskdsl.library"]
+
+
+def test_the_fix_all_code_action_is_the_fixer_of_check_fix(tmp_path):
+    from lsprotocol import types
+
+    from taskdsl.document import parse
+    from taskdsl.features.actions import FIX_ALL_KIND, code_actions
+    from taskdsl.features.util import Positions
+    from taskdsl.fixer import fix_text
+
+    text = ('<task>\n  <description>x</description>\n  <context_management>\n'
+            '    <inherit_context>true</inherit_context>\n    <accumulate_data>yes</accumulate_data>\n'
+            '  </context_management>\n</task>\n')
+    doc = parse(text)
+    positions = Positions(doc)
+    everywhere = types.Range(types.Position(0, 0), types.Position(0, 0))
+    found = code_actions(doc, positions, "file:///w/t.task.xml", everywhere, [],
+                         types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]))
+    [action] = [a for a in found if a.kind == FIX_ALL_KIND]
+    [edit] = action.edit.changes["file:///w/t.task.xml"]
+    start, end = positions.offset(edit.range.start), positions.offset(edit.range.end)
+    assert text[:start] + edit.new_text + text[end:] == fix_text(text).text
+    # not offered when nothing asks for it (it checks the document again), nor on a clean text
+    assert not [a for a in code_actions(doc, positions, "file:///w/t.task.xml", everywhere, [],
+                                        types.CodeActionContext(diagnostics=[])) if a.kind == FIX_ALL_KIND]
+    clean = parse(fix_text(text).text)
+    assert not [a for a in code_actions(clean, Positions(clean), "file:///w/t.task.xml", everywhere, [],
+                                        types.CodeActionContext(diagnostics=[], only=["source"]))
+                if a.kind == FIX_ALL_KIND]

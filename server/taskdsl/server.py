@@ -621,7 +621,8 @@ def on_document_link(ls: TaskdslServer, params: types.DocumentLinkParams):
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                           types.CodeActionKind.RefactorExtract]))
+                                                           types.CodeActionKind.RefactorExtract,
+                                                           actions.FIX_ALL_KIND]))
 @guarded("codeAction", list)
 def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     analysis = ls.analysis(params.text_document.uri)
@@ -629,7 +630,7 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
                                 result.diagnostics, params.context, client=ls.state.client,
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
-                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
+                                settings=ls.state.settings, lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
 
 
 @server.command(actions.EXTRACT_COMMAND)
