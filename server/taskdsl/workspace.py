@@ -94,15 +94,20 @@ def skipped_folder(name: str) -> bool:
     return name in SKIPPED_DIRS or name.startswith(".")
 
 
+def _gitignore_spec(lines: list[str]):
+    """Git's own matching rules (pathspec), imported only when a .gitignore or exclude exists."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 class _Ignores:
     """The `.gitignore` files that apply under a folder, and the `exclude` globs."""
 
     def __init__(self, top: str, exclude: Iterable[str]):
-        import pathspec
-
-        self._pathspec = pathspec
         self._specs: dict[str, object] = {}  # folder → its .gitignore's spec (None: it has none)
-        self._exclude = pathspec.GitIgnoreSpec.from_lines(list(exclude)) if exclude else None
+        exclude = list(exclude)
+        self._exclude = _gitignore_spec(exclude) if exclude else None
         self._top = top
 
     def _spec(self, folder: str):
@@ -110,7 +115,7 @@ class _Ignores:
             spec = None
             try:
                 with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-                    spec = self._pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                    spec = _gitignore_spec(handle.read().splitlines())
             except OSError:
                 pass
             self._specs[folder] = spec
@@ -289,7 +294,7 @@ def read_source(path: str, size: int | None = None) -> Source:
         return Source(path, refused=True, problem=(0, f"the file is {size / 1_000_000:.1f} MB: templates larger "
                                                       f"than {MAX_FILE_BYTES / 1_000_000:g} MB are not read"))
     with open(path, "rb") as handle:
-        return decode(path, handle.read(MAX_FILE_BYTES + 1))
+        return decode(path, handle.read())
 
 
 def read_text(path: str, size: int | None = None) -> str | None:
