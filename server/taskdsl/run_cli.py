@@ -105,7 +105,7 @@ def run_command(args) -> int:
         print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
         return 2
     except UnreadableTemplate as e:
-        print(f"taskdsl run: {e}", file=sys.stderr)
+        print(f"taskdsl run: {args.file}: {e.reason}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"taskdsl run: {e.filename or args.file}: {e.strerror or e}", file=sys.stderr)

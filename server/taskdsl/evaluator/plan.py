@@ -269,12 +269,16 @@ def read_entry(path: str) -> str:
 
     source = read_source(path)
     if source.problem is not None:
-        raise UnreadableTemplate(source.error)
+        raise UnreadableTemplate(path, source.problem[1])
     return source.text
 
 
 class UnreadableTemplate(ValueError):
-    """The entry file is binary, too large or not UTF-8: the message names the byte."""
+    """The entry file is binary, too large or not UTF-8: `reason` names the byte."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
 
 
 def disk_reader(path: str) -> str | None:

@@ -286,7 +286,7 @@ class Runs:
         except OSError as e:
             return refuse(f"cannot read {path}: {e.strerror}", "unreadable")
         except UnreadableTemplate as e:
-            return refuse(f"cannot run {e}", "unreadable")
+            return refuse(f"cannot run {os.path.basename(path)}: {e.reason}", "unreadable")
         document = _parse(text)
         if task is None and document.root is not None and document.root.tag == "library":
             entries = [t.name for t in runnable_targets(document, path)]
