@@ -261,3 +261,13 @@ def test_the_fix_all_code_action_is_the_fixer_of_check_fix(tmp_path):
     assert not [a for a in code_actions(clean, Positions(clean), "file:///w/t.task.xml", everywhere, [],
                                         types.CodeActionContext(diagnostics=[], only=["source"]))
                 if a.kind == FIX_ALL_KIND]
+
+
+def test_the_index_takes_a_created_file_only_where_discovery_would_find_it(project):
+    from taskdsl.library import Library
+
+    write(project / ".gitignore", "generated/\n")
+    library = Library.from_paths([project])
+    assert library.matches(str(write(project / "lib" / "new.task.xml", HELPER)))
+    for skipped in ("venv/new.task.xml", "generated/new.task.xml", "node_modules/a/new.task.xml", "new.xml"):
+        assert not library.matches(str(write(project / skipped, HELPER))), skipped

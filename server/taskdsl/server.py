@@ -453,6 +453,9 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
         if change.type == types.FileChangeType.Deleted:
             affected += ls.update_library(path, None, removed=True)
         else:
+            library = ls.state.library
+            if library is not None and not library.matches(path):
+                continue  # discovery skips it (venv/, .gitignore, exclude…): as `taskdsl check` does
             text = read_text(path)
             if text is None:
                 continue
