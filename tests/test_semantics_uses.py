@@ -11,7 +11,8 @@ import pytest
 
 from taskdsl.cli import main
 from taskdsl.document import Span, parse
-from taskdsl.library import Library, RenameError, read_text
+from taskdsl.library import Library, RenameError
+from taskdsl.workspace import read_text
 from taskdsl.semantics_uses import Workspace, document_uses
 from taskdsl.settings import Settings
 

@@ -93,8 +93,8 @@ def _preload_models(model: str | None, quiet: bool) -> None:
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.results import TaskError
-    from taskdsl.evaluator.runner import TemplateErrors, run_file
-    from taskdsl.library import bad_byte_offset
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
+    from taskdsl.evaluator.runner import run_file
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -117,16 +117,14 @@ def run_command(args) -> int:
     except FileNotFoundError as e:
         print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
         return 2
-    except UnicodeDecodeError as e:
-        print(f"taskdsl run: {args.file}: not valid UTF-8 at byte {bad_byte_offset(args.file, e)}: templates are UTF-8",
-              file=sys.stderr)
+    except UnreadableTemplate as e:
+        print(f"taskdsl run: {args.file}: {e.reason}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"taskdsl run: {e.filename or args.file}: {e.strerror or e}", file=sys.stderr)
         return 2
     except TemplateErrors as e:
-        with open(args.file, encoding="utf-8-sig") as f:
-            _print_diagnostics(args.file, e.diagnostics, f.read())
+        _print_diagnostics(args.file, e.diagnostics, e.text or "")
         print(f"taskdsl run: {args.file} does not check ({len(e.diagnostics)} error(s)); fix them first",
               file=sys.stderr)
         return 2

@@ -464,11 +464,11 @@ async def test_a_file_that_is_not_utf8_is_refused_clearly(run_client, ws):
     (ws / "latin1.task.xml").write_bytes('<task name="l"><description>caf\xe9</description></task>\n'.encode("latin-1"))
     result = await execute(run_client, uri_of(ws, "latin1.task.xml"))
     assert result["status"] == "FAILED"
-    assert result["error"]["message"] == "cannot run latin1.task.xml: it is not UTF-8 text (byte 31)"
+    assert result["error"]["message"] == "cannot run latin1.task.xml: not valid UTF-8 at byte 31 (0xe9): templates are UTF-8"
 
 
 async def test_the_bad_byte_is_counted_from_the_start_of_the_file_with_a_bom(run_client, ws):
     (ws / "bom.task.xml").write_bytes(b"\xef\xbb\xbf" + '<task name="l"><description>caf\xe9</description></task>\n'.encode("latin-1"))
     result = await execute(run_client, uri_of(ws, "bom.task.xml"))
     assert result["status"] == "FAILED"
-    assert result["error"]["message"] == "cannot run bom.task.xml: it is not UTF-8 text (byte 34)"
+    assert result["error"]["message"] == "cannot run bom.task.xml: not valid UTF-8 at byte 34 (0xe9): templates are UTF-8"
