@@ -62,12 +62,12 @@ checker = _OnFirstUse("taskdsl.checker")
 
 def import_features() -> None:
     """What the first diagnostic and the first requests need; then keep the cyclic GC off it."""
-    from taskdsl.cli import _freeze_imports
+    from taskdsl.gc_tuning import freeze_imports
 
     for name in ("taskdsl.checker", *(f"taskdsl.features.{m}" for m in (
             "completion", "formatting", "hover", "inlay", "navigation", "symbols"))):
         importlib.import_module(name)
-    _freeze_imports()
+    freeze_imports()
 
 
 def _severity(severity) -> types.DiagnosticSeverity:
