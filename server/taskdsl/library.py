@@ -33,6 +33,7 @@ from typing import Any, Iterable, Iterator
 from taskdsl.diagnostics import TextEdit
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
+from taskdsl.semantics import literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 
@@ -56,7 +57,7 @@ SKIPPED_DIRS = {"node_modules", "__pycache__"}  # plus every hidden directory (.
 class Param:
     name: str
     default: str | None = None  # a literal input's text
-    has_default: bool = False  # literal text, `from` or a nested task gives the input a value
+    has_default: bool = False  # the input's literal text is a default (semantics.literal_default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +205,8 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
     return Definition(
         name=name,
         kind=kind,
-        type=task.get("type") or "atomic",
-        subtype=task.get("subtype") or None,
+        type=task_kind(task),
+        subtype=subtype(task),
         params=_input_params(task),
         description=_description(task),
         path=path,
@@ -222,8 +223,8 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
     return Definition(
         name=name_attr.value,
         kind="template",
-        type=(task.get("type") if task is not None else None) or "atomic",
-        subtype=(task.get("subtype") if task is not None else None) or None,
+        type=task_kind(task) if task is not None else "atomic",
+        subtype=subtype(task) if task is not None else None,
         params=tuple(Param(p) for p in split_params(template.get(params_attr) or "")),
         description=_description(task) if task is not None else None,
         path=path,
@@ -244,9 +245,8 @@ def _input_params(task: Element) -> tuple[Param, ...]:
         name = element.get("name")
         if not name:
             continue
-        literal = element.text.strip()
-        has_value = bool(literal) or bool(element.get("from")) or bool(element.children)
-        params.append(Param(name, literal or None, has_value))
+        literal = literal_default(element)  # only a literal is a default a ref may leave unbound
+        params.append(Param(name, literal, literal is not None))
     return tuple(params)
 
 

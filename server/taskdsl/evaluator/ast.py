@@ -410,15 +410,18 @@ class Reduce(TaskNode):
         for index, (name, value) in enumerate(items):
             inner_args = {"current_data": value, name: value}
             inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
+            # the operator's names are visible in the inner task's own <inputs> too
             try:
-                inner = await self.inner_task.eval(scope, ctx.at(f"inner_task[{index}]"), inner_args)
+                inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
+                                                   inner_args)
             except TaskError as error:
                 raise failure(f"task '{self.name}': inner_task failed on input {index} ('{name}'): {error}",
                               "subtask_failure", input_index=index, input_name=name,
                               accumulator=as_text(accumulator), error=error.to_json()) from None
             reduction_args = {"current_result": inner.value, "accumulator": accumulator, "original_input": value}
             try:
-                reduced = await self.reduction_task.eval(scope, ctx.at(f"reduction_task[{index}]"), reduction_args)
+                reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
+                                                         ctx.at(f"reduction_task[{index}]"), reduction_args)
             except TaskError as error:
                 raise failure(f"task '{self.name}': reduction_task failed on input {index} ('{name}') with "
                               f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
@@ -471,10 +474,9 @@ class Cond:
         return TaskResult("", COMPLETE, {"cond": "no case matched"})
 
     def tested_output(self, env: Env, ctx: Ctx) -> Any:
-        "Inside a sequential: the previous step's output; at top level: the variable last_output."
-        if ctx.previous is not None:
-            value = ctx.previous.value
-        elif env.is_bound("last_output"):
+        """The variable last_output: the previous step's output inside a sequential (bound from its
+        second step on), an input of the run for a root <cond> (the checker's visibility, scope.py)."""
+        if env.is_bound("last_output"):
             value = env.lookup("last_output")
         else:
             raise failure("cond has no output to test: it must follow a step in a sequential, "
@@ -540,5 +542,7 @@ class Template:
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
                             "arguments", {"missing": missing})
-        # a template sees only its params and the globals
-        return await self.body.eval(Env(args, outer=env.root), ctx, args)
+        # a template runs isolated: only its params and the globals; no caller history, no
+        # inherited context (the caller's file_paths included), no previous output (empty stdin)
+        isolated = replace(ctx, previous=None, accumulated=None, inherited="")
+        return await self.body.eval(Env(args, outer=env.root), isolated, args)

@@ -133,6 +133,7 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
     inputs = dict(inputs or {})
     library, root, compiler = build_library(path, text, library_paths)
     node, args = entry_node(root, compiler, library, task, inputs)
+    compiler.prepare(root, library)
 
     # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
     global_env = Env({"taskLibrary": library})

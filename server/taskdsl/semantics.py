@@ -1,0 +1,344 @@
+"""What one file means: the single place checking, running and the editor's features ask.
+
+Element-level answers (a task's type, whether an input has a value, the steps of a sequential,
+the params of a template) are plain functions of an element; :class:`FileModel` holds what is
+computed once per text (effective settings, scopes and visibility, the uses of variables and what
+is wrong with them). The rules read ``RuleContext.model``; the compiler and the runner ask
+:func:`model_of` for the document they compile, so a template means the same thing in both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from taskdsl.document import Document, Element, Span
+from taskdsl.names import split_params
+from taskdsl.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
+
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+LAST_OUTPUT = "last_output"
+#: names the reduce operator binds inside its inner_task and its reduction_task
+INNER_BOUND = ("current_data",)
+REDUCTION_BOUND = ("current_result", "accumulator", "original_input")
+#: elements whose text may hold {{…}}
+TEXT_TAGS = ("description", "instructions", "system", "command", "arg", "input")
+
+
+# ------------------------------------------------------------------ tasks
+
+def is_ref(element: Element) -> bool:
+    """A `<task ref=…>` (also on inner_task/reduction_task): a call of a library task."""
+    return element.tag in TASK_TAGS and element.attr("ref") is not None
+
+
+def task_type(element: Element) -> str | None:
+    """atomic/sequential/reduce/script after XSD whitespace collapsing; ``atomic`` when `type` is
+    absent or blank; None for a value version 1 does not know (TD105/TD208 report it)."""
+    value = element.get("type")
+    if value is None or not value.strip():
+        return "atomic"
+    return enum_value(value, "taskKind")
+
+
+def task_kind(element: Element) -> str:
+    """task_type, read leniently (``atomic`` when not understood): what defaults and hover use."""
+    return task_type(element) or "atomic"
+
+
+def raw_type(element: Element) -> str:
+    """The written type, collapsed (for messages)."""
+    return collapse(element.get("type") or "")
+
+
+def subtype(element: Element) -> str | None:
+    value = collapse(element.get("subtype") or "")
+    return value or None
+
+
+def runnable_children(element: Element | None) -> list[Element]:
+    """The task/call/cond children (the steps of <steps>, the body of a case, an input's task)."""
+    return [c for c in element.children if c.tag in RUNNABLE_TAGS] if element is not None else []
+
+
+def steps(task: Element) -> list[Element]:
+    return runnable_children(task.child("steps"))
+
+
+def inputs(task: Element) -> list[Element]:
+    """The <input> children of a task's <inputs>."""
+    block = task.child("inputs")
+    return block.children_named("input") if block is not None else []
+
+
+def input_source(item: Element) -> str | None:
+    """How an <input> gets its value: ``from`` (a variable), ``task`` (a nested task or call),
+    ``text`` (literal text), or None: a placeholder the reduce operator or a caller binds."""
+    if item.get("from"):
+        return "from"
+    if runnable_children(item):
+        return "task"
+    if item.text.strip():
+        return "text"
+    return None
+
+
+def input_has_value(item: Element) -> bool:
+    return input_source(item) is not None
+
+
+def literal_default(item: Element) -> str | None:
+    """A named task's input is a param; its literal text is the default a ref may leave unbound."""
+    return item.text.strip() if input_source(item) == "text" else None
+
+
+def template_params(template: Element, attr_name: str = "params") -> list[str]:
+    """`params="a, b"` / `params="a b"`: entries separated by whitespace and/or commas."""
+    return split_params(template.get(attr_name))
+
+
+def is_named_definition(task: Element) -> bool:
+    """A root task or a named task of a <library>: callers bind its inputs as params."""
+    parent = task.parent
+    return task.tag == "task" and (parent is None or (parent.tag == "library" and bool(task.get("name"))))
+
+
+def enclosing(element: Element, tag: str) -> Element | None:
+    for ancestor in (element, *element.ancestors()):
+        if ancestor.tag == tag:
+            return ancestor
+    return None
+
+
+def step_index(step: Element) -> int | None:
+    """1-based position of a step among its sequential's steps (None when not a step)."""
+    parent = step.parent
+    if parent is None or parent.tag != "steps" or step.tag not in RUNNABLE_TAGS:
+        return None
+    return runnable_children(parent).index(step) + 1
+
+
+# ------------------------------------------------------------------ the file model
+
+@dataclass(frozen=True, slots=True)
+class VariableUse:
+    """A name a text or a cond uses: `{{x}}`, an inline call's variable argument, or the output a
+    cond tests (``last_output``)."""
+
+    element: Element  # the element holding the text (or the <cond>)
+    name: str
+    span: Span  # the whole {{…}} (the cond's tag name for a cond)
+    kind: str  # var | call-arg | cond
+
+
+@dataclass(frozen=True, slots=True)
+class VariableProblem:
+    use: VariableUse
+    message: str
+    error: bool  # an error where nothing can supply the name; a warning where a caller might
+    guess: str | None
+    visible: frozenset[str]
+
+
+MAX_LISTED = 6
+
+
+def listed(names: Iterable[str]) -> str:
+    names = sorted(names)
+    if len(names) > MAX_LISTED:
+        return ", ".join(names[:MAX_LISTED]) + ", …"
+    return ", ".join(names) or "nothing"
+
+
+def last_output_message(use: VariableUse) -> str:
+    if use.kind == "cond":
+        return ("this cond has no output to test: a cond tests the previous step's output, so it must "
+                "be a second or later step of a sequential (or the root of its file, given last_output)")
+    return ("{{last_output}} names nothing here: last_output is the previous step's output, visible only "
+            "in a sequential's second and later steps")
+
+
+class FileModel:
+    """The meaning of one parsed text, computed on first use and kept for the text's lifetime."""
+
+    def __init__(self, document: Document | None = None, settings=None, roots: list[Element] | None = None):
+        self.roots = list(document.roots) if document is not None else list(roots or ())
+        self.settings = settings
+        self._scopes = None
+        self._uses: list[VariableUse] | None = None
+
+    @property
+    def root(self) -> Element | None:
+        return self.roots[0] if self.roots else None
+
+    @property
+    def scopes(self):
+        if self._scopes is None:
+            from taskdsl.scope import Scopes
+
+            self._scopes = Scopes(self.settings)
+        return self._scopes
+
+    def elements(self, *tags: str) -> Iterable[Element]:
+        wanted = set(tags)
+        return (e for root in self.roots for e in root.iter() if e.tag in wanted)
+
+    def variable_uses(self, text_elements: Iterable[Element] | None = None,
+                      conds: Iterable[Element] | None = None) -> list[VariableUse]:
+        """Every {{…}} variable, inline-call variable argument, and cond test, in document order
+        (the caller may pass the elements it has listed already)."""
+        if self._uses is None:
+            from taskdsl.templating import find_placeholders
+
+            found = []
+            texts = list(text_elements) if text_elements is not None else list(self.elements(*TEXT_TAGS))
+            for element in texts:
+                for piece in element.text_pieces:
+                    if "{{" not in piece.raw:
+                        continue
+                    for ph in find_placeholders(piece.raw):
+                        span = Span(piece.span.start + ph.start, piece.span.start + ph.end)
+                        if ph.kind == "var" and ph.name:
+                            found.append(VariableUse(element, ph.name, span, "var"))
+                        elif ph.kind == "call":
+                            found.extend(VariableUse(element, a.name, span, "call-arg")
+                                         for a in ph.args if a.kind == "var" and a.name)
+            for cond in (conds if conds is not None else self.elements("cond")):
+                found.append(VariableUse(cond, LAST_OUTPUT, cond.name_span, "cond"))
+            found.sort(key=lambda use: use.span.start)
+            self._uses = found
+        return self._uses
+
+    def variable_problems(self, **listed_elements) -> list[VariableProblem]:
+        """The uses of names nothing visible binds: what TD402 reports and a run refuses (errors)."""
+        scopes = self.scopes
+        everywhere = scopes.everywhere_names()
+        problems = []
+        for use in self.variable_uses(**listed_elements):
+            if use.name in everywhere:
+                continue
+            visible = scopes.names(use.element)
+            if use.name in visible:
+                continue
+            problems.append(self._problem(use, visible))
+        return problems
+
+    def _problem(self, use: VariableUse, visible: frozenset[str]) -> VariableProblem:
+        from difflib import get_close_matches
+
+        template = enclosing(use.element, "template")
+        closed = self.scopes.closed(use.element)
+        if use.name == LAST_OUTPUT:
+            return VariableProblem(use, last_output_message(use), True, None, visible)
+        guesses = get_close_matches(use.name, list(visible), n=1, cutoff=0.7)
+        guess = guesses[0] if guesses else None
+        if template is not None:
+            where = f"template '{template.get('name') or '?'}' sees only its params and globals"
+        elif closed:
+            where = "this task does not inherit its caller's variables (inherit_context)"
+        else:
+            where = "nothing here declares it"
+        message = f"{{{{{use.name}}}}} names nothing visible: {where} (visible: {listed(visible)})"
+        if guess:
+            message += f"; did you mean '{guess}'?"
+        return VariableProblem(use, message, closed, guess, visible)
+
+    def arg_is_variable(self, arg: Element) -> bool:
+        """`<arg>x</arg>` is the variable x when x is visible there; any other text is literal."""
+        text = arg.text.strip()
+        return bool(IDENT_RE.match(text)) and not runnable_children(arg) and text in self.scopes.names(arg)
+
+
+def top_of(element: Element) -> Element:
+    while element.parent is not None:
+        element = element.parent
+    return element
+
+
+# ------------------------------------------------------------------ models, references, arguments
+
+BUILTIN_MODELS = ("taskdsl/echo", "taskdsl/replay")
+
+
+def builtin_model_problem(name: str) -> str | None:
+    """Under taskdsl/ only the built-in offline models exist (TD601, an error: the run refuses)."""
+    from difflib import get_close_matches
+
+    if not name.startswith("taskdsl/") or name in BUILTIN_MODELS:
+        return None
+    guess = get_close_matches(name, BUILTIN_MODELS, n=1, cutoff=0.6)
+    hint = f": did you mean '{guess[0]}'?" if guess else f": taskdsl's own models are {', '.join(BUILTIN_MODELS)}"
+    return f"model '{name}' is not one of taskdsl's offline models{hint}"
+
+
+def ambiguous_key_message(key: str, names: list[str]) -> str:
+    names = sorted(set(names))
+    return f"the key '{key}' matches {len(names)} definitions ({', '.join(names)}): ref one of them by name"
+
+
+def unknown_target_message(name: str, options: list[str], exclude: str | None = None, where: str = "the library") -> str:
+    """TD501: `name` is not defined; did-you-mean never offers `exclude` (the enclosing definition:
+    calling it would make a cycle)."""
+    from taskdsl.library import suggest
+
+    guesses = [o for o in suggest(name, [o for o in options if o != exclude])]
+    hint = f"; did you mean '{guesses[0]}'?" if guesses else ""
+    if ":" in name:
+        return f"no task or template has the type:subtype key '{name}' in {where}{hint}"
+    return f"'{name}' is not a task or template in {where}{hint}"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    kind: str  # too-many | unknown | twice | missing
+    message: str
+    name: str | None = None  # the named argument concerned
+
+
+def _count_text(target: str, params: list[tuple[str, bool]]) -> str:
+    total = len(params)
+    required = max((i + 1 for i, (_, has_default) in enumerate(params) if not has_default), default=0)
+    names = ", ".join(p for p, _ in params)
+    if total == 0:
+        return f"'{target}' takes no arguments"
+    counted = f"{required} to {total}" if required < total else f"{total}"
+    plural = "" if counted == "1" else "s"
+    return f"'{target}' takes {counted} argument{plural} ({names})"
+
+
+def _params_text(params: list[tuple[str, bool]]) -> str:
+    return "its parameters: " + ", ".join(p for p, _ in params) if params else "it takes no parameters"
+
+
+def _quoted(names: list[str]) -> str:
+    quoted = ", ".join(f"'{n}'" for n in names)
+    return f"its parameter {quoted}" if len(names) == 1 else f"its parameters {quoted}"
+
+
+def argument_problems(target: str, params: list[tuple[str, bool]], positional: int, named: list[str],
+                      kind: str) -> list[ArgumentProblem]:
+    """TD503: how a ref (`kind="ref"`: named inputs only) or a call/inline call binds the target's
+    params `(name, has a literal default)`. Every param must be bound unless it has a default."""
+    known = [p for p, _ in params]
+    problems: list[ArgumentProblem] = []
+    if positional > len(params):
+        problems.append(ArgumentProblem("too-many", f"{_count_text(target, params)}; this call passes {positional}"))
+    bound = set(known[:positional])
+    for name in named:
+        if name not in known:
+            problems.append(ArgumentProblem("unknown", f"'{target}' has no parameter '{name}' ({_params_text(params)})", name))
+        elif name in bound and kind != "ref":
+            problems.append(ArgumentProblem("twice", f"parameter '{name}' of '{target}' is bound twice (by position and by name)", name))
+        bound.add(name)
+    missing = [p for p, has_default in params if p not in bound and not has_default]
+    if missing and positional <= len(params):
+        if kind == "ref":
+            message = (f"ref to '{target}' does not bind {_quoted(missing)}: add an <input name=…> for each "
+                       "(they have no default)")
+        elif not named:
+            message = f"{_count_text(target, params)}; this call passes {positional}"
+        else:
+            message = f"call to '{target}' does not bind {_quoted(missing)}"
+        problems.append(ArgumentProblem("missing", message))
+    return problems
