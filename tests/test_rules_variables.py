@@ -81,6 +81,7 @@ def test_td403_from_names_nothing_visible():
           <description>x</description>
           <inputs><input name="raw">r</input></inputs>
           <steps>
+            <task><description>first</description></task>
             <task>
               <description>a</description>
               <inputs>
@@ -94,10 +95,10 @@ def test_td403_from_names_nothing_visible():
     """)
     result, ds = found(text, "TD403")
     assert [(where(result, d), d.severity) for d in ds] == [
-        ((9, 35, "previous_step"), Severity.WARNING),
-        ((10, 33, "env:data_source"), Severity.WARNING),
+        ((10, 35, "previous_step"), Severity.WARNING),
+        ((11, 33, "env:data_source"), Severity.WARNING),
     ]
-    assert ds[0].message == 'from="previous_step" names nothing visible here (visible: raw); did you mean \'last_output\'?'
+    assert ds[0].message == 'from="previous_step" names nothing visible here (visible: last_output, raw); did you mean \'last_output\'?'
     assert ds[1].message == ('from="env:data_source" is not a variable name: from names a variable visible here '
                              "(visible: last_output, raw)")
     fixed = apply_fix(text, ds[0])

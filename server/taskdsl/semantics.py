@@ -52,6 +52,28 @@ def raw_type(element: Element) -> str:
     return collapse(element.get("type") or "")
 
 
+UNSUPPORTED_HINTS = {
+    "director_evaluator_loop": "write the loop as a sequential whose steps are the director task, a script "
+                               "step (type=\"script\") that evaluates, and the evaluator task",
+}
+
+
+def unknown_type(element: Element) -> tuple[str, str] | None:
+    """(code, message) for a `type` version 1 does not know: TD105 for a typo of a real type (the
+    schema lists the values), TD208 for a type of older documents; None when the type is known."""
+    if task_type(element) is not None:
+        return None
+    from difflib import get_close_matches
+
+    from taskdsl.vocabulary import task_types
+
+    written = raw_type(element)
+    if get_close_matches(written, task_types(), n=1, cutoff=0.75):
+        return "TD105", f"unknown task type '{written}': expected {', '.join(task_types())}"
+    hint = UNSUPPORTED_HINTS.get(written, "use atomic, sequential, reduce or script")
+    return "TD208", f"type '{written}' is not supported in version 1: {hint}"
+
+
 def subtype(element: Element) -> str | None:
     value = collapse(element.get("subtype") or "")
     return value or None

@@ -14,6 +14,8 @@ import functools
 TASK_TAGS = ("task", "inner_task", "reduction_task")
 #: what may stand as a step, an input's value, an arg's value or a case's body
 RUNNABLE_TAGS = ("task", "call", "cond")
+#: what a case, a default, an input or an arg may hold: exactly one of these (XSD group "branch")
+BRANCH_TAGS = ("task", "call")
 #: the roots a document may have
 ROOT_TAGS = ("task", "template", "library", "call", "cond")
 
@@ -24,18 +26,41 @@ def collapse(value: str) -> str:
 
 
 @functools.cache
-def enumeration(type_name: str) -> tuple[str, ...]:
-    """The enumeration values of the XSD's named simple type (e.g. ``taskKind``), in XSD order."""
+def _simple_type(type_name: str):
     from lxml import etree
 
     from taskdsl.schema import XS, xsd_path
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
-    tree = etree.parse(str(xsd_path()), parser)
-    found = tree.getroot().find(f"{XS}simpleType[@name='{type_name}']")
+    found = etree.parse(str(xsd_path()), parser).getroot().find(f"{XS}simpleType[@name='{type_name}']")
     if found is None:
         raise KeyError(f"task.xsd has no simple type '{type_name}'")
-    return tuple(e.get("value") for e in found.iter(f"{XS}enumeration"))
+    return found
+
+
+@functools.cache
+def enumeration(type_name: str) -> tuple[str, ...]:
+    """The enumeration values of the XSD's named simple type (e.g. ``taskKind``), in XSD order."""
+    from taskdsl.schema import XS
+
+    return tuple(e.get("value") for e in _simple_type(type_name).iter(f"{XS}enumeration"))
+
+
+@functools.cache
+def _pattern(type_name: str):
+    import re
+
+    from taskdsl.schema import XS
+
+    found = _simple_type(type_name).find(f".//{XS}pattern")
+    return re.compile(found.get("value")) if found is not None else None
+
+
+def matches(value: str, type_name: str) -> bool:
+    """Whether value is valid for the XSD's named pattern type (``taskName``, ``taskRef`` …); an XSD
+    pattern matches the whole value."""
+    pattern = _pattern(type_name)
+    return pattern is None or pattern.fullmatch(value) is not None
 
 
 def task_types() -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from taskdsl import expr as cond_expr
 from taskdsl import semantics
 from taskdsl.document import Element, parse
 from taskdsl.names import file_stem
-from taskdsl.vocabulary import RUNNABLE_TAGS, TASK_TAGS, boolean, collapse, enum_value
+from taskdsl.vocabulary import BRANCH_TAGS, TASK_TAGS, boolean, collapse, enum_value, matches
 
 from . import ast
 from .ast import ContextSettings
@@ -125,21 +125,35 @@ class Compiler:
         self.fail("TD101", f"<{el.tag}> cannot be run: expected <task>, <call> or <cond>", el)
 
     def only_child(self, el: Element, what: str):
+        """The one task or call of a case or default (the grammar's "branch")."""
+        value = self.value_child(el)
+        if value is None:
+            self.fail("TD206", f"<{el.tag}> has no task: add one <task> or <call>", el)
+        return self.node(value, what)
+
+    def value_child(self, el: Element) -> Element | None:
+        """The one task or call a case, default, input or arg may hold; what else the grammar
+        refuses is refused with its codes (TD101 not allowed here, TD107 repeated)."""
         runnable = semantics.runnable_children(el)
-        if len(runnable) != 1:
-            self.fail("TD206", f"<{el.tag}> needs exactly one task or call, found {len(runnable)}", el)
-        return self.node(runnable[0], what)
+        for child in runnable:
+            if child.tag not in BRANCH_TAGS:
+                self.fail("TD101", f"<{child.tag}> is not allowed in <{el.tag}>: it holds one task or call", child)
+        if len(runnable) > 1:
+            second = runnable[1]
+            code = "TD107" if second.tag == runnable[0].tag else "TD101"
+            self.fail(code, f"<{el.tag}> holds exactly one task or call, found {len(runnable)}", second)
+        return runnable[0] if runnable else None
 
     def task(self, el: Element, label: str):
         name = el.get("name") or label
         if semantics.is_ref(el):
+            if not matches(el.get("ref"), "taskRef"):
+                self.fail("TD105", f"'{el.get('ref')}' is not valid for attribute 'ref': expected a task name or a "
+                          "type:subtype key", el)
             return self.ref(el, name)
         kind = semantics.task_type(el)
         if kind is None:
-            written = semantics.raw_type(el)
-            if written == "director_evaluator_loop":
-                self.fail("TD208", "type 'director_evaluator_loop' is not in version 1: use a sequential with a script step", el)
-            self.fail("TD105", f"unknown task type '{written}': expected atomic, sequential, reduce or script", el)
+            self.fail(*semantics.unknown_type(el), el)
         common = dict(name=name, kind=kind, settings=effective_settings(el), folder=self.folder,
                       inputs=self.inputs(el, name), description=_text(el.child("description")) or "",
                       file_paths=self.file_paths(el))
@@ -197,15 +211,20 @@ class Compiler:
         return self.linked(ast.FunctionCall(collapse(el.get("ref")), args, settings, label=name), el)
 
     def call(self, el: Element, label: str) -> ast.FunctionCall:
-        target = el.get("template") or el.get("task")
+        target = el.get("template")
+        if target is not None and not matches(target, "taskName"):
+            self.fail("TD105", f"'{target}' is not valid for attribute 'template' of <call>: expected a task name", el)
+        if target is None and el.get("task") is not None:  # the legacy form: the checker's TD209
+            legacy = el.get("task")
+            self.fail("TD209", f"legacy <call task=\"{legacy}\">: version 1 writes <call template=\"{legacy}\">", el)
         if not target:
             self.fail("TD104", "<call> needs a template attribute", el)
         args = []
         model = self.file_model(el)
         for arg in el.children_named("arg"):
-            nested = semantics.runnable_children(arg)
-            if nested:
-                source = ast.TaskArg(self.node(nested[0], f"{label}/arg"))
+            nested = self.value_child(arg)
+            if nested is not None:
+                source = ast.TaskArg(self.node(nested, f"{label}/arg"))
             elif model.arg_is_variable(arg):
                 source = ast.VarArg(arg.text.strip())
             else:  # literal as written (entities decoded, trimmed), with {{…}} substituted
@@ -292,7 +311,7 @@ class Compiler:
             if kind == "from":
                 source = ast.VarArg(inp.get("from").strip())
             elif kind == "task":
-                source = ast.TaskArg(self.node(semantics.runnable_children(inp)[0], f"{task_name}/inputs/{name}"))
+                source = ast.TaskArg(self.node(self.value_child(inp), f"{task_name}/inputs/{name}"))
             elif kind == "text":
                 source = ast.TextArg(inp.text.strip())
             else:
@@ -350,14 +369,29 @@ class Compiler:
             self.fail("TD207", "<template> needs a name", el)
         params = semantics.template_params(el)
         body = [c for c in el.children if c.tag == "task"]
-        if len(body) != 1:
-            self.fail("TD207", f"template '{name}' needs exactly one <task>, found {len(body)}", el)
+        if not body:
+            self.fail("TD102", f"<template> '{name}' is missing a required child: add <task>", el)
+        if len(body) > 1:
+            self.fail("TD107", f"<task> may appear only once in <template> '{name}'", body[1])
         node = ast.Template(name, params, self.task(body[0], name))
         return TaskDefinition(name, semantics.task_kind(body[0]), semantics.subtype(body[0]),
                               {"parameters": params, "params": [(p, False) for p in params], "kind": "template",
                                "path": self.path,
                                "returns": el.get("returns"), "description": _text(body[0].child("description")) or ""},
                               node)
+
+
+def parse_entry(text: str, path: str | None = None) -> Element:
+    """The root of the text a run starts from; refused (TD001, the checker's first message) unless
+    the text is well-formed XML: a half-parsed tree would run something the author did not write."""
+    from taskdsl.safexml import wellformedness
+
+    doc = parse(text)
+    _, problems = wellformedness(doc)
+    if problems or len(doc.roots) > 1:
+        message = problems[0].message if problems else "a template file holds exactly one root element"
+        raise CompileError("TD001", message, None, path)
+    return doc.root
 
 
 def compile_text(text: str, path: str | None = None):

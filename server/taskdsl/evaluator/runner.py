@@ -17,7 +17,7 @@ from typing import Any, Callable
 from taskdsl.document import parse
 
 from .ast import Ctx, RunState
-from .compiler import CompileError, Compiler, TaskLibrary
+from .compiler import CompileError, Compiler, TaskLibrary, parse_entry
 from .env import Env
 from .handler import HandlerConfig, default_model
 from .memory import MemorySystem
@@ -72,9 +72,7 @@ def build_library(path: str, text: str, library_paths: tuple[str, ...] = ()) -> 
     """(library, root element, compiler of the entry file). The entry file's definitions must
     compile and register; the neighbours' are best effort."""
     library = TaskLibrary()
-    root = parse(text).root
-    if root is None:
-        raise CompileError("TD001", "the file holds no element", None, path)
+    root = parse_entry(text, path)
     compiler = Compiler(path)
     for definition in compiler.definitions(root):
         library.register_task(definition)

@@ -13,6 +13,7 @@ from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import TASK_TAGS, TASK_TYPES, did_you_mean, line_indent, make, operators, raw_type, tasks
 from taskdsl.document import Span
+from taskdsl.semantics import unknown_type
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PARAM_RE = re.compile(r"[^,]+")
@@ -231,12 +232,6 @@ def _param_span(match: re.Match, value_span: Span, exact: bool) -> Span:
     return Span(start, start + len(written.strip()))
 
 
-UNSUPPORTED_HINTS = {
-    "director_evaluator_loop": "write the loop as a sequential whose steps are the director task, a script "
-                               "step (type=\"script\") that evaluates, and the evaluator task",
-}
-
-
 @rule("TD208", Severity.ERROR, "type not supported in version 1",
       what="`type` is one of `atomic`, `sequential`, `reduce`, `script`. Older documents use types that "
            "version 1 does not have (`director_evaluator_loop`, `function`, `composite`, …).",
@@ -252,11 +247,9 @@ def type_rule(ctx: RuleContext):
         attr = task.attr("type")
         if attr is None or attr.value_span is None:
             continue
-        value = attr.value.strip()
-        if not value or value in TASK_TYPES or did_you_mean(value, TASK_TYPES, cutoff=0.75):
-            continue  # a typo of a real type: the schema's TD105 lists the values
-        hint = UNSUPPORTED_HINTS.get(value, "use atomic, sequential, reduce or script")
-        yield make("TD208", attr.value_span, f"type '{value}' is not supported in version 1: {hint}")
+        unknown = unknown_type(task)
+        if unknown is not None and unknown[0] == "TD208":  # a typo of a real type: the schema's TD105 lists the values
+            yield make("TD208", attr.value_span, unknown[1])
 
 
 @rule("TD209", Severity.ERROR, "legacy <call task=>",

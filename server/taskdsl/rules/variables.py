@@ -116,7 +116,8 @@ def unknown_from_rule(ctx: RuleContext):
         name = match.group(0)
         if name in visible:
             continue
-        guess = "last_output" if name in ("previous_step", "previous_output", "prev", "previous") else did_you_mean(name, visible)
+        previous = name in ("previous_step", "previous_output", "prev", "previous") and "last_output" in visible
+        guess = "last_output" if previous else did_you_mean(name, visible)
         message = f"from=\"{value}\" names nothing visible here (visible: {_listed(visible)})"
         fixes = []
         if guess:
