@@ -190,6 +190,8 @@ def _root_definitions(doc: Document, root: Element, path: str | None, first: boo
             if child.tag == "template" and child.get("name"):
                 task = child.child("task")
                 yield child, task, _template(doc, child, path, params_attr="params", task=task)
+            elif child.tag == "task" and child.get("name") and child.get("parameters") is not None:  # legacy form
+                yield child, child, _template(doc, child, path, params_attr="parameters", task=child)
             elif child.tag == "task" and child.get("name"):
                 yield child, child, _task(doc, child, path, "library-task", stem=None)
 

@@ -13,7 +13,8 @@ the ``from`` attribute) up to the root:
 - a task's effective ``inherit_context`` cuts the chain as the run does: ``none`` — above the
   task only the globals are visible; ``subset`` — the globals and the parent's variables that
   the task's inputs name with ``from``;
-- the params of the enclosing ``<template>`` (also the legacy ``<task parameters=>``); the walk
+- the params of the enclosing ``<template>`` (also the legacy ``<task parameters=>`` of a root or
+  a ``<library>`` task, which TD210 reports once, with its fix); the walk
   stops at a template: its body sees only its params and globals;
 - ``last_output`` in a sequential's second and later steps (and below them, while inheritance
   keeps the chain), and at the top of a root ``<cond>`` document (where the run asks for it);
@@ -188,7 +189,7 @@ class Scopes:
                     _declare(found, Binding("input", name, item, attr, attr.value_span if attr else None))
             self._declare_reduce(found, current)
             parameters = current.attr("parameters") if current.tag == "task" else None
-            if parameters is not None and current.parent is None:
+            if parameters is not None and (current.parent is None or current.parent.tag == "library"):
                 for name, span in param_list(current, "parameters"):
                     _declare(found, Binding("param", name, current, parameters, span))
             if not is_ref(current):

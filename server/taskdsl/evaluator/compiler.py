@@ -135,6 +135,9 @@ class Compiler:
         """The one task or call a case, default, input or arg may hold; what else the grammar
         refuses is refused with its codes (TD101 not allowed here, TD107 repeated)."""
         runnable = semantics.runnable_children(el)
+        if not runnable and el.children and el.tag in ("case", "default"):  # a misspelt <task>
+            child = el.children[0]
+            self.fail("TD101", f"<{child.tag}> is not allowed in <{el.tag}>: it holds one task or call", child)
         for child in runnable:
             if child.tag not in BRANCH_TAGS:
                 self.fail("TD101", f"<{child.tag}> is not allowed in <{el.tag}>: it holds one task or call", child)
@@ -298,6 +301,8 @@ class Compiler:
                 self.fail("TD702", f"cond test {test!r}: {e.message}", case)
             cases.append(ast.Case(test, parsed, self.only_child(case, f"{label}/case[{number}]")))
         if not cases:
+            if el.children:  # a misspelt <case>: the grammar's TD101
+                self.fail("TD101", f"<{el.children[0].tag}> is not allowed in <cond>: expected <case>", el.children[0])
             self.fail("TD206", "<cond> needs at least one <case>", el)
         default = el.child("default")
         return ast.Cond(cases, self.only_child(default, f"{label}/default") if default is not None else None, label)

@@ -16,7 +16,7 @@ from taskdsl.document import Span
 from taskdsl.semantics import unknown_type
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PARAM_RE = re.compile(r"[^,]+")
+from taskdsl.names import PARAM_RE  # noqa: E402  (entries separated by whitespace and/or commas)
 STEP_TAGS = ("task", "call", "cond")
 BRANCH_TAGS = ("task", "call")
 REDUCE_ONLY = ("initial_value", "inner_task", "reduction_task")
@@ -163,16 +163,16 @@ def ref_body_rule(ctx: RuleContext):
 def cond_rule(ctx: RuleContext):
     for cond in ctx.tagged("cond"):
         cases = cond.children_named("case")
-        if not cases:
+        if not cases and not cond.children:  # a misspelt <case> is the schema's TD101, not a second error
             yield make("TD206", cond.name_span, "<cond> has no <case>: add <case test=\"…\"> with a task or call")
         for case in cases:
             if case.attr("test") is None:
                 yield make("TD206", case.name_span,
                            "<case> has no test: add test=\"…\" (an expression over output, e.g. output.ok == true)")
-            if not any(child.tag in BRANCH_TAGS for child in case.children):
+            if not case.children:  # a misspelt <task> is the schema's TD101 only
                 yield make("TD206", case.name_span, "<case> has no task: add one <task> or <call> to run when the test holds")
         for default in cond.children_named("default"):
-            if not any(child.tag in BRANCH_TAGS for child in default.children):
+            if not default.children:
                 yield make("TD206", default.name_span, "<default> has no task: add one <task> or <call>, or remove <default>")
 
 
@@ -212,8 +212,8 @@ def template_rule(ctx: RuleContext):
                 continue
             if not IDENT_RE.fullmatch(entry):
                 yield make("TD207", _param_span(match, value_span, exact),
-                           f"param '{entry}' is not an identifier: params are comma-separated names "
-                           "([A-Za-z_][A-Za-z0-9_]*)")
+                           f"param '{entry}' is not an identifier: params are names ([A-Za-z_][A-Za-z0-9_]*) "
+                           "separated by commas and/or spaces")
             elif entry in seen:
                 yield make("TD207", _param_span(match, value_span, exact),
                            f"param '{entry}' is declared twice: remove the repeated one",
