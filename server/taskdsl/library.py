@@ -44,7 +44,7 @@ Range = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, code-point col
 IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TASK_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 TASK_REF_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(:[A-Za-z_][A-Za-z0-9_.\-]*)?\Z")
-TASK_TAGS = ("task", "inner_task", "reduction_task")
+from taskdsl.vocabulary import TASK_TAGS  # noqa: E402
 TEMPLATE_SUFFIX = ".task.xml"
 MAX_FILE_BYTES = 5_000_000  # bigger files are not indexed (a template is never that big)
 SKIPPED_DIRS = {"node_modules", "__pycache__"}  # plus every hidden directory (.git, .venv, …)
