@@ -56,7 +56,8 @@ ELEMENTS = [f for f in FRAGMENTS if f.startswith("<") and f.endswith(">") and f 
     "<instructions>{{ current_data }}</instructions>", '<inputs><input name="a">1</input></inputs>',
     '<inputs><input name="p" from="last_output"/></inputs>', "<arg>last_output</arg>", '<arg name="zz">v</arg>',
     '<task type="script"><command>echo {{x}}</command></task>', "<command>true</command>",
-    '<call template="summarize"><arg>t</arg></call>', "<model>gpt-4o-mini</model>", "<model> </model>"]
+    '<call template="summarize"><arg>t</arg></call>', "<model>gpt-4o-mini</model>", "<model> </model>",
+    '<description>{{summarize("t")}} {{nofn(1)}}</description>', '<instructions>{{greet()}} {{ x }}</instructions>']
 VALUES = ["atomic", " sequential ", "reduce", "script", "sequental", "none", "subset", "full", "true", "false", " true ",
           "x", "a b", "a, b", "a,,b", "last_output", "current_data", "output.ok == true", "output.a = = 1", "output.a ===",
           "(output.a", "len(output) > 0", "atomic:standard", "sequential:subtask", "json", "text", "literal", "command",

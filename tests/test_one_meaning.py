@@ -331,3 +331,24 @@ def test_the_cli_run_refuses_what_check_reports(tmp_path, capsys):
     assert main(["run", path, "--model", "taskdsl/echo"]) == 2
     err = capsys.readouterr().err
     assert "error TD402 {{last_output}} names nothing here" in err
+
+
+async def test_an_empty_input_of_a_reduction_task_must_be_one_the_operator_binds(tmp_path):
+    path = write(tmp_path, "t.task.xml", """
+        <task type="reduce" name="t">
+          <inputs><input name="one">1</input></inputs>
+          <inner_task type="script"><command>echo x</command></inner_task>
+          <reduction_task type="script"><command>echo "$TASKDSL_INPUT_ACC"</command>
+            <inputs><input name="acc"/></inputs></reduction_task>
+        </task>""")
+    message = await agree_on_error(path, "TD202")
+    assert message.startswith("the empty input 'acc' of <reduction_task> is bound by nothing")
+
+
+async def test_an_empty_input_of_a_nested_task_is_the_empty_text(tmp_path):
+    path = write(tmp_path, "t.task.xml", """
+        <task type="sequential" name="t"><steps>
+          <task type="script"><command>printf '[%s]' "$TASKDSL_INPUT_NOTE"</command><inputs><input name="note"/></inputs></task>
+        </steps></task>""")
+    assert check(path) == []
+    assert (await run(path)).content == "[]"

@@ -115,6 +115,28 @@ def literal_default(item: Element) -> str | None:
     return item.text.strip() if input_source(item) == "text" else None
 
 
+def unbound_placeholder(item: Element) -> str | None:
+    """The problem of an empty <input> of a reduction_task that the reduce operator does not bind
+    (only current_result, accumulator and original_input are); None otherwise."""
+    task = item.parent.parent if item.parent is not None else None
+    if task is None or task.tag != "reduction_task" or input_has_value(item) or is_ref(task):
+        return None
+    name = item.get("name") or ""
+    if name in REDUCTION_BOUND:
+        return None
+    return (f"the empty input '{name}' of <reduction_task> is bound by nothing: the reduce operator binds "
+            f"{', '.join(REDUCTION_BOUND)}; name it one of these or give it a value")
+
+
+def empty_input_is_text(item: Element) -> bool:
+    """An empty <input> of a nested task (not a param of a named task or template, not a reduce
+    placeholder) is the empty text: nothing else could bind it."""
+    task = item.parent.parent if item.parent is not None else None
+    if task is None or input_has_value(item) or is_ref(task) or task.tag != "task":
+        return False
+    return not is_named_definition(task) and not (task.parent is not None and task.parent.tag == "template")
+
+
 def template_params(template: Element, attr_name: str = "params") -> list[str]:
     """`params="a, b"` / `params="a b"`: entries separated by whitespace and/or commas."""
     return split_params(template.get(attr_name))
@@ -189,6 +211,7 @@ class FileModel:
         self.settings = settings
         self._scopes = None
         self._uses: list[VariableUse] | None = None
+        self._placeholders: list | None = None
 
     @property
     def root(self) -> Element | None:
@@ -206,26 +229,37 @@ class FileModel:
         wanted = set(tags)
         return (e for root in self.roots for e in root.iter() if e.tag in wanted)
 
-    def variable_uses(self, text_elements: Iterable[Element] | None = None,
-                      conds: Iterable[Element] | None = None) -> list[VariableUse]:
-        """Every {{…}} variable, inline-call variable argument, and cond test, in document order
-        (the caller may pass the elements it has listed already)."""
-        if self._uses is None:
+    def placeholders(self, text_elements: Iterable[Element] | None = None) -> list[tuple[Element, object, Span]]:
+        """(element, Placeholder, span in the text) of every {{…}} in text that may hold one, in
+        document order (the caller may pass the elements it has listed already)."""
+        if self._placeholders is None:
             from taskdsl.templating import find_placeholders
 
             found = []
-            texts = list(text_elements) if text_elements is not None else list(self.elements(*TEXT_TAGS))
+            texts = text_elements if text_elements is not None else self.elements(*TEXT_TAGS)
             for element in texts:
                 for piece in element.text_pieces:
-                    if "{{" not in piece.raw:
-                        continue
-                    for ph in find_placeholders(piece.raw):
-                        span = Span(piece.span.start + ph.start, piece.span.start + ph.end)
-                        if ph.kind == "var" and ph.name:
-                            found.append(VariableUse(element, ph.name, span, "var"))
-                        elif ph.kind == "call":
-                            found.extend(VariableUse(element, a.name, span, "call-arg")
-                                         for a in ph.args if a.kind == "var" and a.name)
+                    if "{{" in piece.raw:
+                        base = piece.span.start
+                        found.extend((element, ph, Span(base + ph.start, base + ph.end))
+                                     for ph in find_placeholders(piece.raw))
+            self._placeholders = found
+        return self._placeholders
+
+    def inline_calls(self) -> list[tuple[Element, object]]:
+        """(element, Placeholder) of every inline call {{fn(…)}}."""
+        return [(element, ph) for element, ph, _ in self.placeholders() if ph.kind == "call"]
+
+    def variable_uses(self, text_elements: Iterable[Element] | None = None,
+                      conds: Iterable[Element] | None = None) -> list[VariableUse]:
+        """Every {{…}} variable, inline-call variable argument, and cond test (a use of last_output)."""
+        if self._uses is None:
+            found = []
+            for element, ph, span in self.placeholders(text_elements):
+                if ph.kind == "var" and ph.name:
+                    found.append(VariableUse(element, ph.name, span, "var"))
+                elif ph.kind == "call":
+                    found.extend(VariableUse(element, a.name, span, "call-arg") for a in ph.args if a.kind == "var" and a.name)
             for cond in (conds if conds is not None else self.elements("cond")):
                 found.append(VariableUse(cond, LAST_OUTPUT, cond.name_span, "cond"))
             found.sort(key=lambda use: use.span.start)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl import expr as cond_expr
+from taskdsl.semantics import argument_problems
 from taskdsl.templating import Placeholder, find_placeholders
 
 from .env import Env, UnboundVariable
@@ -148,15 +149,6 @@ class VarArg:
 
     async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
         return lookup(env, self.name, self.path, self.shown or self.name, task)
-
-
-@dataclass
-class NameArg:
-    "A <call> arg that is a bare identifier: the variable if one is bound, else the word itself."
-    name: str
-
-    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
-        return env.lookup(self.name) if env.is_bound(self.name) else self.name
 
 
 @dataclass
@@ -502,6 +494,7 @@ class FunctionCall:
     args: list  # [(param name or None for positional, *Arg)]
     settings: ContextSettings | None = None  # a ref's own <context_management>
     label: str = ""
+    kind: str = "call"  # ref (a <task ref>: binds by input name) | call (<call>, {{fn(…)}})
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         if ctx.calls >= MAX_CALL_DEPTH:
@@ -511,19 +504,13 @@ class FunctionCall:
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
-        named: list[tuple[str, Any]] = []
         positional = [a for n, a in self.args if n is None]
-        if len(positional) > len(params):
-            raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' takes {len(params)} argument(s) "
-                            f"({', '.join(params) or 'none'}) but {len(positional)} were given", "arguments")
-        named += list(zip(params, positional))
-        for name, arg in self.args:
-            if name is None:
-                continue
-            if name not in params:
-                raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' has no parameter '{name}' "
-                                f"(parameters: {', '.join(params) or 'none'})", "arguments")
-            named.append((name, arg))
+        problems = argument_problems(definition.name, definition.metadata.get("params", [(p, False) for p in params]),
+                                     len(positional), [n for n, _ in self.args if n is not None], self.kind)
+        if problems:  # the checker's TD503, word for word (a run normally refuses it before starting)
+            raise TaskError("VALIDATION_ERROR", problems[0].message, "arguments")
+        named: list[tuple[str, Any]] = list(zip(params, positional))
+        named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
         call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
                           calls=ctx.calls + 1)

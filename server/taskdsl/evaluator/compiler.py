@@ -211,7 +211,7 @@ class Compiler:
         args = [(i.name, i.source) for i in self.inputs(el, name) if i.source is not None]
         cm = el.child("context_management")
         settings = effective_settings(el) if cm is not None else None
-        return self.linked(ast.FunctionCall(collapse(el.get("ref")), args, settings, label=name), el)
+        return self.linked(ast.FunctionCall(collapse(el.get("ref")), args, settings, label=name, kind="ref"), el)
 
     def call(self, el: Element, label: str) -> ast.FunctionCall:
         target = el.get("template")
@@ -263,9 +263,14 @@ class Compiler:
             named = [n for n, _ in call.args if n is not None]
             positional = sum(1 for n, _ in call.args if n is None)
             problems = semantics.argument_problems(definition.name, definition.metadata.get("params", []),
-                                                   positional, named, "ref" if el.tag in TASK_TAGS else "call")
+                                                   positional, named, call.kind)
             if problems:
                 self.fail("TD503", problems[0].message, el)
+
+    def link_inline(self, root: Element, library: "TaskLibrary") -> None:
+        """link() for the inline calls {{fn(…)}} of the file (compiled when their text renders)."""
+        for element, ph in self.file_model(root).inline_calls():
+            self.calls.append((ast.FunctionCall(ph.name, [(None, None)] * len(ph.args), label=ph.name), element))
 
     @staticmethod
     def owner_name(el: Element) -> str | None:
@@ -278,6 +283,7 @@ class Compiler:
         """What the template decides, refused before anything runs (the checker reports the same
         codes at the same places): names nothing binds, unknown targets, unbound params."""
         self.refuse_unresolved(root)
+        self.link_inline(root, library)
         self.link(library)
 
     def refuse_unresolved(self, root: Element) -> None:
@@ -319,6 +325,10 @@ class Compiler:
                 source = ast.TaskArg(self.node(self.value_child(inp), f"{task_name}/inputs/{name}"))
             elif kind == "text":
                 source = ast.TextArg(inp.text.strip())
+            elif semantics.unbound_placeholder(inp):
+                self.fail("TD202", semantics.unbound_placeholder(inp), inp)
+            elif semantics.empty_input_is_text(inp):
+                source = ast.TextArg("")  # nothing could bind it: the empty literal
             else:
                 source = None  # a placeholder: bound by the reduce operator or a caller
             result.append(ast.Input(name, source, inp.get("from")))

@@ -13,7 +13,7 @@ from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import TASK_TAGS, TASK_TYPES, did_you_mean, line_indent, make, operators, raw_type, tasks
 from taskdsl.document import Span
-from taskdsl.semantics import unknown_type
+from taskdsl.semantics import inputs as input_elements, unbound_placeholder, unknown_type
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 from taskdsl.names import PARAM_RE  # noqa: E402  (entries separated by whitespace and/or commas)
@@ -57,7 +57,9 @@ def steps_rule(ctx: RuleContext):
 
 @rule("TD202", Severity.ERROR, "reduce without inner_task, reduction_task or inputs; reduce-only elements elsewhere",
       what="A reduce task needs `<inputs>` (what it folds over), `<inner_task>` and `<reduction_task>`; "
-           "`<initial_value>`, `<inner_task>` and `<reduction_task>` belong to a reduce only.",
+           "`<initial_value>`, `<inner_task>` and `<reduction_task>` belong to a reduce only. An empty "
+           "`<input>` of a `<reduction_task>` must be one the operator binds: `current_result`, "
+           "`accumulator` or `original_input` (every empty input of an `<inner_task>` is the current item).",
       why="The reduce operator runs inner_task on each input and folds the results with reduction_task; "
           "without them there is nothing to run, and on other operators these elements are ignored.",
       bad='<task type="reduce">\n  <description>Sum</description>\n  <inputs><input name="a">1</input></inputs>\n</task>',
@@ -87,6 +89,11 @@ def reduce_rule(ctx: RuleContext):
                     yield make("TD202", child.name_span,
                                f"<{child.tag}> belongs to a reduce task, but this <{task.tag}> is type "
                                f"'{_type_label(task)}': set type=\"reduce\" or remove <{child.tag}>")
+    for reduction in ctx.tagged("reduction_task"):
+        for item in input_elements(reduction):
+            problem = unbound_placeholder(item)
+            if problem:
+                yield make("TD202", item.name_span, problem)
 
 
 @rule("TD203", Severity.ERROR, "script without command; command on a non-script task",

@@ -41,15 +41,8 @@ def duplicate_input_rule(ctx: RuleContext):
 
 
 def _text_placeholders(ctx: RuleContext) -> list[tuple[Element, Placeholder, int]]:
-    """(element, placeholder, offset of its text) for every {{…}} in text that may hold one (TD404)."""
-    found = []
-    for element in ctx.tagged(*TEXT_TAGS):
-        for piece in element.text_pieces:
-            if "{{" in piece.raw:
-                base = piece.span.start
-                for placeholder in find_placeholders(piece.raw):
-                    found.append((element, placeholder, base))
-    return found
+    """(element, placeholder, span) of every {{…}} in text that may hold one: the model's."""
+    return ctx.model.placeholders(ctx.tagged(*TEXT_TAGS))
 
 
 def _scopes(ctx: RuleContext) -> Scopes:
@@ -73,7 +66,7 @@ def _scopes(ctx: RuleContext) -> Scopes:
       fix="Correct the name (did-you-mean quick fix), declare an input, or add it to `taskdsl.globals`.",
       tags=(*TEXT_TAGS, "cond"))
 def unknown_variable_rule(ctx: RuleContext):
-    problems = ctx.model.variable_problems(text_elements=ctx.tagged(*TEXT_TAGS), conds=ctx.tagged("cond"))
+    problems = ctx.model.variable_problems(conds=ctx.tagged("cond"))
     for problem in problems:
         use = problem.use
         fixes = []
@@ -136,7 +129,6 @@ def unknown_from_rule(ctx: RuleContext):
       fix="Write a variable or a call, or close the braces.",
       tags=TEXT_TAGS)
 def malformed_placeholder_rule(ctx: RuleContext):
-    for _element, placeholder, base in _text_placeholders(ctx):
+    for _element, placeholder, span in _text_placeholders(ctx):
         if placeholder.kind == "malformed":
-            yield make("TD404", Span(base + placeholder.start, base + placeholder.end),
-                       f"malformed {{{{…}}}}: {placeholder.error}")
+            yield make("TD404", span, f"malformed {{{{…}}}}: {placeholder.error}")
