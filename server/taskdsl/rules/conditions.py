@@ -37,7 +37,9 @@ def _parse(attr):
 @rule("TD701", Severity.ERROR, "cond test does not parse",
       what="A `<case test=\"…\">` is not an expression of the cond language (SPEC §3): `output`, member "
            "access and indexing, literals, comparisons, `and or not`, `in`, parentheses, `len(…)`.",
-      why="The test is parsed when the template is loaded; a syntax error means the cond can never run.",
+      why="The test is parsed when the template is loaded; a syntax error means the cond can never run "
+          "(a run refuses it). `= =`, `===`, a lone `=` and unbalanced brackets are syntax errors; a test "
+          "that parses but uses what the language lacks is TD702.",
       bad='<case test="output.valid = = true">',
       good='<case test="output.valid == true">',
       fix="Correct the expression at the reported position.",

@@ -110,8 +110,10 @@ def _definition_span(definition: Definition):
 @rule("TD501", Severity.ERROR, "reference to a task or template that is not in the library",
       what="A `<task ref>`, `<call template>` or inline `{{fn(…)}}` names a task or template that no "
            "file of the workspace library defines (by name, then by `type:subtype` key).",
-      why="The evaluator looks the name up in the task library when the task runs; an unknown name "
-          "fails the run. A `type:subtype` key that several definitions share is ambiguous.",
+      why="The evaluator looks the name up in the task library; a run refuses an unknown name before it "
+          "starts. A `type:subtype` key that several definitions share is ambiguous (the message lists "
+          "them). The did-you-mean never offers the task the reference is written in: that would "
+          "make it call itself.",
       bad='<call template="analyse_data">\n  <arg>weather</arg>\n</call>',
       good='<call template="analyze_data">\n  <arg>weather</arg>\n</call>',
       fix="Use a name the library defines (the quick fixes offer the closest ones), add the missing "
@@ -181,8 +183,9 @@ def _related(view: _View, other: Definition) -> Related:
       what="A `<call>` or inline `{{fn(…)}}` passes more positional arguments than the target has "
            "parameters, or leaves a parameter without a default unbound; a `<call>`'s `<arg name>` "
            "or a ref's `<input name>` names a parameter the target does not have. A named task's "
-           "params are its inputs; its literal inputs (and inputs with `from` or a nested task) are "
-           "defaults, so a ref need not bind them.",
+           "params are its inputs; only its literal inputs are defaults a ref may leave unbound (an "
+           "input with `from` or a nested task must be bound). A run refuses the same mismatches "
+           "before it starts, with the same message.",
       why="Positional args bind the params in order: a count mismatch shifts or drops values, and an "
           "unknown name binds nothing — the target then runs with a missing variable.",
       bad='<template name="analyze" params="data,config">…</template>\n'
