@@ -352,3 +352,13 @@ async def test_an_empty_input_of_a_nested_task_is_the_empty_text(tmp_path):
         </steps></task>""")
     assert check(path) == []
     assert (await run(path)).content == "[]"
+
+
+def test_formatting_writes_enumerations_collapsed():
+    from taskdsl.document import parse
+    from taskdsl.features.formatting import value_edits
+
+    text = '<task type=" sequential "><steps><task type="script"><command fail_on_error="\n false">x</command></task></steps></task>'
+    edits = value_edits(parse(text))
+    assert [(text[s.start:s.end], new) for s, new in edits] == [(" sequential ", "sequential"), ("\n false", "false")]
+    assert value_edits(parse('<task type="sequentail"><description>x</description></task>')) == []  # not a value: left alone

@@ -20,6 +20,16 @@ BRANCH_TAGS = ("task", "call")
 ROOT_TAGS = ("task", "template", "library", "call", "cond")
 
 
+#: (element, attribute) → the XSD enumeration (an xs:token type) its value belongs to
+ENUM_ATTRIBUTES = {
+    **{(tag, "type"): "taskKind" for tag in TASK_TAGS},
+    ("output_format", "type"): "outputType",
+    ("output_format", "schema"): "outputShape",
+    ("file_paths", "source"): "pathSource",
+    ("command", "fail_on_error"): "strictBoolean",
+}
+
+
 def collapse(value: str) -> str:
     """XSD whitespace="collapse": runs of whitespace become one space, leading/trailing are dropped."""
     return " ".join(value.split())
