@@ -362,3 +362,13 @@ def test_formatting_writes_enumerations_collapsed():
     edits = value_edits(parse(text))
     assert [(text[s.start:s.end], new) for s, new in edits] == [(" sequential ", "sequential"), ("\n false", "false")]
     assert value_edits(parse('<task type="sequentail"><description>x</description></task>')) == []  # not a value: left alone
+
+
+async def test_a_from_nothing_can_bind_is_refused_by_both(tmp_path):
+    path = write(tmp_path, "t.task.xml", """
+        <template name="t" params="text">
+          <task type="script"><command>echo "$TASKDSL_INPUT_X"</command>
+            <inputs><input name="x" from="txt"/></inputs></task>
+        </template>""")
+    message = await agree_on_error(path, "TD403", inputs={"text": "a"})
+    assert message == "from=\"txt\" names nothing visible here (visible: text); did you mean 'text'?"

@@ -185,6 +185,17 @@ class VariableProblem:
     visible: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class FromProblem:
+    item: Element  # the <input from=…>
+    name: str | None  # the variable named (None when the value is not a variable name)
+    message: str
+    error: bool
+    guess: str | None
+
+
+IDENT_RE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ACCESSORS_RE = re.compile(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*")
 MAX_LISTED = 6
 
 
@@ -299,6 +310,36 @@ class FileModel:
         if guess:
             message += f"; did you mean '{guess}'?"
         return VariableProblem(use, message, closed, guess, visible)
+
+    def from_problems(self, items: Iterable[Element] | None = None) -> list[FromProblem]:
+        """The `from` attributes that name nothing visible (TD403): errors where the scope is closed
+        (nothing outside the file could bind the name), warnings elsewhere."""
+        from difflib import get_close_matches
+
+        problems = []
+        for item in (items if items is not None else self.elements("input")):
+            attr = item.attr("from")
+            owner = item.parent.parent if item.parent is not None else None
+            if attr is None or attr.value_span is None or owner is None or is_named_definition(owner):
+                continue  # a named task's inputs are its params: its caller's environment supplies them
+            value = attr.value.strip()
+            match = IDENT_RE_PREFIX.match(value)
+            visible = self.scopes.names(item)
+            closed = self.scopes.closed(item)
+            if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
+                problems.append(FromProblem(item, None, f"from=\"{value}\" is not a variable name: from names a "
+                                            f"variable visible here (visible: {listed(visible)})", closed, None))
+                continue
+            name = match.group(0)
+            if name in visible:
+                continue
+            previous = name in ("previous_step", "previous_output", "prev", "previous") and LAST_OUTPUT in visible
+            guesses = [LAST_OUTPUT] if previous else get_close_matches(name, list(visible), n=1, cutoff=0.7)
+            message = f"from=\"{value}\" names nothing visible here (visible: {listed(visible)})"
+            if guesses:
+                message += f"; did you mean '{guesses[0]}'?"
+            problems.append(FromProblem(item, name, message, closed, guesses[0] if guesses else None))
+        return problems
 
     def arg_is_variable(self, arg: Element) -> bool:
         """`<arg>x</arg>` is the variable x when x is visible there; any other text is literal."""

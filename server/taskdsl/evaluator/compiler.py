@@ -289,9 +289,13 @@ class Compiler:
     def refuse_unresolved(self, root: Element) -> None:
         """Refuse a file whose text uses a name nothing can bind (TD402 errors: a template's
         unknown variable, last_output outside a sequential's later steps)."""
-        for problem in self.file_model(root).variable_problems():
+        model = self.file_model(root)
+        for problem in model.variable_problems():
             if problem.error:
                 self.fail("TD402", problem.message, problem.use.element)
+        for problem in model.from_problems():
+            if problem.error:
+                self.fail("TD403", problem.message, problem.item)
 
     def cond(self, el: Element, label: str) -> ast.Cond:
         cases = []

@@ -11,7 +11,7 @@ import re
 
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import TASK_TAGS, TASK_TYPES, did_you_mean, line_indent, make, operators, raw_type, tasks
+from taskdsl.rules.util import TASK_TAGS, line_indent, make, operators, raw_type, tasks
 from taskdsl.document import Span
 from taskdsl.semantics import inputs as input_elements, unbound_placeholder, unknown_type
 

@@ -7,13 +7,11 @@ import re
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import did_you_mean, make
+from taskdsl.rules.util import make
 from taskdsl.scope import Scopes
-from taskdsl.semantics import TEXT_TAGS, listed as _listed
-from taskdsl.templating import Placeholder, find_placeholders
+from taskdsl.semantics import TEXT_TAGS
+from taskdsl.templating import Placeholder
 
-IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ACCESSORS_RE = re.compile(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*")
 
 
 @rule("TD401", Severity.ERROR, "duplicate input name in one scope",
@@ -87,37 +85,20 @@ def unknown_variable_rule(ctx: RuleContext):
           "step's output is `last_output`.",
       bad='<input name="draft" from="previous_step"/>',
       good='<input name="draft" from="last_output"/>',
-      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`.",
+      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`. An error "
+          "where nothing outside the file could supply the name (inside a template, below a task that "
+          "does not inherit in full): a run refuses it with the same message.",
       tags=("input",))
 def unknown_from_rule(ctx: RuleContext):
-    scopes = _scopes(ctx)
-    for item in ctx.tagged("input"):
-        attr = item.attr("from")
-        if attr is None or attr.value_span is None:
-            continue
-        owner = item.parent.parent if item.parent is not None else None
-        if owner is not None and owner.tag == "task" and (owner.parent is None or owner.parent.tag == "library"):
-            continue  # a root (named) task's inputs are its params: the caller's environment supplies them
-        value = attr.value.strip()
-        match = IDENT_RE.match(value)
-        visible = scopes.names(item)
-        if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
-            yield make("TD403", attr.value_span,
-                       f"from=\"{value}\" is not a variable name: from names a variable visible here "
-                       f"(visible: {_listed(visible)})")
-            continue
-        name = match.group(0)
-        if name in visible:
-            continue
-        previous = name in ("previous_step", "previous_output", "prev", "previous") and "last_output" in visible
-        guess = "last_output" if previous else did_you_mean(name, visible)
-        message = f"from=\"{value}\" names nothing visible here (visible: {_listed(visible)})"
+    for problem in ctx.model.from_problems(ctx.tagged("input")):
+        attr = problem.item.attr("from")
         fixes = []
-        if guess:
-            message += f"; did you mean '{guess}'?"
+        if problem.guess:
             start = attr.value_span.start + (len(attr.value) - len(attr.value.lstrip()))
-            fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(Span(start, start + len(name)), guess),), safe=False))
-        yield make("TD403", attr.value_span, message, fixes=fixes)
+            fixes.append(Fix(f"Replace with '{problem.guess}'",
+                             (TextEdit(Span(start, start + len(problem.name)), problem.guess),), safe=False))
+        yield make("TD403", attr.value_span, problem.message,
+                   severity=Severity.ERROR if problem.error else Severity.WARNING, fixes=fixes)
 
 
 @rule("TD404", Severity.ERROR, "malformed {{…}}",
