@@ -33,6 +33,7 @@ from typing import Any, Iterable, Iterator
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
 from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_rename; importers name it here)
+from taskdsl.facts import literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 from taskdsl.workspace import belongs, discover, read_text
@@ -44,7 +45,7 @@ Range = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, code-point col
 IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TASK_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 TASK_REF_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(:[A-Za-z_][A-Za-z0-9_.\-]*)?\Z")
-TASK_TAGS = ("task", "inner_task", "reduction_task")
+from taskdsl.vocabulary import TASK_TAGS  # noqa: E402
 TEMPLATE_SUFFIX = ".task.xml"
 
 
@@ -55,7 +56,7 @@ TEMPLATE_SUFFIX = ".task.xml"
 class Param:
     name: str
     default: str | None = None  # a literal input's text
-    has_default: bool = False  # literal text, `from` or a nested task gives the input a value
+    has_default: bool = False  # the input's literal text is a default (semantics.literal_default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,8 @@ def _root_definitions(doc: Document, root: Element, path: str | None, first: boo
             if child.tag == "template" and child.get("name"):
                 task = child.child("task")
                 yield child, task, _template(doc, child, path, params_attr="params", task=task)
+            elif child.tag == "task" and child.get("name") and child.get("parameters") is not None:  # legacy form
+                yield child, child, _template(doc, child, path, params_attr="parameters", task=child)
             elif child.tag == "task" and child.get("name"):
                 yield child, child, _task(doc, child, path, "library-task", stem=None)
 
@@ -180,8 +183,8 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
     return Definition(
         name=name,
         kind=kind,
-        type=task.get("type") or "atomic",
-        subtype=task.get("subtype") or None,
+        type=task_kind(task),
+        subtype=subtype(task),
         params=_input_params(task),
         description=_description(task),
         path=path,
@@ -198,8 +201,8 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
     return Definition(
         name=name_attr.value,
         kind="template",
-        type=(task.get("type") if task is not None else None) or "atomic",
-        subtype=(task.get("subtype") if task is not None else None) or None,
+        type=task_kind(task) if task is not None else "atomic",
+        subtype=subtype(task) if task is not None else None,
         params=tuple(Param(p) for p in split_params(template.get(params_attr) or "")),
         description=_description(task) if task is not None else None,
         path=path,
@@ -220,9 +223,8 @@ def _input_params(task: Element) -> tuple[Param, ...]:
         name = element.get("name")
         if not name:
             continue
-        literal = element.text.strip()
-        has_value = bool(literal) or bool(element.get("from")) or bool(element.children)
-        params.append(Param(name, literal or None, has_value))
+        literal = literal_default(element)  # only a literal is a default a ref may leave unbound
+        params.append(Param(name, literal, literal is not None))
     return tuple(params)
 
 

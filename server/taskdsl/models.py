@@ -22,11 +22,11 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-BUILTIN_MODELS = ("taskdsl/echo", "taskdsl/replay")
+from taskdsl.semantics import BUILTIN_MODELS  # noqa: E402  (under taskdsl/ only these exist)
 
 #: providers whose model part is free: litellm passes any name through to the server or deployment
 OPEN_PROVIDERS = frozenset({
-    "taskdsl", "ollama", "ollama_chat", "openai", "openai_like", "custom_openai", "custom",
+    "ollama", "ollama_chat", "openai", "openai_like", "custom_openai", "custom",
     "hosted_vllm", "vllm", "lm_studio", "llamafile", "litellm_proxy", "xinference", "oobabooga",
     "triton", "docker_model_runner", "lemonade", "sagemaker", "sagemaker_chat", "azure",
     "azure_ai", "huggingface", "openrouter", "text-completion-openai", "petals",

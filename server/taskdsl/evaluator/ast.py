@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl import expr as cond_expr
+from taskdsl.semantics import argument_problems
 from taskdsl.templating import Placeholder, find_placeholders
 
 from .env import Env, UnboundVariable
@@ -148,15 +149,6 @@ class VarArg:
 
     async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
         return lookup(env, self.name, self.path, self.shown or self.name, task)
-
-
-@dataclass
-class NameArg:
-    "A <call> arg that is a bare identifier: the variable if one is bound, else the word itself."
-    name: str
-
-    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
-        return env.lookup(self.name) if env.is_bound(self.name) else self.name
 
 
 @dataclass
@@ -410,15 +402,18 @@ class Reduce(TaskNode):
         for index, (name, value) in enumerate(items):
             inner_args = {"current_data": value, name: value}
             inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
+            # the operator's names are visible in the inner task's own <inputs> too
             try:
-                inner = await self.inner_task.eval(scope, ctx.at(f"inner_task[{index}]"), inner_args)
+                inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
+                                                   inner_args)
             except TaskError as error:
                 raise failure(f"task '{self.name}': inner_task failed on input {index} ('{name}'): {error}",
                               "subtask_failure", input_index=index, input_name=name,
                               accumulator=as_text(accumulator), error=error.to_json()) from None
             reduction_args = {"current_result": inner.value, "accumulator": accumulator, "original_input": value}
             try:
-                reduced = await self.reduction_task.eval(scope, ctx.at(f"reduction_task[{index}]"), reduction_args)
+                reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
+                                                         ctx.at(f"reduction_task[{index}]"), reduction_args)
             except TaskError as error:
                 raise failure(f"task '{self.name}': reduction_task failed on input {index} ('{name}') with "
                               f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
@@ -471,10 +466,9 @@ class Cond:
         return TaskResult("", COMPLETE, {"cond": "no case matched"})
 
     def tested_output(self, env: Env, ctx: Ctx) -> Any:
-        "Inside a sequential: the previous step's output; at top level: the variable last_output."
-        if ctx.previous is not None:
-            value = ctx.previous.value
-        elif env.is_bound("last_output"):
+        """The variable last_output: the previous step's output inside a sequential (bound from its
+        second step on), an input of the run for a root <cond> (the checker's visibility, scope.py)."""
+        if env.is_bound("last_output"):
             value = env.lookup("last_output")
         else:
             raise failure("cond has no output to test: it must follow a step in a sequential, "
@@ -500,6 +494,7 @@ class FunctionCall:
     args: list  # [(param name or None for positional, *Arg)]
     settings: ContextSettings | None = None  # a ref's own <context_management>
     label: str = ""
+    kind: str = "call"  # ref (a <task ref>: binds by input name) | call (<call>, {{fn(…)}})
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         if ctx.calls >= MAX_CALL_DEPTH:
@@ -509,19 +504,13 @@ class FunctionCall:
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
-        named: list[tuple[str, Any]] = []
         positional = [a for n, a in self.args if n is None]
-        if len(positional) > len(params):
-            raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' takes {len(params)} argument(s) "
-                            f"({', '.join(params) or 'none'}) but {len(positional)} were given", "arguments")
-        named += list(zip(params, positional))
-        for name, arg in self.args:
-            if name is None:
-                continue
-            if name not in params:
-                raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' has no parameter '{name}' "
-                                f"(parameters: {', '.join(params) or 'none'})", "arguments")
-            named.append((name, arg))
+        problems = argument_problems(definition.name, definition.metadata.get("params", [(p, False) for p in params]),
+                                     len(positional), [n for n, _ in self.args if n is not None], self.kind)
+        if problems:  # the checker's TD503, word for word (a run normally refuses it before starting)
+            raise TaskError("VALIDATION_ERROR", problems[0].message, "arguments")
+        named: list[tuple[str, Any]] = list(zip(params, positional))
+        named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
         call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
                           calls=ctx.calls + 1)
@@ -540,5 +529,7 @@ class Template:
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
                             "arguments", {"missing": missing})
-        # a template sees only its params and the globals
-        return await self.body.eval(Env(args, outer=env.root), ctx, args)
+        # a template runs isolated: only its params and the globals; no caller history, no
+        # inherited context (the caller's file_paths included), no previous output (empty stdin)
+        isolated = replace(ctx, previous=None, accumulated=None, inherited="")
+        return await self.body.eval(Env(args, outer=env.root), isolated, args)

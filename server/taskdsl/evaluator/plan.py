@@ -17,11 +17,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from taskdsl import names
+from taskdsl import names, semantics
 from taskdsl.document import Document, Element, parse
 from taskdsl.templating import find_placeholders
 
-from .compiler import CompileError, Compiler, TaskLibrary
+from .compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
 from .results import TaskError
 
 # where runs are offered: the root, and each named task / template of a library file
@@ -303,6 +303,16 @@ class ProjectTaskLibrary(TaskLibrary):
         raise TaskError("VALIDATION_ERROR", f"task '{name}' is not in the library{hint}", "unknown_task",
                         {"name": name, "suggestions": near})
 
+    def missing_message(self, name: str, exclude: str | None = None) -> str:
+        """A target the run did not compile is unknown or ambiguous in the project's index: the
+        checker's TD501 words for it."""
+        if self.index is None:
+            return super().missing_message(name, exclude)
+        found = self.index.definitions(name)
+        if len(found) > 1 and not self.index.named(name):
+            return semantics.ambiguous_key_message(name, [d.name for d in found])
+        return semantics.unknown_target_message(name, self.index.names() + self.index.keys(), exclude=exclude)
+
 
 def compile_reachable(index, path: str, document: Document, read: Callable[[str], str | None] = disk_reader
                       ) -> tuple[TaskLibrary, Compiler, list[str]]:
@@ -381,13 +391,13 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
         errors = check_errors(document, path, index, settings)
         if errors:
             raise TemplateErrors(path, errors, text)
-    if document.root is None:
-        raise CompileError("TD001", "the file holds no element", None, path)
+    refuse_malformed(document, path)
     targets = runnable_targets(document, path)
     label = task or (targets[0].label if targets else file_stem(path))
     plan = plan_inputs(find_target(document, task, path), inputs, label)
     library, compiler, files = compile_reachable(index, path, document, read)
     node, args = entry_node(document.root, compiler, library, task, plan.values)
+    compiler.prepare(document.root, library)
     commands, calls_models = reach(node, library)
     global_names = tuple(getattr(settings, "globals", ()) or ())
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
