@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl import expr as cond_expr
+from taskdsl import shell
 from taskdsl.templating import Placeholder, find_placeholders
 
 from .env import Env, UnboundVariable
@@ -112,13 +112,25 @@ async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> A
     return result.value
 
 
-async def render(text: str, env: Env, ctx: Ctx, task: str, quote: Callable[[str], str] = str) -> str:
-    "Substitute every {{…}} of text; quote() wraps each substituted value (shlex.quote in scripts)."
+async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
+    "Substitute every {{…}} of text."
     out, pos = [], 0
     for ph in find_placeholders(text):
-        out += [text[pos:ph.start], quote(as_text(await placeholder_value(ph, env, ctx, task)))]
+        out += [text[pos:ph.start], as_text(await placeholder_value(ph, env, ctx, task))]
         pos = ph.end
     return "".join(out) + text[pos:]
+
+
+async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
+    """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
+    value (taskdsl.shell), so no value is ever shell syntax. A placeholder no reference can stand
+    for is refused (TD801) before any value is computed."""
+    unsafe = shell.unsafe_sites(command)
+    if unsafe:
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", shell.UNSAFE_CODE,
+                        {"code": shell.UNSAFE_CODE, "placeholder": unsafe[0].placeholder.expr_text})
+    values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
+    return shell.substitute(command, values)
 
 
 # ---------------------------------------------------------------- arguments and inputs
@@ -264,8 +276,8 @@ class TaskNode:
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
         elif fp.source == "command":
-            command = await render(fp.text, scope, ctx, self.name, shlex.quote)
-            out = await run_script(command, self.folder, {}, None, 60, True, ctx.run.on_script_start)
+            command = await render_command(fp.text, scope, ctx, self.name)
+            out = await run_script(command.text, self.folder, command.env, None, 60, True, ctx.run.on_script_start)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
@@ -339,13 +351,13 @@ class Script(TaskNode):
     output_format: dict | None = None
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
-        command = await render(self.command, scope, ctx, self.name, shlex.quote)
-        exported = {n: as_text(scope[n]) for n in names}
+        command = await render_command(self.command, scope, ctx, self.name)
+        exported = {shell.INPUT_PREFIX + n.upper(): as_text(scope[n]) for n in names}
         stdin = ctx.previous.content if ctx.previous is not None else None
-        ctx.run.trace.write(event="script", path=ctx.path, command=command, cwd=self.folder)
+        ctx.run.trace.write(event="script", path=ctx.path, command=command.shown(), cwd=self.folder)
         try:
-            result = await run_script(command, self.folder, exported, stdin, self.timeout, self.fail_on_error,
-                                      ctx.run.on_script_start)
+            result = await run_script(command.text, self.folder, {**exported, **command.env}, stdin, self.timeout,
+                                      self.fail_on_error, ctx.run.on_script_start)
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"
             raise

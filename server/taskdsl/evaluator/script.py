@@ -33,12 +33,11 @@ async def _kill_once_started(spawning: asyncio.Future) -> None:
     await asyncio.shield(proc.wait())
 
 
-async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str | None,
+async def run_script(command: str, cwd: str, variables: dict[str, str], stdin: str | None,
                      timeout: float, fail_on_error: bool, on_start=None) -> TaskResult:
-    """Run command; inputs are exported as TASKDSL_INPUT_<NAME>. Cancellation and timeout kill
-    the process group. on_start(pid) lets callers record the group (tests, the server)."""
-    env = dict(os.environ)
-    env.update({f"TASKDSL_INPUT_{name.upper()}": value for name, value in inputs.items()})
+    """Run command with variables added to the environment (TASKDSL_INPUT_<NAME>, TASKDSL_SUB_<n>).
+    Cancellation and timeout kill the process group. on_start(pid) lets callers record the group."""
+    env = {**os.environ, **variables}
     spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
         "/bin/sh", "-c", command, cwd=cwd, env=env, start_new_session=True,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE))
