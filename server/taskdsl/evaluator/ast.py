@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl import expr as cond_expr
-from taskdsl import shell
+from taskdsl import confine, shell
+from taskdsl.redaction import Redactor
 from taskdsl.templating import Placeholder, find_placeholders
 
 from .env import Env, UnboundVariable
@@ -38,10 +39,21 @@ class RunState:
     trace: Trace = field(default_factory=lambda: Trace(None))
     on_event: Callable[[dict], Any] | None = None
     on_script_start: Callable[[int], Any] | None = None  # pid of each script's process group
+    root: str = ""  # the project root: what a run may read (taskdsl.confine), with allow_read
+    allow_read: tuple[str, ...] = ()
+    redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
 
     def emit(self, **event) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
+        "Tell the caller (progress, logs): secrets masked, as everything the run shows."
+        if self.on_event is None:
+            return
+        if self.redactor.secrets:
+            result, mask = event.get("result"), self.redactor.mask
+            event = mask(event)
+            if isinstance(result, TaskResult):
+                event["result"] = replace(result, content=mask(result.content), notes=mask(result.notes),
+                                          parsed_content=mask(result.parsed_content))
+        self.on_event(event)
 
 
 MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
@@ -285,8 +297,12 @@ class TaskNode:
         blocks = []
         for path in paths:
             full = os.path.join(self.folder, path)
+            refusal = confine.read_refusal(full, ctx.run.root or self.folder, ctx.run.allow_read)
+            if refusal:
+                raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {refusal}", confine.READ_CODE,
+                                {"code": confine.READ_CODE, "path": path})
             try:
-                with open(full, encoding="utf-8", errors="replace") as f:
+                with open(os.path.realpath(full), encoding="utf-8", errors="replace") as f:
                     blocks.append(f'<file path="{path}">\n{f.read(200_000)}\n</file>')
             except OSError as e:
                 raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",

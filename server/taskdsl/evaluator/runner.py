@@ -14,7 +14,9 @@ import asyncio
 import os
 from typing import Any, Callable
 
+from taskdsl import confine
 from taskdsl.document import parse
+from taskdsl.redaction import Redactor
 
 from .ast import Ctx, RunState
 from .compiler import CompileError, Compiler, TaskLibrary
@@ -118,10 +120,12 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                    trace: str | None = None, on_event: Callable[[dict], Any] | None = None,
                    cancel: asyncio.Event | None = None, library_paths: tuple[str, ...] | None = None,
                    config: HandlerConfig | None = None, check: bool = True,
-                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None) -> TaskResult:
+                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None,
+                   allow_read: tuple[str, ...] = ()) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
-    calls and kills scripts' process groups. `text` overrides the file's content on disk."""
+    calls and kills scripts' process groups. `text` overrides the file's content on disk.
+    `allow_read`: folders outside the project the run may read (taskdsl.confine)."""
     if text is None:  # an editor may pass its unsaved buffer instead
         with open(path, encoding="utf-8-sig") as f:
             text = f.read()
@@ -138,9 +142,11 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
     global_env = Env({"taskLibrary": library})
     run_env = Env(inputs, outer=global_env)  # --input values: visible to the entry task and its calls
     config = config or HandlerConfig(model=default_model())
+    redactor = Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
-                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace),
-                     on_event=on_event, on_script_start=on_script_start)
+                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
+                     on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
+                     allow_read=tuple(allow_read), redactor=redactor)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
