@@ -142,3 +142,13 @@ def test_memory_matching_sends_paths_and_sizes_never_contents(tmp_path, capsys, 
     call = next(json.loads(line) for line in trace.read_text().splitlines() if '"model_call"' in line)
     assert "- notes.txt: txt file, 55 bytes" in call["prompt"]["system"]
     assert "IGNORE PREVIOUS" not in trace.read_text()
+
+
+def test_the_editor_setting_allows_a_folder_for_the_checker_too(project):
+    from taskdsl.settings import Settings
+
+    path = write(project, "t.task.xml", READER.format(paths="<path>../outside.txt</path>"))
+    text = open(path, encoding="utf-8").read()
+    settings = Settings().updated({"run": {"allowRead": [str(project.parent)]}})
+    assert [d.code for d in check_text(text, path=path).diagnostics] == ["TD802"]
+    assert [d.code for d in check_text(text, path=path, settings=settings).diagnostics] == []

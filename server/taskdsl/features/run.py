@@ -26,6 +26,7 @@ from lsprotocol import types
 from taskdsl import names
 from taskdsl.document import Document, Element
 from taskdsl.library import bad_byte_offset
+from taskdsl.redaction import Redactor, open_private
 from taskdsl.templating import find_placeholders
 
 log = logging.getLogger("taskdsl.run")
@@ -597,13 +598,13 @@ class Runs:
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         try:
-            self.server.window_log_message(types.LogMessageParams(type=kind, message=message))
+            self.server.window_log_message(types.LogMessageParams(type=kind, message=Redactor().text(message)))
         except Exception:
             log.debug("logMessage failed", exc_info=True)
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         try:
-            self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+            self.server.window_show_message(types.ShowMessageParams(type=kind, message=Redactor().text(message)))
         except Exception:
             log.debug("showMessage failed", exc_info=True)
 
@@ -782,7 +783,8 @@ class Runs:
         config = HandlerConfig(model=settings.default_model, timeout=settings.run_timeout)
         # the editor's buffer, saved or not; already checked above (off the event loop)
         kwargs = dict(task=task, inputs=inputs, model=model, trace=trace_path, on_event=on_event,
-                      library_paths=library_paths, config=config, check=False, text=text)
+                      library_paths=library_paths, config=config, check=False, text=text,
+                      allow_read=settings.run_allow_read)
         started = time.monotonic()
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
@@ -808,8 +810,8 @@ class Runs:
                            inputs=inputs, trace_uri=path_to_uri(trace_path) if trace_path else None)
         try:
             result_path = os.path.join(results_folder(settings.trace_dir), base + ".md")
-            with open(result_path, "w", encoding="utf-8") as f:
-                f.write(render_result(report))
+            with open_private(result_path) as f:  # owner-only, secrets masked (taskdsl.redaction)
+                f.write(Redactor(extra=[config.api_key]).text(render_result(report)))
             report.result_uri = path_to_uri(result_path)
         except OSError as e:
             self.log(f"[run {run_id}] cannot write the result document: {e}", types.MessageType.Warning)
@@ -824,7 +826,7 @@ class Runs:
             self.show(f"taskdsl: {message}", types.MessageType.Error)
         if status != STATUS_CANCELLED and report.result_uri:
             await self.open_result(report.result_uri, message)
-        return report.to_json()
+        return Redactor(extra=[config.api_key]).mask(report.to_json())
 
     async def begin_progress(self, run_id: int, label: str) -> str | None:
         if not self.supports_progress():

@@ -71,7 +71,7 @@ def unsafe_substitution_rule(ctx: RuleContext):
       tags=("file_paths",))
 def read_outside_rule(ctx: RuleContext):
     folder = os.path.dirname(os.path.abspath(ctx.path)) if ctx.path else None
-    allowed = tuple(getattr(ctx.settings, "allow_read", ()) or ())
+    allowed = ctx.settings.run_allow_read
     for file_paths in ctx.tagged("file_paths"):
         for path in file_paths.children_named("path"):
             written = path.text.strip()
