@@ -28,8 +28,23 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
                    help="let file_paths read this folder (or file) outside the project (repeatable)")
+    p.add_argument("--max-cost", type=_non_negative, metavar="USD",
+                   help="stop when model calls would cost more (estimated before the run, enforced during it)")
+    p.add_argument("--timeout", type=_non_negative, default=3600.0, metavar="SECONDS",
+                   help="stop the whole run after this long (default 3600; 0: no limit)")
     p.set_defaults(func=run_command)
     return p
+
+
+def _non_negative(value: str) -> float:
+    "A number ≥ 0 (a price in dollars, a time in seconds)."
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, got {value!r}")
+    return number
 
 
 def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
@@ -99,7 +114,8 @@ def run_command(args) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress, allow_read=tuple(args.allow_read))
+                              on_event=progress, allow_read=tuple(args.allow_read), max_cost=args.max_cost,
+                              timeout=args.timeout or None)
 
     try:
         result = asyncio.run(main())

@@ -42,6 +42,7 @@ class RunState:
     root: str = ""  # the project root: what a run may read (taskdsl.confine), with allow_read
     allow_read: tuple[str, ...] = ()
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
+    budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -345,6 +346,8 @@ class Atomic(TaskNode):
         system = "\n\n".join(system_parts)
         model = run.model_override or self.model or run.config.model
         handler = Handler(replace(run.config, model=model))
+        if run.budget is not None:  # --max-cost (taskdsl.cost)
+            run.budget.before(model, system + user)
         started = time.monotonic()
         try:
             result = await handler.execute(system, user, self.output_format)
@@ -356,6 +359,8 @@ class Atomic(TaskNode):
                         output=result.content, tokens={"prompt": result.notes.get("prompt_tokens"),
                                                         "completion": result.notes.get("completion_tokens")},
                         duration_s=round(time.monotonic() - started, 3))
+        if run.budget is not None:
+            run.budget.charge(model, result.notes)
         return result
 
 
