@@ -104,6 +104,14 @@ def test_the_rendered_command_is_what_runs():
     assert rendered.shown().startswith("TASKDSL_SUB_1=1 TASKDSL_SUB_2=2 TASKDSL_SUB_3=3 TASKDSL_SUB_4=4 /bin/sh -c ")
 
 
+def test_the_planned_command_shows_which_placeholder_each_variable_holds():
+    assert shell.planned('grep -c "{{word}}" {{file}}').shown() == (
+        "TASKDSL_SUB_1='{{word}}' TASKDSL_SUB_2='{{file}}' /bin/sh -c 'grep -c \"${TASKDSL_SUB_1}\" \"${TASKDSL_SUB_2}\"'")
+    with pytest.raises(shell.UnsafeCommand) as info:
+        shell.planned("echo '{{x}}'")
+    assert str(info.value).startswith("{{x}} is inside '…'")
+
+
 # ---------------------------------------------------------------- every context, hostile values
 
 #: (command writing what it received to the file out, what out then holds for a value v)

@@ -123,6 +123,12 @@ def substitute(command: str, values: Sequence[str]) -> RenderedCommand:
     return RenderedCommand("".join(out) + command[pos:], env)
 
 
+def planned(command: str) -> RenderedCommand:
+    """What a command will run before its values are known: each variable shown as the placeholder
+    whose value it will hold (the editor's run question). Raises UnsafeCommand as substitute does."""
+    return substitute(command, [f"{{{{{site.placeholder.expr_text}}}}}" for site in sites(command)])
+
+
 # ---------------------------------------------------------------- the lexer
 
 @lru_cache(maxsize=512)
