@@ -152,3 +152,27 @@ def test_the_editor_setting_allows_a_folder_for_the_checker_too(project):
     settings = Settings().updated({"run": {"allowRead": [str(project.parent)]}})
     assert [d.code for d in check_text(text, path=path).diagnostics] == ["TD802"]
     assert [d.code for d in check_text(text, path=path, settings=settings).diagnostics] == []
+
+
+def test_server_logs_are_masked_before_any_handler_writes_them():
+    import io
+    import logging
+
+    from taskdsl.redaction import MaskingFilter, Redactor
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(MaskingFilter(Redactor([SECRET])))
+    logger = logging.getLogger("taskdsl.test-masking")
+    logger.addHandler(handler)
+    try:
+        logger.warning("calling with key %s", SECRET)
+        try:
+            raise RuntimeError(f"auth failed for {SECRET}")
+        except RuntimeError:
+            logger.exception("model call failed")
+    finally:
+        logger.removeHandler(handler)
+    text = stream.getvalue()
+    assert SECRET not in text
+    assert "calling with key ***" in text and "RuntimeError: auth failed for ***" in text
