@@ -119,3 +119,19 @@ def test_ws_works_from_a_plain_install_and_needs_the_token(servers):
     assert refused["error"]["message"].startswith(REFUSAL)
     accepted = asyncio.run(talk(initialize(token)))
     assert "capabilities" in accepted["result"]
+
+
+def test_the_client_ends_the_session_and_the_server_with_it_cleanly(servers):
+    process, port, token = servers("tcp")
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
+        client.sendall(frame(initialize(token)))
+        received = b""
+        while b'"capabilities"' not in received:
+            received += client.recv(65536)
+        client.sendall(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        client.sendall(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        while b'"id": 2' not in received:
+            received += client.recv(65536)
+        client.sendall(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert process.wait(20) == 0
+    assert "Traceback" not in process.stderr.read()

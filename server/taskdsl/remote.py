@@ -136,10 +136,14 @@ def serve_tcp(server, host: str, port: int) -> None:
             return
         state["busy"] = True
         server.protocol.set_writer(writer)
-        await run_async(stop_event=stop, reader=_Replay(first[0], reader), protocol=server.protocol,
-                        logger=log, error_handler=server.report_server_error)
-        server.shutdown()
-        state["done"].set()
+        try:
+            await run_async(stop_event=stop, reader=_Replay(first[0], reader), protocol=server.protocol,
+                            logger=log, error_handler=server.report_server_error)
+        except SystemExit:  # the client's `exit`
+            pass
+        finally:
+            server.shutdown()
+            state["done"].set()
 
     async def main() -> None:
         state["done"] = asyncio.Event()
@@ -200,10 +204,14 @@ def serve_ws(server, host: str, port: int) -> None:
             await websocket.close()
             return
         state["busy"] = True
-        await run_websocket(websocket=_FirstAgain(first, websocket), stop_event=stop, protocol=server.protocol,
-                            logger=log, error_handler=server.report_server_error)
-        server.shutdown()
-        state["done"].set()
+        try:
+            await run_websocket(websocket=_FirstAgain(first, websocket), stop_event=stop,
+                                protocol=server.protocol, logger=log, error_handler=server.report_server_error)
+        except SystemExit:  # the client's `exit`
+            pass
+        finally:
+            server.shutdown()
+            state["done"].set()
 
     async def main() -> None:
         state["done"] = asyncio.Event()
