@@ -71,8 +71,10 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
-    transport.add_argument("--tcp", metavar="HOST:PORT", type=host_port, help="listen on a TCP socket")
-    transport.add_argument("--ws", metavar="HOST:PORT", type=host_port, help="listen on a WebSocket")
+    transport.add_argument("--tcp", metavar="[HOST:]PORT", type=host_port,
+                           help="listen on a TCP socket (127.0.0.1 unless a host is given; clients need the token "
+                                "printed at start, or TASKDSL_SERVER_TOKEN)")
+    transport.add_argument("--ws", metavar="[HOST:]PORT", type=host_port, help="listen on a WebSocket (as --tcp)")
     serve.add_argument("--log-level", default="WARNING", type=str.upper, choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        help="log level (logs go to stderr)")
     serve.set_defaults(func=serve_command)
@@ -80,10 +82,11 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
 
 
 def host_port(value: str) -> str:
-    """HOST:PORT with a port number (HOST defaults to 127.0.0.1 when only ':PORT' is given)."""
+    """HOST:PORT with a port number (HOST is 127.0.0.1 when only PORT or ':PORT' is given; 0 = any free port)."""
     host, _, port = value.rpartition(":")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port from 1 to 65535, got {value!r}")
+    if not port.isdigit() or not 0 <= int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT with a port from 1 to 65535 (0: any free port), "
+                                         f"got {value!r}")
     return f"{host or '127.0.0.1'}:{port}"
 
 

@@ -26,8 +26,25 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
     p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
+                   help="let file_paths read this folder (or file) outside the project (repeatable)")
+    p.add_argument("--max-cost", type=_non_negative, metavar="USD",
+                   help="stop when model calls would cost more (estimated before the run, enforced during it)")
+    p.add_argument("--timeout", type=_non_negative, default=3600.0, metavar="SECONDS",
+                   help="stop the whole run after this long (default 3600; 0: no limit)")
     p.set_defaults(func=run_command)
     return p
+
+
+def _non_negative(value: str) -> float:
+    "A number ≥ 0 (a price in dollars, a time in seconds)."
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, got {value!r}")
+    return number
 
 
 def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
@@ -110,7 +127,8 @@ def run_command(args) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress)
+                              on_event=progress, allow_read=tuple(args.allow_read), max_cost=args.max_cost,
+                              timeout=args.timeout or None)
 
     try:
         result = asyncio.run(main())
@@ -133,8 +151,8 @@ def run_command(args) -> int:
         return 2
     except TaskError as e:
         if args.json:
-            print(json.dumps({"error": e.to_json()}, ensure_ascii=False, indent=2, default=str))
-        print(f"taskdsl run: {e}", file=sys.stderr)
+            print(masked_json({"error": e.to_json()}))
+        print(masked(f"taskdsl run: {e}"), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
@@ -143,10 +161,25 @@ def run_command(args) -> int:
         print("taskdsl run: cancelled", file=sys.stderr)
         return 130
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
+        print(masked_json(result.to_json()))
     else:
-        print(result.content)
+        print(masked(result.content))
     return 0
+
+
+def masked(text: str) -> str:
+    "What the command prints, with every secret value masked (taskdsl.redaction)."
+    from taskdsl.redaction import Redactor
+
+    return Redactor().text(text)
+
+
+def masked_json(value) -> str:
+    "value as indented JSON, secrets masked in its strings (before escaping) and in the text."
+    from taskdsl.redaction import Redactor
+
+    redactor = Redactor()
+    return redactor.text(json.dumps(redactor.mask(value), ensure_ascii=False, indent=2, default=str))
 
 
 def main(argv=None) -> int:

@@ -808,10 +808,13 @@ def main(args: Any = None) -> int:
         # clients cancel requests all the time; pygls warns about each one it already answered,
         # and every client shows the server's stderr as errors
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
-    if getattr(args, "tcp", None):
-        server.start_tcp(*_host_port(args.tcp))
+    from taskdsl import redaction, remote
+
+    redaction.mask_logs()
+    if getattr(args, "tcp", None):  # a socket: only a client holding the token is served (taskdsl.remote)
+        remote.serve_tcp(server, *_host_port(args.tcp))
     elif getattr(args, "ws", None):
-        server.start_ws(*_host_port(args.ws))
+        remote.serve_ws(server, *_host_port(args.ws))
     else:
         server.start_io()
     return 0

@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl import expr as cond_expr
 from taskdsl.semantics import argument_problems
+from taskdsl import confine, shell
+from taskdsl.redaction import Redactor
 from taskdsl.templating import Placeholder, find_placeholders
 
 from .env import Env, UnboundVariable
@@ -39,10 +40,22 @@ class RunState:
     trace: Trace = field(default_factory=lambda: Trace(None))
     on_event: Callable[[dict], Any] | None = None
     on_script_start: Callable[[int], Any] | None = None  # pid of each script's process group
+    root: str = ""  # the project root: what a run may read (taskdsl.confine), with allow_read
+    allow_read: tuple[str, ...] = ()
+    redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
+    budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
 
     def emit(self, **event) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
+        "Tell the caller (progress, logs): secrets masked, as everything the run shows."
+        if self.on_event is None:
+            return
+        if self.redactor.secrets:
+            result, mask = event.get("result"), self.redactor.mask
+            event = mask(event)
+            if isinstance(result, TaskResult):
+                event["result"] = replace(result, content=mask(result.content), notes=mask(result.notes),
+                                          parsed_content=mask(result.parsed_content))
+        self.on_event(event)
 
 
 MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
@@ -113,13 +126,25 @@ async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> A
     return result.value
 
 
-async def render(text: str, env: Env, ctx: Ctx, task: str, quote: Callable[[str], str] = str) -> str:
-    "Substitute every {{…}} of text; quote() wraps each substituted value (shlex.quote in scripts)."
+async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
+    "Substitute every {{…}} of text."
     out, pos = [], 0
     for ph in find_placeholders(text):
-        out += [text[pos:ph.start], quote(as_text(await placeholder_value(ph, env, ctx, task)))]
+        out += [text[pos:ph.start], as_text(await placeholder_value(ph, env, ctx, task))]
         pos = ph.end
     return "".join(out) + text[pos:]
+
+
+async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
+    """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
+    value (taskdsl.shell), so no value is ever shell syntax. A placeholder no reference can stand
+    for is refused (TD801) before any value is computed."""
+    unsafe = shell.unsafe_sites(command)
+    if unsafe:
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", shell.UNSAFE_CODE,
+                        {"code": shell.UNSAFE_CODE, "placeholder": unsafe[0].placeholder.expr_text})
+    values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
+    return shell.substitute(command, values)
 
 
 # ---------------------------------------------------------------- arguments and inputs
@@ -256,8 +281,8 @@ class TaskNode:
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
         elif fp.source == "command":
-            command = await render(fp.text, scope, ctx, self.name, shlex.quote)
-            out = await run_script(command, self.folder, {}, None, 60, True, ctx.run.on_script_start)
+            command = await render_command(fp.text, scope, ctx, self.name)
+            out = await run_script(command.text, self.folder, command.env, None, 60, True, ctx.run.on_script_start)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
@@ -265,8 +290,12 @@ class TaskNode:
         blocks = []
         for path in paths:
             full = os.path.join(self.folder, path)
+            refusal = confine.read_refusal(full, ctx.run.root or self.folder, ctx.run.allow_read)
+            if refusal:
+                raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {refusal}", confine.READ_CODE,
+                                {"code": confine.READ_CODE, "path": path})
             try:
-                with open(full, encoding="utf-8", errors="replace") as f:
+                with open(os.path.realpath(full), encoding="utf-8", errors="replace") as f:
                     blocks.append(f'<file path="{path}">\n{f.read(200_000)}\n</file>')
             except OSError as e:
                 raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",
@@ -309,6 +338,8 @@ class Atomic(TaskNode):
         system = "\n\n".join(system_parts)
         model = run.model_override or self.model or run.config.model
         handler = Handler(replace(run.config, model=model))
+        if run.budget is not None:  # --max-cost (taskdsl.cost)
+            run.budget.before(model, system + user)
         started = time.monotonic()
         try:
             result = await handler.execute(system, user, self.output_format)
@@ -320,6 +351,8 @@ class Atomic(TaskNode):
                         output=result.content, tokens={"prompt": result.notes.get("prompt_tokens"),
                                                         "completion": result.notes.get("completion_tokens")},
                         duration_s=round(time.monotonic() - started, 3))
+        if run.budget is not None:
+            run.budget.charge(model, result.notes)
         return result
 
 
@@ -331,13 +364,13 @@ class Script(TaskNode):
     output_format: dict | None = None
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
-        command = await render(self.command, scope, ctx, self.name, shlex.quote)
-        exported = {n: as_text(scope[n]) for n in names}
+        command = await render_command(self.command, scope, ctx, self.name)
+        exported = {shell.INPUT_PREFIX + n.upper(): as_text(scope[n]) for n in names}
         stdin = ctx.previous.content if ctx.previous is not None else None
-        ctx.run.trace.write(event="script", path=ctx.path, command=command, cwd=self.folder)
+        ctx.run.trace.write(event="script", path=ctx.path, command=command.shown(), cwd=self.folder)
         try:
-            result = await run_script(command, self.folder, exported, stdin, self.timeout, self.fail_on_error,
-                                      ctx.run.on_script_start)
+            result = await run_script(command.text, self.folder, {**exported, **command.env}, stdin, self.timeout,
+                                      self.fail_on_error, ctx.run.on_script_start)
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"
             raise

@@ -151,8 +151,9 @@ def script_commands(node: Any, library: Any = None) -> list[str]:
     return reach(node, library)[0]
 
 
-def reach(node: Any, library: Any = None) -> tuple[list[str], bool]:
-    """(shell commands, whether any atomic task may call a model) of a run of ``node``."""
+def reach(node: Any, library: Any = None, on_atomic: Any = None) -> tuple[list[str], bool]:
+    """(shell commands, whether any atomic task may call a model) of a run of ``node``;
+    on_atomic(node) is told each atomic task met (the cost estimate prices them)."""
     from taskdsl.evaluator import ast
 
     commands: list[str] = []
@@ -215,6 +216,8 @@ def reach(node: Any, library: Any = None) -> tuple[list[str], bool]:
                 add(n.command)
             elif isinstance(n, ast.Atomic):
                 atomic[0] = True
+                if on_atomic is not None:
+                    on_atomic(n)
                 text(n.instructions)
                 text(n.system)
             elif isinstance(n, ast.Sequential):

@@ -16,6 +16,9 @@ import os
 from dataclasses import replace
 from typing import Any, Callable
 
+from taskdsl import confine
+from taskdsl.redaction import Redactor
+
 from .ast import Ctx, RunState
 from .env import Env
 from .handler import HandlerConfig, default_model
@@ -48,18 +51,28 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                    trace: str | None = None, on_event: Callable[[dict], Any] | None = None,
                    cancel: asyncio.Event | None = None, library_paths: tuple[str, ...] | None = None,
                    config: HandlerConfig | None = None, check: bool = True,
-                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None) -> TaskResult:
+                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None,
+                   allow_read: tuple[str, ...] = (), max_cost: float | None = None,
+                   timeout: float | None = None) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
-    calls and kills scripts' process groups. `text` overrides the file's content on disk."""
-    prepared = prepare_file(path, task, inputs, text=text, library_paths=library_paths, check=check)
+    calls and kills scripts' process groups. `text` overrides the file's content on disk.
+    `allow_read`: folders outside the project the run may read (taskdsl.confine); `max_cost`: the
+    dollars model calls may cost (taskdsl.cost); `timeout`: seconds the whole run may take."""
+    from taskdsl.settings import Settings
+
+    settings = Settings(run_allow_read=tuple(allow_read)) if allow_read else None  # TD802 sees them too
+    prepared = prepare_file(path, task, inputs, text=text, library_paths=library_paths, settings=settings,
+                            check=check)
     return await execute(prepared, model=model, trace=trace, on_event=on_event, cancel=cancel, config=config,
-                         on_script_start=on_script_start)
+                         on_script_start=on_script_start, allow_read=allow_read, max_cost=max_cost,
+                         timeout=timeout)
 
 
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
-                  config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None
+                  config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
+                  allow_read: tuple[str, ...] = (), max_cost: float | None = None, timeout: float | None = None
                   ) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups."""
@@ -68,30 +81,42 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     global_env = Env({"taskLibrary": prepared.library, **prepared.globals})
     run_env = Env(inputs, outer=global_env)  # --input values: visible to the entry task and its calls
     config = config or HandlerConfig(model=default_model())
+    budget = None
+    if max_cost is not None:
+        from taskdsl import cost
+
+        cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)
+        budget = cost.Budget(max_cost)
+    redactor = Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
-                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace),
-                     on_event=on_event, on_script_start=on_script_start)
+                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
+                     on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
+                     allow_read=tuple(allow_read), redactor=redactor, budget=budget)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
     ctx = Ctx(state, path=label)
     node, args = prepared.node, prepared.args
     work = asyncio.ensure_future(node.eval(run_env, ctx, args) if args is not None else node.eval(run_env, ctx))
+    stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
-        if cancel is None:
-            return await work
-        stopper = asyncio.ensure_future(cancel.wait())
-        done, _ = await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({work} | ({stopper} if stopper else set()), timeout=timeout or None,
+                                     return_when=asyncio.FIRST_COMPLETED)
         if work in done:
-            stopper.cancel()
             return work.result()
         work.cancel()
         await asyncio.gather(work, return_exceptions=True)
-        raise TaskError("TASK_FAILURE", "the run was cancelled", "cancelled")
+        if stopper is not None and stopper in done:
+            raise TaskError("TASK_FAILURE", "the run was cancelled", "cancelled")
+        raise TaskError("RESOURCE_EXHAUSTION", f"the run took longer than {timeout:g} s and was stopped: allow more "
+                        "with --timeout SECONDS (or timeout in the [run] table of taskdsl.toml)", "timeout",
+                        {"resource": "time", "metrics": {"limit": timeout}})
     except TaskError as error:
         state.trace.write(event="failed", error=error.to_json())
         raise
     finally:
+        if stopper is not None:
+            stopper.cancel()
         if not work.done():
             work.cancel()
             await asyncio.gather(work, return_exceptions=True)

@@ -22,6 +22,7 @@ from typing import Any
 from lsprotocol import types
 
 from taskdsl.document import Document
+from taskdsl.redaction import Redactor, open_private
 from taskdsl.evaluator.plan import InputPlan, RunTarget, file_stem, missing_inputs_message, runnable_targets
 from taskdsl.features.run_result import (
     STATUS_CANCELLED, STATUS_COMPLETE, STATUS_FAILED, RunReport, StepRecorder, consent_message, error_json, failure,
@@ -165,13 +166,13 @@ class Runs:
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         try:
-            self.server.window_log_message(types.LogMessageParams(type=kind, message=message))
+            self.server.window_log_message(types.LogMessageParams(type=kind, message=Redactor().text(message)))
         except Exception:
             log.debug("logMessage failed", exc_info=True)
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         try:
-            self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+            self.server.window_show_message(types.ShowMessageParams(type=kind, message=Redactor().text(message)))
         except Exception:
             log.debug("showMessage failed", exc_info=True)
 
@@ -373,7 +374,8 @@ class Runs:
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
             result = await asyncio.wait_for(runner.execute(prepared, model=model, trace=trace_path, on_event=on_event,
-                                                           config=config), settings.run_timeout)
+                                                           config=config, allow_read=settings.run_allow_read),
+                                            settings.run_timeout)
             content, parsed = result.content, result.parsed_content
             status = STATUS_FAILED if result.status == STATUS_FAILED else STATUS_COMPLETE
         except asyncio.TimeoutError:
@@ -393,8 +395,8 @@ class Runs:
                            inputs=inputs, trace_uri=path_to_uri(trace_path) if trace_path else None)
         try:
             result_path = os.path.join(results_folder(settings.trace_dir), base + ".md")
-            with open(result_path, "w", encoding="utf-8") as f:
-                f.write(render_result(report))
+            with open_private(result_path) as f:  # owner-only, secrets masked (taskdsl.redaction)
+                f.write(Redactor(extra=[config.api_key]).text(render_result(report)))
             report.result_uri = path_to_uri(result_path)
         except OSError as e:
             self.log(f"[run {run_id}] cannot write the result document: {e}", types.MessageType.Warning)
@@ -409,7 +411,7 @@ class Runs:
             self.show(f"taskdsl: {message}", types.MessageType.Error)
         if status != STATUS_CANCELLED and report.result_uri:
             await self.open_result(report.result_uri, message)
-        return report.to_json()
+        return Redactor(extra=[config.api_key]).mask(report.to_json())
 
     async def begin_progress(self, run_id: int, label: str) -> str | None:
         if not self.supports_progress():
