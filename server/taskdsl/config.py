@@ -347,3 +347,14 @@ def settings_for(start: str | os.PathLike) -> tuple[Settings, Config]:
     """Settings of the project holding start (a file or folder), and the config they came from."""
     config = load_config(project_root(start))
     return project_settings(config), config
+
+
+def project_globals(start: str | os.PathLike, pairs: list[str]) -> dict[str, str]:
+    """The globals a run binds: the project's `globals` with NAME=VALUE pairs (`--global`) over them."""
+    values = dict(settings_for(start)[0].global_values)
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not _IDENTIFIER.match(name.strip()):
+            raise ValueError(f"--global {pair!r}: expected NAME=VALUE with NAME a name (letters, digits, _)")
+        values[name.strip()] = value
+    return values

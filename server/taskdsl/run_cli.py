@@ -13,6 +13,8 @@ import signal
 import sys
 import time
 
+from taskdsl.config import project_globals
+
 
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("run", help="run a template (offline with --model taskdsl/echo)",
@@ -22,6 +24,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="bind an input or param (repeatable)")
     p.add_argument("--inputs", metavar="FILE.json", help="a JSON object of inputs (--input wins over it)")
+    p.add_argument("--global", dest="globals", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a global (repeatable; over the project's [globals] in taskdsl.toml)")
     p.add_argument("--model", help="the model for every atomic task (overrides <model> and TASKDSL_MODEL)")
     p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
     p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
@@ -86,6 +90,7 @@ def run_command(args) -> int:
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
+        global_values = project_globals(args.file, args.globals)
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
@@ -97,7 +102,7 @@ def run_command(args) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress)
+                              on_event=progress, globals=global_values)
 
     try:
         result = asyncio.run(main())

@@ -150,9 +150,10 @@ def _in_own_part(element: Element, offset: int) -> bool:
     return not any(child.start <= offset < child.span.end for child in element.children)
 
 
-def _unused(document: Document, suppression: Suppression, remaining: list[Diagnostic]) -> Diagnostic:
+def _unused(document: Document, suppression: Suppression, remaining: list[Diagnostic], shown) -> Diagnostic:
     unused = [code for code, _ in suppression.codes if code not in suppression.used]
     element = suppression.element
+    disabled = [code for code in unused if shown is not None and not shown(code)]
     inside = next((d for d in remaining if d.code in unused and element.start <= d.span.start < element.span.end), None)
     comment = suppression.comment
     if len(unused) == len(suppression.codes):
@@ -165,7 +166,9 @@ def _unused(document: Document, suppression: Suppression, remaining: list[Diagno
         edit = TextEdit(Span(first.start, last.end), kept)
     message = (f"unused suppression: {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} not reported on "
                f"<{element.tag}> here; remove {'it' if len(unused) == 1 else 'them'}")
-    if inside is not None:
+    if disabled:
+        message += f" ({', '.join(disabled)} {'is' if len(disabled) == 1 else 'are'} not enabled for this file by the lint settings)"
+    elif inside is not None:
         child = document.element_at(inside.span.start)
         message += (f" ({inside.code} is reported inside <{child.tag if child else '?'}>: a suppression "
                     "covers its element, not the children; put it before that element)")
@@ -204,7 +207,7 @@ def visible(document: Document, diagnostics: list[Diagnostic], *, path: str | No
             else:
                 silencing.used.add(diagnostic.code)
         kept = remaining
-        problems += [_unused(document, s, remaining) for s in found if len(s.used) < len({code for code, _ in s.codes})]
+        problems += [_unused(document, s, remaining, shown) for s in found if len(s.used) < len({code for code, _ in s.codes})]
     if problems:
         kept = kept + [d for d in problems if shown is None or shown(d.code)]
     return kept

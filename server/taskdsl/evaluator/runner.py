@@ -36,7 +36,7 @@ class TemplateErrors(Exception):
         super().__init__(f"{path}: {len(diagnostics)} error(s)")
 
 
-def check_errors(text: str, path: str, library_paths: tuple[str, ...] = ()) -> list:
+def check_errors(text: str, path: str, library_paths: tuple[str, ...] = (), global_names: tuple[str, ...] = ()) -> list:
     """The errors the checker finds, with references resolved against the same folder the run
     uses as its library; without a checker, the document's scan errors."""
     try:
@@ -49,7 +49,10 @@ def check_errors(text: str, path: str, library_paths: tuple[str, ...] = ()) -> l
         library = Library.from_paths([os.path.dirname(os.path.abspath(path)), *library_paths, os.path.abspath(path)])
     except ImportError:
         library = None
-    return check_text(text, path=os.path.abspath(path), library=library).errors
+    from taskdsl.settings import Settings
+
+    settings = Settings(globals=tuple(global_names))  # the globals bound at run are visible names
+    return check_text(text, path=os.path.abspath(path), library=library, settings=settings).errors
 
 
 def library_files(path: str, library_paths: tuple[str, ...]) -> list[str]:
@@ -118,16 +121,19 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                    trace: str | None = None, on_event: Callable[[dict], Any] | None = None,
                    cancel: asyncio.Event | None = None, library_paths: tuple[str, ...] | None = None,
                    config: HandlerConfig | None = None, check: bool = True,
-                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None) -> TaskResult:
+                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None,
+                   globals: dict[str, str] | None = None) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
-    calls and kills scripts' process groups. `text` overrides the file's content on disk."""
+    calls and kills scripts' process groups. `text` overrides the file's content on disk.
+    `globals` (name → value: the project's globals with `--global` over them) are bound in the
+    global environment, visible everywhere a global is."""
     if text is None:  # an editor may pass its unsaved buffer instead
         with open(path, encoding="utf-8-sig") as f:
             text = f.read()
     library_paths = env_library_paths() if library_paths is None else tuple(library_paths)
     if check:
-        errors = check_errors(text, path, library_paths)
+        errors = check_errors(text, path, library_paths, tuple(globals or ()))
         if errors:
             raise TemplateErrors(path, errors)
     inputs = dict(inputs or {})
@@ -135,7 +141,7 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
     node, args = entry_node(root, compiler, library, task, inputs)
 
     # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
-    global_env = Env({"taskLibrary": library})
+    global_env = Env({**(globals or {}), "taskLibrary": library})
     run_env = Env(inputs, outer=global_env)  # --input values: visible to the entry task and its calls
     config = config or HandlerConfig(model=default_model())
     state = RunState(config=config, global_env=global_env, model_override=model,

@@ -782,7 +782,8 @@ class Runs:
         config = HandlerConfig(model=settings.default_model, timeout=settings.run_timeout)
         # the editor's buffer, saved or not; already checked above (off the event loop)
         kwargs = dict(task=task, inputs=inputs, model=model, trace=trace_path, on_event=on_event,
-                      library_paths=library_paths, config=config, check=False, text=text)
+                      library_paths=library_paths, config=config, check=False, text=text,
+                      globals=dict(settings.global_values))
         started = time.monotonic()
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
