@@ -154,7 +154,8 @@ def _unused(document: Document, suppression: Suppression, remaining: list[Diagno
     unused = [code for code, _ in suppression.codes if code not in suppression.used]
     element = suppression.element
     disabled = [code for code in unused if shown is not None and not shown(code)]
-    inside = next((d for d in remaining if d.code in unused and element.start <= d.span.start < element.span.end), None)
+    inside = min((d for d in remaining if d.code in unused and element.start <= d.span.start < element.span.end),
+                 key=lambda d: d.span.start, default=None)
     comment = suppression.comment
     if len(unused) == len(suppression.codes):
         title = "Remove the unused suppression"
