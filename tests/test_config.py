@@ -331,3 +331,11 @@ def test_pre_commit_hook_is_declared():
     assert "- id: taskdsl-check\n" in hooks
     assert "entry: taskdsl check\n" in hooks
     assert "files: '\\.task\\.xml$'\n" in hooks
+
+
+def test_run_uses_the_project_model_unless_given_one(tmp_path):
+    project(tmp_path, {"taskdsl.toml": 'model = "taskdsl/nope"\n', "a.task.xml": "<task>\n  <description>hi</description>\n</task>\n"})
+    code, _, err = taskdsl(tmp_path, "run", "a.task.xml", "-q")
+    assert code == 1 and "unknown offline model 'taskdsl/nope'" in err
+    code, out, _ = taskdsl(tmp_path, "run", "a.task.xml", "-q", "--model", "taskdsl/echo")
+    assert code == 0 and "hi" in out

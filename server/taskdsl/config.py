@@ -349,12 +349,14 @@ def settings_for(start: str | os.PathLike) -> tuple[Settings, Config]:
     return project_settings(config), config
 
 
-def project_globals(start: str | os.PathLike, pairs: list[str]) -> dict[str, str]:
-    """The globals a run binds: the project's `globals` with NAME=VALUE pairs (`--global`) over them."""
-    values = dict(settings_for(start)[0].global_values)
+def run_defaults(start: str | os.PathLike, pairs: list[str]) -> tuple[dict[str, str], str | None]:
+    """What `taskdsl run` takes from the project: the globals it binds (the project's `globals` with
+    NAME=VALUE pairs, `--global`, over them) and the default model (None: the environment's)."""
+    settings = settings_for(start)[0]
+    values = dict(settings.global_values)
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not _IDENTIFIER.match(name.strip()):
             raise ValueError(f"--global {pair!r}: expected NAME=VALUE with NAME a name (letters, digits, _)")
         values[name.strip()] = value
-    return values
+    return values, settings.model

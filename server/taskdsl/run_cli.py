@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-from taskdsl.config import project_globals
+from taskdsl.config import run_defaults
 
 
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
@@ -84,13 +84,14 @@ def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
 
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import TemplateErrors, run_file
     from taskdsl.library import bad_byte_offset
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
-        global_values = project_globals(args.file, args.globals)
+        global_values, project_model = run_defaults(args.file, args.globals)
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
@@ -102,7 +103,8 @@ def run_command(args) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress, globals=global_values)
+                              on_event=progress, globals=global_values,
+                              config=HandlerConfig(model=project_model or default_model()))
 
     try:
         result = asyncio.run(main())
