@@ -339,3 +339,13 @@ def test_run_uses_the_project_model_unless_given_one(tmp_path):
     assert code == 1 and "unknown offline model 'taskdsl/nope'" in err
     code, out, _ = taskdsl(tmp_path, "run", "a.task.xml", "-q", "--model", "taskdsl/echo")
     assert code == 0 and "hi" in out
+
+
+def test_deeply_nested_config_is_one_diagnostic_not_a_crash(tmp_path):
+    project(tmp_path, {"taskdsl.toml": "files = " + "[" * 5000 + "]" * 5000 + "\n", "a.task.xml": NO_CONTEXT})
+    code, out, err = taskdsl(tmp_path, "check", "a.task.xml")
+    assert out.splitlines()[0] == ("taskdsl.toml:1:1: error TD903 the TOML nests arrays or tables too deeply to read; "
+                                   "nothing in this file applies")
+    assert "Traceback" not in err and code == 1
+    nested = "a = " + "[" * 5000 + "]" * 5000
+    assert key_places(nested) == {}  # the scanner stops instead of recursing

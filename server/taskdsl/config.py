@@ -137,6 +137,10 @@ def parse_config(text: str, root: Path, path: Path) -> Config:
     except tomllib.TOMLDecodeError as error:
         config.problems.append(_syntax_problem(text, str(error)))
         return config
+    except RecursionError:  # tomllib recurses per nested array or table
+        config.problems.append(Diagnostic("TD903", Severity.ERROR, Span(0, 0),
+                                          "the TOML nests arrays or tables too deeply to read; nothing in this file applies"))
+        return config
     prefix: tuple[str, ...] = ()
     if path.name == "pyproject.toml":
         prefix = PYPROJECT_TABLE

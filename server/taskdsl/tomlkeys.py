@@ -18,6 +18,7 @@ from taskdsl.document import Span
 
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SPACE = " \t"
+MAX_NESTING = 64  # arrays and inline tables inside each other: deeper is not a config anyone writes
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class _Stop(Exception):
 
 class _Scanner:
     def __init__(self, text: str):
-        self.text, self.i = text, 0
+        self.text, self.i, self.depth = text, 0, 0
         self.places: dict[tuple[str, ...], KeyPlace] = {}
 
     def peek(self, ahead: int = 0) -> str:
@@ -106,6 +107,15 @@ class _Scanner:
     # -- values ----------------------------------------------------------------------------
 
     def value(self, path: tuple[str, ...]) -> None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise _Stop
+            self._value(path)
+        finally:
+            self.depth -= 1
+
+    def _value(self, path: tuple[str, ...]) -> None:
         c = self.peek()
         if self.text.startswith('"""', self.i) or self.text.startswith("'''", self.i):
             quote = self.text[self.i : self.i + 3]
