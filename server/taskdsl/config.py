@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from taskdsl.diagnostics import Diagnostic, Severity
-from taskdsl.document import Span
+from taskdsl.document import Document, Span
 from taskdsl.settings import Settings
 from taskdsl.tomlkeys import KeyPlace, key_places
 
@@ -158,9 +158,7 @@ def _syntax_problem(text: str, message: str) -> Diagnostic:
     found = re.search(r"\(at line (\d+), column (\d+)\)", message)
     offset = len(text)
     if found:
-        line, column = int(found.group(1)) - 1, int(found.group(2)) - 1
-        starts = [0] + [m.end() for m in re.finditer(r"\r\n|\n", text)]
-        offset = min(starts[min(line, len(starts) - 1)] + column, len(text))
+        offset = Document(text).offset(int(found.group(1)) - 1, int(found.group(2)) - 1)
     reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
     return Diagnostic("TD903", Severity.ERROR, Span(offset, min(offset + 1, len(text))),
                       f"not valid TOML: {reason}; nothing in this file applies until it is fixed")

@@ -12,6 +12,7 @@ import sys
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from test_navigation import actions_of, changes_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -75,6 +76,19 @@ async def test_server_reports_what_check_reports(client: LanguageClient, docs, w
         assert in_editor == [("TD402", 3, 38), ("TD801", 13, 4)]
     else:  # and TD4 ignored under drafts/
         assert in_editor == [("TD801", 10, 6), ("TD801", 13, 4)]
+    docs.close(uri)
+
+
+async def test_unused_suppression_has_a_quick_fix_removing_its_line(client: LanguageClient, docs):
+    uri = await docs.open("a.task.xml")
+    (unused,) = [d for d in await docs.diagnostics(uri) if d.code == "TD801"]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=unused.range,
+        context=types.CodeActionContext(diagnostics=[unused])))
+    fixes = [a for a in actions_of(actions) if a.kind == types.CodeActionKind.QuickFix]
+    assert [a.title for a in fixes] == ["Remove the unused suppression"]
+    whole_line = types.Range(types.Position(13, 0), types.Position(14, 0))
+    assert changes_of(client, fixes[0].edit) == {uri: [(whole_line, "")]}
     docs.close(uri)
 
 
