@@ -197,7 +197,7 @@ def test_suppression_silences_its_codes_on_its_element_only(tmp_path):
         "a.task.xml:10:5: warning TD904 unused suppression: TD402, TD303 are not reported on <task> here; remove them "
         "(TD402 is reported inside <description>: a suppression covers its element, not the children; "
         "put it before that element)",
-        "a.task.xml:12:20: warning TD402 {{d}} names nothing visible: nothing here declares it (visible: nothing)",
+        "a.task.xml:12:20: warning TD402 {{d}} names nothing visible: nothing here declares it (visible: last_output)",
         "a.task.xml:14:10: warning TD303 <accumulate_data> has no effect on this atomic task: only a sequential "
         "accumulates step outputs; remove it",
     ]
