@@ -27,13 +27,13 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
-from taskdsl import __version__
+from taskdsl import __version__, rule_pages
 from taskdsl.checker import CheckResult, check_document
 from taskdsl.diagnostics import Diagnostic, Severity
 from taskdsl.document import Document, Span, parse
 from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
-from taskdsl.library import read_text  # the one way a template is read from disk (same offsets as the index)
+from taskdsl.library import _stamp as file_stamp, read_text  # the one way a template is read from disk (same offsets as the index)
 from taskdsl.settings import Settings
 
 log = logging.getLogger("taskdsl.server")
@@ -169,7 +169,8 @@ class TaskdslServer(LanguageServer):
     # -- diagnostics ---------------------------------------------------------------------
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
-        return [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        rules_url = self.state.settings.rules_url
+        return [to_lsp_diagnostic(d, analysis, self.positions_for, rules_url) for d in self.check(analysis).diagnostics]
 
     def publish(self, uri: str, version: int | None) -> None:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""
@@ -301,7 +302,7 @@ def guarded(feature: str, empty: Any = None) -> Callable:
 # -- conversions -------------------------------------------------------------------------------
 
 
-def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types.Diagnostic:
+def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for, rules_url: str | None = None) -> types.Diagnostic:
     positions = analysis.positions
     related = []
     for item in d.related:
@@ -329,10 +330,17 @@ def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types
         message=d.message,
         severity=SEVERITIES.get(d.severity, types.DiagnosticSeverity.Error),
         code=d.code,
+        code_description=_code_description(d.code, rules_url),
         source="taskdsl",
         related_information=related or None,
         data=data,
     )
+
+
+def _code_description(code: str, rules_url: str | None) -> types.CodeDescription | None:
+    """The link to the code's rule page (``docs.rulesUrl``, else the pages installed with taskdsl)."""
+    href = rule_pages.href(code, rules_url)
+    return types.CodeDescription(href=href) if href else None
 
 
 def _range_json(r: types.Range) -> dict:
@@ -513,7 +521,7 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
 
 
 @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
-                types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=False))
+                types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=True))
 @guarded("diagnostics", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
 def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
     analysis = ls.analysis(params.text_document.uri)
@@ -522,6 +530,37 @@ def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParam
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis), result_id=result_id)
+
+
+@server.feature(types.WORKSPACE_DIAGNOSTIC)
+@guarded("workspaceDiagnostics", lambda: types.WorkspaceDiagnosticReport(items=[]))
+async def workspace_diagnostic(ls: TaskdslServer, params: types.WorkspaceDiagnosticParams):
+    """The workspace's files that are not open (open ones are pulled one by one), each checked
+    against the library; a file whose text and library are unchanged since the client's last
+    report is answered unchanged without checking it again."""
+    library = ls.state.library
+    previous = {item.uri: item.value for item in params.previous_result_ids or []}
+    items: list = []
+    for path in sorted(getattr(library, "workspace_files", ())):
+        uri = path_to_uri(path)
+        if ls.is_open(uri):
+            continue
+        stamp = file_stamp(path)
+        if stamp is None:
+            continue
+        result_id = f"{ls.state.generation}:{stamp[0]}:{stamp[1]}"
+        if previous.get(uri) == result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, version=None, result_id=result_id))
+            continue
+        text = read_text(path)
+        if text is None:
+            continue
+        document = parse(text)
+        analysis = Analysis(uri, None, document, Positions(document, ls.codec()), path)
+        items.append(types.WorkspaceFullDocumentDiagnosticReport(
+            uri=uri, version=None, items=ls.lsp_diagnostics(analysis), result_id=result_id))
+        await asyncio.sleep(0)  # let edits and requests in between files
+    return types.WorkspaceDiagnosticReport(items=items)
 
 
 # -- features ----------------------------------------------------------------------------------
@@ -629,7 +668,7 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
                                 result.diagnostics, params.context, client=ls.state.client,
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
-                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
+                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for, ls.state.settings.rules_url))
 
 
 @server.command(actions.EXTRACT_COMMAND)

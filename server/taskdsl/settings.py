@@ -17,6 +17,7 @@ class Settings:
     run_timeout: float = 600.0
     trace_dir: str | None = None
     debounce_ms: int = 200
+    rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property
     def default_model(self) -> str:
@@ -46,6 +47,7 @@ _KEYS = [
     ("run.timeout", "run_timeout", "number"),
     ("trace.dir", "trace_dir", "string"),
     ("debounce", "debounce_ms", "int"),
+    ("docs.rulesUrl", "rules_url", "string"),
 ]
 
 
