@@ -112,3 +112,41 @@ def test_models_default_and_workspace_first_then_popular(tmp_path):
     assert "claude-sonnet-4-5" in popular and "claude-sonnet-4-5-20250929" not in popular
     # the built-in default model leads when nothing is configured
     assert labels("<task><model>|</model></task>", None, Settings())[0] == "taskdsl/echo"
+
+
+# -- hover ----------------------------------------------------------------------------------------
+
+from taskdsl.features import hover  # noqa: E402
+
+
+def hover_text(marked: str, library=None, markdown=False):
+    offset = marked.index("|")
+    text = marked[:offset] + marked[offset + 1:]
+    found = hover.describe_at(parse(text), offset, markdown, library)
+    return found[0] if found else None
+
+
+def test_hover_on_a_ref_lists_the_targets_params_required_and_defaults(library):
+    text = hover_text('<task ref="summ|arize"/>', library)
+    assert text.splitlines()[:4] == ["summarize", "", "task · atomic", ""]
+    assert "  text: required\n  tone: default neutral" in text
+    markdown = hover_text('<task ref="summ|arize"/>', library, markdown=True)
+    assert "- `text`: required\n- `tone`: default `neutral`" in markdown
+    assert "- `data`: required\n- `config`: required\n- `style`: required" in \
+        hover_text('<call template="ana|lyze"/>', library, markdown=True)
+
+
+def test_hover_on_an_input_name_of_a_ref_shows_the_param_it_binds(library):
+    text = hover_text('<task ref="summarize"><inputs><input name="to|ne">x</input></inputs></task>', library)
+    assert text == "tone\n\nBinds the param of summarize\n\n  tone: default neutral"
+    text = hover_text('<task ref="summarize"><inputs><input name="col|our">x</input></inputs></task>', library)
+    assert text == "colour\n\nsummarize has no param colour."
+    assert hover_text('<call template="analyze"><arg name="da|ta">x</arg></call>', library) == \
+        "data\n\nBinds the param of analyze\n\n  data: required"
+
+
+def test_hover_on_a_variable_shows_its_literal_default():
+    text = '<task>\n  <inputs><input name="tone">neutral</input><input name="doc" from="x"/></inputs>\n' \
+           '  <description>{{to|ne}} {{doc}}</description>\n</task>'
+    assert hover_text(text) == "tone\n\nan input of an enclosing task\n\nDefault: neutral"
+    assert "Default" not in hover_text(text.replace("{{to|ne}} {{doc}}", "{{tone}} {{d|oc}}"))

@@ -123,7 +123,10 @@ async def test_hover_element_attribute_value_and_task_context(client: LanguageCl
     assert "Runs its `steps` in order" in on_value.contents.value
 
     on_ref = await hover_at(text.index("summarize") + 1)
-    assert "params: `text`, `style`" in on_ref.contents.value or "params: text, style" in on_ref.contents.value
+    if markdown(client):
+        assert "- `text`: required\n- `style`: required" in on_ref.contents.value
+    else:
+        assert "  text: required\n  style: required" in on_ref.contents.value
     assert "Summarize {{text}} in the given style" in on_ref.contents.value
     assert "lib.task.xml:1" in on_ref.contents.value
 

@@ -296,7 +296,7 @@ def _attribute_values(doc, element, attr, offset, positions, client, library, se
     if element.tag == "input" and attr.name == "from":
         return _variables(element, span, positions, client, None, settings, calls=False)
     if attr.name == "name" and element.tag in ("arg", "input"):
-        reference = _binding_reference(doc, element, path)
+        reference = binding_reference(doc, element, path)
         if reference is not None:
             return _unbound_params(library, reference, attr, span, positions, client)
     if element.tag == "case" and attr.name == "test":
@@ -315,18 +315,25 @@ def _attribute_values(doc, element, attr, offset, positions, client, library, se
 # -- arguments ------------------------------------------------------------------------------------
 
 
-def _binding_reference(doc: Document, element: Element, path: str | None):
+def _binding_owner(element: Element) -> Element | None:
+    parent = element.parent
+    if element.tag == "arg" and parent is not None and parent.tag == "call":
+        return parent
+    owner = parent.parent if parent is not None and parent.tag == "inputs" else None
+    if element.tag == "input" and owner is not None and owner.tag == "task" and owner.get("ref") is not None:
+        return owner
+    return None
+
+
+def binding_reference(doc: Document, element: Element, path: str | None):
     """The library's reading of the call (for an ``<arg>``) or ref task (for an ``<input>``) whose
     params the element binds, or None."""
     from taskdsl.library import _call_reference, _ref_reference
 
-    parent = element.parent
-    if element.tag == "arg" and parent is not None and parent.tag == "call":
-        return _call_reference(doc, parent, path, None)
-    owner = parent.parent if parent is not None and parent.tag == "inputs" else None
-    if element.tag == "input" and owner is not None and owner.tag == "task" and owner.get("ref") is not None:
-        return _ref_reference(doc, owner, path, None)
-    return None
+    owner = _binding_owner(element)
+    if owner is None:
+        return None
+    return (_call_reference if owner.tag == "call" else _ref_reference)(doc, owner, path, None)
 
 
 def _unbound_params(library, reference, editing, span, positions, client) -> list[types.CompletionItem]:
