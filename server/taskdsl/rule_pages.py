@@ -10,13 +10,13 @@ match the installed version and work offline). Regenerate the pages with
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import sys
 from pathlib import Path
 
+from taskdsl.resources import SOURCE_ROOT, installed
 from taskdsl.rules import RULES
 
-SOURCE_PAGES = Path(__file__).resolve().parents[2] / "docs" / "rules"
+SOURCE_PAGES = SOURCE_ROOT / "docs" / "rules"
 
 
 def page(code: str) -> str:
@@ -42,13 +42,7 @@ def pages() -> dict[str, str]:
 
 def installed_pages() -> Path:
     """The pages' folder: inside the wheel, else the source tree's ``docs/rules``."""
-    try:
-        packaged = importlib.resources.files("taskdsl") / "docs" / "rules"
-        if packaged.is_dir():
-            return Path(str(packaged))
-    except (ModuleNotFoundError, NotADirectoryError):  # pragma: no cover - odd installs
-        pass
-    return SOURCE_PAGES
+    return installed("docs/rules", "docs/rules")
 
 
 @functools.cache
