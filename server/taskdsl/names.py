@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 
@@ -24,3 +25,17 @@ def file_stem(path: str | None) -> str | None:
 def split_params(value: str | None) -> list[str]:
     """`params="a, b"`, `params="a b"` → ['a', 'b']: whitespace and/or commas separate entries."""
     return PARAM_RE.findall(value or "")
+
+
+def nearest(word: str, candidates) -> tuple[str | None, bool]:
+    """(the nearest candidate to a misspelt word, whether it is the only close one): the schema's
+    did-you-mean and the name its quick fix writes. A fix is safe only when a typo has one close match."""
+    # 0.75 keeps real typos (descripton, stpes, comand) and drops look-alikes (code → model)
+    candidates = list(candidates)
+    close = difflib.get_close_matches(word, candidates, n=2, cutoff=0.75)
+    sure = len(close) == 1
+    if not close and len(word) >= 4:  # a name typed half-way: fresh → fresh_context
+        close = [c for c in candidates if c.startswith(word)][:1]
+    if not close or close[0] == word:
+        return None, False
+    return close[0], sure

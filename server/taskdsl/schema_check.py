@@ -21,7 +21,6 @@ when libxml2 found something: a valid template costs one libxml2 validation.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from lxml import etree
 from taskdsl import schema
 from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from taskdsl.document import Document, Element, Span
+from taskdsl.names import nearest as nearest_name
 
 log = logging.getLogger(__name__)
 
@@ -331,7 +331,7 @@ def _not_allowed(context: _Context, parent: Element, child: Element, allowed: di
 def _rename_fixes(doc: Document, element: Element, allowed: list[str]) -> list[Fix]:
     """Rename a misspelt element, start and end tag together, to the nearest element still allowed
     in its parent: safe when that is the only close match."""
-    nearest, sure = _nearest(element.tag, allowed)
+    nearest, sure = nearest_name(element.tag, allowed)
     if nearest is None:
         return []
     edits = [TextEdit(element.name_span, nearest)]
@@ -445,7 +445,7 @@ def _invalid_value(context: _Context, element: Element, attribute_name: str | No
         hint = _did_you_mean(value or "", values, "'", "'")
         expected = " or ".join(values) if len(values) == 2 else "one of " + ", ".join(values)
         text = f"{shown} is not valid for {subject}{hint}; expected {expected}"
-        nearest, sure = _nearest(value or "", values)
+        nearest, sure = nearest_name(value or "", values)
         if nearest is not None and span != element.name_span:  # the value itself is underlined
             fixes.append(Fix(f"Replace '{value}' with '{nearest}'", (TextEdit(span, nearest),), safe=sure))
     elif type_name in VALUE_IN_WORDS:
@@ -458,22 +458,8 @@ def _invalid_value(context: _Context, element: Element, attribute_name: str | No
 # --------------------------------------------------------------------------- helpers
 
 
-def _nearest(word: str, candidates) -> tuple[str | None, bool]:
-    """(the nearest candidate, whether it is the only close one): the did-you-mean of the messages
-    and the name their quick fixes write. A fix is safe only when the typo has one close match."""
-    # 0.75 keeps real typos (descripton, stpes, comand) and drops look-alikes (code → model)
-    candidates = list(candidates)
-    close = difflib.get_close_matches(word, candidates, n=2, cutoff=0.75)
-    sure = len(close) == 1
-    if not close and len(word) >= 4:  # a name typed half-way: fresh → fresh_context
-        close = [c for c in candidates if c.startswith(word)][:1]
-    if not close or close[0] == word:
-        return None, False
-    return close[0], sure
-
-
 def _did_you_mean(word: str, candidates, left: str, right: str) -> str:
-    nearest, _ = _nearest(word, candidates)
+    nearest, _ = nearest_name(word, candidates)
     return f" (did you mean {left}{nearest}{right}?)" if nearest else ""
 
 
