@@ -223,3 +223,12 @@ def test_fix_all_in_the_editor_stays_safe_only():
     [edit] = action.edit.changes["file:///w/t.task.xml"]
     start, end = positions.offset(edit.range.start), positions.offset(edit.range.end)
     assert text[:start] + edit.new_text + text[end:] == text.replace("atomc", "atomic")  # the model stays
+
+
+def test_a_typo_close_to_two_words_is_a_guess():
+    from taskdsl.names import nearest
+
+    assert nearest("sequental", ["atomic", "sequential", "reduce", "script"]) == ("sequential", True)
+    assert nearest("inputx", ["inputs", "input"]) == ("inputs", False)  # both close: not safe
+    assert nearest("fresh", ["fresh_context", "inherit_context"]) == ("fresh_context", False)  # typed half-way
+    assert nearest("zzz", ["atomic"]) == (None, False)

@@ -42,7 +42,8 @@ def _parse(attr):
           "that parses but uses what the language lacks is TD702.",
       bad='<case test="output.valid = = true">',
       good='<case test="output.valid == true">',
-      fix="Correct the expression at the reported position.",
+      fix="Correct the expression at the reported position. Quick fix (safe) where the rewrite is obvious: a "
+          "lone `=` → `==`, `===` → `==`, `= =` → `==`.",
       tags=("case",))
 def syntax_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
@@ -58,7 +59,10 @@ def syntax_rule(ctx: RuleContext):
       why="Tests are evaluated by a small safe evaluator, never by Python's eval: nothing else can run.",
       bad='<case test="__import__(\'os\').system(\'rm -rf /\')">',
       good='<case test="len(output.errors) == 0">',
-      fix="Rewrite the test over `output` with the language's operators.",
+      fix="Rewrite the test over `output` with the language's operators. Quick fix where the rewrite is "
+          "obvious: `&&` → `and`, `||` → `or`, `True`/`False`/`None` → `true`/`false`/`null`, `is` → `==` "
+          "(safe); `!` → `not` (unsafe: `not` binds looser than a comparison). None for a single `&` or `|`, "
+          "nor for `is not`.",
       tags=("case",))
 def forbidden_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):

@@ -107,7 +107,8 @@ def unknown_from_rule(ctx: RuleContext):
       why="The evaluator cannot substitute it; it would fail at run time.",
       bad='<description>Hello {{ user name }}</description>',
       good='<description>Hello {{user_name}}</description>',
-      fix="Write a variable or a call, or close the braces.",
+      fix="Write a variable or a call, or close the braces. Quick fix (safe): `{{name}` one brace short becomes "
+          "`{{name}}` when what it holds is a variable or a call.",
       tags=TEXT_TAGS)
 def malformed_placeholder_rule(ctx: RuleContext):
     for _element, placeholder, span in _text_placeholders(ctx):
