@@ -229,6 +229,6 @@ def test_a_typo_close_to_two_words_is_a_guess():
     from taskdsl.names import nearest
 
     assert nearest("sequental", ["atomic", "sequential", "reduce", "script"]) == ("sequential", True)
-    assert nearest("inputx", ["inputs", "input"]) == ("inputs", False)  # both close: not safe
+    assert nearest("inputx", ["inputs", "input"]) == ("input", False)  # both close: not safe
     assert nearest("fresh", ["fresh_context", "inherit_context"]) == ("fresh_context", False)  # typed half-way
     assert nearest("zzz", ["atomic"]) == (None, False)
