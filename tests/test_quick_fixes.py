@@ -206,25 +206,6 @@ def test_a_name_typed_half_way_is_a_guess_not_a_safe_fix():
     assert fix_text(text, unsafe=True).text == text.replace("fresh>", "fresh_context>")
 
 
-def test_fix_all_in_the_editor_stays_safe_only():
-    from lsprotocol import types
-
-    from taskdsl.document import parse
-    from taskdsl.features.actions import FIX_ALL_KIND, code_actions
-    from taskdsl.features.util import Positions
-
-    text = '<task type="atomc">\n  <description>d</description>\n  <model>gpt-4o-mni</model>\n</task>\n'
-    doc = parse(text)
-    positions = Positions(doc)
-    everywhere = types.Range(types.Position(0, 0), types.Position(0, 0))
-    found = code_actions(doc, positions, "file:///w/t.task.xml", everywhere, [],
-                         types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]))
-    [action] = [a for a in found if a.kind == FIX_ALL_KIND]
-    [edit] = action.edit.changes["file:///w/t.task.xml"]
-    start, end = positions.offset(edit.range.start), positions.offset(edit.range.end)
-    assert text[:start] + edit.new_text + text[end:] == text.replace("atomc", "atomic")  # the model stays
-
-
 def test_a_typo_close_to_two_words_is_a_guess():
     from taskdsl.names import nearest
 
