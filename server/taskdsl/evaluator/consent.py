@@ -195,7 +195,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append(f"  run {noun} in {view.folder}:")
         shown = []
         for command in view.commands:
-            shown.append(f"    $ {command.text}")
+            shown.append("    $ " + "\n      ".join(command.text.strip().splitlines()))
             shown += [f"        {variable} = the value of {placeholder}" for variable, placeholder in command.values]
         lines += _capped(shown)
     if view.models:
