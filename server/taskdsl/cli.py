@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -52,7 +54,8 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
                                 description="Check templates: well-formedness, the grammar and the rules. "
                                             "Folders are searched for *.task.xml; files named explicitly are checked whatever their name.")
     check.add_argument("paths", nargs="+", metavar="PATH", help="template files or folders")
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format (default text)")
+    check.add_argument("--format", choices=FORMATS, default="text",
+                       help="output format (default text; github: GitHub Actions annotations; junit: JUnit XML)")
     check.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what remains")
     check.set_defaults(func=check_command)
 
@@ -172,10 +175,8 @@ def read_source(path: str):
 
 
 def check_command(args) -> int:
-    from taskdsl.workspace import project_settings
-
     report = Report()
-    settings = project_settings()
+    settings = project_settings(args.paths, report)
     targets = collect_files(args.paths, settings, report)
     library = build_library(targets, settings)
     for path in targets.files:
@@ -193,6 +194,23 @@ def check_command(args) -> int:
     if report.usage_errors:
         return 2
     return 1 if any(d.is_error for _, _, ds in report.results for d in ds) else 0
+
+
+def project_settings(paths: list[str], report: Report):
+    """The settings of the checked project (its taskdsl.toml or [tool.taskdsl]: the project of the
+    first path given); the config file's own problems are reported with the templates'."""
+    from taskdsl.config import settings_for
+    from taskdsl.document import Document
+    from taskdsl.workspace import Source
+
+    first = next((path for path in paths if os.path.exists(path)), os.curdir)
+    settings, config = settings_for(first)
+    if config.path is not None and config.problems:
+        shown = os.path.relpath(config.path) if not os.path.relpath(config.path).startswith("..") else str(config.path)
+        document = Document(config.text)  # positions only: the config file is TOML
+        report.results.append((Source(shown, config.text), document, sorted(config.problems, key=lambda d: d.span.start)))
+        report.files_checked += 1
+    return settings
 
 
 def build_library(targets: Targets, settings):
@@ -258,6 +276,10 @@ def write_report(report: Report, fmt: str, out, err) -> None:
     elif fmt == "sarif":
         json.dump(sarif_report(report), out, indent=2, ensure_ascii=False)
         out.write("\n")
+    elif fmt == "github":
+        out.writelines(line + "\n" for line in github_report(report))
+    elif fmt == "junit":
+        out.write(junit_report(report))
     else:
         for source, document, diagnostics in report.results:
             for diagnostic in diagnostics:
@@ -376,6 +398,62 @@ def sarif_report(report: Report) -> dict:
             "results": results,
         }],
     }
+
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice", "hint": "notice"}
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    """As @actions/core escapes workflow commands: % CR LF always, ':' and ',' in property values."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
+
+
+def github_report(report: Report) -> list[str]:
+    """GitHub Actions workflow commands: one annotation per diagnostic, shown on the pull request's diff."""
+    lines = []
+    for source, document, diagnostics in report.results:
+        for diagnostic in diagnostics:
+            r = _range(document, diagnostic.span)
+            properties = {"file": source.path, "line": r["line"], "col": r["column"], "endLine": r["endLine"],
+                          "endColumn": r["endColumn"], "title": diagnostic.code}
+            listed = ",".join(f"{key}={_github_escape(str(value), True)}" for key, value in properties.items())
+            lines.append(f"::{_GITHUB_LEVEL[diagnostic.severity.value]} {listed}::{_github_escape(diagnostic.message)}")
+    return lines
+
+
+_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def junit_report(report: Report) -> str:
+    """JUnit XML (the Jenkins junit-10 shape): a test suite per checked file, a failing test case per
+    diagnostic (its type the severity), one passing test case for a file without any."""
+    import xml.etree.ElementTree as ET
+
+    def clean(text: str) -> str:  # characters XML 1.0 cannot hold (a message may quote a file's bytes)
+        return _XML_INVALID.sub("\ufffd", text)
+
+    suites = ET.Element("testsuites", name="taskdsl check")
+    total = failed = 0
+    for source, document, diagnostics in report.results:
+        suite = ET.SubElement(suites, "testsuite", name=clean(source.path), tests=str(max(len(diagnostics), 1)),
+                              failures=str(len(diagnostics)), errors="0", skipped="0", time="0")
+        if not diagnostics:
+            ET.SubElement(suite, "testcase", name="taskdsl check", classname=clean(source.path), time="0")
+        for diagnostic in diagnostics:
+            line, col = document.position(diagnostic.span.start)
+            case = ET.SubElement(suite, "testcase", name=f"{diagnostic.code} {line + 1}:{col + 1}",
+                                 classname=clean(source.path), time="0")
+            failure = ET.SubElement(case, "failure", message=clean(diagnostic.message), type=diagnostic.severity.value)
+            failure.text = clean(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} "
+                                 f"{diagnostic.code} {diagnostic.message}")
+        total += max(len(diagnostics), 1)
+        failed += len(diagnostics)
+    suites.set("tests", str(total))
+    suites.set("failures", str(failed))
+    suites.set("errors", "0")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
 def _sarif_related(source, document, number: int, related) -> dict:

@@ -13,6 +13,10 @@ import signal
 import sys
 import time
 
+from taskdsl.config import run_defaults
+
+DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
+
 
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("run", help="run a template (offline with --model taskdsl/echo)",
@@ -22,6 +26,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="bind an input or param (repeatable)")
     p.add_argument("--inputs", metavar="FILE.json", help="a JSON object of inputs (--input wins over it)")
+    p.add_argument("--global", dest="globals", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a global (repeatable; over the project's [globals] in taskdsl.toml)")
     p.add_argument("--model", help="the model for every atomic task (overrides <model> and TASKDSL_MODEL)")
     p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
     p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
@@ -32,7 +38,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
                    help="let file_paths read this folder (or file) outside the project (repeatable)")
     p.add_argument("--max-cost", type=_non_negative, metavar="USD",
                    help="stop when model calls would cost more (estimated before the run, enforced during it)")
-    p.add_argument("--timeout", type=_non_negative, default=3600.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
     p.set_defaults(func=run_command)
     return p
@@ -111,29 +117,35 @@ def _preload_models(model: str | None, quiet: bool) -> None:
 
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
-    from taskdsl.evaluator.runner import run_file
+    from taskdsl.evaluator.runner import prepare_file, run_file
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
+        global_values, project, config = run_defaults(args.file, args.globals)
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
     progress = Progress(quiet=args.quiet)
     if not args.plan:
-        _preload_models(args.model, args.quiet)
+        _preload_models(args.model or project.model, args.quiet)
 
     async def main():
         if args.plan:
-            return print_plan(args.file, args.task, inputs, args.model)
+            return print_plan(prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
+                                           global_values=global_values), project.model or default_model(), args.model)
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress, allow_read=tuple(args.allow_read), max_cost=args.max_cost,
-                              timeout=args.timeout or None)
+                              on_event=progress, allow_read=tuple(args.allow_read), globals=global_values, settings=project,
+                              config=HandlerConfig(model=project.model or default_model()),
+                              max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
+                              timeout=(args.timeout if args.timeout is not None
+                                       else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
 
     try:
         result = asyncio.run(main())
@@ -174,14 +186,11 @@ def run_command(args) -> int:
     return 0
 
 
-def print_plan(path: str, task: str | None, inputs: dict, model: str | None) -> None:
+def print_plan(prepared, default_model: str, model: str | None) -> None:
     "--plan: the plan the editor's run question shows, printed; nothing runs."
     from taskdsl.evaluator import consent
-    from taskdsl.evaluator.handler import default_model
-    from taskdsl.evaluator.runner import prepare_file
 
-    view = consent.plan_view(prepare_file(path, task, inputs), default_model(), model)
-    print(masked(consent.render_plan(view)))
+    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model))))
 
 
 def masked(text: str) -> str:

@@ -8,8 +8,8 @@ masked) and the template files compiled for it. `render_plan` is the one text of
 editor's question and `taskdsl run --plan` print the same thing.
 
 The digest is a sha256 over a canonical JSON of the plan: the entry and its task, the text of
-every template file compiled for the run, the commands, the models, the files and the inputs
-(unmasked). A consent is valid for one digest: the editor prepares the run again after the
+every template file compiled for the run, the commands, the models, the files, the inputs and
+globals (unmasked) and the folders it may read outside the project. A consent is valid for one digest: the editor prepares the run again after the
 answer and runs it only when the digest is the same (see features/run.py).
 
 A run needs the question when it executes a shell command, calls a model that may cost money
@@ -140,7 +140,8 @@ def plan_digest(prepared: Any, view: PlanView) -> str:
         "commands": [[c.text, list(map(list, c.values))] for c in view.commands],
         "models": [name for name, _ in view.models],
         "files": {"paths": list(view.files.paths), "unknown": list(view.files.unknown)},
-        "inputs": prepared.inputs, "args": prepared.args,
+        "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
+        "allow_read": list(prepared.allow_read),
     }
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

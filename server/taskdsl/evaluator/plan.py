@@ -266,7 +266,8 @@ class Prepared:
     commands: list[str] = field(default_factory=list)  # shell commands it may run ({{…}} unrendered)
     calls_models: bool = False  # an atomic task may call a model
     files: list[str] = field(default_factory=list)  # the template files compiled for it
-    globals: dict[str, Any] = field(default_factory=dict)  # the inputs that are globals: seen everywhere
+    globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
+    allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.confine)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
 
 
@@ -321,8 +322,8 @@ class ProjectTaskLibrary(TaskLibrary):
         return semantics.unknown_target_message(name, self.index.names() + self.index.keys(), exclude=exclude)
 
 
-def compile_reachable(index, path: str, document: Document, read: Callable[[str], str | None] = disk_reader
-                      ) -> tuple[TaskLibrary, Compiler, list[str]]:
+def compile_reachable(index, path: str, document: Document, read: Callable[[str], str | None] = disk_reader,
+                      settings=None) -> tuple[TaskLibrary, Compiler, list[str]]:
     """The runtime library of a run: the entry file's definitions, then the definition each
     reference resolves to in the index (by name, then by unique type:subtype key), file by file,
     following the references of every file compiled. A name the index cannot resolve stays out
@@ -330,7 +331,7 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
     from taskdsl.library import index_document
 
     library = ProjectTaskLibrary(index)
-    compiler = Compiler(path)
+    compiler = Compiler(path, settings)  # the settings say which names are globals
     for definition in compiler.definitions(document.root):
         library.register_task(definition)
     compiled = [os.path.abspath(path)]
@@ -347,7 +348,7 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
         if root is None:
             continue
         compiled.append(target.path)
-        for definition in Compiler(target.path).definitions(root):
+        for definition in Compiler(target.path, settings).definitions(root):
             if definition.name not in library.by_name:
                 library.register_task(definition)
         file_index = index.file_index(target.path)
@@ -408,13 +409,14 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
         sources[other] = found = read(other)
         return found
 
-    library, compiler, files = compile_reachable(index, path, document, read_and_keep)
+    library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
     node, args = entry_node(document.root, compiler, library, task, plan.values)
     compiler.prepare(document.root, library)
     commands, calls_models = reach(node, library)
     global_names = tuple(getattr(settings, "globals", ()) or ())
+    global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
+    global_values.update((name, plan.values[name]) for name in global_names if name in plan.values)
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
-                    calls_models=calls_models, files=files,
-                    globals={name: plan.values[name] for name in global_names if name in plan.values},
-                    sources=sources)
+                    calls_models=calls_models, files=files, globals=global_values,
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources)

@@ -425,8 +425,7 @@ class Runs:
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
             result = await asyncio.wait_for(runner.execute(prepared, model=model, trace=trace_path, on_event=on_event,
-                                                           config=config, allow_read=settings.run_allow_read),
-                                            settings.run_timeout)
+                                                           config=config), settings.run_timeout)
             content, parsed = result.content, result.parsed_content
             status = STATUS_FAILED if result.status == STATUS_FAILED else STATUS_COMPLETE
         except asyncio.TimeoutError:
