@@ -145,12 +145,8 @@ def test_the_digest_pins_the_entry_the_files_it_reaches_the_inputs_and_the_model
     entry = write(project, "main.task.xml", """\
         <call template="mark"><arg>a</arg></call>
         """)
-    from taskdsl.evaluator.runner import project_index
-    from taskdsl.workspace import project_settings
-
     def digest(inputs=None, model=None, text=None):
-        index = project_index(entry, project_settings(None))
-        return consent.plan_view(prepare(index, entry, None, inputs, text=text), "taskdsl/echo", model).digest
+        return consent.plan_view(prepare_file(entry, None, inputs, text=text), "taskdsl/echo", model).digest
 
     first = digest()
     assert digest() == first  # the same plan, the same digest

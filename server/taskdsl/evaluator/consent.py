@@ -9,8 +9,9 @@ editor's question and `taskdsl run --plan` print the same thing.
 
 The digest is a sha256 over a canonical JSON of the plan: the entry and its task, the text of
 every template file compiled for the run, the commands, the models, the files, the inputs and
-globals (unmasked) and the folders it may read outside the project. A consent is valid for one digest: the editor prepares the run again after the
-answer and runs it only when the digest is the same (see features/run.py).
+globals (unmasked) and the folders it may read outside the project. A consent is valid for one
+digest: the editor prepares the run again after the answer and runs it only when the digest is
+the same (see features/run.py).
 
 A run needs the question when it executes a shell command, calls a model that may cost money
 (one litellm does not price counts: it may), or reads files outside the entry template's folder
