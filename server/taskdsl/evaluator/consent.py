@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskdsl import cost, shell
+from taskdsl.confine import within
 from taskdsl.models import prices
 from taskdsl.redaction import SECRET_NAME, Redactor, secret_values
 
@@ -155,7 +156,7 @@ def costs_money(model: str) -> bool:
 
 
 def outside(path: str, folder: str) -> bool:
-    return os.path.commonpath([path, folder]) != folder
+    return not within(path, folder)
 
 
 def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
