@@ -213,3 +213,22 @@ def test_a_typo_close_to_two_words_is_a_guess():
     assert nearest("inputx", ["inputs", "input"]) == ("input", False)  # both close: not safe
     assert nearest("fresh", ["fresh_context", "inherit_context"]) == ("fresh_context", False)  # typed half-way
     assert nearest("zzz", ["atomic"]) == (None, False)
+
+
+def test_a_close_but_different_word_is_not_a_safe_rename():
+    # <output_slot> (an old draft's element) is near <output_format> for difflib, but no typo of it:
+    # renaming it would turn text into an element that must be empty, so --fix leaves it
+    text = '<task>\n  <description>d</description>\n  <output_slot>summary</output_slot>\n</task>\n'
+    diagnostic = only_diagnostic(text)
+    assert [(f.title, f.safe) for f in diagnostic.fixes] == [("Rename <output_slot> to <output_format>", False)]
+    assert fix_text(text).text == text
+
+
+@pytest.mark.parametrize("a, b, distance", [
+    ("ture", "true", 1), ("descripton", "description", 1), ("ful", "full", 1), ("dta", "data", 1),
+    ("output_slot", "output_format", 5), ("", "abc", 3), ("abc", "abc", 0),
+])
+def test_typo_distance(a, b, distance):
+    from taskdsl.names import typo_distance
+
+    assert typo_distance(a, b) == distance == typo_distance(b, a)

@@ -40,7 +40,7 @@ document_code(
     good='<task>\n  <description>Summarize the file</description>\n</task>',
     fix="Rename it to an element allowed there (the message lists them, with the nearest match), or move it. "
         "Quick fix: rename the start and end tag to the nearest allowed element (a safe fix when it is the only "
-        "close match; a name typed half-way, `<fresh>` → `<fresh_context>`, is an unsafe fix).",
+        "close match and a typo of one or two keys; otherwise, e.g. `<fresh>` → `<fresh_context>`, an unsafe fix).",
 )
 
 document_code(
@@ -81,8 +81,8 @@ document_code(
     bad='<task type="atomc">\n  <manual_xml>yes</manual_xml>\n</task>',
     good='<task type="atomic">\n  <manual_xml>true</manual_xml>\n</task>',
     fix="Use one of the values the message lists (it suggests the nearest), or a value of the described form. "
-        "Quick fix: replace the value with the nearest allowed one (a safe fix when it is the only close match, "
-        "e.g. `sequental` → `sequential`, `ture` → `true`; otherwise unsafe).",
+        "Quick fix: replace the value with the nearest allowed one (a safe fix when it is the only close match "
+        "and a typo of one or two keys, e.g. `sequental` → `sequential`, `ture` → `true`; otherwise unsafe).",
 )
 
 document_code(

@@ -195,7 +195,7 @@ def _related(view: _View, other: Definition) -> Related:
       good='<call template="analyze"><arg>weather</arg><arg>standard_config</arg></call>',
       fix="Pass one argument per parameter (or bind it by name), and use the target's parameter names. "
           "Quick fixes: rename an unknown argument to the nearest unbound parameter (safe when it is the only "
-          "close one); add an empty `<arg name=\"p\"></arg>` (call) or `<input name=\"p\"/>` (ref) for each "
+          "close one and a typo of one or two keys); add an empty `<arg name=\"p\"></arg>` (call) or `<input name=\"p\"/>` (ref) for each "
           "unbound parameter (unsafe: the value is yours to write).")
 def argument_mismatch(ctx: RuleContext):
     view = _view(ctx)
