@@ -95,14 +95,16 @@ def failures_of(page: Path, project: Path) -> list[str]:
     """Check (and run) every template of a page in the folder `project`; what differs from the page."""
     (project / "taskdsl.toml").write_text("", encoding="utf-8")
     tmp_path = project
-    last_run: tuple[Block, str] | None = None
+    last_run: tuple[Block, str | None] | None = None
     failures: list[str] = []
     for block in blocks_of(page):
         where = f"{block.page}:{block.line}"
         if block.lang == "text" and "output" in block.markers:
             assert last_run is not None, f"{where}: an output block with no run block before it"
             ran, stdout = last_run
-            if stdout.rstrip("\n") != block.text.rstrip("\n"):
+            if stdout is None:
+                failures.append(f"{where}: the block of line {ran.line} did not run")
+            elif stdout.rstrip("\n") != block.text.rstrip("\n"):
                 failures.append(f"{where}: the run of line {ran.line} printed\n{stdout}\nthe guide shows\n{block.text}")
             last_run = None
             continue
@@ -111,6 +113,7 @@ def failures_of(page: Path, project: Path) -> list[str]:
         name = block.markers.get("file") or "example.task.xml"
         assert re.fullmatch(r"[\w.-]+\.task\.xml", name), f"{where}: file: takes a name like greet.task.xml"
         (tmp_path / name).write_text(block.text, encoding="utf-8")
+        last_run = (block, None) if "run" in block.markers else None
 
         checked = taskdsl(tmp_path, "check", "--format", "json", name)
         codes = [d["code"] for d in json.loads(checked.stdout)] if checked.stdout.strip().startswith("[") else None
