@@ -9,6 +9,7 @@ HTML comments on the lines just before a fence (docs/guide/README.md describes t
     <!-- expect: TD402 -->               the block shows a mistake: check reports exactly these codes
     <!-- run: --input who=Ada -->        run it: taskdsl run FILE --model taskdsl/echo --input who=Ada
     <!-- output -->                      (before a ```text fence) what the last run block prints
+    <!-- file: taskdsl.toml -->          (before any other fence) write the block into the project
 
 The blocks of one page share a project folder, so a page can define a library and then call it.
 """
@@ -88,7 +89,7 @@ def test_every_marker_belongs_to_a_block_it_fits():
             elif block.lang == "text":
                 assert set(block.markers) <= {"output"}, f"{where}: a ```text block takes only `output`"
             else:
-                assert not block.markers, f"{where}: markers go on ```xml and ```text blocks only"
+                assert set(block.markers) <= {"file"}, f"{where}: other blocks take only `file:`"
 
 
 def failures_of(page: Path, project: Path) -> list[str]:
@@ -109,6 +110,8 @@ def failures_of(page: Path, project: Path) -> list[str]:
             last_run = None
             continue
         if block.lang != "xml":
+            if "file" in block.markers:  # a project file the next templates use (taskdsl.toml, inputs.json)
+                (tmp_path / block.markers["file"]).write_text(block.text, encoding="utf-8")
             continue
         name = block.markers.get("file") or "example.task.xml"
         assert re.fullmatch(r"[\w.-]+\.task\.xml", name), f"{where}: file: takes a name like greet.task.xml"
