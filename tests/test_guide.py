@@ -154,3 +154,19 @@ def test_the_harness_reports_a_wrong_output_and_a_wrong_code(tmp_path):
     assert len(failures) == 2
     assert failures[0].startswith("page.md:7: the run of line 2 printed\nHi Ada\n")
     assert failures[1].startswith("page.md:12: check reports ['TD402'] (expected ['TD501'])")
+
+
+CITATION = re.compile(r"SPEC|§|\b[Ii]ssues? [0-9]|(?:^|[^&\w])#[0-9]+\b")
+
+
+def test_docs_cite_no_spec_sections_or_issue_numbers():
+    """Readers of the repository cannot see the spec or the issue tracker: docs describe behaviour."""
+    repo = GUIDE.parents[1]
+    pages = [repo / "README.md", *sorted((repo / "docs").rglob("*.md"))]
+    cited = [f"{page.relative_to(repo)}:{number}: {line.strip()}"
+             for page in pages
+             for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+             if CITATION.search(line)]
+    assert cited == []
+    assert CITATION.search("the operator defaults (SPEC §4)") and CITATION.search("fixed in #12")
+    assert not CITATION.search("[TD001](#td001) and &#10;")
