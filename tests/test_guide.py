@@ -170,3 +170,27 @@ def test_docs_cite_no_spec_sections_or_issue_numbers():
     assert cited == []
     assert CITATION.search("the operator defaults (SPEC §4)") and CITATION.search("fixed in #12")
     assert not CITATION.search("[TD001](#td001) and &#10;")
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces to '-'."""
+    return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("#")}
+
+
+def test_the_guide_links_lead_somewhere():
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
