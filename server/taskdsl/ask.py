@@ -86,14 +86,14 @@ def calling_task(match, request: str, name: str) -> tuple[str, dict]:
     `request_param`. The run binds the request unchanged; the literal in the file (what a later
     `taskdsl run` of a saved file gets) has its `{{` spaced out so it is never read as a placeholder."""
     param = request_param(match.definition)
-    literal = escape(request.replace("{{", "{ {").replace("}}", "} }"))
+    literal = escape(_inert(request))
     step = f"    <task ref={quoteattr(match.definition.name)}/>"
     if param:
         step = (f"    <task ref={quoteattr(match.definition.name)}>\n      <inputs>\n"
                 f"        <input name=\"{param}\" from=\"request\"/>\n      </inputs>\n    </task>")
     xml = "\n".join([
         f'<task type="sequential" name={quoteattr(name)}>',
-        f"  <description>{escape(_one_line(request)[:200])}</description>",
+        f"  <description>{escape(_inert(_one_line(request)[:200]))}</description>",
         f"  <inputs>\n    <input name=\"request\">{literal}</input>\n  </inputs>",
         f"  <steps>\n{step}\n  </steps>",
         "</task>\n"])
@@ -114,6 +114,10 @@ def task_name_for(path: str) -> str:
 
     stem = file_stem(path) or ""
     return stem if TASK_NAME_RE.match(stem) else "ask_request"
+
+
+def _inert(text: str) -> str:
+    return text.replace("{{", "{ {").replace("}}", "} }")
 
 
 def _one_line(text: str) -> str:

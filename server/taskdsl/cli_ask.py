@@ -169,8 +169,12 @@ def _origin(answer, model: str) -> str:
     if answer.source == "library":
         row = answer.match.to_json()
         return f"using template '{row['name']}' (score {row['score']:.2f}) from {os.path.relpath(row['path'])}:{row['line']}"
-    rounds = len(answer.attempts)
-    return f"written by {model}, checked after {rounds} answer{'s' if rounds > 1 else ''}"
+    lines = [f"written by {model}"]
+    for number, attempt in enumerate(answer.attempts, 1):
+        codes = sorted({e["code"] for e in attempt.errors})
+        found = f"{len(attempt.errors)} checker error(s): {', '.join(codes)}; sent back for repair" if codes else "checks"
+        lines.append(f"  answer {number}: {found}")
+    return "\n".join(lines)
 
 
 def _script_commands(path: str, xml: str, roots: tuple[str, ...]) -> list[str]:
