@@ -280,3 +280,129 @@ def test_a_task_with_shell_commands_runs_only_with_allow_scripts(library):
     allowed = taskdsl(library, "ask", "count the words of a text", "--model", "taskdsl/echo", "--allow-scripts")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.strip() == "6"  # the request's own words: "count the words of a text"
+
+
+# --------------------------------------------------------------------------- re-planning a failed run
+
+NOTES_BAD = textwrap.dedent("""\
+    <task name="notes_summary">
+      <description>Summarise the notes</description>
+      <instructions>Summarise these notes in two bullet points.</instructions>
+      <file_paths>
+        <path>notes.txt</path>
+      </file_paths>
+    </task>""")
+NOTES_GOOD = NOTES_BAD.replace("notes.txt", "notes.md")
+NOTES_SUMMARY = "- the release is ready\n- version 2 ships on Friday"
+REQUEST = "condense my meeting notes"  # no template of the library fits it
+SCRIPT_TASK = ('<task name="notes_summary" type="script">\n  <description>Summarise the notes</description>\n'
+               '  <command>touch pwned</command>\n</task>')
+
+
+def replan_replay(replanned=NOTES_GOOD, first=NOTES_BAD):
+    """The first task reads a file that is not there; told so, the model reads the right one."""
+    return [{"contains": ["Request: condense my meeting notes", "its run failed", "notes.txt"], "answer": replanned},
+            {"contains": "Request: condense my meeting notes", "answer": first},
+            {"contains": "Summarise these notes in two bullet points.", "answer": NOTES_SUMMARY}]
+
+
+@pytest.fixture
+def notes(library):
+    (library / "notes.md").write_text("Meeting on Monday: the release is ready.\nShip version 2 on Friday.\n")
+    return library
+
+
+def test_without_replan_a_failed_run_is_the_answer(notes):
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--json", replay=replan_replay())
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["replans"] == []
+    assert (report["error"]["type"], report["error"]["reason"]) == ("TASK_FAILURE", "file_paths")
+
+
+def test_replan_sends_the_failure_back_and_runs_the_new_task(notes):
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+                   "--save", "notes_summary.task.xml", replay=replan_replay())
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["result"]["content"] == NOTES_SUMMARY
+    assert report["error"] is None
+    assert [(r["error"]["reason"], r["xml"].strip()) for r in report["replans"]] == [("file_paths", NOTES_BAD)]
+    assert "cannot read file_paths entry 'notes.txt'" in report["replans"][0]["error"]["message"]
+    assert report["xml"].strip() == NOTES_GOOD
+    assert (notes / "notes_summary.task.xml").read_text().strip() == NOTES_GOOD  # the saved file is the task that ran
+
+
+def test_replan_text_output_says_why(notes):
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "1",
+                   replay=replan_replay())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == NOTES_SUMMARY + "\n"
+    assert ("the run failed: TASK_FAILURE (file_paths): task 'notes_summary': cannot read file_paths entry "
+            "'notes.txt': No such file or directory\nre-planning (1 of 1)") in done.stderr
+
+
+def test_replan_rounds_are_bounded(notes):
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+                   replay=replan_replay(replanned=NOTES_BAD))
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert len(report["replans"]) == 2  # two new tasks, each failing the same way; then the error stands
+    assert report["error"]["reason"] == "file_paths"
+
+
+def test_a_replanned_script_needs_the_same_consent(notes):
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "1",
+                   replay=replan_replay(replanned=SCRIPT_TASK))
+    assert done.returncode == 4
+    assert "not run: the task runs shell commands\n  $ touch pwned" in done.stderr
+    assert not (notes / "pwned").exists()
+
+
+@pytest.mark.parametrize("lock", ["manual_xml", "disable_reparsing"])
+def test_a_task_marked_hand_written_is_never_replaced(notes, lock):
+    first = NOTES_BAD.replace("</file_paths>", f"</file_paths>\n  <{lock}>true</{lock}>")
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+                   replay=replan_replay(first=first))
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["replans"] == [] and report["error"]["reason"] == "file_paths"
+    quiet = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2",
+                    replay=replan_replay(first=first))
+    assert f"not re-planned: the task sets <{lock}>true</{lock}>: it is used as written, never replaced" in quiet.stderr
+
+
+def test_a_locked_library_template_is_never_replaced(notes):
+    (notes / "lib.task.xml").write_text(textwrap.dedent("""\
+        <library>
+          <template name="summarise_notes">
+            <task>
+              <description>Condense my meeting notes</description>
+              <instructions>Summarise these notes in two bullet points.</instructions>
+              <file_paths><path>notes.txt</path></file_paths>
+              <disable_reparsing>true</disable_reparsing>
+            </task>
+          </template>
+        </library>
+        """))
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+                   replay=replan_replay())
+    report = json.loads(done.stdout)
+    assert (done.returncode, report["source"], report["replans"]) == (1, "library", [])
+    assert report["error"]["details"]["error"]["reason"] == "file_paths"
+
+
+def test_a_failed_model_call_is_not_replanned(notes):
+    # the run's own model call has no recorded answer: another task cannot fix that
+    replay = replan_replay()[:2]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2",
+                   replay=replay[:1] + [{"contains": "Request: condense my meeting notes", "answer": NOTES_GOOD}])
+    assert done.returncode == 1
+    assert "not re-planned: TASK_FAILURE (model_error) is not a failure another task can avoid" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "6", "two"])
+def test_replan_takes_0_to_5(notes, value):
+    done = taskdsl(notes, "ask", REQUEST, "--replan", value)
+    assert done.returncode == 2
+    assert f"expected a whole number from 0 to 5, got '{value}'" in done.stderr

@@ -12,6 +12,12 @@ it). Otherwise the model gets the request with the grammar (generated from task.
 same checker and library as `taskdsl check`, and the error diagnostics go back for repair, at
 most REPAIR_ROUNDS times after the first answer.
 
+When the run of the task fails (`--replan N`), the task and the failure go back to the model for
+a different task (`replan`): checked and repaired the same way, then run under the same consent
+rules, at most N times. A failure no other task can fix (the model call itself failed, the run
+was cancelled) is not re-planned, nor a task that sets `manual_xml` or `disable_reparsing` to
+true (or calls a template that does): the run's error stands.
+
 Every model answer is hostile. It is read only by the project's parsers (document.parse and the
 safe lxml configuration behind the checker: no DTD, no entities, no network); an answer over
 MAX_ANSWER_CHARS, or one that declares a DOCTYPE (the door to entity expansion and external
@@ -34,6 +40,10 @@ REPAIR_ROUNDS = 3
 MAX_ANSWER_CHARS = 200_000  # far above any template; a model that sends more is refused, not parsed
 MAX_REQUEST_CHARS = 20_000
 MAX_REPORTED_ERRORS = 20  # per repair round: the first errors are the ones that explain the rest
+MAX_FAILURE_CHARS = 2_000  # of a failed run's message in a re-plan prompt
+REPLAN_ERRORS = ("RESOURCE_EXHAUSTION", "INVALID_OUTPUT", "TASK_FAILURE")  # what another task may avoid
+FINAL_REASONS = ("model_error", "cancelled")  # the model could not be called, or the user stopped the run
+LOCKS = ("manual_xml", "disable_reparsing")  # a task that sets one to true is never replaced
 NO_TASK_REASONS = ("answer_too_large", "doctype", "not_xml", "repair_failed")  # the TaskError reasons raised here
 SYSTEM_PROMPT = ("You write task templates in the taskdsl XML language. Answer with one XML document and "
                  "nothing else: no prose, no DOCTYPE, no entity declarations.")
@@ -191,7 +201,9 @@ def library_text(library, limit: int = 200) -> str:
     return "\n".join(lines) or "(the library is empty)"
 
 
-def build_prompt(request: str, library, previous: Attempt | None = None) -> str:
+def build_prompt(request: str, library, previous: Attempt | None = None, failed: tuple | None = None) -> str:
+    """The model's prompt; `previous` is an answer the checker rejected, `failed` the
+    (task xml, TaskError) of a run that failed (a re-plan)."""
     parts = [f"Request: {request}",
              "Write one taskdsl task (a <task> root element) that carries out the request. Call a library "
              "template with <call template=\"name\"> or <task ref=\"name\"> where one fits. Give every input "
@@ -199,6 +211,12 @@ def build_prompt(request: str, library, previous: Attempt | None = None) -> str:
              f"Grammar (element, attributes, children; ? optional, * any number, + one or more):\n{grammar_text()}",
              f"Rules the checker applies:\n{rules_text()}",
              f"Library:\n{library_text(library)}"]
+    if failed is not None:
+        xml, error = failed
+        parts.append(f"This task was written for the request:\n```xml\n{xml}\n```\n"
+                     f"It checks, but its run failed: {str(error)[:MAX_FAILURE_CHARS]}\n"
+                     "Write a different task for the request that avoids this failure (another structure, "
+                     "other inputs or files, smaller steps). Answer with the whole XML document only.")
     if previous is not None:
         found = "\n".join(f"- line {e['line']} column {e['column']}: {e['code']} {e['message']}"
                           for e in previous.errors[:MAX_REPORTED_ERRORS])
@@ -262,14 +280,16 @@ def handler_ask(model: str, replay_file: str | None = None) -> Ask:
     return ask
 
 
-async def decompose(request: str, library, path: str, ask: Ask) -> Answer:
-    """A checked task document for the request (see the module doc). Raises TaskError:
-    XML_PARSE_ERROR (a hostile answer, or the last one is not XML), VALIDATION_ERROR (the last
-    answer still has checker errors: in details["diagnostics"]), or the model call's own error."""
+async def decompose(request: str, library, path: str, ask: Ask, failed: tuple | None = None) -> Answer:
+    """A checked task document for the request (see the module doc); with `failed` (the task xml
+    and TaskError of a failed run) always a model's new task, told why the old one failed.
+    Raises TaskError: XML_PARSE_ERROR (a hostile answer, or the last one is not XML),
+    VALIDATION_ERROR (the last answer still has checker errors: in details["diagnostics"]), or
+    the model call's own error."""
     from taskdsl.evaluator.results import TaskError
 
     request = request[:MAX_REQUEST_CHARS]
-    match = usable_match(library, request)
+    match = usable_match(library, request) if failed is None else None
     if match is not None:
         xml, inputs = calling_task(match, request, task_name_for(path))
         errors = check_answer(xml, path, library)
@@ -278,7 +298,7 @@ async def decompose(request: str, library, path: str, ask: Ask) -> Answer:
     attempts: list[Attempt] = []
     previous = None
     for _ in range(1 + REPAIR_ROUNDS):
-        raw = await ask(SYSTEM_PROMPT, build_prompt(request, library, previous))
+        raw = await ask(SYSTEM_PROMPT, build_prompt(request, library, previous, failed))
         refuse_hostile(raw)
         xml = extract_xml(raw).strip() + "\n"
         previous = Attempt(len(raw), xml, check_answer(xml, path, library))
@@ -293,3 +313,49 @@ async def decompose(request: str, library, path: str, ask: Ask) -> Answer:
                         f"repair rounds: {last[0]['message']}", "not_xml", details)
     raise TaskError("VALIDATION_ERROR", f"the model's task still has {len(last)} checker error(s) after "
                     f"{REPAIR_ROUNDS} repair rounds", "repair_failed", details)
+
+
+# --------------------------------------------------------------------------- re-planning a failed run
+
+
+def root_cause(error):
+    """The innermost error of a failed run (a step's failure wraps the error of the step)."""
+    from taskdsl.evaluator.results import ERROR_TYPES, TaskError
+
+    inner = error.details.get("error")
+    while isinstance(inner, dict) and inner.get("type") in ERROR_TYPES:
+        error = TaskError(inner["type"], str(inner.get("message", "")), inner.get("reason"), inner.get("details") or {})
+        inner = error.details.get("error")
+    return error
+
+
+def replan_refusal(answer: Answer, error) -> str | None:
+    """Why a failed run of `answer` is not re-planned, or None when it may be."""
+    cause = root_cause(error)
+    if cause.type not in REPLAN_ERRORS or cause.reason in FINAL_REASONS:
+        return f"{cause.type}{f' ({cause.reason})' if cause.reason else ''} is not a failure another task can avoid"
+    lock = locked_setting(answer.xml)
+    if lock is None and answer.source == "library":
+        lock = locked_setting(*_definition_text(answer.match.definition))
+    if lock is not None:
+        return f"the task sets <{lock}>true</{lock}>: it is used as written, never replaced"
+    return None
+
+
+def locked_setting(text: str, offset: int | None = None) -> str | None:
+    """The first of LOCKS set to true in the task at `offset` of `text` (default: the root) or
+    in any task inside it."""
+    doc = parse(text)
+    top = doc.element_at(offset) if offset is not None else doc.root
+    for element in (top.iter() if top is not None else ()):
+        if element.tag in LOCKS and element.text.strip() == "true":
+            return element.tag
+    return None
+
+
+def _definition_text(definition) -> tuple[str, int | None]:
+    try:
+        with open(definition.path, encoding="utf-8", errors="replace") as f:
+            return f.read(), definition.span.start
+    except (OSError, TypeError):
+        return "", None

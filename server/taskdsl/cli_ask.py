@@ -10,6 +10,8 @@ ask    uses a matching template or has a model write a task (taskdsl.ask), print
          3  no task: the model's answer is not XML (XML_PARSE_ERROR) or still has checker errors
             after the repair rounds (VALIDATION_ERROR); the last diagnostics are printed
          4  not run: the task runs shell commands and --allow-scripts was not given
+With --replan N, a failed run sends the task and its failure back to the model for a different
+task (checked, repaired, and run under the same consent), at most N times.
 The library is the templates under --library (repeatable; default: the current folder) and
 under TASKDSL_LIBRARY_PATH.
 """
@@ -23,6 +25,7 @@ import os
 import sys
 
 SHOWN_DIAGNOSTICS = 10
+MAX_REPLANS = 5
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_SCRIPTS_REFUSED = 0, 1, 2, 3, 4
 
 
@@ -45,6 +48,8 @@ def add_parsers(commands) -> None:
     ask.add_argument("--dry-run", action="store_true", help="print the checked task, do not run it")
     ask.add_argument("--json", action="store_true", help="print one JSON object: the task, how it was made, the result")
     ask.add_argument("--allow-scripts", action="store_true", help="run the task even if it runs shell commands")
+    ask.add_argument("--replan", type=_count, default=0, metavar="N",
+                     help=f"when the run fails, have the model write a different task, at most N times (0-{MAX_REPLANS}; default 0)")
     ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     _library_option(ask)
     ask.set_defaults(func=ask_command)
@@ -58,6 +63,12 @@ def _library_option(parser) -> None:
 def _positive(value: str) -> int:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) > MAX_REPLANS:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {MAX_REPLANS}, got {value!r}")
     return int(value)
 
 
@@ -135,23 +146,50 @@ def ask_command(args) -> int:
         answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model)))
     except TaskError as error:
         return _failed(args, report, error, EXIT_NO_TASK if error.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
-    report.update(answer.to_json())
-    _say(args, _origin(answer, model))
-    if args.save:
+    report["replans"] = []
+    for replans_left in range(args.replan, -1, -1):
+        report.update(answer.to_json())
+        _say(args, _origin(answer, model))
+        if args.save and (code := _save(args, report, answer, path)) is not None:
+            return code
+        if args.dry_run:
+            return _finish(args, report, answer.xml)
+        code, error = _consent_and_run(args, report, answer, path, model, tuple(roots))
+        if error is None:
+            return code
+        refusal = ask.replan_refusal(answer, error) if replans_left else None
+        if not replans_left or refusal:
+            if refusal:
+                _say(args, f"not re-planned: {refusal}")
+            return _failed(args, report, error, EXIT_RUN_FAILED)
+        _say(args, f"the run failed: {error}\nre-planning ({args.replan - replans_left + 1} of {args.replan})")
+        report["replans"].append({"xml": answer.xml, "error": error.to_json()})
         try:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(answer.xml)
-        except OSError as e:
-            _error("ask", f"--save {args.save}: {e.strerror or e}")
-            return EXIT_USAGE
-        report["saved"] = path
-        _say(args, f"saved {args.save}")
-    if args.dry_run:
-        return _finish(args, report, answer.xml)
+            answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model), failed=(answer.xml, error)))
+        except TaskError as failure:
+            return _failed(args, report, failure, EXIT_NO_TASK if failure.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
+    raise AssertionError("unreachable: the last round returns")
+
+
+def _save(args, report: dict, answer, path: str) -> int | None:
     try:
-        commands = _script_commands(path, answer.xml, tuple(roots))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(answer.xml)
+    except OSError as e:
+        _error("ask", f"--save {args.save}: {e.strerror or e}")
+        return EXIT_USAGE
+    report["saved"] = path
+    _say(args, f"saved {args.save}")
+    return None
+
+
+def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: tuple[str, ...]):
+    """(exit code, None) when the task ran or was not allowed to; (None, TaskError) when it failed.
+    Every task, re-planned ones too, runs shell commands only with --allow-scripts."""
+    try:
+        commands = _script_commands(path, answer.xml, roots)
     except Exception as error:  # it does not compile: it cannot run either (never run what was not inspected)
-        return _failed(args, report, _as_task_error(error), EXIT_RUN_FAILED)
+        return None, _as_task_error(error)
     if commands and not args.allow_scripts:
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,
                            "message": "the task runs shell commands: read it, then run again with --allow-scripts"}
@@ -161,8 +199,8 @@ def ask_command(args) -> int:
             _error("ask", f"not run: the task runs shell commands\n{shown}\nread it, then run again with --allow-scripts")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
-        return EXIT_SCRIPTS_REFUSED
-    return _run(args, report, answer, path, model, tuple(roots))
+        return EXIT_SCRIPTS_REFUSED, None
+    return _run(args, report, answer, path, model, roots)
 
 
 def _origin(answer, model: str) -> str:
@@ -195,9 +233,9 @@ def _run(args, report: dict, answer, path: str, model: str, roots: tuple[str, ..
         result = asyncio.run(run_file(path, text=answer.xml, inputs=answer.inputs, model=args.model,
                                       library_paths=roots, on_event=Progress(quiet=args.quiet or args.json)))
     except Exception as error:  # TaskError, CompileError, TemplateErrors: the run failed
-        return _failed(args, report, _as_task_error(error), EXIT_RUN_FAILED)
+        return None, _as_task_error(error)
     report["result"] = result.to_json()
-    return _finish(args, report, result.content)
+    return _finish(args, report, result.content), None
 
 
 def _as_task_error(error: Exception):
