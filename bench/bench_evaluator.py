@@ -21,7 +21,7 @@ from aiohttp import web  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from report import limit_row, ratio_row, write as write_rows  # noqa: E402
 
-from taskdsl.evaluator.providers import load_litellm  # noqa: E402
+from taskdsl.evaluator.providers import OfflineProvider  # noqa: E402
 from taskdsl.evaluator.runner import run_file  # noqa: E402
 
 
@@ -63,12 +63,12 @@ ROWS = []
 
 
 async def overhead(folder: str, nodes: int) -> None:
-    litellm = load_litellm()
+    echo = OfflineProvider("taskdsl/echo")
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
-    await litellm.acompletion(model="taskdsl/echo", messages=messages)  # warm up
     started = time.perf_counter()
     for _ in range(nodes):
-        await litellm.acompletion(model="taskdsl/echo", messages=messages)
+        echo.count_messages(messages)
+        await echo.complete(messages)
     raw = (time.perf_counter() - started) / nodes
 
     steps = "".join(f"<task><instructions>step {i}: {{{{last_output}}}}</instructions></task>" for i in range(nodes))
@@ -88,13 +88,13 @@ async def overhead(folder: str, nodes: int) -> None:
         <reduction_task><instructions>{{{{current_result}}}}</instructions></reduction_task></task>""")
     per_reduce_item = await timed(reduce, 3, model="taskdsl/echo") / nodes
 
-    print(f"raw litellm.acompletion(taskdsl/echo):      {raw * 1e3:7.2f} ms/call")
+    print(f"raw echo provider (count + complete):      {raw * 1e3:7.2f} ms/call")
     print(f"atomic step in a sequential (echo):         {per_atomic * 1e3:7.2f} ms/node  "
           f"(evaluator overhead {max(per_atomic - raw, 0) * 1e3:.2f} ms, {per_atomic / raw:.2f}x raw)")
     print(f"reduce item (inner + reduction, echo):      {per_reduce_item * 1e3:7.2f} ms/item")
     print(f"script step (/bin/sh -c ':'):               {per_script * 1e3:7.2f} ms/node")
     ROWS.append(ratio_row("evaluator", "atomic step in a sequential, echo model (per node)", per_atomic * 1e3, raw * 1e3,
-                          "raw litellm.acompletion(echo)", None,
+                          "raw echo provider call", None,
                           note=f"evaluator overhead {max(per_atomic - raw, 0) * 1e3:.2f} ms/node"))
     ROWS.append(limit_row("evaluator", "reduce item (inner + reduction), echo (per item)", per_reduce_item * 1e3, None))
     ROWS.append(limit_row("evaluator", "script step, /bin/sh -c ':' (per node)", per_script * 1e3, None))

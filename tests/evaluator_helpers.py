@@ -1,6 +1,8 @@
 """Shared helpers of the evaluator tests: write a template, run it, collect events."""
 
 import os
+import subprocess
+import sys
 import textwrap
 
 from taskdsl.evaluator.runner import run_file
@@ -57,3 +59,8 @@ def _pgid(pid):
             return int(f.read().split(")")[1].split()[3])
     except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):  # exited meanwhile: ESRCH on read
         return None
+
+
+def run_python(code: str, **kwargs) -> subprocess.CompletedProcess:
+    "Run code in a fresh interpreter (what it imports is its own): stdout, stderr, exit code."
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, **kwargs)

@@ -101,19 +101,6 @@ def test_hover_plaintext_and_model_window():
     assert on_tag[0].startswith("<task>") and "**" not in on_tag[0]
 
 
-def test_navigation_targets_and_variable_uses():
-    text = ('<template name="t" params="a, b"><task>'
-            '<description>{{a}} {{b}} {{a.x}}</description></task></template>')
-    doc = parse(text)
-    target = navigation.target_at(doc, text.index("{{a}}") + 2)
-    assert (target.kind, target.name) == ("variable", "a")
-    uses = navigation.variable_uses(doc, target.binding)
-    assert [text[s.start:s.end] for s in uses] == ["a", "a", "a"]
-    assert uses[0] == Span(text.index("a, b"), text.index("a, b") + 1)
-    task_target = navigation.target_at(doc, text.index('"t"') + 1)
-    assert (task_target.kind, task_target.name) == ("task", "t")
-
-
 def test_extraction_plan_keeps_inputs_on_the_ref(tmp_path):
     text = ('<task type="sequential">\n  <steps>\n    <task name="fetch">\n      <description>x</description>\n'
             '      <inputs><input name="u">v</input></inputs>\n    </task>\n  </steps>\n</task>\n')

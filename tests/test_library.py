@@ -10,6 +10,14 @@ from taskdsl.diagnostics import apply_edits
 from taskdsl.library import Library, RenameError
 from taskdsl.settings import Settings
 
+
+def check_workspace(paths, settings=None):
+    """What `taskdsl check` does with folders: index them, check their files against the index."""
+    from taskdsl.checker import check_index
+
+    library = Library.from_paths(paths, settings, keep_documents=True)
+    return library, check_index(library)
+
 LIB = """<library>
   <template name="analyze_data" params="data, config">
     <task subtype="analysis"><description>Analyze {{data}}</description></task>
@@ -85,7 +93,7 @@ def test_definitions_are_registered_by_name_key_and_file_stem(tmp_path):
 
 
 def test_workspace_resolves_refs_across_files(workspace):
-    library, results = Library.check_workspace([workspace])
+    library, results = check_workspace([workspace])
     assert set(results) == {str(workspace / "main.task.xml"), str(workspace / "lib/tools.task.xml")}
     assert codes(results, workspace / "main.task.xml") == []
 
@@ -93,7 +101,7 @@ def test_workspace_resolves_refs_across_files(workspace):
 def test_library_paths_outside_the_workspace_resolve_but_are_not_checked(tmp_path):
     write(tmp_path, {"shared/tools.task.xml": LIB, "ws/main.task.xml": MAIN})
     settings = Settings(library_paths=(str(tmp_path / "shared"),))
-    library, results = Library.check_workspace([tmp_path / "ws"], settings)
+    library, results = check_workspace([tmp_path / "ws"], settings)
     assert list(results) == [str(tmp_path / "ws/main.task.xml")]
     assert codes(results, tmp_path / "ws/main.task.xml") == []
     assert library.definition("load_csv").path == str(tmp_path / "shared/tools.task.xml")
@@ -218,7 +226,7 @@ def test_a_file_that_stops_parsing_keeps_its_definitions_until_it_recovers(works
     assert library.definition("load_csv").path == lib_path  # retained from the last clean version
     assert diagnostics(library, main_path, "TD501")[0] == []
     with pytest.raises(RenameError, match="does not parse"):
-        library.rename_edits("load_csv", "load")
+        library.check_rename("load_csv", "load")
     # it scans cleanly again without the task: now it is gone, and main is re-checked
     clean = LIB[: LIB.index("  <task name")] + "</library>\n"
     assert main_path in library.update_file(lib_path, clean)
@@ -230,27 +238,42 @@ def test_unreadable_bytes_and_garbage_never_break_the_index(tmp_path):
     (tmp_path / "bytes.task.xml").write_bytes(b'<template name="odd" params="a">\xff\xfe<task><description>x</description></task></template>')
     (tmp_path / "garbage.task.xml").write_bytes(b"\x00<<<<>>>''\"<task ref=")
     (tmp_path / "empty.task.xml").write_bytes(b"")
-    library, results = Library.check_workspace([tmp_path])
-    assert library.names() == ["garbage", "odd"]  # the broken root <task> is still named after its file
+    (tmp_path / "broken.task.xml").write_bytes(b"<<<<>>>''\"<task ref=")
+    library, results = check_workspace([tmp_path])
+    # a NUL byte makes a file binary: the one reader refuses it (`taskdsl check` says so, TD001)
+    assert library.names() == ["broken", "odd"]  # the broken root <task> is still named after its file
     assert library.definition("odd").param_names == ("a",)
-    assert len(results) == 3
+    assert sorted(os.path.basename(p) for p in results) == ["broken.task.xml", "bytes.task.xml", "empty.task.xml"]
 
 
 # --------------------------------------------------------------------------- queries
 
 
+def references(library: Library, path, needle: str, within: int = 1, **options) -> list[tuple[str, tuple]]:
+    """(file name, (line, column)) of every reference to the name at needle in path."""
+    from taskdsl.document import parse
+    from taskdsl.semantics_uses import Workspace
+    from taskdsl.workspace import read_text
+
+    text = read_text(str(path))
+    space = Workspace(parse(text), str(path), library=library, document_of=lambda p: parse(read_text(p)))
+    found = space.references(text.index(needle) + within, **options)
+    return [(os.path.basename(p), parse(read_text(p)).position(s.start)) for p, spans in found.items() for s in spans]
+
+
 def test_references_across_files_with_and_without_definitions(workspace):
     write(workspace, {"more.task.xml": '<template name="more" params="">\n  <task><description>{{load_csv("x")}}</description></task>\n</template>\n'})
     library = Library.from_paths([workspace])
-    found = library.references("load_csv")
-    assert [(os.path.basename(r.path), r.range) for r in found] == [
-        ("main.task.xml", ((2, 15), (2, 23))), ("more.task.xml", ((1, 23), (1, 31)))]
-    with_definition = library.references("load_csv", include_definitions=True)
-    assert (os.path.basename(with_definition[0].path), with_definition[0].range) == ("tools.task.xml", ((4, 14), (4, 22)))
-    # a ref by type:subtype key refers to the definition it resolves to
+    main = workspace / "main.task.xml"
+    assert references(library, main, 'ref="load_csv"', 6, include_declaration=False) == [
+        ("main.task.xml", (2, 15)), ("more.task.xml", (1, 23))]
+    assert references(library, main, 'ref="load_csv"', 6)[0] == ("main.task.xml", (2, 15))
+    assert ("tools.task.xml", (4, 14)) in references(library, main, 'ref="load_csv"', 6)
+    # a ref by type:subtype key names the key: its references are the refs by that key
     write(workspace, {"keyed.task.xml": '<task name="k" type="sequential"><steps><task ref="atomic:analysis"/></steps></task>'})
     library.update_file(workspace / "keyed.task.xml")
-    assert [os.path.basename(r.path) for r in library.references("analyze_data")] == ["main.task.xml", "keyed.task.xml"]
+    assert references(library, workspace / "keyed.task.xml", "atomic:analysis") == [("keyed.task.xml", (0, 51))]
+    assert [f for f, _ in references(library, main, "analyze_data")] == ["main.task.xml", "tools.task.xml"]
     assert library.dependents("analyze_data") == {str(workspace / "main.task.xml"), str(workspace / "keyed.task.xml")}
 
 
@@ -261,19 +284,26 @@ def test_names_matching_a_prefix(workspace):
     assert library.names_matching("zzz") == []
 
 
-def test_rename_edits_across_files(workspace):
+def test_rename_across_files_then_check(workspace):
+    from taskdsl.document import parse
+    from taskdsl.semantics_uses import Workspace
+    from taskdsl.workspace import read_text
+
     write(workspace, {"more.task.xml": '<template name="more" params="">\n  <task><description>{{analyze_data(1, 2)}}</description></task>\n</template>\n'})
     library = Library.from_paths([workspace])
-    edits = library.rename_edits("analyze_data", "study")
-    assert {os.path.basename(p): [e.range for e in found] for p, found in edits.items()} == {
-        "tools.task.xml": [((1, 18), (1, 30))],
-        "main.task.xml": [((3, 20), (3, 32))],
-        "more.task.xml": [((1, 23), (1, 35))],
+    main = str(workspace / "main.task.xml")
+    space = Workspace(parse(read_text(main)), main, library=library, document_of=lambda p: parse(read_text(p)))
+    edits = space.rename(MAIN.index("analyze_data") + 1, "study")
+    assert {os.path.basename(p): [parse(read_text(p)).position(s.start) for s in found] for p, found in edits.items()} == {
+        "main.task.xml": [(3, 20)],
+        "tools.task.xml": [(1, 18)],
+        "more.task.xml": [(1, 23)],
     }
+    from taskdsl.diagnostics import TextEdit
     for path, found in edits.items():
         text = open(path, encoding="utf-8").read()
-        open(path, "w", encoding="utf-8").write(apply_edits(text, [e.text_edit for e in found]))
-    library, results = Library.check_workspace([workspace])
+        open(path, "w", encoding="utf-8").write(apply_edits(text, [TextEdit(s, "study") for s in found]))
+    library, results = check_workspace([workspace])
     assert library.definition("study") is not None and library.definition("analyze_data") is None
     assert all(r.diagnostics == [] for r in results.values())
 
@@ -281,15 +311,14 @@ def test_rename_edits_across_files(workspace):
 def test_rename_refuses_invalid_or_taken_names(workspace):
     library = Library.from_paths([workspace])
     with pytest.raises(RenameError, match="not a valid template name"):
-        library.rename_edits("analyze_data", "study.v2")
+        library.check_rename("analyze_data", "study.v2")
     with pytest.raises(RenameError, match="not a valid task name"):
-        library.rename_edits("load_csv", "2load")
+        library.check_rename("load_csv", "2load")
     with pytest.raises(RenameError, match=r"'main' is already defined in .*main.task.xml:1"):
-        library.rename_edits("load_csv", "main")
+        library.check_rename("load_csv", "main")
     with pytest.raises(RenameError, match="not a task or template"):
-        library.rename_edits("nothing", "x")
-    assert list(library.rename_edits("load_csv", "load.v2")) == [
-        str(workspace / "lib/tools.task.xml"), str(workspace / "main.task.xml")]
+        library.check_rename("nothing", "x")
+    library.check_rename("load_csv", "load.v2")  # a task (not a template) may take dots
 
 
 def test_an_edit_that_closes_or_breaks_a_cycle_rechecks_every_file_on_it(tmp_path):
@@ -342,7 +371,7 @@ def test_incremental_cycles_match_a_fresh_index_after_random_edits(tmp_path):
         assert {k: v for k, v in library.graph().out.items() if v} == {k: v for k, v in fresh.graph().out.items() if v}
 
 
-def test_named_arguments_are_found_across_files_for_a_param_rename(tmp_path):
+def test_named_arguments_are_references_of_the_param_across_files(tmp_path):
     write(tmp_path, {
         "lib.task.xml": '<library>\n  <template name="greet" params="who, tone"><task><description>{{who}} {{tone}}</description></task></template>\n'
                         '  <task name="shout" type="script" subtype="loud"><command>echo $TASKDSL_INPUT_WORD</command>'
@@ -354,20 +383,17 @@ def test_named_arguments_are_found_across_files_for_a_param_rename(tmp_path):
                       '</steps></task>\n',
     })
     library = Library.from_paths([str(tmp_path)], Settings())
-    a = str(tmp_path / "a.task.xml")
-    b = str(tmp_path / "b.task.xml")
-    text_at = lambda path, span: open(path).read()[span.start:span.end]
-    tone = library.named_arguments("greet", "tone")
-    assert list(tone) == [a] and [text_at(a, s) for s in tone[a]] == ["tone"]  # positional args need nothing
-    word = library.named_arguments("shout", "word")  # the ref by type:subtype key binds it too
-    assert list(word) == [b] and [text_at(b, s) for s in word[b]] == ["word"]
-    assert library.named_arguments("greet", "nobody") == {}
+    lib = tmp_path / "lib.task.xml"
+    # the positional args in b need nothing; the named one in a follows
+    assert references(library, lib, 'tone">') == [("lib.task.xml", (1, 38)), ("lib.task.xml", (1, 73)), ("a.task.xml", (0, 34))]
+    # the ref by type:subtype key binds the named task's input (its param) too
+    assert references(library, lib, '"word"') == [("lib.task.xml", (2, 114)), ("b.task.xml", (2, 47))]
 
 
 def test_a_file_with_a_utf8_bom_is_indexed(tmp_path):
     (tmp_path / "helper.task.xml").write_bytes(b'\xef\xbb\xbf<task name="helper"><description>x</description></task>')
     write(tmp_path, {"main.task.xml": '<task type="sequential"><steps><task ref="helper"/></steps></task>'})
-    library, results = Library.check_workspace([tmp_path])
+    library, results = check_workspace([tmp_path])
     assert library.names() == ["helper", "main"]
     assert codes(results, tmp_path / "main.task.xml") == []
     assert codes(results, tmp_path / "helper.task.xml") == []

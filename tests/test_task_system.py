@@ -406,3 +406,14 @@ def test_replan_takes_0_to_5(notes, value):
     done = taskdsl(notes, "ask", REQUEST, "--replan", value)
     assert done.returncode == 2
     assert f"expected a whole number from 0 to 5, got '{value}'" in done.stderr
+
+
+def test_a_refused_file_read_is_not_replanned(notes):
+    # the run's confinement refuses the model's task; a new task is not asked for around the refusal
+    outside = NOTES_BAD.replace("notes.txt", "/etc/passwd")
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+                   replay=replan_replay(first=outside))
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["replans"] == [] and report["error"]["type"] == "VALIDATION_ERROR"
+    assert "/etc/passwd" in report["error"]["message"] and report["result"] is None

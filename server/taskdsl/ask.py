@@ -254,14 +254,16 @@ def refuse_hostile(answer: str) -> None:
 
 
 def check_answer(xml: str, path: str, library) -> list[dict]:
-    """The error diagnostics of the answer, as the checker reports them for a file at `path`."""
-    from taskdsl.checker import check_text
+    """The error diagnostics of the answer: the check a run of it at `path` makes (the same
+    function, the project's settings), against `library`."""
+    from taskdsl.config import settings_for
+    from taskdsl.evaluator.plan import check_errors
 
     library.update_file(path, xml)
-    result = check_text(xml, path=path, library=library)
+    document = parse(xml)
     errors = []
-    for diagnostic in result.errors:
-        line, column = result.document.position(diagnostic.span.start)
+    for diagnostic in check_errors(document, path, library, settings_for(path)[0]):
+        line, column = document.position(diagnostic.span.start)
         errors.append({"code": diagnostic.code, "message": diagnostic.message, "line": line + 1, "column": column + 1})
     return errors
 

@@ -73,7 +73,7 @@ def _count(value: str) -> int:
 
 
 def library_roots(args) -> list[str]:
-    from taskdsl.evaluator.runner import env_library_paths
+    from taskdsl.workspace import env_library_paths
 
     return [os.path.abspath(p) for p in (args.library or [os.getcwd()])] + [os.path.abspath(p) for p in env_library_paths()]
 
@@ -185,11 +185,16 @@ def _save(args, report: dict, answer, path: str) -> int | None:
 
 def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: tuple[str, ...]):
     """(exit code, None) when the task ran or was not allowed to; (None, TaskError) when it failed.
-    Every task, re-planned ones too, runs shell commands only with --allow-scripts."""
+    The consent reads the commands of the prepared run, and exactly that run is executed; every
+    task, re-planned ones too, runs shell commands only with --allow-scripts."""
+    from taskdsl.evaluator import runner
+    from taskdsl.run_cli import Progress
+
     try:
-        commands = _script_commands(path, answer.xml, roots)
-    except Exception as error:  # it does not compile: it cannot run either (never run what was not inspected)
+        prepared = runner.prepare_file(path, text=answer.xml, inputs=answer.inputs, library_paths=roots)
+    except Exception as error:  # it does not prepare: it cannot run either (never run what was not inspected)
         return None, _as_task_error(error)
+    commands = list(prepared.commands)
     if commands and not args.allow_scripts:
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,
                            "message": "the task runs shell commands: read it, then run again with --allow-scripts"}
@@ -200,7 +205,12 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
-    return _run(args, report, answer, path, model, roots)
+    try:
+        result = asyncio.run(runner.execute(prepared, model=args.model, on_event=Progress(quiet=args.quiet or args.json)))
+    except Exception as error:  # TaskError, CompileError: the run failed
+        return None, _as_task_error(error)
+    report["result"] = result.to_json()
+    return _finish(args, report, result.content), None
 
 
 def _origin(answer, model: str) -> str:
@@ -213,29 +223,6 @@ def _origin(answer, model: str) -> str:
         found = f"{len(attempt.errors)} checker error(s): {', '.join(codes)}; sent back for repair" if codes else "checks"
         lines.append(f"  answer {number}: {found}")
     return "\n".join(lines)
-
-
-def _script_commands(path: str, xml: str, roots: tuple[str, ...]) -> list[str]:
-    """The shell commands a run of the task may execute (the editor's consent uses the same list)."""
-    from taskdsl.evaluator import runner
-    from taskdsl.features.run import script_commands
-
-    library, root, compiler = runner.build_library(path, xml, roots)
-    node, _ = runner.entry_node(root, compiler, library, None, {})
-    return script_commands(node, library)
-
-
-def _run(args, report: dict, answer, path: str, model: str, roots: tuple[str, ...]) -> int:
-    from taskdsl.evaluator.runner import run_file
-    from taskdsl.run_cli import Progress
-
-    try:
-        result = asyncio.run(run_file(path, text=answer.xml, inputs=answer.inputs, model=args.model,
-                                      library_paths=roots, on_event=Progress(quiet=args.quiet or args.json)))
-    except Exception as error:  # TaskError, CompileError, TemplateErrors: the run failed
-        return None, _as_task_error(error)
-    report["result"] = result.to_json()
-    return _finish(args, report, result.content), None
 
 
 def _as_task_error(error: Exception):

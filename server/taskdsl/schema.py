@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -317,16 +318,30 @@ class GrammarModel:
                 queue.extend(path + (info.name,) for info in self.allowed_children(path))
 
 
-@functools.cache
-def model() -> GrammarModel:
-    """The grammar model, built on first use (xmlschema is slow to import and build)."""
-    global model_build_seconds
-    started = time.perf_counter()
-    import xmlschema  # lazy: not on the path to the first diagnostic
+_model: GrammarModel | None = None
+_model_lock = threading.Lock()
 
-    source = xsd_path().read_text(encoding="utf-8")
-    schema = xmlschema.XMLSchema10(source, base_url=str(xsd_path().parent), allow="sandbox")
-    built = GrammarModel(schema)
-    model_build_seconds = time.perf_counter() - started
-    return built
+
+def model() -> GrammarModel:
+    """The grammar model, built on first use (xmlschema is slow to import and build: ~0.2 s).
+    The language server builds it in a background thread once its first diagnostics are out
+    (``warm_up``), so no request pays for it; a caller that comes while it is being built waits
+    for that build rather than starting another."""
+    global _model, model_build_seconds
+    if _model is not None:
+        return _model
+    with _model_lock:
+        if _model is None:
+            started = time.perf_counter()
+            import xmlschema  # lazy: not on the path to the first diagnostic
+
+            source = xsd_path().read_text(encoding="utf-8")
+            schema = xmlschema.XMLSchema10(source, base_url=str(xsd_path().parent), allow="sandbox")
+            _model = GrammarModel(schema)
+            model_build_seconds = time.perf_counter() - started
+    return _model
+
+
+def model_ready() -> bool:
+    return _model is not None
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import importlib
 import logging
+import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -27,23 +29,52 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
-from taskdsl import __version__
-from taskdsl.checker import CheckResult, check_document
-from taskdsl.diagnostics import Diagnostic, Severity
+from taskdsl import __version__, config
 from taskdsl.document import Document, Span, parse
-from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
+from taskdsl.features import actions  # light; its command is registered below
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
-from taskdsl.library import read_text  # the one way a template is read from disk (same offsets as the index)
-from taskdsl.settings import Settings
+from taskdsl.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
+from taskdsl.settings import Settings, overlay
+
+if TYPE_CHECKING:
+    from taskdsl.checker import CheckResult
+    from taskdsl.diagnostics import Diagnostic
 
 log = logging.getLogger("taskdsl.server")
 
-SEVERITIES = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFO: types.DiagnosticSeverity.Information,
-    Severity.HINT: types.DiagnosticSeverity.Hint,
-}
+
+class _OnFirstUse:
+    """A module imported when first used. initialize is answered before the checker, the rules
+    and the features are imported (the client waits for that answer); `initialized` imports them
+    at once (import_features), before the first document arrives."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        return getattr(importlib.import_module(self._name), attribute)
+
+
+completion, formatting, hover, inlay, navigation, symbols = (
+    _OnFirstUse(f"taskdsl.features.{name}")
+    for name in ("completion", "formatting", "hover", "inlay", "navigation", "symbols"))
+checker = _OnFirstUse("taskdsl.checker")
+
+
+def import_features() -> None:
+    """What the first diagnostic and the first requests need; then keep the cyclic GC off it."""
+    from taskdsl.gc_tuning import freeze_imports
+
+    for name in ("taskdsl.checker", *(f"taskdsl.features.{m}" for m in (
+            "completion", "formatting", "hover", "inlay", "navigation", "symbols"))):
+        importlib.import_module(name)
+    freeze_imports()
+
+
+def _severity(severity) -> types.DiagnosticSeverity:
+    return {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+            "info": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint,
+            }.get(getattr(severity, "value", severity), types.DiagnosticSeverity.Error)
 DSL_ROOTS = ("task", "template", "library", "call", "cond")
 RUN_TASK_COMMAND = "taskdsl.runTask"  # issue 7: features/run.py
 
@@ -70,7 +101,10 @@ class Analysis:
 
 @dataclass
 class State:
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=Settings)  # the project's configuration with the editor's over it
+    editor_settings: Settings = field(default_factory=Settings)  # the editor's alone
+    config: Any = None  # taskdsl.config.Config of the first workspace folder's project
+    config_published: str | None = None  # uri of the config file whose problems were last published
     client: ClientFeatures = field(default_factory=ClientFeatures)
     pull: bool = False
     library: Any = None
@@ -78,9 +112,12 @@ class State:
     analyses: dict[str, Analysis] = field(default_factory=dict)
     published: dict[str, int | None] = field(default_factory=dict)  # uri -> version published
     pending: dict[str, asyncio.Task] = field(default_factory=dict)  # uri -> debounced check
+    rechecks: dict[str, None] = field(default_factory=dict)  # open documents to re-check, oldest first
+    recheck_worker: asyncio.Task | None = None
     failed: set[str] = field(default_factory=set)  # features that raised once already
     client_name: str | None = None  # clientInfo.name (eglot blocks on commands: runs answer at once)
     client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
+    warm_up: asyncio.Future | None = None  # the grammar model and litellm, built once diagnostics are out
 
 
 class TaskdslProtocol(LanguageServerProtocol):
@@ -146,7 +183,7 @@ class TaskdslServer(LanguageServer):
 
     def check(self, analysis: Analysis) -> CheckResult:
         if analysis._result is None or analysis.generation != self.state.generation:
-            analysis._result = check_document(
+            analysis._result = checker.check_document(
                 analysis.document, path=analysis.path, library=self.state.library, settings=self.state.settings,
             )
             analysis.generation = self.state.generation
@@ -169,11 +206,29 @@ class TaskdslServer(LanguageServer):
     # -- diagnostics ---------------------------------------------------------------------
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
-        return [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        if self.state.warm_up is None:
+            self.state.warm_up = asyncio.get_running_loop().create_future()  # once
+            asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out
+        return diagnostics
+
+    def _start_warm_up(self) -> None:
+        """What a later request or run would otherwise wait for, built in a background thread:
+        the grammar model (completion and hover) and litellm's import (runs with real models).
+        Requests never wait for litellm; one that needs the grammar model while it is being built
+        waits for that build only."""
+        from taskdsl.evaluator import providers
+
+        # a run that waits for litellm says so in the client's output, not on stderr (shown as errors)
+        providers.wait_reporter = lambda message: self.window_log_message(
+            types.LogMessageParams(types.MessageType.Info, f"taskdsl: {message}"))
+        done = self.state.warm_up
+        future = asyncio.get_running_loop().run_in_executor(None, warm_up)
+        future.add_done_callback(lambda f: done.done() or done.set_result(f.exception() is None))
 
     def publish(self, uri: str, version: int | None) -> None:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""
-        if self.state.pull or not self.is_open(uri):
+        if self.state.pull or not self.is_open(uri) or is_config_uri(uri):
             return
         analysis = self.analysis(uri)
         if version is not None and analysis.version != version:
@@ -211,15 +266,35 @@ class TaskdslServer(LanguageServer):
         self.state.pending[uri] = asyncio.get_running_loop().create_task(later())
 
     def recheck_open(self, uris: list[str] | None = None) -> None:
-        """After a settings or library change: re-publish (push) or ask for a refresh (pull)."""
+        """After a settings or library change: re-publish (push) or ask for a refresh (pull).
+
+        Pushed re-checks are queued, never done here: the handler that changed a definition
+        answers (and the document it concerns is published) first; the queue then re-checks one
+        document per turn of the event loop, so a request that arrives meanwhile is not held up
+        by all of them. A document queued twice is checked once, at its newest version."""
         if self.state.pull:
             workspace = self.client_capabilities.workspace
             if workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
                 self.workspace_diagnostic_refresh(None)
             return
         for uri in uris if uris is not None else list(self.workspace.text_documents):
-            if self.is_open(uri):
-                self.publish(uri, None)
+            self.state.rechecks[uri] = None
+        worker = self.state.recheck_worker
+        if self.state.rechecks and (worker is None or worker.done()):
+            self.state.recheck_worker = asyncio.get_running_loop().create_task(self._run_rechecks())
+
+    async def _run_rechecks(self) -> None:
+        await asyncio.sleep(self.state.settings.debounce_ms / 1000)  # a burst of edits is re-checked once
+        rechecks = self.state.rechecks
+        while rechecks:
+            uri = next(iter(rechecks))
+            del rechecks[uri]
+            try:
+                if self.is_open(uri):
+                    self.publish(uri, None)
+            except Exception:
+                self.log_failure("diagnostics")
+            await asyncio.sleep(0)  # let waiting requests and notifications in between documents
 
     # -- library -------------------------------------------------------------------------
 
@@ -243,6 +318,62 @@ class TaskdslServer(LanguageServer):
         affected_uris = {path_to_uri(str(p)) for p in (affected or [])}
         return [uri for uri in self.workspace.text_documents if uri in affected_uris]
 
+    # -- project configuration (taskdsl.toml / [tool.taskdsl]) ------------------------------
+
+    def set_editor_settings(self, editor: Settings) -> None:
+        self.state.editor_settings = editor
+        self.state.settings = overlay(config.project_settings(self.state.config), editor) \
+            if self.state.config is not None else editor
+
+    def load_config(self, unsaved: dict[str, str] | None = None) -> bool:
+        """(Re)read the project's configuration (an open buffer wins over the file) and publish its
+        problems. True when the settings changed."""
+        roots = self.roots()
+        if not roots:
+            return False
+        try:
+            self.state.config = config.load_config(config.project_root(roots[0]), unsaved)
+        except Exception:
+            self.log_failure("configuration")
+            return False
+        before = self.state.settings
+        self.set_editor_settings(self.state.editor_settings)
+        self.publish_config()
+        changed = self.state.settings != before
+        if changed:
+            self.state.generation += 1
+        return changed
+
+    def publish_config(self) -> None:
+        """The config file's problems, always pushed (a client pulls only for templates)."""
+        current = self.state.config
+        uri = path_to_uri(str(current.path)) if current is not None and current.path is not None else None
+        if self.state.config_published and self.state.config_published != uri:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.state.config_published, diagnostics=[]))
+        self.state.config_published = uri
+        if uri is None:
+            return
+        document = Document(current.text)  # positions only: the file is TOML
+        analysis = Analysis(uri, None, document, Positions(document, self.codec()), str(current.path))
+        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for) for d in current.problems]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def config_edited(self, uri: str, text: str | None) -> None:
+        """A config file was opened, edited, saved or closed: read it again, re-check what it changes."""
+        path = uri_to_path(uri)
+        roots = self.roots()
+        if not path or not roots or os.path.dirname(path) != str(config.project_root(roots[0])):
+            return  # another folder's file: not this project's configuration
+        before = self.state.settings
+        self.load_config({path: text} if text is not None else None)
+        if self.state.settings != before:
+            library_inputs = ("files", "library_paths", "exclude")
+            if any(getattr(before, k) != getattr(self.state.settings, k) for k in library_inputs):
+                asyncio.ensure_future(build_library(self))
+            else:
+                self.recheck_open()
+
     # -- failures ------------------------------------------------------------------------
 
     def log_failure(self, feature: str) -> None:
@@ -254,6 +385,21 @@ class TaskdslServer(LanguageServer):
 
 
 server = TaskdslServer()
+
+
+def warm_up() -> None:
+    from taskdsl import schema
+    from taskdsl.evaluator import providers
+
+    try:
+        schema.model()
+    except Exception:
+        log.warning("the grammar model could not be built ahead of time", exc_info=True)
+    providers.preload_litellm()
+    providers.wait_for_litellm()
+    # litellm's ~100k import-time objects live as long as the server: keep the cyclic GC off them
+    # (the checker's and the library's are frozen the same way)
+    gc.freeze()
 
 
 class DocumentUnavailable(Exception):
@@ -301,6 +447,12 @@ def guarded(feature: str, empty: Any = None) -> Callable:
 # -- conversions -------------------------------------------------------------------------------
 
 
+def is_config_uri(uri: str) -> bool:
+    """taskdsl.toml or pyproject.toml: never checked as a template."""
+    path = uri_to_path(uri)
+    return bool(path) and config.is_config_file(path)
+
+
 def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types.Diagnostic:
     positions = analysis.positions
     related = []
@@ -327,7 +479,7 @@ def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types
     return types.Diagnostic(
         range=positions.range(d.span),
         message=d.message,
-        severity=SEVERITIES.get(d.severity, types.DiagnosticSeverity.Error),
+        severity=_severity(d.severity),
         code=d.code,
         source="taskdsl",
         related_information=related or None,
@@ -351,7 +503,7 @@ def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
     ls.state.client_name = params.client_info.name if params.client_info else None
     options = params.initialization_options
     if isinstance(options, dict):
-        ls.state.settings = ls.state.settings.updated(options.get("taskdsl", options))
+        ls.set_editor_settings(ls.state.editor_settings.updated(options.get("taskdsl", options)))
         client_options = options.get("client")
         if isinstance(client_options, dict):
             ls.state.client_prompts_for_inputs = client_options.get("promptsForMissingInputs") is True
@@ -359,7 +511,9 @@ def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 async def initialized(ls: TaskdslServer, params: types.InitializedParams) -> None:
+    import_features()
     await pull_settings(ls)
+    ls.load_config()
     await register_watchers(ls)
     await build_library(ls)
 
@@ -375,10 +529,10 @@ async def pull_settings(ls: TaskdslServer) -> bool:
         log.warning("workspace/configuration failed; keeping the current settings", exc_info=True)
         return False
     section = result[0] if result else None
-    updated = ls.state.settings.updated(section) if isinstance(section, dict) else ls.state.settings
-    changed = updated != ls.state.settings
-    ls.state.settings = updated
-    return changed
+    editor = ls.state.editor_settings.updated(section) if isinstance(section, dict) else ls.state.editor_settings
+    before = ls.state.settings
+    ls.set_editor_settings(editor)
+    return ls.state.settings != before
 
 
 async def register_watchers(ls: TaskdslServer) -> None:
@@ -387,6 +541,7 @@ async def register_watchers(ls: TaskdslServer) -> None:
     if not (watched and watched.dynamic_registration):
         return
     watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in ls.state.settings.files]
+    watchers += [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in config.CONFIG_NAMES]
     try:
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
             id="taskdsl-watch-templates", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -410,13 +565,13 @@ async def build_library(ls: TaskdslServer) -> None:
         except Exception:
             token = None
     try:
-        roots = ls.roots() + list(ls.state.settings.library_paths)
+        roots = ls.roots()  # discovery adds the settings' libraryPaths (workspace.discover)
         loop = asyncio.get_running_loop()
         ls.state.library = await loop.run_in_executor(
             None, functools.partial(library_module.Library.from_paths, roots, settings=ls.state.settings))
         for uri in list(ls.workspace.text_documents):  # open documents win over their files on disk
             path = uri_to_path(uri)
-            if path:
+            if path and not config.is_config_file(path):
                 ls.state.library.update_file(path, ls.workspace.get_text_document(uri).source)
         ls.state.generation += 1
         # The index lives as long as the server: keep the cyclic GC from walking it on every full
@@ -438,7 +593,7 @@ async def did_change_configuration(ls: TaskdslServer, params: types.DidChangeCon
         settings = params.settings
         section = settings.get("taskdsl") if isinstance(settings, dict) else None
         if isinstance(section, dict):
-            ls.state.settings = ls.state.settings.updated(section)
+            ls.set_editor_settings(ls.state.editor_settings.updated(section))
     ls.state.generation += 1
     ls.recheck_open()
 
@@ -450,9 +605,15 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
         path = uri_to_path(change.uri)
         if path is None or ls.is_open(change.uri):
             continue  # an open document's own edits are authoritative
+        if config.is_config_file(path):
+            ls.config_edited(change.uri, None)
+            continue
         if change.type == types.FileChangeType.Deleted:
             affected += ls.update_library(path, None, removed=True)
         else:
+            library = ls.state.library
+            if library is not None and not library.matches(path):
+                continue  # discovery skips it (venv/, .gitignore, exclude…): as `taskdsl check` does
             text = read_text(path)
             if text is None:
                 continue
@@ -467,6 +628,8 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: TaskdslServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
+    if is_config_uri(uri):
+        return ls.config_edited(uri, params.text_document.text)
     affected = ls.update_library(uri_to_path(uri), params.text_document.text)
     ls.publish(uri, params.text_document.version)
     ls.recheck_open([u for u in affected if u != uri]) if affected else None
@@ -475,6 +638,8 @@ def did_open(ls: TaskdslServer, params: types.DidOpenTextDocumentParams) -> None
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: TaskdslServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
+    if is_config_uri(uri):
+        return ls.config_edited(uri, ls.workspace.get_text_document(uri).source)
     affected = ls.update_library(uri_to_path(uri), ls.workspace.get_text_document(uri).source)
     ls.schedule(uri, params.text_document.version)
     others = [u for u in affected if u != uri]
@@ -485,6 +650,8 @@ async def did_change(ls: TaskdslServer, params: types.DidChangeTextDocumentParam
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: TaskdslServer, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
+    if is_config_uri(uri):
+        return None
     pending = ls.state.pending.pop(uri, None)
     if pending is not None:
         pending.cancel()
@@ -499,6 +666,8 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
         pending.cancel()
     ls.state.analyses.pop(uri, None)
     ls.state.published.pop(uri, None)
+    if is_config_uri(uri):
+        return ls.config_edited(uri, None)  # back to the file on disk
     path = uri_to_path(uri)
     if path and ls.state.library is not None:  # back to what is on disk
         text = read_text(path)
@@ -516,6 +685,8 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
                 types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=False))
 @guarded("diagnostics", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
 def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
+    if is_config_uri(params.text_document.uri):  # its problems are pushed (publish_config)
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
     analysis = ls.analysis(params.text_document.uri)
     ls.check(analysis)
     result_id = f"{analysis.version}:{ls.state.generation}"
@@ -552,7 +723,8 @@ def on_definition(ls: TaskdslServer, params: types.DefinitionParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
     return navigation.definition(analysis.document, offset, analysis.uri, analysis.positions,
-                                 library=ls.state.library, positions_for=ls.positions_for) or None
+                                 library=ls.state.library, positions_for=ls.positions_for,
+                                 settings=ls.state.settings) or None
 
 
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
@@ -562,7 +734,8 @@ def on_references(ls: TaskdslServer, params: types.ReferenceParams):
     offset = analysis.positions.offset(params.position)
     return navigation.references(analysis.document, offset, analysis.uri, analysis.positions,
                                  include_declaration=params.context.include_declaration,
-                                 library=ls.state.library, positions_for=ls.positions_for) or None
+                                 library=ls.state.library, positions_for=ls.positions_for,
+                                 settings=ls.state.settings) or None
 
 
 @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
@@ -570,7 +743,12 @@ def on_references(ls: TaskdslServer, params: types.ReferenceParams):
 def on_prepare_rename(ls: TaskdslServer, params: types.PrepareRenameParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
-    return navigation.prepare_rename(analysis.document, offset, analysis.positions, library=ls.state.library)
+    try:
+        return navigation.prepare_rename(analysis.document, offset, analysis.positions, library=ls.state.library,
+                                         settings=ls.state.settings, uri=analysis.uri,
+                                         positions_for=ls.positions_for)
+    except navigation.RenameError as refused:
+        raise JsonRpcRequestFailed(str(refused)) from None
 
 
 @server.feature(types.TEXT_DOCUMENT_RENAME)
@@ -580,13 +758,14 @@ def on_rename(ls: TaskdslServer, params: types.RenameParams):
     offset = analysis.positions.offset(params.position)
     try:
         return _rename(ls, analysis, offset, params)
-    except navigation.RenameRefused as refused:
+    except navigation.RenameError as refused:
         raise JsonRpcRequestFailed(str(refused)) from None
 
 
 def _rename(ls: TaskdslServer, analysis: Analysis, offset: int, params: types.RenameParams):
     return navigation.rename(analysis.document, offset, params.new_name, analysis.uri, analysis.positions,
                              client=ls.state.client, library=ls.state.library, positions_for=ls.positions_for,
+                             settings=ls.state.settings,
                              version_of=lambda uri: ls.workspace.get_text_document(uri).version if ls.is_open(uri) else None)
 
 
@@ -621,7 +800,8 @@ def on_document_link(ls: TaskdslServer, params: types.DocumentLinkParams):
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                           types.CodeActionKind.RefactorExtract]))
+                                                           types.CodeActionKind.RefactorExtract,
+                                                           actions.FIX_ALL_KIND]))
 @guarded("codeAction", list)
 def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     analysis = ls.analysis(params.text_document.uri)
@@ -629,7 +809,7 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
                                 result.diagnostics, params.context, client=ls.state.client,
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
-                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
+                                settings=ls.state.settings, lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
 
 
 @server.command(actions.EXTRACT_COMMAND)
@@ -713,10 +893,13 @@ def main(args: Any = None) -> int:
         # clients cancel requests all the time; pygls warns about each one it already answered,
         # and every client shows the server's stderr as errors
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
-    if getattr(args, "tcp", None):
-        server.start_tcp(*_host_port(args.tcp))
+    from taskdsl import redaction, remote
+
+    redaction.mask_logs()
+    if getattr(args, "tcp", None):  # a socket: only a client holding the token is served (taskdsl.remote)
+        remote.serve_tcp(server, *_host_port(args.tcp))
     elif getattr(args, "ws", None):
-        server.start_ws(*_host_port(args.ws))
+        remote.serve_ws(server, *_host_port(args.ws))
     else:
         server.start_io()
     return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -31,6 +31,7 @@ class Arg:
     name: str | None = None  # the variable's first name
     path: tuple = ()  # accessors after the name: str for .field/["key"], int for [0]
     text: str = ""
+    offset: int = field(default=0, compare=False)  # where `text` starts in the scanned text (rename edits it)
 
 
 @dataclass(frozen=True)
@@ -160,11 +161,14 @@ def _classify(inner: str, expr: str, start: int, end: int, bad: Callable[[str], 
         if pieces is None:
             return bad(f"unterminated string in the arguments of '{name}'")
         args = []
+        # where the pieces start: the splitter keeps every character but the separating commas
+        at = start + 2 + m.end() + (len(rest) - len(rest.lstrip())) + 1
         for piece in pieces:
             arg = _parse_arg(piece)
             if arg is None:
                 return bad(f"argument '{piece.strip()}' of '{name}' must be a string, number, true/false/null or a variable")
-            args.append(arg)
+            args.append(replace(arg, offset=at + len(piece) - len(piece.lstrip())))
+            at += len(piece) + 1
         return Placeholder(start, end, expr, "call", name=name, args=tuple(args))
     path, pos = _parse_path(inner, m.end())
     if inner[pos:].strip():

@@ -13,15 +13,10 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from conftest import encoding, pos
+from rename_texts import LIB
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-LIB = """<template name="summarize" params="text, style">
-  <task>
-    <description>Summarize {{text}} as {{style}}</description>
-  </task>
-</template>
-"""
 MAIN = """<task name="report" type="sequential">
   <inputs>
     <input name="doc">a.md</input>

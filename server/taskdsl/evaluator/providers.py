@@ -1,50 +1,93 @@
-"""The offline models `taskdsl/echo` and `taskdsl/replay`, registered as a litellm custom provider
-so a run through them takes litellm's own path (acompletion, token counting, model info).
+"""Model providers: the one interface an atomic task talks to, and its two implementations.
 
-echo   answers with the user prompt it received (system prompt left out), for dry runs.
-replay answers from a fixture file of recorded answers, for tests and demos. The file is
-       JSON: {"answers": [{"contains": "text in the prompt", "answer": "…" | any JSON}, …]}
-       (a bare list of entries also works). Entries are tried in order; the first whose
-       `contains` (a string or a list of strings, all required) occurs in the user prompt
-       answers; an entry without `contains` matches every prompt. A non-string answer is sent
-       as its JSON text. The file comes from metadata["replay_file"] of the call (the runner
-       passes the TASKDSL_REPLAY_FILE setting) or the TASKDSL_REPLAY_FILE environment variable.
+A ``Provider`` answers four questions about one model — is it usable (``check``), how many
+tokens a prompt or an answer takes (``count_messages`` / ``count_text``), how large its input
+window is (``context_window``) — and makes the call (``complete``). The handler enforces the
+limits and builds results, notes and traces from those answers alone, so a run through the
+offline models and a run through litellm look the same.
+
+- ``OfflineProvider``: the built-in models ``taskdsl/echo`` and ``taskdsl/replay``. They never
+  import litellm (its import takes ~2 s).
+  echo   answers with the user prompt it received (system prompt left out), for dry runs.
+  replay answers from a fixture file of recorded answers, for tests and demos. The file is
+         JSON: {"answers": [{"contains": "text in the prompt", "answer": "…" | any JSON}, …]}
+         (a bare list of entries also works). Entries are tried in order; the first whose
+         `contains` (a string or a list of strings, all required) occurs in the user prompt
+         answers; an entry without `contains` matches every prompt. A non-string answer is sent
+         as its JSON text. The file is the run's `replay_file` setting or the
+         TASKDSL_REPLAY_FILE environment variable.
+  Their tokens are counted by ``count_tokens`` below (deterministic, documented in
+  docs/evaluator.md), and they claim a window of CONTEXT_WINDOW tokens.
+- ``LitellmProvider``: every other model, through litellm (its token counter, model map and
+  ``acompletion``). litellm is imported once, in a background thread (``preload_litellm``), as
+  early as a run may need it; a run that reaches a model before the import is done waits for it
+  without blocking the event loop, and says so ("loading litellm…").
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import os
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from .results import TaskError
 
 PROVIDER = "taskdsl"
 MODELS = ("echo", "replay")
 CONTEXT_WINDOW = 128_000  # what the offline models claim, so window checks behave as for a real model
+LOADING_MESSAGE = "loading litellm…"
 
-_registered = False
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer as the handler needs it."""
+
+    content: str
+    completion_tokens: int | None
 
 
-def load_litellm():
-    """Import litellm (slow: ~3 s) the one way the project does, with the offline providers registered."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import logging
+class Provider(Protocol):
+    model: str
 
-    import litellm
+    def check(self) -> None:
+        """Raise TaskError (VALIDATION_ERROR) when the model cannot be called at all."""
 
-    global _registered
-    if not _registered:
-        litellm.suppress_debug_info = True
-        logging.getLogger("LiteLLM").setLevel(logging.ERROR)  # its warnings would clutter `taskdsl run`
-        litellm.drop_params = True
-        handler = _make_handler(litellm)
-        if not any(p.get("provider") == PROVIDER for p in litellm.custom_provider_map):
-            litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": PROVIDER, "custom_handler": handler}]
-        litellm.register_model({
-            f"{PROVIDER}/{name}": {"max_input_tokens": CONTEXT_WINDOW, "max_tokens": CONTEXT_WINDOW,
-                                   "max_output_tokens": 8192, "input_cost_per_token": 0.0,
-                                   "output_cost_per_token": 0.0, "litellm_provider": PROVIDER, "mode": "chat"}
-            for name in MODELS})
-        _registered = True
-    return litellm
+    def count_messages(self, messages: list[dict]) -> int: ...
+
+    def context_window(self) -> int | None: ...
+
+    def credential_problem(self) -> TaskError | None: ...
+
+    async def complete(self, messages: list[dict]) -> Completion: ...
+
+
+def is_offline(model: str | None) -> bool:
+    return bool(model) and model.startswith(f"{PROVIDER}/")
+
+
+# --------------------------------------------------------------------------- offline models
+
+# One token per run of up to 4 letters or digits, and one per other non-space character; each
+# message adds 4 (its role and delimiters) and a conversation 3 (the answer's priming), as
+# OpenAI's chat format counts them. Close to a BPE tokenizer on English prose, never below it by
+# much, and the same on every machine.
+_TOKEN = re.compile(r"\w{1,4}|[^\w\s]")
+MESSAGE_OVERHEAD, REPLY_OVERHEAD = 4, 3
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of a text as the offline models count them."""
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
+def count_message_tokens(messages: list[dict]) -> int:
+    return sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages) + REPLY_OVERHEAD
 
 
 def user_prompt(messages: list) -> str:
@@ -77,40 +120,192 @@ def replay_answer(entries: list[dict], prompt: str) -> str:
     raise ValueError(f"no recorded answer matches the prompt {preview!r}")
 
 
-def _make_handler(litellm):
-    from litellm import CustomLLM
-    from litellm.llms.custom_llm import CustomLLMError
+class OfflineProvider:
+    def __init__(self, model: str, replay_file: str | None = None):
+        self.model, self.replay_file = model, replay_file
 
-    class OfflineModels(CustomLLM):
-        def answer(self, model: str, messages: list, litellm_params: dict | None) -> str:
-            prompt = user_prompt(messages)
-            if model == "echo":
-                return prompt
-            if model == "replay":
-                metadata = (litellm_params or {}).get("metadata") or {}
-                path = metadata.get("replay_file") or os.environ.get("TASKDSL_REPLAY_FILE")
-                if not path:
-                    raise CustomLLMError(400, "taskdsl/replay needs a fixture: set TASKDSL_REPLAY_FILE")
-                try:
-                    return replay_answer(read_fixture(path), prompt)
-                except ValueError as e:
-                    raise CustomLLMError(400, f"taskdsl/replay: {e}") from None
-            raise CustomLLMError(404, f"unknown offline model 'taskdsl/{model}': use taskdsl/echo or taskdsl/replay")
+    @property
+    def name(self) -> str:
+        return self.model.removeprefix(f"{PROVIDER}/")
 
-        def response(self, model, messages, litellm_params):
-            text = self.answer(model, messages, litellm_params)
-            prompt_tokens = litellm.token_counter(model=f"{PROVIDER}/{model}", messages=messages)
-            completion_tokens = litellm.token_counter(model=f"{PROVIDER}/{model}", text=text)
-            return litellm.ModelResponse(
-                model=f"{PROVIDER}/{model}",
-                choices=[{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                       "total_tokens": prompt_tokens + completion_tokens})
+    def check(self) -> None:
+        if self.name not in MODELS:
+            raise TaskError("VALIDATION_ERROR", f"model '{self.model}' was not found: the offline models are "
+                            f"{' and '.join(f'{PROVIDER}/{m}' for m in MODELS)}", "unknown_model", {"model": self.model})
 
-        def completion(self, model, messages, *args, litellm_params=None, **kwargs):
-            return self.response(model, messages, litellm_params)
+    def count_messages(self, messages: list[dict]) -> int:
+        return count_message_tokens(messages)
 
-        async def acompletion(self, model, messages, *args, litellm_params=None, **kwargs):
-            return self.response(model, messages, litellm_params)
+    def context_window(self) -> int | None:
+        return CONTEXT_WINDOW
 
-    return OfflineModels()
+    def credential_problem(self) -> TaskError | None:
+        return None
+
+    def answer(self, messages: list[dict]) -> str:
+        prompt = user_prompt(messages)
+        if self.name == "echo":
+            return prompt
+        path = self.replay_file or os.environ.get("TASKDSL_REPLAY_FILE")
+        if not path:
+            raise ValueError("taskdsl/replay needs a fixture: set TASKDSL_REPLAY_FILE")
+        return replay_answer(read_fixture(path), prompt)
+
+    async def complete(self, messages: list[dict]) -> Completion:
+        try:
+            text = self.answer(messages)
+        except ValueError as e:
+            message = str(e) if str(e).startswith(self.model) else f"{self.model}: {e}"
+            raise TaskError("TASK_FAILURE", f"model '{self.model}' call failed: {message}", "model_error",
+                            {"model": self.model}) from None
+        return Completion(text, count_tokens(text))
+
+
+# --------------------------------------------------------------------------- litellm
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS", re.I)
+_lock = threading.Lock()
+_import_thread: threading.Thread | None = None
+_import_error: BaseException | None = None
+_configured = False
+
+
+def load_litellm():
+    """Import litellm (slow: ~2 s) the one way the project does: local model map, quiet logs."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import logging
+
+    import litellm
+
+    global _configured
+    with _lock:
+        if not _configured:
+            litellm.suppress_debug_info = True
+            logging.getLogger("LiteLLM").setLevel(logging.ERROR)  # its warnings would clutter `taskdsl run`
+            litellm.drop_params = True
+            _configured = True
+    return litellm
+
+
+def _import_in_background() -> None:
+    global _import_error
+    try:
+        load_litellm()
+    except BaseException as error:  # reported by the run that needs it
+        _import_error = error
+
+
+def preload_litellm() -> None:
+    """Start importing litellm in a background thread (once); returns at once."""
+    global _import_thread
+    with _lock:
+        if _import_thread is None and not _configured:
+            _import_thread = threading.Thread(target=_import_in_background, name="taskdsl-litellm-import", daemon=True)
+            _import_thread.start()
+
+
+def wait_for_litellm() -> None:
+    """Block until a started background import is over (for threads; a run awaits litellm_module)."""
+    thread = _import_thread
+    if thread is not None:
+        thread.join()
+
+
+def litellm_loaded() -> bool:
+    return _configured
+
+
+def _report_wait(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+#: who hears that a run waits for litellm's import (the CLI: stderr; the server replaces it)
+wait_reporter: Callable[[str], None] | None = _report_wait
+
+
+async def litellm_module():
+    """litellm, once imported; the event loop keeps running while the import finishes."""
+    if _configured:
+        return load_litellm()
+    preload_litellm()
+    if wait_reporter is not None:
+        wait_reporter(LOADING_MESSAGE)
+    thread = _import_thread
+    if thread is not None:
+        await asyncio.get_running_loop().run_in_executor(None, thread.join)
+    if _import_error is not None:
+        raise TaskError("VALIDATION_ERROR", f"litellm could not be imported: {_import_error}", "litellm_unavailable")
+    return load_litellm()
+
+
+class LitellmProvider:
+    def __init__(self, litellm, model: str, api_base: str | None = None, api_key: str | None = None,
+                 timeout: float = 600.0):
+        self.litellm, self.model = litellm, model
+        self.api_base, self.api_key, self.timeout = api_base, api_key, timeout
+
+    def check(self) -> None:
+        try:
+            self.litellm.get_llm_provider(self.model)
+        except Exception:
+            raise TaskError("VALIDATION_ERROR", f"model '{self.model}' is not known to litellm: use a name from its "
+                            "model list or a provider prefix such as openai/<name> or ollama/<name>", "unknown_model",
+                            {"model": self.model}) from None
+
+    def count_messages(self, messages: list[dict]) -> int:
+        return self.litellm.token_counter(model=self.model, messages=messages)
+
+    def context_window(self) -> int | None:
+        try:
+            info = self.litellm.get_model_info(self.model)
+        except Exception:  # unmapped models (local servers, new names): no window to enforce
+            return None
+        return info.get("max_input_tokens") or info.get("max_tokens")
+
+    def credential_problem(self) -> TaskError | None:
+        if self.api_key:
+            return None
+        missing = [k for k in self.litellm.validate_environment(self.model).get("missing_keys", [])
+                   if _SECRET_NAME.search(k)]
+        if missing:
+            return TaskError("VALIDATION_ERROR", f"model '{self.model}' needs credentials: set {' or '.join(missing)} "
+                             "in the environment (or pick an offline model such as taskdsl/echo)",
+                             "missing_credentials", {"model": self.model, "missing": missing})
+        return None
+
+    async def complete(self, messages: list[dict]) -> Completion:
+        litellm, model = self.litellm, self.model
+        kwargs = {"api_base": self.api_base, "api_key": self.api_key, "timeout": self.timeout}
+        try:
+            response = await litellm.acompletion(model=model, messages=messages,
+                                                 **{k: v for k, v in kwargs.items() if v is not None})
+        except litellm.AuthenticationError as e:
+            missing = litellm.validate_environment(model).get("missing_keys") or []
+            where = f" (check {', '.join(missing) or 'the API key'})"
+            raise TaskError("VALIDATION_ERROR", f"model '{model}' rejected the credentials{where}: "
+                            f"{_short(e)}", "authentication", {"model": model}) from None
+        except litellm.ContextWindowExceededError as e:
+            raise TaskError("RESOURCE_EXHAUSTION", f"model '{model}': {_short(e)}", "context",
+                            {"resource": "context"}) from None
+        except litellm.NotFoundError as e:
+            raise TaskError("VALIDATION_ERROR", f"model '{model}' was not found: {_short(e)}",
+                            "unknown_model", {"model": model}) from None
+        except (litellm.APIError, litellm.APIConnectionError, litellm.BadRequestError, litellm.Timeout,
+                litellm.RateLimitError, litellm.ServiceUnavailableError, litellm.InternalServerError) as e:
+            raise TaskError("TASK_FAILURE", f"model '{model}' call failed: {_short(e)}", "model_error",
+                            {"model": model}) from None
+        usage = getattr(response, "usage", None)
+        return Completion(response.choices[0].message.content or "",
+                          usage.completion_tokens if usage is not None else None)
+
+
+def _short(error: Exception) -> str:
+    text = " ".join(str(getattr(error, "message", error)).split())
+    return text[:300]
+
+
+async def provider_for(config) -> Provider:
+    """The provider of config.model (a HandlerConfig): offline models never import litellm."""
+    if is_offline(config.model):
+        return OfflineProvider(config.model, config.replay_file)
+    return LitellmProvider(await litellm_module(), config.model, config.api_base, config.api_key, config.timeout)

@@ -1,9 +1,8 @@
 """The features' view of the workspace library (``taskdsl.library``).
 
 One small adapter, so the feature modules read definitions the same way whatever shape the
-library's records take: ``Entry`` (name, kind, path, span, description, params, type, subtype)
-and ``Ref`` (path, span of the name). Every query tolerates a missing library (a lone document)
-and answers empty.
+library's records take: ``Entry`` (name, kind, path, span, description, params, type,
+subtype). Every query tolerates a missing library (a lone document) and answers empty.
 """
 
 from __future__ import annotations
@@ -32,12 +31,6 @@ class Entry:
     type: str | None = None
     subtype: str | None = None
     raw: Any = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class Ref:
-    path: str | None
-    span: Span  # the name as written (inside ref="…" / template="…" / {{name(…)}})
 
 
 def _get(obj: Any, *names: str, default=None):
@@ -115,33 +108,6 @@ def matching(library, prefix: str) -> list[Entry]:
         return []
     found = [to_entry(raw) for raw in library.names_matching(prefix)]
     return [entry for entry in found if entry is not None]
-
-
-def references(library, name: str) -> list[Ref]:
-    if library is None or not name:
-        return []
-    refs = []
-    for raw in library.references(name):
-        span = _span(_get(raw, "span", "name_span"))
-        if span is not None:
-            refs.append(Ref(_get(raw, "path", "file"), span))
-    return refs
-
-
-def rename_edits(library, old: str, new: str) -> dict[str, list[tuple[Span, str]]]:
-    """path → [(span, new text)] for a task or template name, across the library."""
-    if library is None:
-        return {}
-    result: dict[str, list[tuple[Span, str]]] = {}
-    raw = library.rename_edits(old, new)  # raises the library's RenameError with a message
-    items = raw.items() if isinstance(raw, dict) else ((_get(e, "path"), [e]) for e in raw)
-    for path, edits in items:
-        for edit in edits:
-            span = _span(_get(edit, "span"))
-            text = _get(edit, "new_text", "text", default=new)
-            if span is not None:
-                result.setdefault(str(path), []).append((span, text))
-    return result
 
 
 def location(entry: Entry, positions_for: Callable[[str], Any]) -> types.Location | None:

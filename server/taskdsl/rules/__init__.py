@@ -8,6 +8,8 @@ from taskdsl.rules import (  # noqa: F401  (imported for their registrations)
     models,
     conditions,
     library_rules,
+    security,
+    config_codes,
 )
 from taskdsl.rules.registry import RULES, Rule, RuleContext, run_rules
 
