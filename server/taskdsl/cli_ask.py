@@ -78,6 +78,18 @@ def library_roots(args) -> list[str]:
     return [os.path.abspath(p) for p in (args.library or [os.getcwd()])] + [os.path.abspath(p) for p in env_library_paths()]
 
 
+def request_library(command: str, args):
+    """The library for a request, or None when the request or a --library is unusable (said on stderr)."""
+    if not args.text.strip():
+        _error(command, "the request is empty: say in words what the task should do")
+        return None
+    try:
+        return load_library(args)
+    except FileNotFoundError as e:
+        _error(command, f"--library {e.args[0]}: no such file or folder")
+        return None
+
+
 def load_library(args):
     from taskdsl.library import Library
 
@@ -97,13 +109,8 @@ def _error(command: str, message: str) -> None:
 def match_command(args) -> int:
     from taskdsl.matching import find_matching_tasks
 
-    if not args.text.strip():
-        _error("match", "the request is empty: say in words what the task should do")
-        return EXIT_USAGE
-    try:
-        library = load_library(args)
-    except FileNotFoundError as e:
-        _error("match", f"--library {e.args[0]}: no such file or folder")
+    library = request_library("match", args)
+    if library is None:
         return EXIT_USAGE
     matches = find_matching_tasks(library, args.text, args.limit)
     if args.json:
@@ -126,16 +133,11 @@ def ask_command(args) -> int:
     from taskdsl.evaluator.handler import default_model
     from taskdsl.evaluator.results import TaskError
 
-    if not args.text.strip():
-        _error("ask", "the request is empty: say in words what the task should do")
-        return EXIT_USAGE
     if args.save and os.path.isdir(args.save):
         _error("ask", f"--save {args.save}: is a folder; give a file name such as {os.path.join(args.save, 'task.task.xml')}")
         return EXIT_USAGE
-    try:
-        library = load_library(args)
-    except FileNotFoundError as e:
-        _error("ask", f"--library {e.args[0]}: no such file or folder")
+    library = request_library("ask", args)
+    if library is None:
         return EXIT_USAGE
     roots = library_roots(args)
     folder = roots[0] if os.path.isdir(roots[0]) else os.path.dirname(roots[0])
