@@ -416,3 +416,20 @@ def test_a_refused_file_read_is_not_replanned(notes):
     report = json.loads(done.stdout)
     assert report["replans"] == [] and report["error"]["type"] == "VALIDATION_ERROR"
     assert "/etc/passwd" in report["error"]["message"] and report["result"] is None
+
+
+def test_the_runtime_library_ranks_as_match_does(library):
+    # the seeds' taskLibrary.find_matching_tasks: the run's compiled definitions, the same scores
+    from taskdsl.evaluator.runner import prepare_file
+
+    entry = library / "entry.task.xml"
+    entry.write_text('<task name="entry" type="sequential">\n  <description>Count words, then summarise</description>\n'
+                     '  <steps>\n    <task ref="word_count"/>\n'
+                     '    <call template="summarise"><arg name="text">{{last_output}}</arg></call>\n'
+                     '  </steps>\n</task>\n', encoding="utf-8")
+    prepared = prepare_file(str(entry))
+    found = prepared.library.find_matching_tasks("count the words of my essay", limit=2)
+    assert [(d.name, k) for d, _, k in found] == [("word_count", "standard"), ("entry", "standard")]
+    assert found[0][0] is prepared.library.by_name["word_count"]  # the runtime definition, ready to run
+    cli = taskdsl(library, "match", "count the words of my essay", "--json", "--limit", "1")
+    assert round(found[0][1], 3) == json.loads(cli.stdout)[0]["score"]
