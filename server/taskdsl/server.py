@@ -206,7 +206,8 @@ class TaskdslServer(LanguageServer):
     # -- diagnostics ---------------------------------------------------------------------
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
-        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for, self.state.settings.rules_url)
+                       for d in self.check(analysis).diagnostics]
         if self.state.warm_up is None:
             self.state.warm_up = asyncio.get_running_loop().create_future()  # once
             asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out
@@ -453,7 +454,7 @@ def is_config_uri(uri: str) -> bool:
     return bool(path) and config.is_config_file(path)
 
 
-def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types.Diagnostic:
+def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for, rules_url: str | None = None) -> types.Diagnostic:
     positions = analysis.positions
     related = []
     for item in d.related:
@@ -481,10 +482,19 @@ def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types
         message=d.message,
         severity=_severity(d.severity),
         code=d.code,
+        code_description=_code_description(d.code, rules_url),
         source="taskdsl",
         related_information=related or None,
         data=data,
     )
+
+
+def _code_description(code: str, rules_url: str | None) -> types.CodeDescription | None:
+    """The link to the code's rule page (``docs.rulesUrl``, else the pages installed with taskdsl)."""
+    from taskdsl import rule_pages  # imports the rules: not before the first check needs them
+
+    href = rule_pages.href(code, rules_url)
+    return types.CodeDescription(href=href) if href else None
 
 
 def _range_json(r: types.Range) -> dict:
@@ -682,7 +692,7 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
 
 
 @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
-                types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=False))
+                types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=True))
 @guarded("diagnostics", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
 def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
     if is_config_uri(params.text_document.uri):  # its problems are pushed (publish_config)
@@ -693,6 +703,39 @@ def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParam
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis), result_id=result_id)
+
+
+@server.feature(types.WORKSPACE_DIAGNOSTIC)
+@guarded("workspaceDiagnostics", lambda: types.WorkspaceDiagnosticReport(items=[]))
+async def workspace_diagnostic(ls: TaskdslServer, params: types.WorkspaceDiagnosticParams):
+    """The workspace's files that are not open (open ones are pulled one by one), each checked
+    against the library; a file whose text and library are unchanged since the client's last
+    report is answered unchanged without checking it again."""
+    from taskdsl.library import _stamp as file_stamp
+
+    library = ls.state.library
+    previous = {item.uri: item.value for item in params.previous_result_ids or []}
+    items: list = []
+    for path in sorted(getattr(library, "workspace_files", ())):
+        uri = path_to_uri(path)
+        if ls.is_open(uri):
+            continue
+        stamp = file_stamp(path)  # (mtime, size): unchanged files are answered unchanged
+        if stamp is None:
+            continue
+        result_id = f"{ls.state.generation}:{stamp[0]}:{stamp[1]}"
+        if previous.get(uri) == result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, version=None, result_id=result_id))
+            continue
+        text = read_text(path)
+        if text is None:
+            continue
+        document = parse(text)
+        analysis = Analysis(uri, None, document, Positions(document, ls.codec()), path)
+        items.append(types.WorkspaceFullDocumentDiagnosticReport(
+            uri=uri, version=None, items=ls.lsp_diagnostics(analysis), result_id=result_id))
+        await asyncio.sleep(0)  # let edits and requests in between files
+    return types.WorkspaceDiagnosticReport(items=items)
 
 
 # -- features ----------------------------------------------------------------------------------
@@ -809,7 +852,8 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
                                 result.diagnostics, params.context, client=ls.state.client,
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
-                                settings=ls.state.settings, lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
+                                settings=ls.state.settings,
+                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for, ls.state.settings.rules_url))
 
 
 @server.command(actions.EXTRACT_COMMAND)

@@ -29,6 +29,7 @@ class Settings:
     lint_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     run_allow_read: tuple[str, ...] = ()
     run_max_cost: float | None = None
+    rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property
     def default_model(self) -> str:
@@ -59,6 +60,7 @@ _KEYS = [
     ("run.timeout", "run_timeout", "number"),
     ("trace.dir", "trace_dir", "string"),
     ("debounce", "debounce_ms", "int"),
+    ("docs.rulesUrl", "rules_url", "string"),
 ]
 
 

@@ -156,7 +156,8 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
         "taskdsl.model": "taskdsl/echo",
     }, "full")
     steps = result["steps"]
-    for name in ("workbench", "open", "problems", "hover", "completion", "run", "codelens", "commands"):
+    for name in ("workbench", "open", "status", "problems", "hover", "completion", "snippets", "run", "status_run",
+                 "codelens", "commands"):
         assert name in steps, (name, result)
 
     assert steps["workbench"]["ok"], steps["workbench"]
@@ -176,10 +177,20 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
     # typing the ">" of a start tag inserts its end tag (the extension's auto-close)
     assert steps["completion"]["autoClosed"], steps["completion"]
     assert steps["completion"]["closedLine"] == "<criteria></criteria>", steps["completion"]
+    # the status-bar item: the server runs, then the last run
+    assert steps["status"]["ok"] and steps["status"]["text"] == "Task DSL", steps["status"]
+    assert any("codicon-check" in icon for icon in steps["status"]["icons"]), steps["status"]
+    # the extension's snippets are offered for Task DSL files
+    assert steps["snippets"]["ok"], steps["snippets"]
+    # (the picker lists each snippet as its prefix and description)
+    offered = sorted(label.split(" ")[0] for label in steps["snippets"]["labels"])
+    assert offered == ["call", "cond", "reduce", "script", "sequential", "task", "template"], steps["snippets"]
     # Run Task from the command palette: asked for the input, then showed the result
     assert steps["run"]["ok"], steps["run"]
     assert steps["run"]["prompted"], steps["run"]
     assert (out / "run.png").exists()
+    assert steps["status_run"]["ok"] and "hello" in steps["status_run"]["text"], steps["status_run"]
+    assert any("codicon-pass" in icon for icon in steps["status_run"]["icons"]), steps["status_run"]
     # ... and from the "▶ Run task" code lens the server puts above the task
     assert steps["codelens"]["ok"], steps["codelens"]
     # Restart Server / Revalidate All / Show Output: the server restarted, diagnostics are back
@@ -200,4 +211,6 @@ def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):
     step = result["steps"].get("not_installed")
     assert step and step["ok"], result
     toast = step["toast"]
-    assert "taskdsl is not installed" in toast and f"{python} -m pip install taskdsl" in toast, toast
+    assert "taskdsl is not installed" in toast and f"{python} -m pip install /path/to/taskdsl" in toast, toast
+    assert "not on the Python Package Index" in toast, toast
+    assert step["status"]["text"] == "Task DSL: not installed", step["status"]
