@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
 from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_rename; importers name it here)
-from taskdsl.facts import literal_default, subtype, task_kind
+from taskdsl.facts import inputs as input_elements, literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 from taskdsl.workspace import belongs, discover, read_text
@@ -221,11 +221,8 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
 
 
 def _input_params(task: Element) -> tuple[Param, ...]:
-    inputs = task.child("inputs")
-    if inputs is None:
-        return ()
     params = []
-    for element in inputs.children_named("input"):
+    for element in input_elements(task):
         name = element.get("name")
         if not name:
             continue
@@ -326,8 +323,7 @@ def _ref_reference(doc: Document, task: Element, path: str | None, owner: str | 
         return None
     name, span = found
     named = []
-    inputs = task.child("inputs")
-    for element in inputs.children_named("input") if inputs is not None else ():
+    for element in input_elements(task):
         attr = element.attr("name")
         if attr is not None and attr.value and attr.value_span is not None:
             named.append((attr.value, attr.value_span))
