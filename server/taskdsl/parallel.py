@@ -125,7 +125,7 @@ def _run_pool(context, jobs: int, chunks: list[tuple[int, int]]):
 
     executor = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=context)
     try:
-        futures = [executor.submit(_check_chunk, start, stop) for start, stop in chunks]
+        futures = [executor.submit(_in_worker, start, stop) for start, stop in chunks]
         for future in as_completed(futures):
             yield future.result()
     except Exception as error:  # a worker killed (BrokenProcessPool) or a failing check
@@ -136,7 +136,11 @@ def _run_pool(context, jobs: int, chunks: list[tuple[int, int]]):
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-def _check_chunk(start: int, stop: int) -> tuple[int, list]:
+def _in_worker(start: int, stop: int) -> tuple[int, list]:
+    return check_chunk(start, stop)  # looked up in the worker: what the fork inherited
+
+
+def check_chunk(start: int, stop: int) -> tuple[int, list]:
     """In a worker: the diagnostics of sources[start:stop] (the index is the parent's, inherited)."""
     from taskdsl.cli import check_source
 
