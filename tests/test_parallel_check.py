@@ -152,3 +152,22 @@ def test_without_fork_the_check_runs_in_this_process(tmp_path, capsys, monkeypat
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert run(capsys, "check", "--jobs", "2", str(folder)) == serial
     assert small_pool() == set()
+
+
+def test_the_garbage_collector_is_paused_for_the_bulk_work_and_resumed(tmp_path, capsys, monkeypatch):
+    import gc
+
+    from taskdsl import cli
+
+    folder = project(tmp_path / "proj", 3)
+    seen = []
+    real = cli.check_source
+
+    def noting(source, library, settings):
+        seen.append(gc.isenabled())
+        return real(source, library, settings)
+
+    monkeypatch.setattr(cli, "check_source", noting)
+    assert gc.isenabled()
+    assert run(capsys, "check", "--jobs", "1", str(folder))[0] == 0
+    assert seen == [False, False, False] and gc.isenabled()

@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import sys
 
-# below this many files the pool costs more than it saves (bench/bench_library.py --jobs-sweep)
-MIN_PARALLEL_FILES = 200
+# below this many files forking and gathering cost more than the pool saves (measured on 2 cores
+# with `bench/bench_library.py --break-even`: 480 files 1.5x slower, 680 files 0.8x)
+MIN_PARALLEL_FILES = 600
 CHUNKS_PER_JOB = 4  # smaller chunks even out slow files across the workers
 
 _SHARED = None  # (sources, library, settings) for the forked workers: inherited, never pickled
