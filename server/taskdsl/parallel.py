@@ -1,7 +1,7 @@
 """`taskdsl check` over many files: each file read once, checked on every core, reported in order.
 
 The index is built once, in this process (cross-file rules need all of it), with the read sources
-and parsed documents kept (`Library(keep_documents=True)`): the check takes them instead of reading
+and parsed documents kept (`Library.from_discovered(…, keep_documents=True)`): the check takes them instead of reading
 and parsing again. With more than one job and enough files, the files are cut into contiguous
 chunks and checked by forked worker processes, which inherit the built index for free
 (copy-on-write) and send back only each file's diagnostics (plain picklable data); this process
