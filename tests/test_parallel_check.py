@@ -19,9 +19,15 @@ FIXABLE = ('<task type="sequential">\n  <description>x</description>\n  <context
 
 
 @pytest.fixture
-def small_pool(monkeypatch, tmp_path):
+def small_pool(monkeypatch, worker_log):
     """Fork workers even for a handful of files, and record which processes checked chunks."""
     monkeypatch.setattr(parallel, "MIN_PARALLEL_FILES", 2)
+    return worker_log
+
+
+@pytest.fixture
+def worker_log(monkeypatch, tmp_path):
+    """The processes that checked chunks."""
     log = tmp_path / "workers.log"
     real = parallel.check_chunk
 
@@ -171,3 +177,10 @@ def test_the_garbage_collector_is_paused_for_the_bulk_work_and_resumed(tmp_path,
     assert gc.isenabled()
     assert run(capsys, "check", "--jobs", "1", str(folder))[0] == 0
     assert seen == [False, False, False] and gc.isenabled()
+
+
+def test_few_files_are_checked_in_this_process(tmp_path, capsys, worker_log):
+    folder = project(tmp_path / "proj", parallel.MIN_PARALLEL_FILES - 1)
+    code, _, err = run(capsys, "check", "--jobs", "2", str(folder))
+    assert code == 0 and err.endswith(f"in {parallel.MIN_PARALLEL_FILES - 1} files\n")
+    assert worker_log() == set()  # forking would cost more than it saves
