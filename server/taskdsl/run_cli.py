@@ -31,6 +31,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", help="the model for every atomic task (overrides <model> and TASKDSL_MODEL)")
     p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
     p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
+    p.add_argument("--plan", "--dry-run", action="store_true", dest="plan",
+                   help="print what the run would do (commands, models and cost, files, inputs) and run nothing")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
                    help="let file_paths read this folder (or file) outside the project (repeatable)")
@@ -118,7 +120,7 @@ def run_command(args) -> int:
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
-    from taskdsl.evaluator.runner import run_file
+    from taskdsl.evaluator.runner import prepare_file, run_file
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -127,9 +129,13 @@ def run_command(args) -> int:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
     progress = Progress(quiet=args.quiet)
-    _preload_models(args.model or project.model, args.quiet)
+    if not args.plan:
+        _preload_models(args.model or project.model, args.quiet)
 
     async def main():
+        if args.plan:
+            return print_plan(prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
+                                           global_values=global_values), project.model or default_model(), args.model)
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
@@ -171,11 +177,20 @@ def run_command(args) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("taskdsl run: cancelled", file=sys.stderr)
         return 130
+    if args.plan:
+        return 0
     if args.json:
         print(masked_json(result.to_json()))
     else:
         print(masked(result.content))
     return 0
+
+
+def print_plan(prepared, default_model: str, model: str | None) -> None:
+    "--plan: the plan the editor's run question shows, printed; nothing runs."
+    from taskdsl.evaluator import consent
+
+    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model))))
 
 
 def masked(text: str) -> str:

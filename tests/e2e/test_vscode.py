@@ -70,6 +70,13 @@ def _tools() -> dict[str, str]:
     return {"node": node, "chromium": chromium, "entry": str(entry), "vsix": str(_vsix())}
 
 
+def _machine_scoped() -> set[str]:
+    """The extension's settings declared with "scope": "machine" in its package.json."""
+    manifest = json.loads((ROOT / "vscode-client" / "package.json").read_text())
+    properties = manifest["contributes"]["configuration"]["properties"]
+    return {key for key, spec in properties.items() if spec.get("scope") == "machine"}
+
+
 def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: Path, out: Path,
              settings: dict, scenario: str) -> dict:
     """Install the .vsix into a fresh code-server profile, serve `workspace`, run drive.js; its result.json."""
@@ -81,7 +88,13 @@ def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: 
     extensions = home / "extensions"
     (user_data / "User").mkdir(parents=True)
     # a quiet, offline workbench: no welcome page, no trust prompt, no telemetry
-    save_json(user_data / "User" / "settings.json", {
+    # machine-scoped settings (the interpreter, run permissions) are ignored in a workspace's own
+    # settings: they go where a user would put them, the user (and code-server's machine) settings
+    machine = {k: v for k, v in settings.items() if k in _machine_scoped()}
+    settings = {k: v for k, v in settings.items() if k not in machine}
+    (user_data / "Machine").mkdir(parents=True)
+    save_json(user_data / "Machine" / "settings.json", machine)
+    save_json(user_data / "User" / "settings.json", {**machine,
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": False,
         "workbench.enableExperiments": False,

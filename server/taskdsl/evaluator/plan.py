@@ -151,9 +151,10 @@ def script_commands(node: Any, library: Any = None) -> list[str]:
     return reach(node, library)[0]
 
 
-def reach(node: Any, library: Any = None, on_atomic: Any = None) -> tuple[list[str], bool]:
+def reach(node: Any, library: Any = None, on_atomic: Any = None, on_task: Any = None) -> tuple[list[str], bool]:
     """(shell commands, whether any atomic task may call a model) of a run of ``node``;
-    on_atomic(node) is told each atomic task met (the cost estimate prices them)."""
+    on_atomic(node) is told each atomic task met (the cost estimate prices them), on_task(node)
+    every task (the consent plan lists their file_paths)."""
     from taskdsl.evaluator import ast
 
     commands: list[str] = []
@@ -202,6 +203,8 @@ def reach(node: Any, library: Any = None, on_atomic: Any = None) -> tuple[list[s
                 visit(case.body)
             visit(n.default)
         elif isinstance(n, ast.TaskNode):
+            if on_task is not None:
+                on_task(n)
             for inp in n.inputs:
                 arg(inp.source)
             text(n.description)
@@ -265,6 +268,7 @@ class Prepared:
     files: list[str] = field(default_factory=list)  # the template files compiled for it
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.confine)
+    sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
 
 
 def read_entry(path: str) -> str:
@@ -399,7 +403,13 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     targets = runnable_targets(document, path)
     label = task or (targets[0].label if targets else file_stem(path))
     plan = plan_inputs(find_target(document, task, path), inputs, label)
-    library, compiler, files = compile_reachable(index, path, document, read, settings)
+    sources = {path: text}
+
+    def read_and_keep(other: str) -> str | None:
+        sources[other] = found = read(other)
+        return found
+
+    library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
     node, args = entry_node(document.root, compiler, library, task, plan.values)
     compiler.prepare(document.root, library)
     commands, calls_models = reach(node, library)
@@ -409,4 +419,4 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()))
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources)
