@@ -180,7 +180,7 @@ def break_even(sizes: list[int], runs: int = 5) -> None:
     critical path is printed too: this process's CPU time plus the busiest worker's, i.e. the
     wall time the same work takes when the cores are free."""
     from taskdsl import parallel
-    from taskdsl.cli import Report, build_library, collect_files, project_settings
+    from taskdsl.cli import Report, build_library, check_source, collect_files, fix_source, project_settings, read_source
     from taskdsl.document import gc_paused
 
     cores = os.cpu_count() or 1
@@ -208,7 +208,8 @@ def break_even(sizes: list[int], runs: int = 5) -> None:
                     library = build_library(targets, settings)
                     open(log, "w").close()
                     start, cpu = time.perf_counter(), time.process_time()
-                    parallel.check_paths(targets.files, library, settings, report, jobs=jobs)
+                    each = parallel.FileCheck(read=read_source, check=check_source, fix=fix_source)
+                    parallel.check_paths(targets.files, library, settings, report, each, jobs=jobs)
                     elapsed, own_cpu = time.perf_counter() - start, time.process_time() - cpu
                 per_worker: dict[str, float] = {}
                 for line in open(log, encoding="ascii").read().split("\n"):

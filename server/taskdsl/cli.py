@@ -184,7 +184,7 @@ def _jobs(value: str) -> int:
 
 def check_command(args) -> int:
     from taskdsl.document import gc_paused
-    from taskdsl.parallel import check_paths, default_jobs
+    from taskdsl.parallel import FileCheck, check_paths, default_jobs
 
     report = Report()
     with gc_paused():  # bulk work that keeps what it builds (the index, every document)
@@ -192,7 +192,8 @@ def check_command(args) -> int:
         targets = collect_files(args.paths, settings, report)
         library = build_library(targets, settings)
         jobs = getattr(args, "jobs", None) or default_jobs()
-        check_paths(targets.files, library, settings, report, jobs=jobs, fix=args.fix)
+        each = FileCheck(read=read_source, check=check_source, fix=fix_source)
+        check_paths(targets.files, library, settings, report, each, jobs=jobs, fix=args.fix)
     write_report(report, args.format, sys.stdout, sys.stderr)
     if report.usage_errors:
         return 2

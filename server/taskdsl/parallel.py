@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
+from typing import Callable
 
 # below this many files forking and gathering cost more than the pool saves (measured on 2 cores
 # with `bench/bench_library.py --break-even`: 480 files 1.5x slower, 680 files 0.8x)
 MIN_PARALLEL_FILES = 600
 CHUNKS_PER_JOB = 4  # smaller chunks even out slow files across the workers
 
-_SHARED = None  # (sources, library, settings) for the forked workers: inherited, never pickled
+_SHARED = None  # (sources, library, settings, check) for the forked workers: inherited, never pickled
 
 
 def default_jobs() -> int:
@@ -40,19 +42,26 @@ def positive_jobs(value: str) -> int:
     return int(value)
 
 
-def check_paths(paths: list[str], library, settings, report, jobs: int = 1, fix: bool = False) -> None:
+@dataclass(frozen=True)
+class FileCheck:
+    """How the command line reads, fixes and checks one file (its own functions, handed in)."""
+
+    read: Callable  # path → Source (raises OSError)
+    check: Callable  # (source, library, settings) → (Document, diagnostics)
+    fix: Callable  # (source, library, settings, report) → None
+
+
+def check_paths(paths: list[str], library, settings, report, each: FileCheck, jobs: int = 1, fix: bool = False) -> None:
     """Read (once), optionally fix, and check each path; results and reading problems go to the
     report in the paths' order."""
-    from taskdsl.cli import check_source, fix_source
-
-    sources = [source for source in (_read(path, library, report) for path in paths) if source is not None]
+    sources = [source for source in (_read(path, library, report, each.read) for path in paths) if source is not None]
     if fix:  # in turn: a fix re-indexes its file before the next one is fixed and checked
         for source in sources:
             if not source.refused and source.problem is None:
-                fix_source(source, library, settings, report)
-            _add(report, source, *check_source(source, library, settings))
+                each.fix(source, library, settings, report)
+            _add(report, source, *each.check(source, library, settings))
         return
-    for source, (document, diagnostics) in zip(sources, _checked(sources, library, settings, jobs)):
+    for source, (document, diagnostics) in zip(sources, _checked(sources, library, settings, jobs, each.check)):
         _add(report, source, document, diagnostics)
 
 
@@ -66,10 +75,8 @@ def source_document(source, library):
     return indexed or parse(source.text)
 
 
-def _read(path: str, library, report):
+def _read(path: str, library, report, read_source: Callable):
     """The source the index read for this path (one read per file), else read it now."""
-    from taskdsl.cli import read_source
-
     source = library.take_source(path) if library is not None else None
     try:
         if isinstance(source, OSError):
@@ -88,11 +95,9 @@ def _add(report, source, document, diagnostics) -> None:
     report.files_checked += 1
 
 
-def _checked(sources: list, library, settings, jobs: int) -> list[tuple]:
+def _checked(sources: list, library, settings, jobs: int, check_source: Callable) -> list[tuple]:
     """(document, diagnostics) of each source: from the workers when it pays, else checked here."""
     import multiprocessing
-
-    from taskdsl.cli import check_source
 
     results: list = [None] * len(sources)
     if jobs >= 2 and len(sources) >= MIN_PARALLEL_FILES and library is not None \
@@ -101,7 +106,7 @@ def _checked(sources: list, library, settings, jobs: int) -> list[tuple]:
         # call graph's cycles, the rules' caches) are then built once and inherited
         results[0] = check_source(sources[0], library, settings)
         global _SHARED
-        _SHARED = (sources, library, settings)
+        _SHARED = (sources, library, settings, check_source)
         try:
             chunks = [(start + 1, stop + 1) for start, stop in _chunks(len(sources) - 1, jobs)]
             for start, found in _run_pool(multiprocessing.get_context("fork"), jobs, chunks):
@@ -143,7 +148,5 @@ def _in_worker(start: int, stop: int) -> tuple[int, list]:
 
 def check_chunk(start: int, stop: int) -> tuple[int, list]:
     """In a worker: the diagnostics of sources[start:stop] (the index is the parent's, inherited)."""
-    from taskdsl.cli import check_source
-
-    sources, library, settings = _SHARED
+    sources, library, settings, check_source = _SHARED
     return start, [check_source(sources[index], library, settings)[1] for index in range(start, stop)]
