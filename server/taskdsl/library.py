@@ -73,6 +73,8 @@ class Definition:
     range: Range  # of name_span, or of the root's tag name when named after the file
     returns: str | None = None
     effective: Any = field(default=None, compare=False)  # context.effective_settings, when available
+    criteria: str | None = field(default=None, compare=False)  # what `taskdsl match` ranks, with description
+    instructions: str | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str | None:
@@ -192,6 +194,8 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
         name_span=name_span,
         range=_range(doc, name_span or task.name_span),
         effective=_effective(task),
+        criteria=_description(task, "criteria"),
+        instructions=_description(task, "instructions"),
     )
 
 
@@ -211,6 +215,8 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         range=_range(doc, name_span),
         returns=template.get("returns"),
         effective=_effective(task),
+        criteria=_description(task, "criteria") if task is not None else None,
+        instructions=_description(task, "instructions") if task is not None else None,
     )
 
 
@@ -228,8 +234,8 @@ def _input_params(task: Element) -> tuple[Param, ...]:
     return tuple(params)
 
 
-def _description(task: Element) -> str | None:
-    element = task.child("description")
+def _description(task: Element, tag: str = "description") -> str | None:
+    element = task.child(tag)
     if element is None:
         return None
     return " ".join(element.text.split()) or None

@@ -915,6 +915,10 @@ from taskdsl.features.run import register_run  # noqa: E402
 
 register_run(server)
 
+from taskdsl.features.match import register_match  # noqa: E402  (taskdsl.matchTasks)
+
+register_match(server)
+
 
 # -- entry point -------------------------------------------------------------------------------
 

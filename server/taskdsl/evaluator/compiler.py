@@ -99,6 +99,12 @@ class TaskLibrary:
     def names(self) -> list[str]:
         return sorted(self.by_name)
 
+    def find_matching_tasks(self, text: str, limit: int = 5) -> list[tuple]:
+        """(TaskDefinition, score, kind) by relevance to `text`, best first (taskdsl.matching)."""
+        from taskdsl.matching import find_in_task_library
+
+        return find_in_task_library(self, text, limit)
+
 
 # ---------------------------------------------------------------- compiler
 

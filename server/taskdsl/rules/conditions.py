@@ -35,7 +35,7 @@ def _parse(attr):
 
 
 @rule("TD701", Severity.ERROR, "cond test does not parse",
-      what="A `<case test=\"…\">` is not an expression of the cond language (SPEC §3): `output`, member "
+      what="A `<case test=\"…\">` is not an expression of the cond language: `output`, member "
            "access and indexing, literals, comparisons, `and or not`, `in`, parentheses, `len(…)`.",
       why="The test is parsed when the template is loaded; a syntax error means the cond can never run "
           "(a run refuses it). `= =`, `===`, a lone `=` and unbalanced brackets are syntax errors; a test "
