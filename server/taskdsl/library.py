@@ -36,7 +36,7 @@ from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_re
 from taskdsl.facts import inputs as input_elements, literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
-from taskdsl.workspace import belongs, discover, read_text
+from taskdsl.workspace import belongs, discover, read_source, read_text
 
 log = logging.getLogger(__name__)
 
@@ -388,6 +388,7 @@ class Library:
         self._by_key: dict[str, list[Definition]] = defaultdict(list)
         self._referrers: dict[str, set[str]] = defaultdict(set)  # name as written → paths
         self._documents: dict[str, Document] = {}  # kept from the build for the checker (see `document`), then dropped
+        self._sources: dict = {}  # path → the Source (or OSError) read while building, for the checker (see `take_source`)
         self._graph = _Graph()  # resolved reference edges between definition names, kept per update
 
     # -- building ------------------------------------------------------------------------
@@ -420,7 +421,16 @@ class Library:
 
     def _index_from_disk(self, path: str, keep_document: bool = False, report: bool = True) -> set[str]:
         stamp = _stamp(path)
-        text = read_text(path, stamp[1]) if stamp else None
+        if not keep_document:
+            text = read_text(path, stamp[1]) if stamp else None
+        else:  # the checker wants the whole Source (its reading problems) too: one read serves both
+            try:
+                source = read_source(path, stamp[1]) if stamp else None
+            except OSError as error:
+                source = error
+            if source is not None:
+                self._sources[path] = source
+            text = source.text if source is not None and not isinstance(source, OSError) and not source.refused else None
         if text is None:
             return self.remove_file(path)
         return self._replace(path, text, stamp, keep_document, report)
@@ -706,9 +716,15 @@ class Library:
         doc = self._documents.pop(normalize(path), None)
         return doc if doc is not None and doc.text == text else None
 
+    def take_source(self, path: str):
+        """The `workspace.Source` read while indexing (or the OSError reading raised), given once;
+        None when the file was not read by a build with keep_documents."""
+        return self._sources.pop(normalize(path), None)
+
     def release_documents(self) -> None:
-        """Drop the documents kept from the build (after the check that wanted them)."""
+        """Drop the documents (and sources) kept from the build (after the check that wanted them)."""
         self._documents.clear()
+        self._sources.clear()
 
     def __len__(self) -> int:
         return sum(len(e.definitions) for e in self._entries.values())
