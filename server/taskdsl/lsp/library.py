@@ -11,7 +11,6 @@ import asyncio
 import functools
 import gc
 import os
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -20,8 +19,8 @@ from taskdsl.features.util import path_to_uri, uri_to_path
 from taskdsl.lsp.state import log
 from taskdsl.settings import Settings, overlay
 
-if TYPE_CHECKING:
-    from taskdsl.lsp.server import TaskdslServer
+# The functions below take the server as ``ls: TaskdslServer``; the name is not imported, as
+# ``taskdsl.lsp.server`` imports this module (annotations are not evaluated).
 
 
 class ProjectIndex:

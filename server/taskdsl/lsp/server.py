@@ -2,8 +2,9 @@
 settings and library (``Publishing`` from ``diagnostics`` and ``ProjectIndex`` from ``library``
 are its parts); this module creates the one ``server``, answers initialize, wraps handlers in
 ``guarded``, and holds the entry point. Each LSP method is wired to a pure function of
-``taskdsl.features`` in the handler modules (``documents``, ``editing``, ``commands``), all
-imported at the end of this module so that importing it registers every handler.
+``taskdsl.features`` in the handler modules (``documents``, ``editing``, ``commands``), which
+import this module; the package's ``__init__`` imports them all, so importing any module of
+``taskdsl.lsp`` registers every handler (and no module imports itself back).
 
 Decisions (see docs/server.md):
 - diagnostics are pushed (open and save at once, change debounced per document by
@@ -277,11 +278,3 @@ def main(args: Any = None) -> int:
     else:
         server.start_io()
     return 0
-
-
-
-# -- the handlers (imported last: they register themselves on ``server``) ----------------------
-
-from taskdsl.lsp import documents  # noqa: E402,F401  text sync, watched files, pulled diagnostics
-from taskdsl.lsp import editing  # noqa: E402,F401  completion, hover, navigation … formatting
-from taskdsl.lsp import commands  # noqa: E402,F401  extractTask, revalidateAll, runTask
