@@ -57,6 +57,8 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     check.add_argument("--format", choices=FORMATS, default="text",
                        help="output format (default text; github: GitHub Actions annotations; junit: JUnit XML)")
     check.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix, apply the unsafe quick fixes too (a guessed name, an added empty argument)")
     check.set_defaults(func=check_command)
 
     rules = commands.add_parser("rules", help="list the diagnostic codes, or show one code's documentation")
@@ -70,6 +72,10 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     if run is None:
         stub = commands.add_parser("run", help="run a template (see `taskdsl run --help`)", add_help=False)
         stub.set_defaults(func=lambda _args: _unavailable("run"))
+
+    from taskdsl import cli_ask  # match, ask: cheap to import (their work imports on use)
+
+    cli_ask.add_parsers(commands)
 
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()
@@ -176,6 +182,8 @@ def read_source(path: str):
 
 def check_command(args) -> int:
     report = Report()
+    if args.unsafe_fixes and not args.fix:
+        report.usage_errors.append("--unsafe-fixes applies fixes only together with --fix (taskdsl check --fix --unsafe-fixes)")
     settings = project_settings(args.paths, report)
     targets = collect_files(args.paths, settings, report)
     library = build_library(targets, settings)
@@ -186,7 +194,7 @@ def check_command(args) -> int:
             report.usage_errors.append(f"{path}: cannot read: {error.strerror or error}")
             continue
         if args.fix and not source.refused and source.problem is None:
-            fix_source(source, library, settings, report)
+            fix_source(source, library, settings, report, unsafe=args.unsafe_fixes)
         document, diagnostics = check_source(source, library, settings)
         report.results.append((source, document, diagnostics))
         report.files_checked += 1
@@ -247,12 +255,14 @@ def check_source(source, library, settings):
     return result.document, diagnostics
 
 
-def fix_source(source, library, settings, report: Report) -> None:
-    """`--fix`: the fixer's safe fixes, written back only when the file changed."""
+def fix_source(source, library, settings, report: Report, unsafe: bool = False) -> None:
+    """`--fix`: the fixer's safe fixes (all fixes with `--unsafe-fixes`), written back only when the
+    file changed."""
     from taskdsl.fixer import fix_text
     from taskdsl.workspace import write_source
 
-    fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings)
+    fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings,
+                     unsafe=unsafe)
     for applied in fixed.applied:
         report.fixed.append((source.path, applied.line + 1, applied.column + 1, applied.diagnostic.code,
                              applied.fix.title))

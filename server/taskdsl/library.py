@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
 from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_rename; importers name it here)
-from taskdsl.facts import literal_default, subtype, task_kind
+from taskdsl.facts import inputs as input_elements, literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
 from taskdsl.workspace import belongs, discover, read_text
@@ -73,6 +73,8 @@ class Definition:
     range: Range  # of name_span, or of the root's tag name when named after the file
     returns: str | None = None
     effective: Any = field(default=None, compare=False)  # context.effective_settings, when available
+    criteria: str | None = field(default=None, compare=False)  # what `taskdsl match` ranks, with description
+    instructions: str | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str | None:
@@ -192,6 +194,8 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
         name_span=name_span,
         range=_range(doc, name_span or task.name_span),
         effective=_effective(task),
+        criteria=_description(task, "criteria"),
+        instructions=_description(task, "instructions"),
     )
 
 
@@ -211,15 +215,14 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         range=_range(doc, name_span),
         returns=template.get("returns"),
         effective=_effective(task),
+        criteria=_description(task, "criteria") if task is not None else None,
+        instructions=_description(task, "instructions") if task is not None else None,
     )
 
 
 def _input_params(task: Element) -> tuple[Param, ...]:
-    inputs = task.child("inputs")
-    if inputs is None:
-        return ()
     params = []
-    for element in inputs.children_named("input"):
+    for element in input_elements(task):
         name = element.get("name")
         if not name:
             continue
@@ -228,8 +231,8 @@ def _input_params(task: Element) -> tuple[Param, ...]:
     return tuple(params)
 
 
-def _description(task: Element) -> str | None:
-    element = task.child("description")
+def _description(task: Element, tag: str = "description") -> str | None:
+    element = task.child(tag)
     if element is None:
         return None
     return " ".join(element.text.split()) or None
@@ -320,8 +323,7 @@ def _ref_reference(doc: Document, task: Element, path: str | None, owner: str | 
         return None
     name, span = found
     named = []
-    inputs = task.child("inputs")
-    for element in inputs.children_named("input") if inputs is not None else ():
+    for element in input_elements(task):
         attr = element.attr("name")
         if attr is not None and attr.value and attr.value_span is not None:
             named.append((attr.value, attr.value_span))

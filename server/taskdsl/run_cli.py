@@ -15,6 +15,8 @@ import time
 
 from taskdsl.config import run_defaults
 
+#: refusals about how the command was called, not about the run: exit 2 like a bad argument
+USAGE_REASONS = ("no_entry",)
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
@@ -173,7 +175,7 @@ def run_command(args) -> int:
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
-        return 1
+        return 2 if e.reason in USAGE_REASONS else 1
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("taskdsl run: cancelled", file=sys.stderr)
         return 130

@@ -11,4 +11,4 @@ features at its top: initialize is answered first."""
 from taskdsl.lsp.server import main, server  # noqa: F401
 from taskdsl.lsp import documents  # noqa: F401,E402  text sync, watched files, pulled diagnostics
 from taskdsl.lsp import editing  # noqa: F401,E402  completion, hover, navigation … formatting
-from taskdsl.lsp import commands  # noqa: F401,E402  extractTask, revalidateAll, runTask
+from taskdsl.lsp import commands  # noqa: F401,E402  extractTask, revalidateAll, runTask, matchTasks

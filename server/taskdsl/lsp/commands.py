@@ -1,6 +1,8 @@
 """The server's workspace commands: ``taskdsl.extractTask`` (extraction for clients without
-CreateFile), ``taskdsl.revalidateAll`` (settings, index and open documents anew) and the run
-(``taskdsl.runTask`` and its code lens, registered by ``taskdsl.features.run``)."""
+CreateFile), ``taskdsl.revalidateAll`` (settings, index and open documents anew), the run
+(``taskdsl.runTask`` and its code lens, registered by ``taskdsl.features.run``) and
+``taskdsl.matchTasks`` (the library's templates ranked against a request, registered by
+``taskdsl.features.match``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 from lsprotocol import types
 
 from taskdsl.features import actions
+from taskdsl.features.match import register_match
 from taskdsl.features.run import register_run
 from taskdsl.lsp.library import build_library, pull_settings
 from taskdsl.lsp.server import TaskdslServer, navigation, server
@@ -49,3 +52,7 @@ async def revalidate_all(ls: TaskdslServer, *args: Any):
 # -- run: the taskdsl.runTask command and its code lens ---------------------------------------
 
 register_run(server)
+
+# -- taskdsl.matchTasks ------------------------------------------------------------------------
+
+register_match(server)
