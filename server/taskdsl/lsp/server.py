@@ -75,7 +75,7 @@ def import_features() -> None:
 
 
 DSL_ROOTS = ("task", "template", "library", "call", "cond")
-RUN_TASK_COMMAND = "taskdsl.runTask"  # issue 7: features/run.py
+RUN_TASK_COMMAND = "taskdsl.runTask"
 
 
 class JsonRpcRequestFailed(JsonRpcException):
