@@ -18,7 +18,7 @@ def _tests(ctx: RuleContext) -> list:
 
 def _parsed_tests(ctx: RuleContext) -> list:
     found = []
-    for case in ctx.tagged("case"):
+    for case in ctx.tagged("case", "expect"):  # a test file's <expect test> is in the same language
         attr = case.attr("test")
         if attr is not None and attr.value_span is not None:
             found.append((case, attr, _parse(attr)))
@@ -40,7 +40,7 @@ def _parse(attr):
       bad='<case test="output.valid = = true">',
       good='<case test="output.valid == true">',
       fix="Correct the expression at the reported position.",
-      tags=("case",))
+      tags=("case", "expect"))
 def syntax_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprSyntaxError):
@@ -55,7 +55,7 @@ def syntax_rule(ctx: RuleContext):
       bad='<case test="__import__(\'os\').system(\'rm -rf /\')">',
       good='<case test="len(output.errors) == 0">',
       fix="Rewrite the test over `output` with the language's operators.",
-      tags=("case",))
+      tags=("case", "expect"))
 def forbidden_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprForbidden):

@@ -199,8 +199,8 @@ def argument_mismatch(ctx: RuleContext):
         target = view.target(reference)
         if target is None:
             continue
-        if reference.kind == "ref":
-            yield from _ref_inputs(reference, target)
+        if reference.kind in ("ref", "test"):
+            yield from _ref_inputs(reference, target, require_all=reference.kind == "ref")
         else:
             yield from _call_args(reference, target)
 
@@ -247,11 +247,13 @@ def _call_args(reference: Reference, target: Definition):
         yield make("TD503", reference.span, f"call to '{target.name}' does not bind {_names(missing)}")
 
 
-def _ref_inputs(reference: Reference, target: Definition):
+def _ref_inputs(reference: Reference, target: Definition, require_all: bool = True):
     known = {p.name for p in target.params}
     for name, span in reference.named:
         if name not in known:
             yield make("TD503", span, f"'{target.name}' has no parameter '{name}' ({_params_text(target)})")
+    if not require_all:
+        return
     given = {name for name, _ in reference.named}
     missing = [p.name for p in target.params if not p.has_default and p.name not in given]
     if missing:
