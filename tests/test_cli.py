@@ -274,7 +274,7 @@ def test_schema_prints_an_existing_xsd(capsys):
 def test_serve_rejects_a_bad_address(capsys):
     code, _, err = run(capsys, "serve", "--tcp", "localhost:http")
     assert code == 2
-    assert "expected HOST:PORT with a port from 1 to 65535, got 'localhost:http'" in err
+    assert "expected [HOST:]PORT with a port from 1 to 65535 (0: any free port), got 'localhost:http'" in err
 
 
 def test_usage_errors_exit_2(capsys):

@@ -122,4 +122,4 @@ def test_the_bad_byte_of_a_file_that_is_not_utf8_is_its_offset_in_the_file(tmp_p
     bad.write_bytes(data)
     assert main(["run", str(bad), "--model", "taskdsl/echo", "-q"]) == 2
     offset = data.index(b"\xe9")  # with a BOM it was reported 3 bytes early (the offset past the BOM)
-    assert capsys.readouterr().err == f"taskdsl run: {bad}: not valid UTF-8 at byte {offset}: templates are UTF-8\n"
+    assert capsys.readouterr().err == f"taskdsl run: {bad}: not valid UTF-8 at byte {offset} (0xe9): templates are UTF-8\n"

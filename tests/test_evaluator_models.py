@@ -198,7 +198,7 @@ async def test_trace_redacts_secrets_from_outputs_and_prompts(tmp_path, monkeypa
         </task>""", trace=str(trace))
     text = trace.read_text()
     assert "tok-abcdef-123456" not in text
-    assert "token is [REDACTED]" in text
+    assert "token is ***" in text
     events = [json.loads(line)["event"] for line in text.splitlines()]
     assert events[0] == "run" and "model_call" in events and "script" in events
     call = next(json.loads(line) for line in text.splitlines() if json.loads(line)["event"] == "model_call")

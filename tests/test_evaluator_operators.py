@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from taskdsl.evaluator.compiler import CompileError
+
 from evaluator_helpers import run, write
 from taskdsl.evaluator.compiler import TaskDefinition, TaskLibrary
 from taskdsl.evaluator.env import Env, UnboundVariable
@@ -287,18 +289,19 @@ async def test_a_template_sees_only_its_params(tmp_path):
 
 async def test_unknown_ref_suggests_the_nearest_name(tmp_path):
     write(tmp_path, "lib/text.task.xml", LIBRARY)
-    with pytest.raises(TaskError) as info:
+    with pytest.raises(CompileError) as info:  # refused before anything runs, as the checker's TD501
         await run(tmp_path, """<task type="sequential" name="m"><description>m</description>
             <steps><task ref="gret"/></steps></task>""", check=False)
-    inner = info.value.details["error"]
-    assert inner["message"] == "task 'gret' is not in the library; did you mean 'greet'?"
+    assert (info.value.code, info.value.message) == (
+        "TD501", "'gret' is not a task or template in the library; did you mean 'greet'?")
 
 
 async def test_call_with_too_many_or_unknown_args(tmp_path):
     write(tmp_path, "lib/text.task.xml", LIBRARY)
-    with pytest.raises(TaskError, match=r"'wrap' has no parameter 'right' \(parameters: text, left\)"):
+    # refused before running, with the checker's TD503 messages
+    with pytest.raises(CompileError, match=r"'wrap' has no parameter 'right' \(its parameters: text, left\)"):
         await run(tmp_path, """<call template="wrap"><arg name="right">x</arg></call>""", check=False)
-    with pytest.raises(TaskError, match=r"template 'wrap' is missing argument\(s\): left"):
+    with pytest.raises(CompileError, match=r"'wrap' takes 2 arguments \(text, left\); this call passes 1"):
         await run(tmp_path, """<call template="wrap"><arg>x</arg></call>""", check=False)
 
 
@@ -340,15 +343,15 @@ async def test_inherit_full_sees_the_parent(tmp_path):
 
 
 async def test_inherit_none_sees_only_globals(tmp_path):
-    with pytest.raises(TaskError) as info:
+    with pytest.raises(CompileError) as info:  # the checker's TD402 (an error: nothing can bind it)
         await run(tmp_path, INHERIT.format(mode="none", var="b", inputs=""), check=False)
-    assert "variable 'b' is not defined" in info.value.details["error"]["message"]
+    assert info.value.code == "TD402" and info.value.message.startswith("{{b}} names nothing visible")
 
 
 async def test_inherit_subset_sees_only_the_names_its_inputs_take_from(tmp_path):
     ok, _ = await run(tmp_path, INHERIT.format(mode="subset", var="a", inputs='<inputs><input name="x" from="a"/></inputs>'))
     assert ok.content == "A"
-    with pytest.raises(TaskError):
+    with pytest.raises(CompileError, match="TD402|names nothing visible"):
         await run(tmp_path, INHERIT.format(mode="subset", var="b", inputs='<inputs><input name="x" from="a"/></inputs>'),
                   check=False)
 
@@ -356,7 +359,10 @@ async def test_inherit_subset_sees_only_the_names_its_inputs_take_from(tmp_path)
 async def test_library_file_needs_task_and_task_picks_an_entry(tmp_path):
     path = write(tmp_path, "lib.task.xml", LIBRARY)
     with pytest.raises(TaskError, match=r"choose one with --task \(wrap, peek, greet\)"):
-        await run_file(path, model="taskdsl/echo", check=False)  # peek's {{outside}} is a checker error (TD402)
+        await run_file(path, model="taskdsl/echo", check=False)
+    with pytest.raises(CompileError, match="outside"):  # peek's {{outside}} is the checker's TD402 error: refused
+        await run_file(path, task="greet", inputs={"who": "Lin"}, check=False)
+    path = write(tmp_path, "lib.task.xml", LIBRARY.replace("{{outside}}", "{{text}}"))
     result = await run_file(path, task="greet", inputs={"who": "Lin"}, check=False)
     assert result.content == "Hello, Lin"
     result = await run_file(path, task="wrap", inputs={"text": "t", "left": "|"}, check=False)

@@ -74,7 +74,6 @@ def test_len_of_a_number_is_a_run_time_error():
     ("open('x')", "'open(…)' is not available in a cond test: the only call is len(…)", 0, 4),
     ("__import__('os')", "'__import__(…)' is not available in a cond test: the only call is len(…)", 0, 10),
     ("output.a + 1 > 2", "arithmetic ('+') is not part of the cond language", 9, 1),
-    ("output.a = 1", "'=' is assignment: use '==' to compare", 9, 1),
     ("True", "'True' is Python: write 'true'", 0, 4),
     ("output.x is None", "use '==' instead of 'is'", 9, 2),
     ("'abc'.upper", "member access and indexing are only allowed on `output`", 5, 1),
@@ -104,6 +103,11 @@ def test_forbidden_constructs(test, message, offset, length):
     ("output[]", "expected an index or a key inside '[ ]', found ']'", 7),
     ("output.a == 1 and", "expected a value (output, a number, a string, true, false, null, len(…) or '('), found the end of the test", 17),
     ("output.a == #", "unexpected character '#'", 12),
+    # a lone '=' is no expression at all (TD701, not TD702): `= =`, `===`, `a = 1`
+    ("output.a = 1", "'=' is assignment: use '==' to compare", 9),
+    ("output.a = = 1", "'=' is assignment: use '==' to compare", 9),
+    ("output.a === 1", "'=' is assignment: use '==' to compare", 11),
+    ("output.a[0 == 1", "expected ']' after the index, found the end of the test", 15),
 ])
 def test_syntax_errors(test, message, offset):
     with pytest.raises(ExprSyntaxError) as info:

@@ -183,7 +183,7 @@ def test_fifty_megabytes_finish_with_bounded_memory(tmp_path):
         handle.write("</steps>\n</task>\n")
     completed = check(path)
     assert completed.returncode == 1
-    assert lines_of(completed) == [f"{path}:1:1: error TD001 the file is 50.0 MB: templates larger than 5 MB are not checked"]
+    assert lines_of(completed) == [f"{path}:1:1: error TD001 the file is 50.0 MB: templates larger than 5 MB are not read"]
     assert peak_mb(completed) < 500
 
 

@@ -147,7 +147,7 @@ def test_td207_template_name_and_params():
     assert [(where(result, d), d.message) for d in ds] == [
         ((1, 17, "analyze data"), "template name 'analyze data' is not an identifier: use letters, digits and '_' (e.g. 'analyze_data')"),
         ((1, 55, "dataset"), "param 'dataset' is declared twice: remove the repeated one"),
-        ((1, 63, "2x"), "param '2x' is not an identifier: params are comma-separated names ([A-Za-z_][A-Za-z0-9_]*)"),
+        ((1, 63, "2x"), "param '2x' is not an identifier: params are names ([A-Za-z_][A-Za-z0-9_]*) separated by commas and/or spaces"),
     ]
     assert ds[1].related[0].span.start == text.index("dataset,")
     assert "TD105" not in codes(result)

@@ -27,7 +27,7 @@ def test_td402_error_inside_template_with_did_you_mean_fix():
     result, [d] = found(text, "TD402")
     assert (d.severity, where(result, d)) == (Severity.ERROR, (2, 28, "{{persn}}"))
     assert d.message == ("{{persn}} names nothing visible: template 'greet' sees only its params and globals "
-                         "(visible: last_output, person); did you mean 'person'?")
+                         "(visible: person); did you mean 'person'?")
     fixed = apply_fix(text, d)
     assert "Hello {{person}}!" in fixed and check(fixed).diagnostics == []
 
@@ -53,7 +53,7 @@ def test_td402_warning_outside_template_and_scopes():
         ((9, 29, "{{config}}"), Severity.WARNING),
     ]
     assert ds[0].message == ("{{cfg}} names nothing visible: nothing here declares it "
-                             "(visible: config, dataset, last_output)")
+                             "(visible: config, dataset)")
 
 
 def test_td402_globals_and_reduce_bound_names():
@@ -81,6 +81,7 @@ def test_td403_from_names_nothing_visible():
           <description>x</description>
           <inputs><input name="raw">r</input></inputs>
           <steps>
+            <task><description>first</description></task>
             <task>
               <description>a</description>
               <inputs>
@@ -94,8 +95,8 @@ def test_td403_from_names_nothing_visible():
     """)
     result, ds = found(text, "TD403")
     assert [(where(result, d), d.severity) for d in ds] == [
-        ((9, 35, "previous_step"), Severity.WARNING),
-        ((10, 33, "env:data_source"), Severity.WARNING),
+        ((10, 35, "previous_step"), Severity.WARNING),
+        ((11, 33, "env:data_source"), Severity.WARNING),
     ]
     assert ds[0].message == 'from="previous_step" names nothing visible here (visible: last_output, raw); did you mean \'last_output\'?'
     assert ds[1].message == ('from="env:data_source" is not a variable name: from names a variable visible here '

@@ -1,4 +1,4 @@
-"""Pure helpers of features/run.py: what is runnable, where the lens and actions go, which
+"""Pure helpers of the editor's run (evaluator/plan.py, features/run.py, features/run_result.py): what is runnable, where the lens and actions go, which
 inputs are missing, which shell commands a run may execute, the result document."""
 
 import textwrap
@@ -9,7 +9,8 @@ from lsprotocol import types
 from taskdsl.document import parse
 from taskdsl.evaluator import runner
 from taskdsl.evaluator.results import TaskResult
-from taskdsl.features import run
+from taskdsl.evaluator import plan
+from taskdsl.features import run, run_result
 from taskdsl.features.util import Positions
 
 LIBRARY = textwrap.dedent("""\
@@ -44,10 +45,7 @@ def write(folder, name, text):
 
 
 def commands_of(path, task=None):
-    text = open(path, encoding="utf-8").read()
-    library, root, compiler = runner.build_library(path, text, ())
-    node, _ = runner.entry_node(root, compiler, library, task, {})
-    return run.script_commands(node, library)
+    return runner.prepare_file(path, task, check=False).commands
 
 
 # -- targets, lenses, actions ---------------------------------------------------------------
@@ -55,14 +53,14 @@ def commands_of(path, task=None):
 
 def test_targets_of_a_task_file_and_a_library():
     task = parse('<task name="hello"><description>hi</description></task>')
-    assert [(t.name, t.label) for t in run.runnable_targets(task, "/w/x.task.xml")] == [(None, "hello")]
+    assert [(t.name, t.label) for t in plan.runnable_targets(task, "/w/x.task.xml")] == [(None, "hello")]
     unnamed = parse('<task><description>hi</description></task>')
-    assert [(t.name, t.label) for t in run.runnable_targets(unnamed, "/w/x.task.xml")] == [(None, "x")]
+    assert [(t.name, t.label) for t in plan.runnable_targets(unnamed, "/w/x.task.xml")] == [(None, "x")]
     library = parse(LIBRARY)
-    assert [(t.name, t.label) for t in run.runnable_targets(library, "/w/lib.task.xml")] == [
+    assert [(t.name, t.label) for t in plan.runnable_targets(library, "/w/lib.task.xml")] == [
         ("shout", "shout"), ("greet", "greet"), ("listing", "listing")]
-    assert run.runnable_targets(parse("<other/>"), None) == []
-    assert run.runnable_targets(parse(""), None) == []
+    assert plan.runnable_targets(parse("<other/>"), None) == []
+    assert plan.runnable_targets(parse(""), None) == []
 
 
 def test_code_lenses_sit_on_each_start_tag_name():
@@ -111,27 +109,27 @@ def test_task_inputs_placeholders_are_required_literals_and_from_are_not():
         <input name="text"/><input name="lang">French</input><input name="x" from="lang"/>
         <input name="sub"><task><description>nested</description></task></input>
         <input name="other"></input></inputs></task>""")
-    target = run.find_target(document, None)
-    plan = run.plan_inputs(target, {}, "t")
-    assert plan == run.InputPlan({}, ["text", "other"], "t")
-    assert run.plan_inputs(target, {"text": "a", "other": 2}, "t") == run.InputPlan({"text": "a", "other": 2}, [], "t")
-    assert run.missing_inputs_message(plan) == (
+    target = plan.find_target(document, None)
+    inputs = plan.plan_inputs(target, {}, "t")
+    assert inputs == plan.InputPlan({}, ["text", "other"], "t")
+    assert plan.plan_inputs(target, {"text": "a", "other": 2}, "t") == plan.InputPlan({"text": "a", "other": 2}, [], "t")
+    assert plan.missing_inputs_message(inputs) == (
         "cannot run 't': inputs 'text', 'other' have no value; pass them in the command's inputs argument "
         '({"text": "…", "other": "…"})')
-    one = run.InputPlan({}, ["text"], "t")
-    assert run.missing_inputs_message(one) == (
+    one = plan.InputPlan({}, ["text"], "t")
+    assert plan.missing_inputs_message(one) == (
         "cannot run 't': input 'text' has no value; pass it in the command's inputs argument ({\"text\": \"…\"})")
 
 
 def test_template_params_come_from_arguments_then_literal_inputs():
     document = parse(LIBRARY)
-    greet = run.find_target(document, "greet")
+    greet = plan.find_target(document, "greet")
     assert greet.get("name") == "greet"
-    assert run.plan_inputs(greet, {}, "greet") == run.InputPlan({"greeting": "Hello"}, ["who"], "greet")
-    assert run.plan_inputs(greet, {"who": "Ada", "greeting": "Hi"}, "greet") == run.InputPlan(
+    assert plan.plan_inputs(greet, {}, "greet") == plan.InputPlan({"greeting": "Hello"}, ["who"], "greet")
+    assert plan.plan_inputs(greet, {"who": "Ada", "greeting": "Hi"}, "greet") == plan.InputPlan(
         {"who": "Ada", "greeting": "Hi"}, [], "greet")
-    assert run.find_target(document, "nothing") is None
-    assert run.plan_inputs(None, {"a": 1}, "x") == run.InputPlan({"a": 1}, [], "x")
+    assert plan.find_target(document, "nothing") is None
+    assert plan.plan_inputs(None, {"a": 1}, "x") == plan.InputPlan({"a": 1}, [], "x")
 
 
 # -- shell commands for consent -------------------------------------------------------------
@@ -166,12 +164,12 @@ def test_no_commands_for_a_model_only_run_and_unknown_refs_are_skipped(tmp_path)
 
 
 def test_consent_message_lists_the_commands():
-    assert run.consent_message("main", ["echo one", "ls  *.txt\n | wc"]) == (
+    assert run_result.consent_message("main", ["echo one", "ls  *.txt\n | wc"]) == (
         "Running 'main' executes these 2 shell commands:\n"
         "  $ echo one\n"
         "  $ ls *.txt | wc\n"
         "Run it? (set taskdsl.run.allowScripts to skip this question)")
-    many = run.consent_message("m", [f"echo {i}" for i in range(12)], limit=2)
+    many = run_result.consent_message("m", [f"echo {i}" for i in range(12)], limit=2)
     assert many.splitlines()[1:4] == ["  $ echo 0", "  $ echo 1", "  … and 10 more"]
 
 
@@ -188,7 +186,7 @@ class Clock:
 
 
 def test_recorder_pairs_begin_and_end_by_path():
-    recorder = run.StepRecorder(clock=Clock())
+    recorder = run_result.StepRecorder(clock=Clock())
     recorder.on_event({"event": "begin", "path": "main", "kind": "sequential", "name": "main"})
     recorder.on_event({"event": "begin", "path": "main/steps[1]", "kind": "atomic", "name": "main/steps[1]"})
     end = recorder.on_event({"event": "end", "path": "main/steps[1]", "kind": "atomic", "name": "main/steps[1]",
@@ -205,20 +203,20 @@ def test_recorder_pairs_begin_and_end_by_path():
     recorder.cancel_open()
     assert [s.status for s in recorder.steps] == ["CANCELLED", "COMPLETE", "FAILED"]
     assert recorder.total_tokens() == {"prompt": 7, "completion": 2}
-    assert run.step_log_line(end) == "✓ main/steps[1] (atomic, 0.50 s, 7 prompt + 2 completion tokens): hi"
-    assert run.step_log_line(failed) == "✗ main/steps[2] (script, 0.50 s): boom"
+    assert run_result.step_log_line(end) == "✓ main/steps[1] (atomic, 0.50 s, 7 prompt + 2 completion tokens): hi"
+    assert run_result.step_log_line(failed) == "✗ main/steps[2] (script, 0.50 s): boom"
 
 
 def test_result_document_exact():
-    steps = [run.StepRecord("main", "sequential", "main", "COMPLETE", "DONE", 1.25),
-             run.StepRecord("main/steps[1]", "atomic", "s1", "COMPLETE", "text with ``` fence", 0.5,
+    steps = [run_result.StepRecord("main", "sequential", "main", "COMPLETE", "DONE", 1.25),
+             run_result.StepRecord("main/steps[1]", "atomic", "s1", "COMPLETE", "text with ``` fence", 0.5,
                             {"prompt": 10, "completion": 3}),
-             run.StepRecord("main/steps[2]", "script", "s2", "COMPLETE", "", 0.01)]
-    report = run.RunReport(file="/w/main.task.xml", label="main", task=None, model="taskdsl/echo",
+             run_result.StepRecord("main/steps[2]", "script", "s2", "COMPLETE", "", 0.01)]
+    report = run_result.RunReport(file="/w/main.task.xml", label="main", task=None, model="taskdsl/echo",
                            status="COMPLETE", content="DONE", steps=steps, duration_s=1.3,
                            tokens={"prompt": 10, "completion": 3}, inputs={"who": "Ada"},
                            trace_uri="file:///t/main.trace.jsonl")
-    assert run.render_result(report) == textwrap.dedent("""\
+    assert run_result.render_result(report) == textwrap.dedent("""\
         # main: COMPLETE
 
         - File: `/w/main.task.xml`
@@ -263,11 +261,11 @@ def test_result_document_exact():
 def test_result_document_of_a_failure():
     error = {"type": "TASK_FAILURE", "reason": "subtask_failure", "message": "step 1 of 1 failed",
              "details": {"step_path": "main/steps[1]"}}
-    steps = [run.StepRecord("main/steps[1]", "script", "s", "FAILED", "", 0.1, None, {"type": "TASK_FAILURE",
+    steps = [run_result.StepRecord("main/steps[1]", "script", "s", "FAILED", "", 0.1, None, {"type": "TASK_FAILURE",
                                                                                      "message": "exit 3"})]
-    report = run.RunReport(file="/w/m.task.xml", label="main", task="main", model="m", status="FAILED",
+    report = run_result.RunReport(file="/w/m.task.xml", label="main", task="main", model="m", status="FAILED",
                            steps=steps, error=error, duration_s=0.2)
-    text = run.render_result(report)
+    text = run_result.render_result(report)
     assert text.startswith("# main: FAILED\n\n- File: `/w/m.task.xml`\n- Task: `main`\n")
     assert ("## Error\n\n**TASK_FAILURE** (subtask_failure): step 1 of 1 failed\n\nFailed step: `main/steps[1]`\n\n"
             "## Output\n\n_(empty)_\n") in text
@@ -303,10 +301,10 @@ def test_bad_arguments_are_named(args, message):
 
 
 def test_fence_and_errors():
-    assert run.fence("a") == "```text\na\n```"
-    assert run.fence("x ```` y") == "`````text\nx ```` y\n`````"
-    assert run.error_json(ValueError("bad")) == {"type": "TASK_FAILURE", "reason": "internal_error",
+    assert run_result.fence("a") == "```text\na\n```"
+    assert run_result.fence("x ```` y") == "`````text\nx ```` y\n`````"
+    assert run_result.error_json(ValueError("bad")) == {"type": "TASK_FAILURE", "reason": "internal_error",
                                                  "message": "ValueError: bad", "details": {}}
     from taskdsl.evaluator.results import failure
-    assert run.error_json(failure("oops", "r", step=1)) == {"type": "TASK_FAILURE", "reason": "r", "message": "oops",
+    assert run_result.error_json(failure("oops", "r", step=1)) == {"type": "TASK_FAILURE", "reason": "r", "message": "oops",
                                                             "details": {"step": 1}}

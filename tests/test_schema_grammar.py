@@ -165,7 +165,8 @@ def test_task_attribute_values(attrs, valid):
 
 @pytest.mark.parametrize(
     ("params", "valid"),
-    [("dataset,config", True), ("dataset, config", True), ("", True), ("a,,b", False), ("a b", False), ("1a", False)],
+    [("dataset,config", True), ("dataset, config", True), ("", True), ("a,,b", False), ("a b", True),
+     (" a  b , c ", True), ("a,", False), ("1a", False)],
 )
 def test_template_params(params, valid):
     text = f'<template name="t" params="{params}"><task><description>d</description></task></template>'

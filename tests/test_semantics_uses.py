@@ -11,7 +11,8 @@ import pytest
 
 from taskdsl.cli import main
 from taskdsl.document import Span, parse
-from taskdsl.library import Library, RenameError, read_text
+from taskdsl.library import Library, RenameError
+from taskdsl.workspace import read_text
 from taskdsl.semantics_uses import Workspace, document_uses
 from taskdsl.settings import Settings
 
@@ -52,7 +53,9 @@ def apply(found: dict[str, list[Span]], new: str) -> None:
 
 
 def diagnostics(folder: Path) -> dict[str, list[tuple]]:
-    _, results = Library.check_workspace([folder], Settings())
+    from taskdsl.checker import check_index
+
+    results = check_index(Library.from_paths([folder], Settings(), keep_documents=True))
     return {Path(p).name: [(d.code, d.message) for d in r.diagnostics] for p, r in results.items()}
 
 

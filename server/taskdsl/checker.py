@@ -80,3 +80,21 @@ def _drop_superseded(schema_diagnostics: list[Diagnostic], rule_diagnostics: lis
 
 def _sorted(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.span.start, d.span.end, d.code))
+
+
+def check_index(library, paths=None) -> dict[str, CheckResult]:
+    """Check files against a project's index: {path: CheckResult}, in path order. `paths`
+    defaults to the project files the index was built from (library-path files are not checked).
+    Each file is parsed once: the document parsed while indexing is reused when it is there."""
+    from taskdsl.document import gc_paused
+
+    results = {}
+    # every document is kept until the end, so the cyclic GC has nothing to free meanwhile:
+    # pausing it saves the repeated walks over the growing heap (~20% of the time)
+    with gc_paused():
+        for path in sorted(library.workspace_files if paths is None else paths):
+            doc = library.document(path)
+            if doc is not None:
+                results[path] = check_document(doc, path=path, library=library, settings=library.settings)
+    library.release_documents()
+    return results

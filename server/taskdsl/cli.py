@@ -16,11 +16,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Larger files are refused (one TD001) rather than read: no template comes near this, and it
-# bounds the memory a hostile file can make the checker use. The library index uses the same limit.
-MAX_FILE_BYTES = 5_000_000
-FIX_PASSES = 5
-SKIPPED_DIRS = {"node_modules", "__pycache__"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
@@ -76,8 +71,10 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
-    transport.add_argument("--tcp", metavar="HOST:PORT", type=host_port, help="listen on a TCP socket")
-    transport.add_argument("--ws", metavar="HOST:PORT", type=host_port, help="listen on a WebSocket")
+    transport.add_argument("--tcp", metavar="[HOST:]PORT", type=host_port,
+                           help="listen on a TCP socket (127.0.0.1 unless a host is given; clients need the token "
+                                "printed at start, or TASKDSL_SERVER_TOKEN)")
+    transport.add_argument("--ws", metavar="[HOST:]PORT", type=host_port, help="listen on a WebSocket (as --tcp)")
     serve.add_argument("--log-level", default="WARNING", type=str.upper, choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                        help="log level (logs go to stderr)")
     serve.set_defaults(func=serve_command)
@@ -85,10 +82,11 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
 
 
 def host_port(value: str) -> str:
-    """HOST:PORT with a port number (HOST defaults to 127.0.0.1 when only ':PORT' is given)."""
+    """HOST:PORT with a port number (HOST is 127.0.0.1 when only PORT or ':PORT' is given; 0 = any free port)."""
     host, _, port = value.rpartition(":")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT with a port from 1 to 65535, got {value!r}")
+    if not port.isdigit() or not 0 <= int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT with a port from 1 to 65535 (0: any free port), "
+                                         f"got {value!r}")
     return f"{host or '127.0.0.1'}:{port}"
 
 
@@ -107,19 +105,7 @@ def _unavailable(what: str, why: str = "") -> int:
     return 2
 
 
-# --------------------------------------------------------------------------- check: reading files
-
-
-@dataclass
-class Source:
-    """One file to check: its path as the user wrote it, its text, and what reading it found."""
-
-    path: str
-    text: str = ""
-    bom: bool = False
-    read_problem: tuple[int, str] | None = None  # (offset, TD001 message) for bytes we could not decode
-    refused: bool = False  # too large or binary: only the read problem is reported
-    newline_bytes: bytes = b""
+# --------------------------------------------------------------------------- check: files
 
 
 @dataclass
@@ -132,92 +118,74 @@ class Report:
     files_checked: int = 0
 
 
-def collect_files(paths: list[str], settings, report: Report) -> list[str]:
-    """Explicit files as given; folders searched for the template globs. Problems go to the report."""
-    files: list[str] = []
+@dataclass
+class Targets:
+    """What `check PATH…` checks (files: explicit ones as given, folders' templates) and what it
+    indexes to resolve references: the project of every path, as `taskdsl run` does."""
+
+    files: list[str] = field(default_factory=list)
+    found: object = None  # workspace.Discovered
+    folders: list[str] = field(default_factory=list)  # the project roots
+
+
+def collect_files(paths: list[str], settings, report: Report) -> Targets:
+    """Explicit files as given; folders: the templates discovery finds in them. Each path's
+    project (its root folder) is discovered as a whole, so references resolve across it."""
+    from taskdsl import workspace
+
+    given: list[tuple[str, Path]] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             report.usage_errors.append(f"{raw}: no such file or directory")
-        elif path.is_dir():
-            found = _templates_under(path, settings.files)
-            if not found:
-                globs = ", ".join(settings.files)
-                report.usage_errors.append(f"{raw}: no templates ({globs}) in this folder")
-            files.extend(found)
-        elif not path.is_file():
+        elif not path.is_dir() and not path.is_file():
             report.usage_errors.append(f"{raw}: not a regular file")
         else:
+            given.append((raw, path))
+    roots = list(dict.fromkeys(workspace.project_root(path) for _, path in given))
+    explicit = [os.path.abspath(path) for _, path in given if path.is_file()]
+    targets = Targets(folders=roots)
+    targets.found = workspace.discover(roots + explicit, settings)
+    files: list[str] = []
+    for raw, path in given:
+        if path.is_file():
             files.append(raw)
-    unique = list(dict.fromkeys(os.path.normpath(f) for f in files))
-    return unique
+            continue
+        folder = os.path.abspath(path)
+        inside = [f for f in targets.found.project_files if f.startswith(folder.rstrip(os.sep) + os.sep)]
+        if not inside:
+            globs = ", ".join(settings.files)
+            report.usage_errors.append(f"{raw}: no templates ({globs}) in this folder")
+        files.extend(os.path.relpath(f) if not os.path.isabs(raw) else f for f in inside)
+    targets.files = list(dict.fromkeys(os.path.normpath(f) for f in files))
+    return targets
 
 
-def _templates_under(folder: Path, globs) -> list[str]:
-    found = set()
-    for pattern in globs:
-        for candidate in folder.glob(pattern):
-            relative_parts = candidate.relative_to(folder).parts[:-1]
-            if any(part.startswith(".") or part in SKIPPED_DIRS for part in relative_parts):
-                continue
-            if candidate.is_file():
-                found.add(str(candidate))
-    return sorted(found)
+def read_source(path: str):
+    """Read a file as a template (the one reader): bad bytes become a TD001, never an exception."""
+    from taskdsl.workspace import read_source as read
 
-
-def read_source(path: str) -> Source:
-    """Read a file as a template: never raises for bad bytes (they become a TD001)."""
-    source = Source(path)
-    size = os.path.getsize(path)
-    if size > MAX_FILE_BYTES:
-        source.refused = True
-        source.read_problem = (0, f"the file is {size / 1_000_000:.1f} MB: templates larger than "
-                                  f"{MAX_FILE_BYTES / 1_000_000:g} MB are not checked")
-        return source
-    with open(path, "rb") as handle:
-        data = handle.read()
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        source.refused = True
-        source.read_problem = (0, f"binary file (a NUL byte at byte {nul}): this is not a template")
-        return source
-    if data.startswith(b"\xef\xbb\xbf"):
-        source.bom, data = True, data[3:]
-    try:
-        source.text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        source.text = data.decode("utf-8", errors="replace")
-        offset = len(data[: error.start].decode("utf-8", errors="replace"))
-        byte = error.start + (3 if source.bom else 0)
-        source.read_problem = (offset, f"not valid UTF-8 at byte {byte} (0x{data[error.start]:02x}): templates are UTF-8; "
-                                       "the undecodable bytes are shown as U+FFFD")
-    return source
-
-
-def _write_source(source: Source, text: str) -> None:
-    data = (b"\xef\xbb\xbf" if source.bom else b"") + text.encode("utf-8")
-    with open(source.path, "wb") as handle:
-        handle.write(data)
+    return read(path)
 
 
 # --------------------------------------------------------------------------- check: checking
 
 
 def check_command(args) -> int:
-    from taskdsl.settings import Settings
+    from taskdsl.workspace import project_settings
 
-    settings = Settings()
     report = Report()
-    files = collect_files(args.paths, settings, report)
-    library = build_library([p for p in args.paths if os.path.exists(p)], files, settings)
-    for path in files:
+    settings = project_settings()
+    targets = collect_files(args.paths, settings, report)
+    library = build_library(targets, settings)
+    for path in targets.files:
         try:
             source = read_source(path)
         except OSError as error:
             report.usage_errors.append(f"{path}: cannot read: {error.strerror or error}")
             continue
-        if args.fix and not source.refused and source.read_problem is None:
-            _fix_file(source, library, settings, report)
+        if args.fix and not source.refused and source.problem is None:
+            fix_source(source, library, settings, report)
         document, diagnostics = check_source(source, library, settings)
         report.results.append((source, document, diagnostics))
         report.files_checked += 1
@@ -227,79 +195,54 @@ def check_command(args) -> int:
     return 1 if any(d.is_error for _, _, ds in report.results for d in ds) else 0
 
 
-def build_library(paths: list[str], files: list[str], settings):
-    """The workspace index over the folders and files given, so refs resolve across them (SPEC §6).
-    None when the library module is not installed."""
-    try:
-        from taskdsl.library import Library
+def build_library(targets: Targets, settings):
+    """The index of the checked files' projects (and the library paths), so refs resolve across
+    them exactly as a run resolves them. None when it cannot be built (refs are then unresolved)."""
+    from taskdsl.library import Library
 
-        if hasattr(Library, "from_paths"):
-            # keep the parsed documents: each file is then parsed once, for the index and the check
-            return Library.from_paths(paths, settings, keep_documents=True)
-        library = Library(settings)
-        for path in files:
-            library.update_file(str(path))
-        return library
-    except ModuleNotFoundError as error:
-        if error.name != "taskdsl.library":
-            raise
-        return None
+    try:
+        # the parsed documents are kept: each file is parsed once, for the index and the check
+        return Library.from_discovered(targets.found, settings, targets.folders, keep_documents=True)
     except Exception as error:  # a broken index must not stop the check of each file
         print(f"taskdsl: warning: the task library could not be built ({error}); references are not resolved", file=sys.stderr)
         return None
 
 
-def check_source(source: Source, library, settings):
+def check_source(source, library, settings):
     """(Document, diagnostics) of one file, with the reading problems in front."""
     from taskdsl.checker import check_document
     from taskdsl.diagnostics import Diagnostic, Severity
     from taskdsl.document import Span, parse
 
     if source.refused:
-        offset, message = source.read_problem
+        offset, message = source.problem
         return parse(""), [Diagnostic("TD001", Severity.ERROR, Span(0, 0), message)]
     path = os.path.abspath(source.path)
-    indexed = library.take_document(path, source.text) if hasattr(library, "take_document") else None
+    indexed = library.take_document(path, source.text) if library is not None else None
     result = check_document(indexed or parse(source.text), path=path, library=library, settings=settings)
     diagnostics = list(result.diagnostics)
-    if source.read_problem is not None:
-        offset, message = source.read_problem
+    if source.problem is not None:
+        offset, message = source.problem
+        message += "; the undecodable bytes are shown as U+FFFD"
         diagnostics.append(Diagnostic("TD001", Severity.ERROR, Span(offset, min(offset + 1, len(source.text))), message))
     diagnostics.sort(key=lambda d: (d.span.start, d.span.end, d.code))
     return result.document, diagnostics
 
 
-def _fix_file(source: Source, library, settings, report: Report) -> None:
-    """Apply every safe fix, pass after pass until nothing changes; write only a changed file."""
-    from taskdsl.checker import check_text
-    from taskdsl.diagnostics import apply_edits
+def fix_source(source, library, settings, report: Report) -> None:
+    """`--fix`: the fixer's safe fixes, written back only when the file changed."""
+    from taskdsl.fixer import fix_text
+    from taskdsl.workspace import write_source
 
-    text = source.text
-    for _ in range(FIX_PASSES):
-        result = check_text(text, path=os.path.abspath(source.path), library=library, settings=settings)
-        chosen, taken = [], []
-        for diagnostic in result.diagnostics:
-            fix = next((f for f in diagnostic.fixes if f.safe and f.edits), None)
-            if fix is None or any(_overlaps(edit.span, other) for edit in fix.edits for other in taken):
-                continue  # overlapping fixes wait for the next pass, on the updated text
-            chosen.append((diagnostic, fix))
-            taken.extend(edit.span for edit in fix.edits)
-        if not chosen:
-            break
-        new_text = apply_edits(text, [edit for _, fix in chosen for edit in fix.edits])
-        if new_text == text:
-            break
-        for diagnostic, fix in chosen:
-            line, col = result.document.position(diagnostic.span.start)
-            report.fixed.append((source.path, line + 1, col + 1, diagnostic.code, fix.title))
-        text = new_text
-    if text != source.text:
-        _write_source(source, text)
-        source.text = text
-
-
-def _overlaps(a, b) -> bool:
-    return a.start < b.end and b.start < a.end or a.start == b.start
+    fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings)
+    for applied in fixed.applied:
+        report.fixed.append((source.path, applied.line + 1, applied.column + 1, applied.diagnostic.code,
+                             applied.fix.title))
+    if fixed.text != source.text:
+        write_source(source, fixed.text)
+        source.text = fixed.text
+        if library is not None:  # the file's index entry follows its new text
+            library.update_file(os.path.abspath(source.path), fixed.text)
 
 
 # --------------------------------------------------------------------------- check: output
@@ -349,7 +292,7 @@ def _range(document, span) -> dict:
     return {"line": start_line + 1, "column": start_col + 1, "endLine": end_line + 1, "endColumn": end_col + 1}
 
 
-def _related_json(source: Source, document, related) -> dict:
+def _related_json(source, document, related) -> dict:
     entry = {"message": related.message, "path": related.path or source.path}
     if related.span is not None and related.path is None:
         entry.update(_range(document, related.span))
@@ -435,7 +378,7 @@ def sarif_report(report: Report) -> dict:
     }
 
 
-def _sarif_related(source: Source, document, number: int, related) -> dict:
+def _sarif_related(source, document, number: int, related) -> dict:
     if related.path is None and related.span is not None:
         region = _sarif_region(document, related.span)
         location = _artifact(source.path)
@@ -480,29 +423,6 @@ def schema_command(_args) -> int:
         return 2
     print(path)
     return 0
-
-
-def _freeze_imports() -> None:
-    """Move what is imported by now (it lives as long as the process) out of the cyclic GC's
-    reach. Every edit builds a new document, and the full collections that triggers walked the
-    ~55k import-time objects each time: ~60% of a 140 ms pause every few edits on a 2,000-line
-    file (bench/run_all.py). The checker's modules are imported first: the first diagnostic
-    needs them anyway (xmlschema and litellm are not among them). The server calls this once
-    initialize is answered (server.import_features)."""
-    import gc
-
-    try:
-        import taskdsl.rules  # noqa: F401
-        import taskdsl.schema_check  # noqa: F401
-    except Exception:  # the server reports a broken module itself
-        pass
-    gc.freeze()
-    # A 2,000-line document is ~12k objects, built again on every edit. With the default young
-    # generation of 700 objects each scan triggered ~17 young and ~2 middle collections, and every
-    # few edits a full one: the p95 of edit → re-diagnosis was 49 ms against a p50 of 27 ms
-    # (bench/bench_server.py). Documents hold no reference cycles (their parent links are weak),
-    # so reference counting frees them; the cyclic GC only has to run now and then.
-    gc.set_threshold(20_000, 20, 20)
 
 
 def serve_command(args) -> int:

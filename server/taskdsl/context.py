@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from taskdsl.document import Document, Element, Span
+from taskdsl.facts import subtype, task_kind
+from taskdsl.vocabulary import TASK_TAGS, collapse, task_types
 
 FIELDS = ("inherit_context", "accumulate_data", "accumulation_format", "fresh_context")
 
@@ -50,8 +52,7 @@ OPERATOR_DEFAULTS: dict[str, Defaults] = {
     "script": Defaults("full", None, None, "disabled"),
 }
 
-TASK_TAGS = ("task", "inner_task", "reduction_task")
-TASK_TYPES = ("atomic", "sequential", "reduce", "script")
+TASK_TYPES = task_types()
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,12 +79,6 @@ class ContextSettings:
         return getattr(self, name)
 
 
-def task_kind(element: Element) -> str:
-    """The operator type of a task-like element (``atomic`` when absent or not understood)."""
-    kind = (element.get("type") or "atomic").strip()
-    return kind if kind in TASK_TYPES else "atomic"
-
-
 def operator_key(element: Element) -> str:
     """Which row of OPERATOR_DEFAULTS applies to a task, inner_task or reduction_task."""
     return _operator_key(element, task_kind(element))
@@ -92,7 +87,7 @@ def operator_key(element: Element) -> str:
 def _operator_key(element: Element, kind: str) -> str:
     if element.tag in ("inner_task", "reduction_task"):
         return f"reduce.{element.tag}"
-    if kind == "atomic" and (element.get("subtype") or "").strip() == "subtask":
+    if kind == "atomic" and subtype(element) == "subtask":
         return "atomic.subtask"
     return kind
 
@@ -119,7 +114,7 @@ _SEQUENTIAL_PARTS = {key: _sequential_part(key) for key in ("reduce.inner_task",
 
 def read_value(name: str, text: str):
     """(value, legacy?) of a setting's text, or (None, False) when it is not understood."""
-    text = text.strip()
+    text = collapse(text)  # XSD token values: whitespace collapsed
     if name == "inherit_context":
         if text in INHERIT_VALUES:
             return text, False

@@ -252,6 +252,8 @@ class _Parser:
     def forbid_operator(self, tok: Token):
         if tok.kind == "op" and tok.text in _ARITHMETIC:
             raise ExprForbidden(f"arithmetic ('{tok.text}') is not part of the cond language", tok.offset, len(tok.text))
+        if tok.kind == "op" and tok.text == "=":  # `= =`, `===`, `a = 1`: not an expression at all (TD701)
+            raise ExprSyntaxError(_HINTS["="], tok.offset, 1)
         if tok.kind == "op" and tok.text in _HINTS:
             raise ExprForbidden(_HINTS[tok.text], tok.offset, len(tok.text))
         if tok.kind == "name" and tok.text in ("is", "if", "else", "for", "lambda"):

@@ -1,4 +1,5 @@
-"""`taskdsl check --fix`: apply every safe quick fix until the document is stable.
+"""The one fixer: `taskdsl check --fix` and the editor's "Fix all" code action both apply the
+safe quick fixes through `fix_text`.
 
 Each round checks the text, takes the safe fixes of its diagnostics in document order, skips any
 whose edits overlap an edit already taken this round, applies them (nothing else in the file
@@ -7,9 +8,28 @@ changes) and checks again; it stops when a round has nothing to apply (or after 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from taskdsl.diagnostics import Diagnostic, Fix, TextEdit, apply_edits
 
 MAX_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One fix applied: the diagnostic it fixed, the fix, and where (0-based line and column in
+    the text as it was in that round)."""
+
+    diagnostic: Diagnostic
+    fix: Fix
+    line: int
+    column: int
+
+
+@dataclass
+class Fixed:
+    text: str
+    applied: list[Applied] = field(default_factory=list)
 
 
 def _overlaps(a: TextEdit, b: TextEdit) -> bool:
@@ -20,29 +40,38 @@ def _overlaps(a: TextEdit, b: TextEdit) -> bool:
         b.span.start == b.span.end and a.span.start < b.span.start < a.span.end)
 
 
+def safe_fix(diagnostic: Diagnostic) -> Fix | None:
+    """The fix `--fix` applies for a diagnostic: its first safe fix that edits something."""
+    return next((f for f in diagnostic.fixes if f.safe and f.edits), None)
+
+
+def fix_text(text: str, path: str | None = None, library=None, settings=None) -> Fixed:
+    """Apply every safe fix, round after round, until the text is stable."""
+    from taskdsl.checker import check_text
+
+    fixed = Fixed(text)
+    for _ in range(MAX_ROUNDS):
+        result = check_text(fixed.text, path=path, library=library, settings=settings)
+        taken: list[TextEdit] = []
+        chosen: list[Applied] = []
+        for diagnostic in result.diagnostics:
+            fix = safe_fix(diagnostic)
+            if fix is None or any(_overlaps(edit, other) for edit in fix.edits for other in taken):
+                continue  # overlapping fixes wait for the next round, on the updated text
+            taken.extend(fix.edits)
+            chosen.append(Applied(diagnostic, fix, *result.document.position(diagnostic.span.start)))
+        if not chosen:
+            break
+        new_text = apply_edits(fixed.text, taken)
+        if new_text == fixed.text:
+            break
+        fixed.text = new_text
+        fixed.applied.extend(chosen)
+    return fixed
+
+
 def apply_safe_fixes(text: str, path: str | None = None, library=None, settings=None
                      ) -> tuple[str, list[tuple[Diagnostic, Fix]]]:
     """(new text, the (diagnostic, fix) pairs applied, in the order applied)."""
-    from taskdsl.checker import check_text
-
-    applied: list[tuple[Diagnostic, Fix]] = []
-    for _ in range(MAX_ROUNDS):
-        result = check_text(text, path=path, library=library, settings=settings)
-        taken: list[TextEdit] = []
-        chosen: list[tuple[Diagnostic, Fix]] = []
-        for diagnostic in result.diagnostics:
-            fix = next((f for f in diagnostic.fixes if f.safe), None)
-            if fix is None or not fix.edits:
-                continue
-            if any(_overlaps(edit, other) for edit in fix.edits for other in taken):
-                continue
-            taken.extend(fix.edits)
-            chosen.append((diagnostic, fix))
-        if not chosen:
-            break
-        new_text = apply_edits(text, taken)
-        if new_text == text:
-            break
-        text = new_text
-        applied.extend(chosen)
-    return text, applied
+    fixed = fix_text(text, path, library, settings)
+    return fixed.text, [(a.diagnostic, a.fix) for a in fixed.applied]

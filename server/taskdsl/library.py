@@ -1,8 +1,8 @@
 """The workspace task library: every task and template definition, and every reference to one.
 
 The editor and the checker see the library through this index (the evaluator compiles its own
-runtime `TaskLibrary` from Documents). It is built from the files under the workspace folders
-that match `settings.files` plus `settings.library_paths`, and kept per file: one changed,
+runtime `TaskLibrary` from the files this index resolves to). It is built from the files
+`workspace.discover` finds (the project folders and `settings.library_paths`), and kept per file: one changed,
 created, deleted or renamed file replaces only its own entries, and each update returns the
 paths whose diagnostics may have changed (the server re-checks the open ones).
 
@@ -13,15 +13,15 @@ each `<template>` / named `<task>` of a `<library>` — under its name and, when
 References: every `<task ref>` (also on `inner_task`/`reduction_task`), `<call template>` (and
 the legacy `<call task>`), and inline `{{fn(…)}}` call, with the span of the name as written.
 
-Files are read as UTF-8 with errors replaced and scanned with the tolerant `document.parse`:
+Files are read by `workspace.read_text` (UTF-8, errors replaced) and scanned with the tolerant `document.parse`:
 a file that does not parse contributes what the scanner recovers, and a definition that vanishes
 while its file is broken (mid-edit) is retained from the last clean version until the file scans
-cleanly again. The index is not thread-safe: the server serialises calls.
+cleanly again. The index is not thread-safe: the server serialises calls. It imports no
+checker: the checks read it (`checker.check_index` checks the files of a project through it).
 """
 
 from __future__ import annotations
 
-import codecs
 import difflib
 import logging
 import os
@@ -33,8 +33,10 @@ from typing import Any, Iterable, Iterator
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
 from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_rename; importers name it here)
+from taskdsl.facts import literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
+from taskdsl.workspace import belongs, discover, read_text
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +45,8 @@ Range = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, code-point col
 IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TASK_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 TASK_REF_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(:[A-Za-z_][A-Za-z0-9_.\-]*)?\Z")
-TASK_TAGS = ("task", "inner_task", "reduction_task")
+from taskdsl.vocabulary import TASK_TAGS  # noqa: E402
 TEMPLATE_SUFFIX = ".task.xml"
-MAX_FILE_BYTES = 5_000_000  # bigger files are not indexed (a template is never that big)
-SKIPPED_DIRS = {"node_modules", "__pycache__"}  # plus every hidden directory (.git, .venv, …)
 
 
 # --------------------------------------------------------------------------- data
@@ -56,7 +56,7 @@ SKIPPED_DIRS = {"node_modules", "__pycache__"}  # plus every hidden directory (.
 class Param:
     name: str
     default: str | None = None  # a literal input's text
-    has_default: bool = False  # literal text, `from` or a nested task gives the input a value
+    has_default: bool = False  # the input's literal text is a default (semantics.literal_default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +166,8 @@ def _root_definitions(doc: Document, root: Element, path: str | None, first: boo
             if child.tag == "template" and child.get("name"):
                 task = child.child("task")
                 yield child, task, _template(doc, child, path, params_attr="params", task=task)
+            elif child.tag == "task" and child.get("name") and child.get("parameters") is not None:  # legacy form
+                yield child, child, _template(doc, child, path, params_attr="parameters", task=child)
             elif child.tag == "task" and child.get("name"):
                 yield child, child, _task(doc, child, path, "library-task", stem=None)
 
@@ -181,8 +183,8 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
     return Definition(
         name=name,
         kind=kind,
-        type=task.get("type") or "atomic",
-        subtype=task.get("subtype") or None,
+        type=task_kind(task),
+        subtype=subtype(task),
         params=_input_params(task),
         description=_description(task),
         path=path,
@@ -199,8 +201,8 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
     return Definition(
         name=name_attr.value,
         kind="template",
-        type=(task.get("type") if task is not None else None) or "atomic",
-        subtype=(task.get("subtype") if task is not None else None) or None,
+        type=task_kind(task) if task is not None else "atomic",
+        subtype=subtype(task) if task is not None else None,
         params=tuple(Param(p) for p in split_params(template.get(params_attr) or "")),
         description=_description(task) if task is not None else None,
         path=path,
@@ -221,9 +223,8 @@ def _input_params(task: Element) -> tuple[Param, ...]:
         name = element.get("name")
         if not name:
             continue
-        literal = element.text.strip()
-        has_value = bool(literal) or bool(element.get("from")) or bool(element.children)
-        params.append(Param(name, literal or None, has_value))
+        literal = literal_default(element)  # only a literal is a default a ref may leave unbound
+        params.append(Param(name, literal, literal is not None))
     return tuple(params)
 
 
@@ -370,75 +371,11 @@ def _inline_references(doc: Document, raw: str, base: int, path: str | None, own
                         positional=tuple(site for _ in placeholder.args))
 
 
-# --------------------------------------------------------------------------- file discovery
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A `files` glob as a regex over '/'-separated relative paths (`**/` = any folders, or none)."""
-    out, index = [], 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def discover(folder: str, patterns: Iterable[str]) -> list[str]:
-    """Files under folder matching any pattern; hidden folders and node_modules are skipped."""
-    regexes = [glob_regex(p.lstrip("/")) for p in patterns]
-    found = []
-    for directory, subdirs, files in os.walk(folder):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        relative_dir = os.path.relpath(directory, folder)
-        for name in sorted(files):
-            relative = name if relative_dir == "." else f"{relative_dir}/{name}".replace(os.sep, "/")
-            if any(regex.match(relative) for regex in regexes):
-                found.append(os.path.join(directory, name))
-    return found
+# --------------------------------------------------------------------------- files
 
 
 def normalize(path: str | os.PathLike) -> str:
     return os.path.abspath(os.fspath(path))
-
-
-def read_text(path: str, size: int | None = None) -> str | None:
-    """A file's text (UTF-8, errors replaced), or None when it cannot be read or is too big."""
-    try:
-        if (os.path.getsize(path) if size is None else size) > MAX_FILE_BYTES:
-            log.warning("%s is larger than %d bytes; not indexed", path, MAX_FILE_BYTES)
-            return None
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
-def bad_byte_offset(path: str, error: UnicodeDecodeError) -> int:
-    """The offset in the file of the first byte that is not UTF-8. The file is read as utf-8-sig,
-    whose error counts from after a BOM it stripped: decode the bytes again to count from byte 0."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return error.start
-    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    try:
-        data[bom:].decode("utf-8")
-    except UnicodeDecodeError as again:
-        return bom + again.start
-    return error.start  # the file changed since: the best we know
 
 
 def _stamp(path: str) -> tuple | None:
@@ -459,67 +396,41 @@ class Library:
     def __init__(self, settings: Settings | None = None, folders: Iterable[str] = ()):
         self.settings = settings or Settings()
         self.folders = [normalize(f) for f in folders]
-        self.workspace_files: set[str] = set()  # what `check_all` checks (library paths are not)
+        self.workspace_files: set[str] = set()  # the project files `checker.check_index` checks (library-path files are only indexed)
         self._entries: dict[str, _Entry] = {}
         self._by_name: dict[str, list[Definition]] = defaultdict(list)
         self._by_key: dict[str, list[Definition]] = defaultdict(list)
         self._referrers: dict[str, set[str]] = defaultdict(set)  # name as written → paths
-        self._documents: dict[str, Document] = {}  # kept from the build for check_all, then dropped
+        self._documents: dict[str, Document] = {}  # kept from the build for the checker (see `document`), then dropped
         self._graph = _Graph()  # resolved reference edges between definition names, kept per update
-        self._patterns = [glob_regex(p.lstrip("/")) for p in self.settings.files]
 
     # -- building ------------------------------------------------------------------------
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | os.PathLike], settings: Settings | None = None,
                    keep_documents: bool = False) -> Library:
-        """Index folders (their files matching `settings.files`) and files (always), plus
-        `settings.library_paths`. With keep_documents, `check_all` reuses the parsed documents."""
+        """Index what `workspace.discover` finds for these folders (files given are indexed
+        whatever their name) and `settings.library_paths`. With keep_documents, `document()`
+        hands the parsed documents to the checker, so each file is parsed once."""
         settings = settings or Settings()
         paths = [normalize(p) for p in paths]
-        library = cls(settings, [p for p in paths if os.path.isdir(p)])
-        workspace = []
-        for path in paths:
-            workspace.extend(discover(path, settings.files) if os.path.isdir(path) else [path])
-        library.workspace_files = set(workspace)
-        for path in workspace + library._library_path_files():
+        found = discover(paths, settings)
+        return cls.from_discovered(found, settings, [p for p in paths if os.path.isdir(p)], keep_documents)
+
+    @classmethod
+    def from_discovered(cls, found, settings: Settings | None = None, folders: Iterable[str] = (),
+                        keep_documents: bool = False) -> Library:
+        """Index what discovery found (a `workspace.Discovered`) for these project folders."""
+        library = cls(settings, folders)
+        library.workspace_files = set(found.project_files)
+        for path in found.all:
             library._index_from_disk(path, keep_documents, report=False)
         return library
 
-    @classmethod
-    def check_workspace(cls, paths: Iterable[str | os.PathLike], settings: Settings | None = None):
-        """One call for `taskdsl check PATH…`: (library, {path: CheckResult}) with each file parsed once."""
-        # every document is kept until the end, so the cyclic GC has nothing to free meanwhile:
-        # pausing it saves the repeated walks over the growing heap (~20% of the time)
-        with gc_paused():
-            library = cls.from_paths(paths, settings, keep_documents=True)
-            return library, library.check_all()
-
-    def _library_path_files(self) -> list[str]:
-        bases = self.folders or [os.getcwd()]
-        found = []
-        for entry in self.settings.library_paths:
-            candidates = [entry] if os.path.isabs(entry) else [os.path.join(b, entry) for b in bases]
-            for candidate in map(normalize, candidates):
-                if os.path.isdir(candidate):
-                    found.extend(discover(candidate, self.settings.files))
-                elif os.path.isfile(candidate):
-                    found.append(candidate)
-        return found
-
     def matches(self, path: str) -> bool:
-        """Whether a path belongs in the index (under a folder and matching `files`, or a library path)."""
+        """Whether a path belongs in the index (discovery would find it, or it is indexed)."""
         path = normalize(path)
-        if path in self._entries:
-            return True
-        for folder in self.folders:
-            if path.startswith(folder + os.sep):
-                relative = os.path.relpath(path, folder).replace(os.sep, "/")
-                if any(part.startswith(".") or part in SKIPPED_DIRS for part in relative.split("/")[:-1]):
-                    continue
-                if any(regex.match(relative) for regex in self._patterns):
-                    return True
-        return path in set(self._library_path_files())
+        return path in self._entries or belongs(path, self.folders, self.settings)
 
     def _index_from_disk(self, path: str, keep_document: bool = False, report: bool = True) -> set[str]:
         stamp = _stamp(path)
@@ -566,10 +477,8 @@ class Library:
 
     def refresh(self) -> set[str]:
         """Re-discover the workspace; re-index changed files (by mtime and size), drop deleted ones."""
-        current = set()
-        for folder in self.folders:
-            current.update(discover(folder, self.settings.files))
-        library_files = set(self._library_path_files())
+        found = discover(self.folders, self.settings)
+        current, library_files = set(found.project_files), set(found.library_files)
         affected: set[str] = set()
         for path in set(self._entries) - current - library_files:
             if self._entries[path].stamp[0] != "buffer":
@@ -811,17 +720,9 @@ class Library:
         doc = self._documents.pop(normalize(path), None)
         return doc if doc is not None and doc.text == text else None
 
-    def check_all(self) -> dict:
-        """Check every workspace file against this library: {path: checker.CheckResult}."""
-        from taskdsl.checker import check_document
-
-        results = {}
-        for path in sorted(self.workspace_files):
-            doc = self.document(path)
-            if doc is not None:
-                results[path] = check_document(doc, path=path, library=self, settings=self.settings)
+    def release_documents(self) -> None:
+        """Drop the documents kept from the build (after the check that wanted them)."""
         self._documents.clear()
-        return results
 
     def __len__(self) -> int:
         return sum(len(e.definitions) for e in self._entries.values())

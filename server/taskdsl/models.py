@@ -22,11 +22,11 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-BUILTIN_MODELS = ("taskdsl/echo", "taskdsl/replay")
+from taskdsl.semantics import BUILTIN_MODELS  # noqa: E402  (under taskdsl/ only these exist)
 
 #: providers whose model part is free: litellm passes any name through to the server or deployment
 OPEN_PROVIDERS = frozenset({
-    "taskdsl", "ollama", "ollama_chat", "openai", "openai_like", "custom_openai", "custom",
+    "ollama", "ollama_chat", "openai", "openai_like", "custom_openai", "custom",
     "hosted_vllm", "vllm", "lm_studio", "llamafile", "litellm_proxy", "xinference", "oobabooga",
     "triton", "docker_model_runner", "lemonade", "sagemaker", "sagemaker_chat", "azure",
     "azure_ai", "huggingface", "openrouter", "text-completion-openai", "petals",
@@ -126,3 +126,18 @@ def context_window(name: str) -> int | None:
         if isinstance(value, int) and value > 0:
             return value
     return None
+
+
+def prices(name: str) -> tuple[float, float] | None:
+    """(dollars per input token, per output token) from litellm's map; (0, 0) for taskdsl's own
+    offline models; None when the map does not price the model."""
+    name = name.strip()
+    if name in BUILTIN_MODELS:
+        return 0.0, 0.0
+    entry = _entry(name)
+    if entry is None:
+        return None
+    cost_in, cost_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+    if not isinstance(cost_in, (int, float)) or not isinstance(cost_out, (int, float)):
+        return None
+    return float(cost_in), float(cost_out)

@@ -6,6 +6,8 @@ import os
 import re
 
 TEMPLATE_SUFFIXES = (".task.xml", ".xml")
+#: one entry of params= (or legacy parameters=): entries are separated by whitespace and/or commas
+PARAM_RE = re.compile(r"[^,\s]+")
 
 
 def file_stem(path: str | None) -> str | None:
@@ -20,5 +22,5 @@ def file_stem(path: str | None) -> str | None:
 
 
 def split_params(value: str | None) -> list[str]:
-    """`params="a, b"` → ['a', 'b'] (commas; spaces tolerated as separators too)."""
-    return [p for p in re.split(r"[\s,]+", value or "") if p]
+    """`params="a, b"`, `params="a b"` → ['a', 'b']: whitespace and/or commas separate entries."""
+    return PARAM_RE.findall(value or "")

@@ -26,8 +26,25 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
     p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
+                   help="let file_paths read this folder (or file) outside the project (repeatable)")
+    p.add_argument("--max-cost", type=_non_negative, metavar="USD",
+                   help="stop when model calls would cost more (estimated before the run, enforced during it)")
+    p.add_argument("--timeout", type=_non_negative, default=3600.0, metavar="SECONDS",
+                   help="stop the whole run after this long (default 3600; 0: no limit)")
     p.set_defaults(func=run_command)
     return p
+
+
+def _non_negative(value: str) -> float:
+    "A number ≥ 0 (a price in dollars, a time in seconds)."
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 0, got {value!r}")
+    return number
 
 
 def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
@@ -93,8 +110,8 @@ def _preload_models(model: str | None, quiet: bool) -> None:
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.results import TaskError
-    from taskdsl.evaluator.runner import TemplateErrors, run_file
-    from taskdsl.library import bad_byte_offset
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
+    from taskdsl.evaluator.runner import run_file
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -110,23 +127,22 @@ def run_command(args) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress)
+                              on_event=progress, allow_read=tuple(args.allow_read), max_cost=args.max_cost,
+                              timeout=args.timeout or None)
 
     try:
         result = asyncio.run(main())
     except FileNotFoundError as e:
         print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
         return 2
-    except UnicodeDecodeError as e:
-        print(f"taskdsl run: {args.file}: not valid UTF-8 at byte {bad_byte_offset(args.file, e)}: templates are UTF-8",
-              file=sys.stderr)
+    except UnreadableTemplate as e:
+        print(f"taskdsl run: {args.file}: {e.reason}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"taskdsl run: {e.filename or args.file}: {e.strerror or e}", file=sys.stderr)
         return 2
     except TemplateErrors as e:
-        with open(args.file, encoding="utf-8-sig") as f:
-            _print_diagnostics(args.file, e.diagnostics, f.read())
+        _print_diagnostics(args.file, e.diagnostics, e.text or "")
         print(f"taskdsl run: {args.file} does not check ({len(e.diagnostics)} error(s)); fix them first",
               file=sys.stderr)
         return 2
@@ -135,8 +151,8 @@ def run_command(args) -> int:
         return 2
     except TaskError as e:
         if args.json:
-            print(json.dumps({"error": e.to_json()}, ensure_ascii=False, indent=2, default=str))
-        print(f"taskdsl run: {e}", file=sys.stderr)
+            print(masked_json({"error": e.to_json()}))
+        print(masked(f"taskdsl run: {e}"), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
@@ -145,10 +161,25 @@ def run_command(args) -> int:
         print("taskdsl run: cancelled", file=sys.stderr)
         return 130
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
+        print(masked_json(result.to_json()))
     else:
-        print(result.content)
+        print(masked(result.content))
     return 0
+
+
+def masked(text: str) -> str:
+    "What the command prints, with every secret value masked (taskdsl.redaction)."
+    from taskdsl.redaction import Redactor
+
+    return Redactor().text(text)
+
+
+def masked_json(value) -> str:
+    "value as indented JSON, secrets masked in its strings (before escaping) and in the text."
+    from taskdsl.redaction import Redactor
+
+    redactor = Redactor()
+    return redactor.text(json.dumps(redactor.mask(value), ensure_ascii=False, indent=2, default=str))
 
 
 def main(argv=None) -> int:

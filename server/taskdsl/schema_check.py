@@ -44,7 +44,7 @@ VALUE_IN_WORDS = {
     "taskName": "a task name: a letter or underscore, then letters, digits, '_', '.' or '-' (e.g. analyze-data.v2)",
     "taskRef": "a task name (letters, digits, '_', '.', '-') or a type:subtype key (e.g. atomic:associative_matching)",
     "variableRef": "a variable name, optionally with .member, [index] or a prefix: (e.g. analysis.target)",
-    "paramList": "comma-separated names (e.g. dataset, config)",
+    "paramList": "names separated by commas and/or spaces (e.g. dataset, config)",
     "positiveInt": "a whole number greater than zero",
 }
 

@@ -1,23 +1,28 @@
-"""Variables visible at a point of a template (SPEC §5, last paragraph).
+"""Variables visible at a point of a template: the one answer the checker (TD402/TD403), the
+compiler (a bare `<arg>` name, refusing what cannot resolve), completion and rename share.
 
-Shared by TD402/TD403 and, later, by completion and rename. The model is lexical, walking from
-the element that holds the text (or the ``from`` attribute) up to the root:
+The model mirrors the evaluator's environments, walking from the element that holds the text (or
+the ``from`` attribute) up to the root:
 
 - the inputs of every enclosing task, inner_task and reduction_task, by name. An input is
   evaluated in its task's *caller*: what lies inside ``<inputs>`` of a task T (an input's text,
   its ``from``, a nested task or call) does not see T's own inputs, only what T's parent sees;
-- inside ``<inner_task>``: ``current_data`` and the names of its empty (placeholder) inputs, which
-  the reduce operator binds; inside ``<reduction_task>``: ``current_result``, ``accumulator``,
-  ``original_input``;
-- the params of the enclosing ``<template>`` (also the legacy ``<task parameters=>``); the walk
+- inside ``<inner_task>`` (its ``<inputs>`` included): ``current_data`` and the names of its
+  empty (placeholder) inputs, which the reduce operator binds; inside ``<reduction_task>``:
+  ``current_result``, ``accumulator``, ``original_input``;
+- a task's effective ``inherit_context`` cuts the chain as the run does: ``none`` — above the
+  task only the globals are visible; ``subset`` — the globals and the parent's variables that
+  the task's inputs name with ``from``;
+- the params of the enclosing ``<template>`` (also the legacy ``<task parameters=>`` of a root or
+  a ``<library>`` task, which TD210 reports once, with its fix); the walk
   stops at a template: its body sees only its params and globals;
-- ``last_output`` (a built-in of the evaluator's global environment: visible everywhere);
-- the names of the ``taskdsl.globals`` setting.
+- ``last_output`` in a sequential's second and later steps (and below them, while inheritance
+  keeps the chain), and at the top of a root ``<cond>`` document (where the run asks for it);
+- the names of the ``taskdsl.globals`` setting, everywhere.
 
-Sequential steps see nothing of each other by name: a step's output reaches the next one as
-``last_output`` (and through accumulation), never as a variable. The checker does not model
-``inherit_context=none`` cutting the chain at run time: a parent's input a child cannot reach is
-not reported (a possible TD402 false negative, never a false positive).
+A point is *closed* when nothing outside the file can add a name there (a template, or a task
+that does not inherit in full): a name not visible at a closed point is an error, elsewhere the
+caller's environment (or ``--input``) may still supply it.
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from taskdsl.context import effective_settings
 from taskdsl.document import Attr, Element, Span
+from taskdsl.names import PARAM_RE
+from taskdsl.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_ref, step_index, task_type
+from taskdsl.vocabulary import TASK_TAGS
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-TASK_TAGS = ("task", "inner_task", "reduction_task")
-BUILTINS = ("last_output",)  # the evaluator's global environment
-INNER_BOUND = ("current_data",)
-REDUCTION_BOUND = ("current_result", "accumulator", "original_input")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,18 +50,13 @@ class Binding:
     span: Span | None = None  # the declaration itself (the name inside the attribute value)
 
 
-def input_elements(task: Element) -> list[Element]:
-    """The <input> children of a task's <inputs>."""
-    inputs = task.child("inputs")
-    return inputs.children_named("input") if inputs is not None else []
+from taskdsl.facts import inputs as input_elements  # noqa: E402  (the names other modules import)
 
 
 def is_placeholder_input(element: Element) -> bool:
     """An empty <input> (comments only) of an inner/reduction task: bound by the reduce operator."""
-    return not element.children and not element.has_text and element.get("from") is None
+    return not input_has_value(element)
 
-
-_PARAM_RE = re.compile(r"[^,\s]+")
 
 
 def param_list(element: Element, attr_name: str = "params") -> list[tuple[str, Span | None]]:
@@ -69,7 +69,7 @@ def param_list(element: Element, attr_name: str = "params") -> list[tuple[str, S
     value_span = attr.value_span
     exact = value_span is not None and len(value_span) == len(attr.value)
     base = value_span.start if exact else None
-    for match in _PARAM_RE.finditer(attr.value):
+    for match in PARAM_RE.finditer(attr.value):
         span = Span(base + match.start(), base + match.end()) if base is not None else value_span
         names.append((match.group(0), span))
     return names
@@ -81,128 +81,164 @@ def visible_names(element: Element, settings=None) -> dict[str, Binding]:
 
 
 SCOPE_TAGS = frozenset((*TASK_TAGS, "template"))
+BODY, INPUTS, LATER_STEP = 0, 1, 2  # how a walk reaches a scope element: from its body, its <inputs>, a 2nd+ step
 
 
 class Scopes:
-    """visible_names() of many elements of one document. What a task (seen from its body or from
-    its <inputs>) or a template makes visible is gathered once and shared by everything under it.
+    """visible_names() of many elements of one document. What a task (seen from its body, its
+    <inputs> or a later step) or a template makes visible is gathered once and shared by
+    everything under it: one Frame per (scope element, direction). What the methods return is
+    shared: callers must not modify it."""
 
-    The walk of visible_names, from an element up to the root, declares names only at the task-like
-    elements and the template it passes; the innermost declaration wins. So the names visible at a
-    scope element S (reached from below through its <inputs> or not) are S's own declarations
-    followed by what is visible at S's parent: one dict per (S, through inputs), built once.
-    names() is the same walk for the names alone (what the checks ask), without the bindings.
-    What both return is shared: callers must not modify it."""
-
-    __slots__ = ("settings", "_bindings", "_names", "_top", "_top_names")
+    __slots__ = ("settings", "_frames", "_top", "_globals")
 
     def __init__(self, settings=None):
         self.settings = settings
-        # per scope element, seen from its body [0] or from its <inputs> [1]
-        self._bindings: tuple[dict[Element, dict[str, Binding]], ...] = ({}, {})
-        self._names: tuple[dict[Element, frozenset[str]], ...] = ({}, {})
-        self._top: dict[str, Binding] | None = None
-        self._top_names: frozenset[str] | None = None
+        self._frames: tuple[dict[Element, _Frame], ...] = ({}, {}, {})
+        self._top: dict[bool, _Frame] = {}
+        self._globals: _Frame | None = None
 
     def visible(self, element: Element) -> dict[str, Binding]:
         """visible_names(element, settings)."""
-        return self._walk(element, self._bindings, self._scope, self.everywhere)
+        return self._frame(element).bindings
 
     def names(self, element: Element) -> frozenset[str]:
         """The names of visible(element)."""
-        return self._walk(element, self._names, self._scope_names, self.everywhere_names)
+        return self._frame(element).names
+
+    def closed(self, element: Element) -> bool:
+        """True when nothing outside the file can add a visible name at element."""
+        return self._frame(element).closed
 
     def everywhere(self) -> dict[str, Binding]:
-        """What is visible everywhere (last_output and the globals): part of every visible()."""
-        if self._top is None:
-            found: dict[str, Binding] = {}
-            for name in BUILTINS:
-                _declare(found, Binding("builtin", name))
-            for name in getattr(self.settings, "globals", ()) or ():
-                _declare(found, Binding("global", name))
-            self._top = found
-        return self._top
+        """What is visible everywhere (the globals): part of every visible()."""
+        return self._global_frame().bindings
 
     def everywhere_names(self) -> frozenset[str]:
-        """The names of everywhere()."""
-        if self._top_names is None:
-            self._top_names = frozenset((*BUILTINS, *(getattr(self.settings, "globals", ()) or ())))
-        return self._top_names
+        return self._global_frame().names
 
-    @staticmethod
-    def _walk(element: Element, memo: tuple[dict, dict], build, top):
+    def _global_frame(self) -> _Frame:
+        if self._globals is None:
+            found: dict[str, Binding] = {}
+            for name in getattr(self.settings, "globals", ()) or ():
+                _declare(found, Binding("global", name))
+            self._globals = _Frame(found, True)
+        return self._globals
+
+    def _top_frame(self, root: Element) -> _Frame:
+        """Above the root: the globals, and last_output in a root <cond> document; open."""
+        is_cond = root.tag == "cond"
+        frame = self._top.get(is_cond)
+        if frame is None:
+            bindings = dict(self._global_frame().bindings)
+            if is_cond:
+                _declare(bindings, Binding("builtin", LAST_OUTPUT, root))
+            frame = self._top[is_cond] = _Frame(bindings, False)
+        return frame
+
+    def _frame(self, element: Element) -> _Frame:
         """From element up to the first scope already built (or the top): build the ones passed."""
-        pending: list[tuple[Element, bool]] = []  # innermost first
+        pending: list[tuple[Element, int]] = []  # innermost first
         known = None
+        grandchild: Element | None = None
         child: Element | None = None
         current: Element | None = element
+        root = element
         while current is not None:
+            root = current
             if current.tag in SCOPE_TAGS:
-                through_inputs = child is not None and child.tag == "inputs"
-                known = memo[through_inputs].get(current)
+                if child is not None and child.tag == "inputs":
+                    direction = INPUTS
+                elif child is not None and child.tag == "steps" and grandchild is not None \
+                        and (step_index(grandchild) or 0) >= 2 and task_type(current) == "sequential":
+                    direction = LATER_STEP
+                else:
+                    direction = BODY
+                known = self._frames[direction].get(current)
                 if known is not None:
                     break
-                pending.append((current, through_inputs))
+                pending.append((current, direction))
                 if current.tag == "template":
                     break  # a template's body sees only its params (and what everything sees)
-            child, current = current, current.parent
+            grandchild, child, current = child, current, current.parent
         if known is None:
-            known = top()
-        for scope, through_inputs in reversed(pending):
-            known = memo[through_inputs][scope] = build(scope, through_inputs, known)
+            known = self._global_frame() if pending and pending[-1][0].tag == "template" else self._top_frame(root)
+        for scope, direction in reversed(pending):
+            known = self._frames[direction][scope] = self._build(scope, direction, known)
         return known
 
-    @staticmethod
-    def _scope(current: Element, through_inputs: bool, outer: dict[str, Binding]) -> dict[str, Binding]:
-        """What current declares (innermost first), then outer: the names visible at its parent."""
+    def _build(self, current: Element, direction: int, outer: _Frame) -> _Frame:
+        """What current declares (innermost first), over what its environment's outer holds."""
         found: dict[str, Binding] = {}
+        closed = outer.closed
         if current.tag == "template":
             params = current.attr("params")
             for name, span in param_list(current):
                 _declare(found, Binding("param", name, current, params, span))
+            closed = True
+        elif direction == INPUTS:
+            if current.tag in ("inner_task", "reduction_task"):  # the operator binds them before the inputs run
+                self._declare_reduce(found, current)
         else:
-            if not through_inputs:
-                for item in input_elements(current):
-                    name = item.get("name")
-                    if name:
-                        attr = item.attr("name")
-                        _declare(found, Binding("input", name, item, attr, attr.value_span if attr else None))
-                if current.tag == "inner_task":
-                    for name in INNER_BOUND:
-                        _declare(found, Binding("reduce", name, current))
-                elif current.tag == "reduction_task":
-                    for name in REDUCTION_BOUND:
-                        _declare(found, Binding("reduce", name, current))
+            if direction == LATER_STEP:
+                _declare(found, Binding("builtin", LAST_OUTPUT, current))
+            for item in input_elements(current):
+                name = item.get("name")
+                if name:
+                    attr = item.attr("name")
+                    _declare(found, Binding("input", name, item, attr, attr.value_span if attr else None))
+            self._declare_reduce(found, current)
             parameters = current.attr("parameters") if current.tag == "task" else None
-            if parameters is not None and current.parent is None:
+            if parameters is not None and (current.parent is None or current.parent.tag == "library"):
                 for name, span in param_list(current, "parameters"):
                     _declare(found, Binding("param", name, current, parameters, span))
-        if not found:
+            if not is_ref(current):
+                inherit = effective_settings(current).inherit_context
+                if inherit != "full":
+                    closed = True
+                    kept = self._global_frame().bindings
+                    if inherit == "subset":
+                        wanted = {_root_name(item.get("from")) for item in input_elements(current)}
+                        kept = {**kept, **{n: b for n, b in outer.bindings.items() if n in wanted}}
+                    outer = _Frame(kept, True)
+        if not found and closed == outer.closed:
             return outer  # declares nothing: the same names as its parent's
-        for name, binding in outer.items():
+        for name, binding in outer.bindings.items():
             found.setdefault(name, binding)
-        return found
+        return _Frame(found, closed)
 
     @staticmethod
-    def _scope_names(current: Element, through_inputs: bool, outer: frozenset[str]) -> frozenset[str]:
-        """The names _scope declares at current (no spans, no bindings), with outer."""
-        if current.tag == "template":
-            declared = _PARAM_RE.findall(current.get("params") or "")
-        else:
-            declared = []
-            if not through_inputs:
-                for item in input_elements(current):
-                    name = item.get("name")
-                    if name:
-                        declared.append(name)
-                if current.tag == "inner_task":
-                    declared.extend(INNER_BOUND)
-                elif current.tag == "reduction_task":
-                    declared.extend(REDUCTION_BOUND)
-            parameters = current.get("parameters") if current.tag == "task" else None
-            if parameters is not None and current.parent is None:
-                declared.extend(_PARAM_RE.findall(parameters))
-        return outer.union(declared) if declared else outer
+    def _declare_reduce(found: dict[str, Binding], current: Element) -> None:
+        if current.tag == "inner_task":
+            for name in INNER_BOUND:
+                _declare(found, Binding("reduce", name, current))
+            for item in input_elements(current):
+                name = item.get("name")
+                if name and not input_has_value(item):
+                    _declare(found, Binding("reduce", name, item))
+        elif current.tag == "reduction_task":
+            for name in REDUCTION_BOUND:
+                _declare(found, Binding("reduce", name, current))
+
+
+class _Frame:
+    """The names visible at a scope (innermost binding first) and whether the file decides them all."""
+
+    __slots__ = ("bindings", "closed", "_names")
+
+    def __init__(self, bindings: dict[str, Binding], closed: bool):
+        self.bindings, self.closed, self._names = bindings, closed, None
+
+    @property
+    def names(self) -> frozenset[str]:
+        if self._names is None:
+            self._names = frozenset(self.bindings)
+        return self._names
+
+
+def _root_name(value: str | None) -> str | None:
+    match = IDENT_RE.match((value or "").strip())
+    return match.group(0) if match else None
 
 
 def _declare(found: dict[str, Binding], binding: Binding) -> None:

@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 
 from taskdsl.document import Attr, Document, Element, Span, parse
 from taskdsl.names import file_stem
+from taskdsl.facts import LAST_OUTPUT
 from taskdsl.scope import TASK_TAGS, Binding, Scopes, param_list
 from taskdsl.templating import find_placeholders
 
@@ -427,6 +428,8 @@ def _unrenameable(site: Site) -> str | None:
     if wanted[0] == "key":
         return (f"'{use.name}' is a type:subtype key, not a name: rename the task it resolves to at its "
                 "definition, or change its type or subtype")
+    if wanted[0] == "unbound" and use.name == LAST_OUTPUT:  # built in, even where no previous step exists
+        return f"'{use.name}' is built in: it cannot be renamed"
     if wanted[0] == "unbound":
         return f"'{use.name}' names nothing visible here: nothing to rename"
     if wanted[0] == "variable":

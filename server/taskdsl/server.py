@@ -32,7 +32,7 @@ from taskdsl import __version__
 from taskdsl.document import Document, Span, parse
 from taskdsl.features import actions  # light; its command is registered below
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
-from taskdsl.library import read_text  # the one way a template is read from disk (same offsets as the index)
+from taskdsl.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
 from taskdsl.settings import Settings
 
 if TYPE_CHECKING:
@@ -62,12 +62,12 @@ checker = _OnFirstUse("taskdsl.checker")
 
 def import_features() -> None:
     """What the first diagnostic and the first requests need; then keep the cyclic GC off it."""
-    from taskdsl.cli import _freeze_imports
+    from taskdsl.gc_tuning import freeze_imports
 
     for name in ("taskdsl.checker", *(f"taskdsl.features.{m}" for m in (
             "completion", "formatting", "hover", "inlay", "navigation", "symbols"))):
         importlib.import_module(name)
-    _freeze_imports()
+    freeze_imports()
 
 
 def _severity(severity) -> types.DiagnosticSeverity:
@@ -497,7 +497,7 @@ async def build_library(ls: TaskdslServer) -> None:
         except Exception:
             token = None
     try:
-        roots = ls.roots() + list(ls.state.settings.library_paths)
+        roots = ls.roots()  # discovery adds the settings' libraryPaths (workspace.discover)
         loop = asyncio.get_running_loop()
         ls.state.library = await loop.run_in_executor(
             None, functools.partial(library_module.Library.from_paths, roots, settings=ls.state.settings))
@@ -540,6 +540,9 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
         if change.type == types.FileChangeType.Deleted:
             affected += ls.update_library(path, None, removed=True)
         else:
+            library = ls.state.library
+            if library is not None and not library.matches(path):
+                continue  # discovery skips it (venv/, .gitignore, exclude…): as `taskdsl check` does
             text = read_text(path)
             if text is None:
                 continue
@@ -716,7 +719,8 @@ def on_document_link(ls: TaskdslServer, params: types.DocumentLinkParams):
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                           types.CodeActionKind.RefactorExtract]))
+                                                           types.CodeActionKind.RefactorExtract,
+                                                           actions.FIX_ALL_KIND]))
 @guarded("codeAction", list)
 def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     analysis = ls.analysis(params.text_document.uri)
@@ -724,7 +728,7 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
                                 result.diagnostics, params.context, client=ls.state.client,
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
-                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
+                                settings=ls.state.settings, lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
 
 
 @server.command(actions.EXTRACT_COMMAND)
@@ -804,10 +808,13 @@ def main(args: Any = None) -> int:
         # clients cancel requests all the time; pygls warns about each one it already answered,
         # and every client shows the server's stderr as errors
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
-    if getattr(args, "tcp", None):
-        server.start_tcp(*_host_port(args.tcp))
+    from taskdsl import redaction, remote
+
+    redaction.mask_logs()
+    if getattr(args, "tcp", None):  # a socket: only a client holding the token is served (taskdsl.remote)
+        remote.serve_tcp(server, *_host_port(args.tcp))
     elif getattr(args, "ws", None):
-        server.start_ws(*_host_port(args.ws))
+        remote.serve_ws(server, *_host_port(args.ws))
     else:
         server.start_io()
     return 0

@@ -14,6 +14,7 @@ class Settings:
     globals: tuple[str, ...] = ()
     model: str | None = None
     run_allow_scripts: bool = False
+    run_allow_read: tuple[str, ...] = ()  # folders outside the project a run may read (taskdsl.confine)
     run_timeout: float = 600.0
     trace_dir: str | None = None
     debounce_ms: int = 200
@@ -43,6 +44,7 @@ _KEYS = [
     ("globals", "globals", "strings"),
     ("model", "model", "string"),
     ("run.allowScripts", "run_allow_scripts", "bool"),
+    ("run.allowRead", "run_allow_read", "strings"),
     ("run.timeout", "run_timeout", "number"),
     ("trace.dir", "trace_dir", "string"),
     ("debounce", "debounce_ms", "int"),

@@ -91,7 +91,7 @@ async def test_variables_in_scope_inside_braces_after_non_ascii(client: Language
               '  <description>Liste 😀 der {{st|}}</description>\n</task>\n')
     text, items = await complete(client, docs, "c6.task.xml", marked)
     labels = [i.label for i in items]
-    assert labels[:2] == ["stadt", "last_output"]
+    assert labels[:1] == ["stadt"] and "last_output" not in labels  # no previous step here
     start = text.index("{{st") + 2
     assert items[0].text_edit.range == types.Range(pos(text, start, enc), pos(text, start + 2, enc))
     # the column differs per encoding: the emoji is 4 UTF-8 units, 2 UTF-16 units, 1 code point

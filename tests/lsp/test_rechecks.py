@@ -14,9 +14,9 @@ from conftest import pull_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-# the re-check queue waits one debounce period: wide enough that a request sent right after the
-# open is answered before it runs
-SETTINGS = {"debounce": 300}
+# the re-check queue waits one debounce period: wide enough, even on a loaded 2-core CI machine,
+# that a request sent right after the open is answered before it runs
+SETTINGS = {"debounce": 1500}
 
 
 def task(name: str, word: str = "x") -> str:

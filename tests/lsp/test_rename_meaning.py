@@ -53,7 +53,9 @@ def places(found) -> set[tuple[str, int, int, int]]:
 
 
 def diagnostics(folder: Path) -> dict[str, list[tuple]]:
-    _, results = Library.check_workspace([folder], Settings())
+    from taskdsl.checker import check_index
+
+    results = check_index(Library.from_paths([folder], Settings(), keep_documents=True))
     return {Path(p).name: [(d.code, d.message) for d in r.diagnostics] for p, r in results.items()}
 
 

@@ -226,6 +226,7 @@ async def test_run_reports_progress_per_step_and_returns_the_result(run_client, 
     # the result document: written, and shown where the client can show documents
     document = path_of(result["result_uri"])
     assert document.parent == Path(TRACE_DIR)
+    assert document.stat().st_mode & 0o777 == 0o600  # owner-only, as the trace
     text = document.read_text(encoding="utf-8")
     assert text.startswith(f"# pipeline: COMPLETE\n\n- File: `{ws / 'pipeline.task.xml'}`\n- Model: `taskdsl/echo`\n")
     assert "## Output\n\n```text\nWRITE A HAIKU ABOUT RAIN\n```\n" in text
@@ -242,6 +243,7 @@ async def test_run_reports_progress_per_step_and_returns_the_result(run_client, 
     # the trace, as JSON lines, in taskdsl.trace.dir
     trace = path_of(result["trace_uri"])
     assert trace.parent == Path(TRACE_DIR)
+    assert trace.stat().st_mode & 0o777 == 0o600
     events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert events[0]["event"] == "run"
     assert [e["path"] for e in events if e["event"] == "end"] == ["pipeline/steps[1]", "pipeline/steps[2]", "pipeline"]
@@ -464,11 +466,11 @@ async def test_a_file_that_is_not_utf8_is_refused_clearly(run_client, ws):
     (ws / "latin1.task.xml").write_bytes('<task name="l"><description>caf\xe9</description></task>\n'.encode("latin-1"))
     result = await execute(run_client, uri_of(ws, "latin1.task.xml"))
     assert result["status"] == "FAILED"
-    assert result["error"]["message"] == "cannot run latin1.task.xml: it is not UTF-8 text (byte 31)"
+    assert result["error"]["message"] == "cannot run latin1.task.xml: not valid UTF-8 at byte 31 (0xe9): templates are UTF-8"
 
 
 async def test_the_bad_byte_is_counted_from_the_start_of_the_file_with_a_bom(run_client, ws):
     (ws / "bom.task.xml").write_bytes(b"\xef\xbb\xbf" + '<task name="l"><description>caf\xe9</description></task>\n'.encode("latin-1"))
     result = await execute(run_client, uri_of(ws, "bom.task.xml"))
     assert result["status"] == "FAILED"
-    assert result["error"]["message"] == "cannot run bom.task.xml: it is not UTF-8 text (byte 34)"
+    assert result["error"]["message"] == "cannot run bom.task.xml: not valid UTF-8 at byte 34 (0xe9): templates are UTF-8"

@@ -2,7 +2,7 @@
 // asking for missing inputs with input boxes and logging each run in the "Task DSL Runs" channel.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, ResponseError } from 'vscode-languageclient/node';
-import { libraryTaskNames, missingInputs } from './runUtil';
+import { libraryTaskNames, missingInputs, runRefusal } from './runUtil';
 
 export const RUN_COMMAND = 'taskdsl.runTask';
 const MAX_ROUNDS = 20;
@@ -58,6 +58,15 @@ export class TaskRunner {
   }
 
   private async run(uri: string, task: string | undefined, inputs: Inputs, model: string | undefined): Promise<unknown> {
+    const refusal = runRefusal(vscode.workspace.isTrusted);
+    if (refusal) {
+      void vscode.window.showWarningMessage(refusal, 'Manage Workspace Trust').then((choice) => {
+        if (choice) {
+          void vscode.commands.executeCommand('workbench.trust.manage');
+        }
+      });
+      return undefined;
+    }
     const client = this.getClient();
     if (!client || !client.isRunning()) {
       const choice = await vscode.window.showErrorMessage(

@@ -110,3 +110,16 @@ export function libraryTaskNames(text: string): string[] {
   }
   return names;
 }
+
+/**
+ * Why a run cannot start here, or undefined when it can. An untrusted workspace is checked and
+ * edited with every feature, but nothing runs: a run executes shell commands and sends files to
+ * models, and the template comes from whoever wrote the repository.
+ */
+export function runRefusal(workspaceTrusted: boolean): string | undefined {
+  if (workspaceTrusted) {
+    return undefined;
+  }
+  return 'Task DSL: this workspace is not trusted, so its tasks do not run (checking still works). '
+    + 'Trust the workspace (command "Workspaces: Manage Workspace Trust") to run them.';
+}

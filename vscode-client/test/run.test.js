@@ -31,3 +31,10 @@ test('library task names', () => {
   assert.deepStrictEqual(libraryTaskNames(lib), ['summarise', 'greet']);
   assert.deepStrictEqual(libraryTaskNames('<task name="solo"><description>x</description></task>'), []);
 });
+
+test('an untrusted workspace never runs, and says how to trust it', () => {
+  const { runRefusal } = require('../out/test/runUtil.js');
+  assert.strictEqual(runRefusal(true), undefined);
+  assert.match(runRefusal(false), /not trusted, so its tasks do not run \(checking still works\)/);
+  assert.match(runRefusal(false), /Workspaces: Manage Workspace Trust/);
+});

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl import expr as cond_expr
+from taskdsl.semantics import argument_problems
+from taskdsl import confine, shell
+from taskdsl.redaction import Redactor
 from taskdsl.templating import Placeholder, find_placeholders
 
 from .env import Env, UnboundVariable
@@ -38,10 +40,22 @@ class RunState:
     trace: Trace = field(default_factory=lambda: Trace(None))
     on_event: Callable[[dict], Any] | None = None
     on_script_start: Callable[[int], Any] | None = None  # pid of each script's process group
+    root: str = ""  # the project root: what a run may read (taskdsl.confine), with allow_read
+    allow_read: tuple[str, ...] = ()
+    redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
+    budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
 
     def emit(self, **event) -> None:
-        if self.on_event is not None:
-            self.on_event(event)
+        "Tell the caller (progress, logs): secrets masked, as everything the run shows."
+        if self.on_event is None:
+            return
+        if self.redactor.secrets:
+            result, mask = event.get("result"), self.redactor.mask
+            event = mask(event)
+            if isinstance(result, TaskResult):
+                event["result"] = replace(result, content=mask(result.content), notes=mask(result.notes),
+                                          parsed_content=mask(result.parsed_content))
+        self.on_event(event)
 
 
 MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
@@ -112,13 +126,25 @@ async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> A
     return result.value
 
 
-async def render(text: str, env: Env, ctx: Ctx, task: str, quote: Callable[[str], str] = str) -> str:
-    "Substitute every {{…}} of text; quote() wraps each substituted value (shlex.quote in scripts)."
+async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
+    "Substitute every {{…}} of text."
     out, pos = [], 0
     for ph in find_placeholders(text):
-        out += [text[pos:ph.start], quote(as_text(await placeholder_value(ph, env, ctx, task)))]
+        out += [text[pos:ph.start], as_text(await placeholder_value(ph, env, ctx, task))]
         pos = ph.end
     return "".join(out) + text[pos:]
+
+
+async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
+    """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
+    value (taskdsl.shell), so no value is ever shell syntax. A placeholder no reference can stand
+    for is refused (TD801) before any value is computed."""
+    unsafe = shell.unsafe_sites(command)
+    if unsafe:
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", shell.UNSAFE_CODE,
+                        {"code": shell.UNSAFE_CODE, "placeholder": unsafe[0].placeholder.expr_text})
+    values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
+    return shell.substitute(command, values)
 
 
 # ---------------------------------------------------------------- arguments and inputs
@@ -148,15 +174,6 @@ class VarArg:
 
     async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
         return lookup(env, self.name, self.path, self.shown or self.name, task)
-
-
-@dataclass
-class NameArg:
-    "A <call> arg that is a bare identifier: the variable if one is bound, else the word itself."
-    name: str
-
-    async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
-        return env.lookup(self.name) if env.is_bound(self.name) else self.name
 
 
 @dataclass
@@ -264,8 +281,8 @@ class TaskNode:
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
         elif fp.source == "command":
-            command = await render(fp.text, scope, ctx, self.name, shlex.quote)
-            out = await run_script(command, self.folder, {}, None, 60, True, ctx.run.on_script_start)
+            command = await render_command(fp.text, scope, ctx, self.name)
+            out = await run_script(command.text, self.folder, command.env, None, 60, True, ctx.run.on_script_start)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
@@ -273,8 +290,12 @@ class TaskNode:
         blocks = []
         for path in paths:
             full = os.path.join(self.folder, path)
+            refusal = confine.read_refusal(full, ctx.run.root or self.folder, ctx.run.allow_read)
+            if refusal:
+                raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {refusal}", confine.READ_CODE,
+                                {"code": confine.READ_CODE, "path": path})
             try:
-                with open(full, encoding="utf-8", errors="replace") as f:
+                with open(os.path.realpath(full), encoding="utf-8", errors="replace") as f:
                     blocks.append(f'<file path="{path}">\n{f.read(200_000)}\n</file>')
             except OSError as e:
                 raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",
@@ -317,6 +338,8 @@ class Atomic(TaskNode):
         system = "\n\n".join(system_parts)
         model = run.model_override or self.model or run.config.model
         handler = Handler(replace(run.config, model=model))
+        if run.budget is not None:  # --max-cost (taskdsl.cost)
+            run.budget.before(model, system + user)
         started = time.monotonic()
         try:
             result = await handler.execute(system, user, self.output_format)
@@ -328,6 +351,8 @@ class Atomic(TaskNode):
                         output=result.content, tokens={"prompt": result.notes.get("prompt_tokens"),
                                                         "completion": result.notes.get("completion_tokens")},
                         duration_s=round(time.monotonic() - started, 3))
+        if run.budget is not None:
+            run.budget.charge(model, result.notes)
         return result
 
 
@@ -339,13 +364,13 @@ class Script(TaskNode):
     output_format: dict | None = None
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
-        command = await render(self.command, scope, ctx, self.name, shlex.quote)
-        exported = {n: as_text(scope[n]) for n in names}
+        command = await render_command(self.command, scope, ctx, self.name)
+        exported = {shell.INPUT_PREFIX + n.upper(): as_text(scope[n]) for n in names}
         stdin = ctx.previous.content if ctx.previous is not None else None
-        ctx.run.trace.write(event="script", path=ctx.path, command=command, cwd=self.folder)
+        ctx.run.trace.write(event="script", path=ctx.path, command=command.shown(), cwd=self.folder)
         try:
-            result = await run_script(command, self.folder, exported, stdin, self.timeout, self.fail_on_error,
-                                      ctx.run.on_script_start)
+            result = await run_script(command.text, self.folder, {**exported, **command.env}, stdin, self.timeout,
+                                      self.fail_on_error, ctx.run.on_script_start)
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"
             raise
@@ -410,15 +435,18 @@ class Reduce(TaskNode):
         for index, (name, value) in enumerate(items):
             inner_args = {"current_data": value, name: value}
             inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
+            # the operator's names are visible in the inner task's own <inputs> too
             try:
-                inner = await self.inner_task.eval(scope, ctx.at(f"inner_task[{index}]"), inner_args)
+                inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
+                                                   inner_args)
             except TaskError as error:
                 raise failure(f"task '{self.name}': inner_task failed on input {index} ('{name}'): {error}",
                               "subtask_failure", input_index=index, input_name=name,
                               accumulator=as_text(accumulator), error=error.to_json()) from None
             reduction_args = {"current_result": inner.value, "accumulator": accumulator, "original_input": value}
             try:
-                reduced = await self.reduction_task.eval(scope, ctx.at(f"reduction_task[{index}]"), reduction_args)
+                reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
+                                                         ctx.at(f"reduction_task[{index}]"), reduction_args)
             except TaskError as error:
                 raise failure(f"task '{self.name}': reduction_task failed on input {index} ('{name}') with "
                               f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
@@ -471,10 +499,9 @@ class Cond:
         return TaskResult("", COMPLETE, {"cond": "no case matched"})
 
     def tested_output(self, env: Env, ctx: Ctx) -> Any:
-        "Inside a sequential: the previous step's output; at top level: the variable last_output."
-        if ctx.previous is not None:
-            value = ctx.previous.value
-        elif env.is_bound("last_output"):
+        """The variable last_output: the previous step's output inside a sequential (bound from its
+        second step on), an input of the run for a root <cond> (the checker's visibility, scope.py)."""
+        if env.is_bound("last_output"):
             value = env.lookup("last_output")
         else:
             raise failure("cond has no output to test: it must follow a step in a sequential, "
@@ -500,6 +527,7 @@ class FunctionCall:
     args: list  # [(param name or None for positional, *Arg)]
     settings: ContextSettings | None = None  # a ref's own <context_management>
     label: str = ""
+    kind: str = "call"  # ref (a <task ref>: binds by input name) | call (<call>, {{fn(…)}})
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         if ctx.calls >= MAX_CALL_DEPTH:
@@ -509,19 +537,13 @@ class FunctionCall:
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
-        named: list[tuple[str, Any]] = []
         positional = [a for n, a in self.args if n is None]
-        if len(positional) > len(params):
-            raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' takes {len(params)} argument(s) "
-                            f"({', '.join(params) or 'none'}) but {len(positional)} were given", "arguments")
-        named += list(zip(params, positional))
-        for name, arg in self.args:
-            if name is None:
-                continue
-            if name not in params:
-                raise TaskError("VALIDATION_ERROR", f"'{self.func_name}' has no parameter '{name}' "
-                                f"(parameters: {', '.join(params) or 'none'})", "arguments")
-            named.append((name, arg))
+        problems = argument_problems(definition.name, definition.metadata.get("params", [(p, False) for p in params]),
+                                     len(positional), [n for n, _ in self.args if n is not None], self.kind)
+        if problems:  # the checker's TD503, word for word (a run normally refuses it before starting)
+            raise TaskError("VALIDATION_ERROR", problems[0].message, "arguments")
+        named: list[tuple[str, Any]] = list(zip(params, positional))
+        named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
         call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
                           calls=ctx.calls + 1)
@@ -540,5 +562,7 @@ class Template:
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
                             "arguments", {"missing": missing})
-        # a template sees only its params and the globals
-        return await self.body.eval(Env(args, outer=env.root), ctx, args)
+        # a template runs isolated: only its params and the globals; no caller history, no
+        # inherited context (the caller's file_paths included), no previous output (empty stdin)
+        isolated = replace(ctx, previous=None, accumulated=None, inherited="")
+        return await self.body.eval(Env(args, outer=env.root), isolated, args)

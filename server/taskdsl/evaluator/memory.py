@@ -1,14 +1,17 @@
 """The memory system: a global index of file metadata and get_relevant_context_for (SPEC §7).
 
 Local and offline: the index maps each workspace file (absolute path) to a metadata string
-(its first meaningful line); matching keeps the files whose path or metadata shares a word
-with the request. No ranking (the seeds exclude it): matches come back in path order.
+made of what the file system says about it (its kind and size): never its contents, which a
+hostile file could fill with text for the model, nor anything of the environment. Matching keeps
+the files whose path shares a word with the request. No ranking (the seeds exclude
+it): matches come back in path order.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache",
@@ -44,15 +47,15 @@ class AssociativeMatchResult:
 
 
 def _metadata(path: str) -> str:
+    "The file's kind and size, from the file system only (a link is not followed)."
     try:
-        with open(path, encoding="utf-8") as f:
-            for line in f.read(4096).splitlines():
-                line = line.strip(" #/*<>!-\t")
-                if line:
-                    return line[:120]
-    except (OSError, UnicodeDecodeError):
-        pass
-    return ""
+        info = os.lstat(path)
+    except OSError:
+        return ""
+    if stat.S_ISLNK(info.st_mode):
+        return "symbolic link"
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    return f"{extension + ' ' if extension else ''}file, {info.st_size} bytes"
 
 
 def build_global_index(root: str) -> dict[str, str]:
@@ -91,7 +94,7 @@ class MemorySystem:
         matches = []
         for path, metadata in sorted(self.get_global_index().items()):
             rel = os.path.relpath(path, self.root) if self.root else path
-            if wanted & (_words(rel.replace(os.sep, " ").replace(".", " ")) | _words(metadata)):
+            if wanted & _words(rel.replace(os.sep, " ").replace(".", " ")):  # the metadata says nothing more
                 matches.append((path, metadata or None))
                 if len(matches) >= MAX_MATCHES:
                     break

@@ -1,166 +1,122 @@
-"""Run a template file: check it, build the library around it, compile, evaluate.
+"""Run a template file: prepare it against its project, then execute exactly what was prepared.
 
     result = await run_file("examples/word_count.task.xml", inputs={"intro": "…"})
 
-The library is the file's own definitions plus every other `*.task.xml` under the file's folder
-and under the given library paths (env TASKDSL_LIBRARY_PATH, os.pathsep-separated); files that
-do not compile are skipped there (the checker reports them), and a name defined twice keeps the
-definition nearest to the file being run.
+`run_file` indexes the file's project (`workspace.project_root`, `workspace.discover`: the same
+files `taskdsl check FILE` indexes) plus the library paths (the settings', TASKDSL_LIBRARY_PATH,
+or `library_paths`), then `plan.prepare` checks, compiles and plans the run from that index, and
+`execute` runs the `Prepared` value. The editor calls `prepare` with its live index and then
+`execute`: one run path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
 from typing import Any, Callable
 
-from taskdsl.document import parse
+from taskdsl import confine
+from taskdsl.redaction import Redactor
 
 from .ast import Ctx, RunState
-from .compiler import CompileError, Compiler, TaskLibrary
 from .env import Env
 from .handler import HandlerConfig, default_model
 from .memory import MemorySystem
-from .memory import SKIP_DIRS
+from .plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
 from .results import TaskError, TaskResult
 from .trace import Trace
 
-MAX_LIBRARY_FILES = 2000
+
+def project_index(path: str, settings=None):
+    """The index a run of `path` resolves against: its project and the library paths."""
+    from taskdsl.library import Library
+    from taskdsl.workspace import project_root
+
+    return Library.from_paths([project_root(path), path], settings)
 
 
-class TemplateErrors(Exception):
-    """The template does not check (exit 2 on the command line): the error diagnostics."""
+def prepare_file(path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
+                 library_paths: tuple[str, ...] | None = None, settings=None, check: bool = True) -> Prepared:
+    """`prepare` for the command line: the project's index built from disk."""
+    from taskdsl.workspace import project_settings
 
-    def __init__(self, path: str, diagnostics: list):
-        self.path, self.diagnostics = path, diagnostics
-        super().__init__(f"{path}: {len(diagnostics)} error(s)")
-
-
-def check_errors(text: str, path: str, library_paths: tuple[str, ...] = ()) -> list:
-    """The errors the checker finds, with references resolved against the same folder the run
-    uses as its library; without a checker, the document's scan errors."""
-    try:
-        from taskdsl.checker import check_text
-    except ImportError:
-        return [e for e in getattr(parse(text), "errors", [])]
-    try:
-        from taskdsl.library import Library
-
-        library = Library.from_paths([os.path.dirname(os.path.abspath(path)), *library_paths, os.path.abspath(path)])
-    except ImportError:
-        library = None
-    return check_text(text, path=os.path.abspath(path), library=library).errors
-
-
-def library_files(path: str, library_paths: tuple[str, ...]) -> list[str]:
-    roots = [os.path.dirname(os.path.abspath(path))] + [os.path.abspath(p) for p in library_paths]
-    found: list[str] = []
-    for root in roots:
-        if os.path.isfile(root):
-            found.append(root)
-            continue
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-            found += [os.path.join(folder, f) for f in sorted(files) if f.endswith(".task.xml")]
-            if len(found) > MAX_LIBRARY_FILES:
-                break
-    entry = os.path.abspath(path)
-    return [f for f in dict.fromkeys(os.path.abspath(f) for f in found) if f != entry]
-
-
-def build_library(path: str, text: str, library_paths: tuple[str, ...] = ()) -> tuple[TaskLibrary, Any, Compiler]:
-    """(library, root element, compiler of the entry file). The entry file's definitions must
-    compile and register; the neighbours' are best effort."""
-    library = TaskLibrary()
-    root = parse(text).root
-    if root is None:
-        raise CompileError("TD001", "the file holds no element", None, path)
-    compiler = Compiler(path)
-    for definition in compiler.definitions(root):
-        library.register_task(definition)
-    for other in library_files(path, library_paths):
-        try:
-            with open(other, encoding="utf-8-sig") as f:
-                other_root = parse(f.read()).root
-            definitions = Compiler(other).definitions(other_root) if other_root is not None else []
-        except (OSError, UnicodeDecodeError, CompileError):
-            continue
-        for definition in definitions:
-            if definition.name not in library:
-                library.register_task(definition)
-    return library, root, compiler
-
-
-def env_library_paths() -> tuple[str, ...]:
-    return tuple(p for p in os.environ.get("TASKDSL_LIBRARY_PATH", "").split(os.pathsep) if p)
-
-
-def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None, inputs: dict):
-    """What to evaluate for the file (and the args to bind): --task picks a library entry."""
-    if task or root.tag in ("task", "template"):
-        definition = library.get_task(task or compiler.definitions(root)[0].name)
-        node = definition.ast_node
-        params = definition.metadata.get("parameters", [])
-        return node, {p: inputs[p] for p in params if p in inputs}
-    if root.tag == "call":
-        return compiler.call(root, "call"), None
-    if root.tag == "cond":
-        return compiler.cond(root, "cond"), None
-    if root.tag == "library":
-        names = [d.name for d in compiler.definitions(root)]
-        raise TaskError("VALIDATION_ERROR", f"a library file holds several tasks: choose one with --task "
-                        f"({', '.join(names) or 'it defines none'})", "no_entry", {"tasks": names})
-    raise CompileError("TD100", f"<{root.tag}> is not a runnable root: expected task, template, library, call or cond",
-                       root, compiler.path)
+    settings = project_settings(settings)
+    if library_paths is not None:
+        settings = replace(settings, library_paths=tuple(library_paths))
+    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check)
 
 
 async def run_file(path: str, task: str | None = None, inputs: dict | None = None, model: str | None = None,
                    trace: str | None = None, on_event: Callable[[dict], Any] | None = None,
                    cancel: asyncio.Event | None = None, library_paths: tuple[str, ...] | None = None,
                    config: HandlerConfig | None = None, check: bool = True,
-                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None) -> TaskResult:
+                   on_script_start: Callable[[int], Any] | None = None, text: str | None = None,
+                   allow_read: tuple[str, ...] = (), max_cost: float | None = None,
+                   timeout: float | None = None) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
-    calls and kills scripts' process groups. `text` overrides the file's content on disk."""
-    if text is None:  # an editor may pass its unsaved buffer instead
-        with open(path, encoding="utf-8-sig") as f:
-            text = f.read()
-    library_paths = env_library_paths() if library_paths is None else tuple(library_paths)
-    if check:
-        errors = check_errors(text, path, library_paths)
-        if errors:
-            raise TemplateErrors(path, errors)
-    inputs = dict(inputs or {})
-    library, root, compiler = build_library(path, text, library_paths)
-    node, args = entry_node(root, compiler, library, task, inputs)
+    calls and kills scripts' process groups. `text` overrides the file's content on disk.
+    `allow_read`: folders outside the project the run may read (taskdsl.confine); `max_cost`: the
+    dollars model calls may cost (taskdsl.cost); `timeout`: seconds the whole run may take."""
+    from taskdsl.settings import Settings
 
+    settings = Settings(run_allow_read=tuple(allow_read)) if allow_read else None  # TD802 sees them too
+    prepared = prepare_file(path, task, inputs, text=text, library_paths=library_paths, settings=settings,
+                            check=check)
+    return await execute(prepared, model=model, trace=trace, on_event=on_event, cancel=cancel, config=config,
+                         on_script_start=on_script_start, allow_read=allow_read, max_cost=max_cost,
+                         timeout=timeout)
+
+
+async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
+                  on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
+                  config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
+                  allow_read: tuple[str, ...] = (), max_cost: float | None = None, timeout: float | None = None
+                  ) -> TaskResult:
+    """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
+    task (or setting `cancel`) stops model calls and kills scripts' process groups."""
+    path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
     # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
-    global_env = Env({"taskLibrary": library})
+    global_env = Env({"taskLibrary": prepared.library, **prepared.globals})
     run_env = Env(inputs, outer=global_env)  # --input values: visible to the entry task and its calls
     config = config or HandlerConfig(model=default_model())
+    budget = None
+    if max_cost is not None:
+        from taskdsl import cost
+
+        cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)
+        budget = cost.Budget(max_cost)
+    redactor = Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
-                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace),
-                     on_event=on_event, on_script_start=on_script_start)
+                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
+                     on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
+                     allow_read=tuple(allow_read), redactor=redactor, budget=budget)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
     ctx = Ctx(state, path=label)
+    node, args = prepared.node, prepared.args
     work = asyncio.ensure_future(node.eval(run_env, ctx, args) if args is not None else node.eval(run_env, ctx))
+    stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
-        if cancel is None:
-            return await work
-        stopper = asyncio.ensure_future(cancel.wait())
-        done, _ = await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({work} | ({stopper} if stopper else set()), timeout=timeout or None,
+                                     return_when=asyncio.FIRST_COMPLETED)
         if work in done:
-            stopper.cancel()
             return work.result()
         work.cancel()
         await asyncio.gather(work, return_exceptions=True)
-        raise TaskError("TASK_FAILURE", "the run was cancelled", "cancelled")
+        if stopper is not None and stopper in done:
+            raise TaskError("TASK_FAILURE", "the run was cancelled", "cancelled")
+        raise TaskError("RESOURCE_EXHAUSTION", f"the run took longer than {timeout:g} s and was stopped: allow more "
+                        "with --timeout SECONDS (or timeout in the [run] table of taskdsl.toml)", "timeout",
+                        {"resource": "time", "metrics": {"limit": timeout}})
     except TaskError as error:
         state.trace.write(event="failed", error=error.to_json())
         raise
     finally:
+        if stopper is not None:
+            stopper.cancel()
         if not work.done():
             work.cancel()
             await asyncio.gather(work, return_exceptions=True)

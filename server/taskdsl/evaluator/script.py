@@ -33,12 +33,43 @@ async def _kill_once_started(spawning: asyncio.Future) -> None:
     await asyncio.shield(proc.wait())
 
 
-async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str | None,
+#: bytes of stdout and of stderr kept from one script; the rest is read and dropped (noted)
+OUTPUT_CAP = 10 * 1024 * 1024
+
+
+async def _capture(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, int]:
+    "(the first cap bytes of the stream, how many more were dropped), reading it to its end."
+    kept, dropped = bytearray(), 0
+    while chunk := await stream.read(1 << 16):
+        room = max(cap - len(kept), 0)
+        kept += chunk[:room]
+        dropped += len(chunk) - min(room, len(chunk))
+    return bytes(kept), dropped
+
+
+async def _feed(stream: asyncio.StreamWriter, data: bytes) -> None:
+    try:
+        stream.write(data)
+        await stream.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the script did not read its stdin: that is its business
+    finally:
+        stream.close()
+
+
+async def _talk(proc: asyncio.subprocess.Process, stdin: bytes, cap: int):
+    "communicate(), with each output capped: ((stdout, dropped), (stderr, dropped))."
+    _, out, err = await asyncio.gather(_feed(proc.stdin, stdin), _capture(proc.stdout, cap),
+                                       _capture(proc.stderr, cap))
+    await proc.wait()
+    return out, err
+
+
+async def run_script(command: str, cwd: str, variables: dict[str, str], stdin: str | None,
                      timeout: float, fail_on_error: bool, on_start=None) -> TaskResult:
-    """Run command; inputs are exported as TASKDSL_INPUT_<NAME>. Cancellation and timeout kill
-    the process group. on_start(pid) lets callers record the group (tests, the server)."""
-    env = dict(os.environ)
-    env.update({f"TASKDSL_INPUT_{name.upper()}": value for name, value in inputs.items()})
+    """Run command with variables added to the environment (TASKDSL_INPUT_<NAME>, TASKDSL_SUB_<n>).
+    Cancellation and timeout kill the process group. on_start(pid) lets callers record the group."""
+    env = {**os.environ, **variables}
     spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
         "/bin/sh", "-c", command, cwd=cwd, env=env, start_new_session=True,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE))
@@ -53,7 +84,8 @@ async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str 
     if on_start:
         on_start(proc.pid)
     try:
-        out, err = await asyncio.wait_for(proc.communicate((stdin or "").encode()), timeout)
+        (out, out_dropped), (err, err_dropped) = await asyncio.wait_for(
+            _talk(proc, (stdin or "").encode("utf-8", "replace"), OUTPUT_CAP), timeout)
     except asyncio.TimeoutError:
         kill_group(proc)
         await proc.wait()
@@ -67,6 +99,9 @@ async def run_script(command: str, cwd: str, inputs: dict[str, str], stdin: str 
     stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace")
     notes = {"stdout": stdout, "stderr": stderr, "exit_code": proc.returncode}
+    if out_dropped or err_dropped:
+        notes["output_capped"] = {"limit_bytes": OUTPUT_CAP, "stdout_dropped_bytes": out_dropped,
+                                  "stderr_dropped_bytes": err_dropped}
     if proc.returncode != 0 and fail_on_error:
         last = stderr.strip().splitlines()[-1:] or [""]
         raise failure(f"script exited with code {proc.returncode}" + (f": {last[0]}" if last[0] else ""),

@@ -1,50 +1,41 @@
-"""Run traces as JSON lines. Secrets never reach the file: values of environment variables whose
-names look secret (KEY, TOKEN, SECRET, PASSWORD) are replaced by [REDACTED], and so are fields
-named like them."""
+"""Run traces as JSON lines, readable by their owner only. Secrets never reach the file: every
+secret value (taskdsl.redaction) is masked wherever it appears, and so are the values of fields
+named like secrets (an input called api_key)."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import time
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.I)
-REDACTED = "[REDACTED]"
+from taskdsl.redaction import MASK, SECRET_NAME, Redactor, open_private
+
+_NOT_SECRET = {"tokens", "prompt_tokens", "completion_tokens", "max_tokens"}
 
 
-def secret_values(environ=None) -> list[str]:
-    environ = os.environ if environ is None else environ
-    values = {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= 4}
-    return sorted(values, key=len, reverse=True)  # longest first, so overlapping secrets vanish whole
-
-
-def redact(value, secrets: list[str]):
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
+def redact(value, redactor: Redactor):
+    "value with secret values masked, and the values of secret-named fields too."
     if isinstance(value, dict):
-        return {k: REDACTED if _SECRET_NAME.search(str(k)) and not str(k).endswith("_tokens") and k != "tokens"
-                else redact(v, secrets) for k, v in value.items()}
+        return {k: MASK if SECRET_NAME.search(str(k)) and str(k) not in _NOT_SECRET else redact(v, redactor)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact(v, secrets) for v in value]
-    return value
+        return [redact(v, redactor) for v in value]
+    return redactor.mask(value)
 
 
 class Trace:
     """Append-only JSON lines: one record per event (step begin/end, model call, error)."""
 
-    def __init__(self, path: str | None):
+    def __init__(self, path: str | None, redactor: Redactor | None = None):
         self.path = path
-        self.secrets = secret_values()
-        self._file = open(path, "w", encoding="utf-8") if path else None
+        self.redactor = redactor or Redactor()
+        self._file = open_private(path) if path else None
 
     def write(self, **record) -> None:
         if self._file is None:
             return
         record = {"time": round(time.time(), 3), **record}
-        self._file.write(json.dumps(redact(record, self.secrets), default=str, ensure_ascii=False) + "\n")
+        line = json.dumps(redact(record, self.redactor), default=str, ensure_ascii=False)
+        self._file.write(self.redactor.text(line) + "\n")  # what default=str made of other objects too
         self._file.flush()
 
     def close(self) -> None:

@@ -4,6 +4,10 @@ Quick fixes come from the checker's diagnostics (``Diagnostic.fixes``): each bec
 ``quickfix`` action with its exact edits and the diagnostic it fixes attached (the client's own
 copy when it sent one, so the editor can link them).
 
+"Fix all safe problems" (kind ``source.fixAll.taskdsl``, offered when the client asks for source
+or fixAll actions, as on save) is the fixer `taskdsl check --fix` uses (``fixer.fix_text``),
+as one edit of the changed region.
+
 Extraction takes an inline ``<task>`` (a step, an input's or arg's value, a case's task) into a
 new file ``<name>.task.xml`` beside the document and replaces it with
 ``<task ref="name">`` carrying the task's ``<inputs>`` (they become the new task's params, their
@@ -160,21 +164,52 @@ def extract_action(doc: Document, positions: Positions, uri: str, offset: int, p
     )
 
 
+FIX_ALL_KIND = "source.fixAll.taskdsl"
+FIX_ALL_TITLE = "Fix all safe problems (taskdsl)"
+
+
+def fix_all_action(doc: Document, positions: Positions, uri: str, *, client: ClientFeatures | None = None,
+                   version: int | None = None, path: str | None = None, library=None, settings=None
+                   ) -> types.CodeAction | None:
+    """The fixer's result for the whole document as one edit (None when nothing is fixable)."""
+    from taskdsl.fixer import fix_text
+
+    fixed = fix_text(doc.text, path=path, library=library, settings=settings)
+    if not fixed.applied or fixed.text == doc.text:
+        return None
+    old, new = doc.text, fixed.text
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old, end_new = end_old - 1, end_new - 1
+    edit = types.TextEdit(positions.range(Span(start, end_old)), new[start:end_new])
+    return types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL_KIND,
+                            edit=_edit({uri: [edit]}, client or ClientFeatures(), version))
+
+
 def code_actions(doc: Document, positions: Positions, uri: str, range_: types.Range, diagnostics: list[Diagnostic],
                  context: types.CodeActionContext, *, client: ClientFeatures | None = None, version: int | None = None,
-                 path: str | None = None, library=None, lsp_of=None) -> list[types.CodeAction]:
+                 path: str | None = None, library=None, lsp_of=None, settings=None) -> list[types.CodeAction]:
     client = client or ClientFeatures()
     span = positions.span(range_)
     only = context.only or None
 
-    def wanted(kind: str) -> bool:
-        return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
+    def wanted(kind: str) -> bool:  # lsprotocol gives enum members: compare their values
+        asked = [getattr(k, "value", k) for k in only or ()]
+        return only is None or any(kind == k or kind.startswith(f"{k}.") for k in asked)
 
     actions: list[types.CodeAction] = []
     if wanted(types.CodeActionKind.QuickFix):
         lsp_of = lsp_of or (lambda d: types.Diagnostic(range=positions.range(d.span), message=d.message,
                                                        code=d.code, source="taskdsl"))
         actions += quick_fixes(diagnostics, span, positions, uri, list(context.diagnostics or []), lsp_of, client, version)
+    if only is not None and wanted(FIX_ALL_KIND):  # asked for (source actions, fix on save): it checks again
+        action = fix_all_action(doc, positions, uri, client=client, version=version, path=path, library=library,
+                                settings=settings)
+        if action is not None:
+            actions.append(action)
     if wanted(types.CodeActionKind.RefactorExtract):
         action = extract_action(doc, positions, uri, span.start, path, client, version, library)
         if action is not None:

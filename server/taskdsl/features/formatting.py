@@ -4,8 +4,9 @@ Only the whitespace at the start of a line that begins with a start tag, an end 
 one-line comment is ever changed, and only where that whitespace is formatting — between
 elements of element-only content, or at the top level. Whitespace inside an element that holds
 text (a description, an initial value, a CDATA section) is text content and is kept byte for
-byte, as are comments, CDATA, attribute values and everything else. A document the scanner
-could not parse cleanly is not formatted (its structure is a guess).
+byte, as are comments, CDATA and everything else — except an enumerated attribute value written
+with extra whitespace (`type=" sequential "`), which is written collapsed, as checking and running
+read it. A document the scanner could not parse cleanly is not formatted (its structure is a guess).
 
 Each changed line yields one TextEdit of its leading whitespace, so the edits are minimal.
 """
@@ -87,8 +88,28 @@ def indentation_edits(doc: Document, options: types.FormattingOptions | None = N
     return edits
 
 
+def value_edits(doc: Document, lines: range | None = None) -> list[tuple[Span, str]]:
+    """(value span, collapsed value) of each enumerated attribute value written with extra whitespace."""
+    from taskdsl.vocabulary import ENUM_ATTRIBUTES, collapse, enum_value
+
+    if doc.problems or doc.root is None:
+        return []
+    edits = []
+    for element in doc.iter():
+        for attr in element.attrs:
+            kind = ENUM_ATTRIBUTES.get((element.tag, attr.name))
+            span = attr.value_span
+            if kind is None or span is None or "&" in doc.text[span.start:span.end]:
+                continue
+            value = enum_value(attr.value, kind)
+            if value is not None and value != attr.value and (lines is None or doc.position(span.start)[0] in lines):
+                edits.append((span, collapse(attr.value)))
+    return edits
+
+
 def format_document(doc: Document, positions: Positions, options: types.FormattingOptions | None) -> list[types.TextEdit]:
-    return [types.TextEdit(positions.range(span), text) for span, text in indentation_edits(doc, options)]
+    edits = sorted(indentation_edits(doc, options) + value_edits(doc), key=lambda edit: edit[0].start)
+    return [types.TextEdit(positions.range(span), text) for span, text in edits]
 
 
 def format_range(doc: Document, positions: Positions, range_: types.Range,
@@ -97,4 +118,5 @@ def format_range(doc: Document, positions: Positions, range_: types.Range,
     if range_.end.character == 0 and range_.end.line > range_.start.line:
         last -= 1  # a selection ending at the start of a line does not include that line
     selected = range(range_.start.line, last + 1)
-    return [types.TextEdit(positions.range(span), text) for span, text in indentation_edits(doc, options, selected)]
+    edits = sorted(indentation_edits(doc, options, selected) + value_edits(doc, selected), key=lambda edit: edit[0].start)
+    return [types.TextEdit(positions.range(span), text) for span, text in edits]

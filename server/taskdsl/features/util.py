@@ -14,9 +14,10 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from taskdsl.document import Document, Element, Span
+from taskdsl import vocabulary
 
 # elements that are tasks (have a type, context settings, inputs)
-TASK_TAGS = frozenset({"task", "inner_task", "reduction_task"})
+TASK_TAGS = frozenset(vocabulary.TASK_TAGS)
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NAME_CHARS_RE = re.compile(r"[A-Za-z0-9_.\-:]")
 
@@ -133,7 +134,9 @@ def enclosing(element: Element | None, tags: frozenset[str] | set[str]) -> Eleme
 
 
 def task_type(element: Element) -> str:
-    return element.get("type") or "atomic"
+    from taskdsl.semantics import task_kind  # the one answer (XSD whitespace collapsed)
+
+    return task_kind(element)
 
 
 def word_span(text: str, offset: int, pattern: re.Pattern[str] = NAME_CHARS_RE) -> Span:

@@ -8,6 +8,7 @@ from taskdsl.rules import (  # noqa: F401  (imported for their registrations)
     models,
     conditions,
     library_rules,
+    security,
 )
 from taskdsl.rules.registry import RULES, Rule, RuleContext, run_rules
 

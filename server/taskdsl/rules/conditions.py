@@ -7,8 +7,9 @@ from taskdsl.document import Element
 from taskdsl.expr import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make, value_subspan
+from taskdsl.semantics import runnable_children, step_index, steps, task_type
+from taskdsl.vocabulary import enum_value
 
-STEP_TAGS = ("task", "call", "cond")
 
 
 def _tests(ctx: RuleContext) -> list:
@@ -36,7 +37,9 @@ def _parse(attr):
 @rule("TD701", Severity.ERROR, "cond test does not parse",
       what="A `<case test=\"…\">` is not an expression of the cond language (SPEC §3): `output`, member "
            "access and indexing, literals, comparisons, `and or not`, `in`, parentheses, `len(…)`.",
-      why="The test is parsed when the template is loaded; a syntax error means the cond can never run.",
+      why="The test is parsed when the template is loaded; a syntax error means the cond can never run "
+          "(a run refuses it). `= =`, `===`, a lone `=` and unbalanced brackets are syntax errors; a test "
+          "that parses but uses what the language lacks is TD702.",
       bad='<case test="output.valid = = true">',
       good='<case test="output.valid == true">',
       fix="Correct the expression at the reported position.",
@@ -65,12 +68,8 @@ def forbidden_rule(ctx: RuleContext):
 
 def _tested_task(cond: Element) -> Element | None:
     """The step whose output a cond inside a sequential tests (None when unknown or at top level)."""
-    parent = cond.parent
-    if parent is None or parent.tag != "steps":
-        return None
-    steps = [child for child in parent.children if child.tag in STEP_TAGS]
-    index = steps.index(cond)
-    return steps[index - 1] if index > 0 else None
+    index = step_index(cond)
+    return runnable_children(cond.parent)[index - 2] if index and index > 1 else None
 
 
 def _output_task(step: Element) -> Element | None:
@@ -80,16 +79,15 @@ def _output_task(step: Element) -> Element | None:
         seen += 1
         if step.tag != "task" or step.attr("ref") is not None:
             return None  # a call or a ref: its output format is decided by the library target
-        kind = (step.get("type") or "atomic").strip()
+        kind = task_type(step)
         if kind == "sequential":
-            steps = step.child("steps")
-            items = [c for c in steps.children if c.tag in STEP_TAGS] if steps is not None else []
+            items = steps(step)
             step = items[-1] if items else None
         elif kind == "reduce":
             reduction = step.child("reduction_task")
             if reduction is None:
                 return None
-            return reduction if (reduction.get("type") or "atomic").strip() in ("atomic", "script") else None
+            return reduction if task_type(reduction) in ("atomic", "script") else None
         elif kind in ("atomic", "script"):
             return step
         else:
@@ -114,7 +112,7 @@ def json_output_rule(ctx: RuleContext):
         if task is None:
             continue
         output_format = task.child("output_format")
-        if output_format is not None and (output_format.get("type") or "").strip() == "json":
+        if output_format is not None and enum_value(output_format.get("type"), "outputType") == "json":
             continue
         yield make("TD703", cond.name_span,
                    f"this cond tests the output of the <{task.tag}> before it, which does not declare "

@@ -93,7 +93,8 @@ def exclusivity_rule(ctx: RuleContext):
       why="The model would see only the prompt text. Usually one of the settings was meant otherwise. "
           "Inputs, `file_paths`, accumulation (a sequential with `accumulate_data`), inheritance and fresh "
           "context all count as context; the reduce operator's inner and reduction tasks always receive "
-          "the current input, and a ref task's context is decided by its target, so neither is checked.",
+          "the current input, and a ref task's context is decided by its target, so neither is checked. A "
+          "script is not checked either: its context is its command.",
       bad='<task>\n  <description>Summarise</description>\n  <context_management>\n'
           '    <inherit_context>none</inherit_context>\n    <fresh_context>disabled</fresh_context>\n'
           '  </context_management>\n</task>',

@@ -15,6 +15,7 @@ from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, index_document, normalize, suggest
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make
+from taskdsl.semantics import ambiguous_key_message, argument_problems, unknown_target_message
 
 MAX_RELATED = 5
 
@@ -109,8 +110,10 @@ def _definition_span(definition: Definition):
 @rule("TD501", Severity.ERROR, "reference to a task or template that is not in the library",
       what="A `<task ref>`, `<call template>` or inline `{{fn(…)}}` names a task or template that no "
            "file of the workspace library defines (by name, then by `type:subtype` key).",
-      why="The evaluator looks the name up in the task library when the task runs; an unknown name "
-          "fails the run. A `type:subtype` key that several definitions share is ambiguous.",
+      why="The evaluator looks the name up in the task library; a run refuses an unknown name before it "
+          "starts. A `type:subtype` key that several definitions share is ambiguous (the message lists "
+          "them). The did-you-mean never offers the task the reference is written in: that would "
+          "make it call itself.",
       bad='<call template="analyse_data">\n  <arg>weather</arg>\n</call>',
       good='<call template="analyze_data">\n  <arg>weather</arg>\n</call>',
       fix="Use a name the library defines (the quick fixes offer the closest ones), add the missing "
@@ -124,18 +127,13 @@ def unresolved_reference(ctx: RuleContext):
             continue
         if found:  # a key shared by several definitions
             names = sorted({d.name for d in found})
-            message = (f"the key '{reference.name}' matches {len(found)} definitions ({', '.join(names)}): "
-                       "ref one of them by name")
+            message = ambiguous_key_message(reference.name, [d.name for d in found])
             yield make("TD501", reference.span, message, fixes=_replacements(reference, names))
             continue
-        options = suggest(reference.name, view.spellings(reference.name))
-        hint = f"; did you mean '{options[0]}'?" if options else ""
-        if view.library is None:
-            message = f"'{reference.name}' is not a task or template in this file (no workspace library){hint}"
-        elif reference.is_key:
-            message = f"no task or template has the type:subtype key '{reference.name}' in the library{hint}"
-        else:
-            message = f"'{reference.name}' is not a task or template in the library{hint}"
+        spellings = [s for s in view.spellings(reference.name) if s != reference.owner]  # never the enclosing task: a cycle
+        options = suggest(reference.name, spellings)
+        where = "this file (no workspace library)" if view.library is None else "the library"
+        message = unknown_target_message(reference.name, spellings, where=where)
         yield make("TD501", reference.span, message, fixes=_replacements(reference, options))
 
 
@@ -185,8 +183,9 @@ def _related(view: _View, other: Definition) -> Related:
       what="A `<call>` or inline `{{fn(…)}}` passes more positional arguments than the target has "
            "parameters, or leaves a parameter without a default unbound; a `<call>`'s `<arg name>` "
            "or a ref's `<input name>` names a parameter the target does not have. A named task's "
-           "params are its inputs; its literal inputs (and inputs with `from` or a nested task) are "
-           "defaults, so a ref need not bind them.",
+           "params are its inputs; only its literal inputs are defaults a ref may leave unbound (an "
+           "input with `from` or a nested task must be bound). A run refuses the same mismatches "
+           "before it starts, with the same message.",
       why="Positional args bind the params in order: a count mismatch shifts or drops values, and an "
           "unknown name binds nothing — the target then runs with a missing variable.",
       bad='<template name="analyze" params="data,config">…</template>\n'
@@ -199,72 +198,21 @@ def argument_mismatch(ctx: RuleContext):
         target = view.target(reference)
         if target is None:
             continue
-        if reference.kind in ("ref", "test"):
-            yield from _ref_inputs(reference, target, require_all=reference.kind == "ref")
-        else:
-            yield from _call_args(reference, target)
-
-
-def _params_text(target: Definition) -> str:
-    if not target.params:
-        return "it takes no parameters"
-    return "its parameters: " + ", ".join(p.name for p in target.params)
-
-
-def _count_text(target: Definition) -> str:
-    # positional args bind in order: the last param without a default sets the minimum
-    total = len(target.params)
-    required = max((i + 1 for i, p in enumerate(target.params) if not p.has_default), default=0)
-    names = ", ".join(p.name for p in target.params)
-    if total == 0:
-        return f"'{target.name}' takes no arguments"
-    counted = f"{required} to {total}" if required < total else f"{total}"
-    plural = "" if counted == "1" else "s"
-    return f"'{target.name}' takes {counted} argument{plural} ({names})"
-
-
-def _call_args(reference: Reference, target: Definition):
-    params = target.params
-    count = len(reference.positional)
-    passes = f"this call passes {count}"
-    if count > len(params):
-        yield make("TD503", reference.positional[len(params)], f"{_count_text(target)}; {passes}")
-    bound = {p.name for p in params[:count]}
-    known = {p.name for p in params}
-    for name, span in reference.named:
-        if name not in known:
-            yield make("TD503", span, f"'{target.name}' has no parameter '{name}' ({_params_text(target)})")
-        elif name in bound:
-            yield make("TD503", span, f"parameter '{name}' of '{target.name}' is bound twice (by position and by name)")
-        bound.add(name)
-    missing = [p.name for p in params if p.name not in bound and not p.has_default]
-    if not missing or count > len(params):
-        return
-    if not reference.named:
-        site = reference.site if reference.kind == "inline" else reference.span
-        yield make("TD503", site, f"{_count_text(target)}; {passes}")
-    else:
-        yield make("TD503", reference.span, f"call to '{target.name}' does not bind {_names(missing)}")
-
-
-def _ref_inputs(reference: Reference, target: Definition, require_all: bool = True):
-    known = {p.name for p in target.params}
-    for name, span in reference.named:
-        if name not in known:
-            yield make("TD503", span, f"'{target.name}' has no parameter '{name}' ({_params_text(target)})")
-    if not require_all:
-        return
-    given = {name for name, _ in reference.named}
-    missing = [p.name for p in target.params if not p.has_default and p.name not in given]
-    if missing:
-        yield make("TD503", reference.span,
-                   f"ref to '{target.name}' does not bind {_names(missing)}: add an <input name=…> for each "
-                   "(they have no default)")
-
-
-def _names(names: list[str]) -> str:
-    quoted = ", ".join(f"'{n}'" for n in names)
-    return f"its parameter {quoted}" if len(names) == 1 else f"its parameters {quoted}"
+        params = [(p.name, p.has_default) for p in target.params]
+        kind = reference.kind if reference.kind in ("ref", "test") else "call"
+        problems = argument_problems(target.name, params, len(reference.positional),
+                                     [name for name, _ in reference.named], kind)
+        named_spans = dict(reversed(reference.named))  # the first span of each name
+        for problem in problems:
+            if problem.kind == "too-many":
+                span = reference.positional[len(params)]
+            elif problem.kind in ("unknown", "twice"):
+                span = named_spans.get(problem.name, reference.span)
+            elif kind == "call" and not reference.named and reference.kind == "inline":
+                span = reference.site
+            else:
+                span = reference.span
+            yield make("TD503", span, problem.message)
 
 
 # --------------------------------------------------------------------------- TD504

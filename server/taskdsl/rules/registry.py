@@ -102,6 +102,13 @@ class RuleContext:
             return found
 
     @once
+    def model(self):
+        """The document's semantic model (taskdsl.semantics): what the rules ask about meaning."""
+        from taskdsl.semantics import FileModel
+
+        return FileModel(self.document, self.settings)
+
+    @once
     def effective(self) -> dict:
         """Element → effective context settings, for every task-like element of the document."""
         from taskdsl.context import TASK_TAGS, effective_settings_map

@@ -11,11 +11,12 @@ import re
 
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import TASK_TAGS, TASK_TYPES, did_you_mean, line_indent, make, operators, raw_type, tasks
+from taskdsl.rules.util import TASK_TAGS, line_indent, make, operators, raw_type, tasks
 from taskdsl.document import Span
+from taskdsl.semantics import inputs as input_elements, unbound_placeholder, unknown_type
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PARAM_RE = re.compile(r"[^,]+")
+from taskdsl.names import PARAM_RE  # noqa: E402  (entries separated by whitespace and/or commas)
 STEP_TAGS = ("task", "call", "cond")
 BRANCH_TAGS = ("task", "call")
 REDUCE_ONLY = ("initial_value", "inner_task", "reduction_task")
@@ -56,7 +57,9 @@ def steps_rule(ctx: RuleContext):
 
 @rule("TD202", Severity.ERROR, "reduce without inner_task, reduction_task or inputs; reduce-only elements elsewhere",
       what="A reduce task needs `<inputs>` (what it folds over), `<inner_task>` and `<reduction_task>`; "
-           "`<initial_value>`, `<inner_task>` and `<reduction_task>` belong to a reduce only.",
+           "`<initial_value>`, `<inner_task>` and `<reduction_task>` belong to a reduce only. An empty "
+           "`<input>` of a `<reduction_task>` must be one the operator binds: `current_result`, "
+           "`accumulator` or `original_input` (every empty input of an `<inner_task>` is the current item).",
       why="The reduce operator runs inner_task on each input and folds the results with reduction_task; "
           "without them there is nothing to run, and on other operators these elements are ignored.",
       bad='<task type="reduce">\n  <description>Sum</description>\n  <inputs><input name="a">1</input></inputs>\n</task>',
@@ -86,6 +89,11 @@ def reduce_rule(ctx: RuleContext):
                     yield make("TD202", child.name_span,
                                f"<{child.tag}> belongs to a reduce task, but this <{task.tag}> is type "
                                f"'{_type_label(task)}': set type=\"reduce\" or remove <{child.tag}>")
+    for reduction in ctx.tagged("reduction_task"):
+        for item in input_elements(reduction):
+            problem = unbound_placeholder(item)
+            if problem:
+                yield make("TD202", item.name_span, problem)
 
 
 @rule("TD203", Severity.ERROR, "script without command; command on a non-script task",
@@ -162,16 +170,16 @@ def ref_body_rule(ctx: RuleContext):
 def cond_rule(ctx: RuleContext):
     for cond in ctx.tagged("cond"):
         cases = cond.children_named("case")
-        if not cases:
+        if not cases and not cond.children:  # a misspelt <case> is the schema's TD101, not a second error
             yield make("TD206", cond.name_span, "<cond> has no <case>: add <case test=\"…\"> with a task or call")
         for case in cases:
             if case.attr("test") is None:
                 yield make("TD206", case.name_span,
                            "<case> has no test: add test=\"…\" (an expression over output, e.g. output.ok == true)")
-            if not any(child.tag in BRANCH_TAGS for child in case.children):
+            if not case.children:  # a misspelt <task> is the schema's TD101 only
                 yield make("TD206", case.name_span, "<case> has no task: add one <task> or <call> to run when the test holds")
         for default in cond.children_named("default"):
-            if not any(child.tag in BRANCH_TAGS for child in default.children):
+            if not default.children:
                 yield make("TD206", default.name_span, "<default> has no task: add one <task> or <call>, or remove <default>")
 
 
@@ -211,8 +219,8 @@ def template_rule(ctx: RuleContext):
                 continue
             if not IDENT_RE.fullmatch(entry):
                 yield make("TD207", _param_span(match, value_span, exact),
-                           f"param '{entry}' is not an identifier: params are comma-separated names "
-                           "([A-Za-z_][A-Za-z0-9_]*)")
+                           f"param '{entry}' is not an identifier: params are names ([A-Za-z_][A-Za-z0-9_]*) "
+                           "separated by commas and/or spaces")
             elif entry in seen:
                 yield make("TD207", _param_span(match, value_span, exact),
                            f"param '{entry}' is declared twice: remove the repeated one",
@@ -231,12 +239,6 @@ def _param_span(match: re.Match, value_span: Span, exact: bool) -> Span:
     return Span(start, start + len(written.strip()))
 
 
-UNSUPPORTED_HINTS = {
-    "director_evaluator_loop": "write the loop as a sequential whose steps are the director task, a script "
-                               "step (type=\"script\") that evaluates, and the evaluator task",
-}
-
-
 @rule("TD208", Severity.ERROR, "type not supported in version 1",
       what="`type` is one of `atomic`, `sequential`, `reduce`, `script`. Older documents use types that "
            "version 1 does not have (`director_evaluator_loop`, `function`, `composite`, …).",
@@ -252,11 +254,9 @@ def type_rule(ctx: RuleContext):
         attr = task.attr("type")
         if attr is None or attr.value_span is None:
             continue
-        value = attr.value.strip()
-        if not value or value in TASK_TYPES or did_you_mean(value, TASK_TYPES, cutoff=0.75):
-            continue  # a typo of a real type: the schema's TD105 lists the values
-        hint = UNSUPPORTED_HINTS.get(value, "use atomic, sequential, reduce or script")
-        yield make("TD208", attr.value_span, f"type '{value}' is not supported in version 1: {hint}")
+        unknown = unknown_type(task)
+        if unknown is not None and unknown[0] == "TD208":  # a typo of a real type: the schema's TD105 lists the values
+            yield make("TD208", attr.value_span, unknown[1])
 
 
 @rule("TD209", Severity.ERROR, "legacy <call task=>",

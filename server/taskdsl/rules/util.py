@@ -9,8 +9,10 @@ from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from taskdsl.document import ENTITY_RE, Attr, Document, Element, Span, decode_entities
 from taskdsl.rules.registry import RULES, RuleContext
 
-TASK_TAGS = ("task", "inner_task", "reduction_task")
-TASK_TYPES = ("atomic", "sequential", "reduce", "script")
+from taskdsl.semantics import is_ref, raw_type as _raw_type, task_type as kind  # noqa: F401  (the rules' names for them)
+from taskdsl.vocabulary import TASK_TAGS, task_types
+
+TASK_TYPES = task_types()
 
 
 def make(code: str, span: Span, message: str, *, severity: Severity | None = None,
@@ -34,20 +36,7 @@ def _operators(ctx: RuleContext) -> dict[Element, str | None]:
 
 
 def raw_type(element: Element) -> str | None:
-    value = element.get("type")
-    return value.strip() if value is not None else None
-
-
-def kind(element: Element) -> str | None:
-    """atomic/sequential/reduce/script, or None for a type version 1 does not know (TD208's)."""
-    value = raw_type(element)
-    if value is None or value == "":
-        return "atomic"
-    return value if value in TASK_TYPES else None
-
-
-def is_ref(element: Element) -> bool:
-    return element.tag == "task" and element.attr("ref") is not None
+    return _raw_type(element) if element.get("type") is not None else None
 
 
 def did_you_mean(word: str, options: Iterable[str], cutoff: float = 0.7) -> str | None:

@@ -7,15 +7,11 @@ import re
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import did_you_mean, make
-from taskdsl.scope import Scopes, enclosing_template
-from taskdsl.templating import Placeholder, find_placeholders
+from taskdsl.rules.util import make
+from taskdsl.scope import Scopes
+from taskdsl.semantics import TEXT_TAGS
+from taskdsl.templating import Placeholder
 
-#: elements whose text may hold {{…}} (SPEC §3 "Template variables")
-TEXT_TAGS = ("description", "instructions", "system", "command", "arg", "input")
-IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ACCESSORS_RE = re.compile(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*")
-MAX_LISTED = 6
 
 
 @rule("TD401", Severity.ERROR, "duplicate input name in one scope",
@@ -43,88 +39,43 @@ def duplicate_input_rule(ctx: RuleContext):
 
 
 def _text_placeholders(ctx: RuleContext) -> list[tuple[Element, Placeholder, int]]:
-    """(element, placeholder, offset of its text) for every {{…}} in text that may hold one; listed
-    once per document (TD402 and TD404 both walk them)."""
-    return ctx.cached(_find_text_placeholders)
-
-
-def _find_text_placeholders(ctx: RuleContext) -> list[tuple[Element, Placeholder, int]]:
-    found = []
-    for element in ctx.tagged(*TEXT_TAGS):
-        for piece in element.text_pieces:
-            if "{{" in piece.raw:
-                base = piece.span.start
-                for placeholder in find_placeholders(piece.raw):
-                    found.append((element, placeholder, base))
-    return found
+    """(element, placeholder, span) of every {{…}} in text that may hold one: the model's."""
+    return ctx.model.placeholders(ctx.tagged(*TEXT_TAGS))
 
 
 def _scopes(ctx: RuleContext) -> Scopes:
-    """The names visible at each element (TD402 and TD403 share them)."""
-    return ctx.cached(_new_scopes)
-
-
-def _new_scopes(ctx: RuleContext) -> Scopes:
-    return Scopes(ctx.settings)
-
-
-def _listed(names) -> str:
-    names = sorted(names)
-    if len(names) > MAX_LISTED:
-        return ", ".join(names[:MAX_LISTED]) + ", …"
-    return ", ".join(names) or "nothing"
+    """The names visible at each element: the model's (TD402 and TD403 share them)."""
+    return ctx.model.scopes
 
 
 @rule("TD402", Severity.WARNING, "{{var}} names nothing visible",
       what="A `{{name}}` (or a variable argument of `{{fn(…)}}`) names no input of an enclosing task, no "
-           "param of the enclosing template, no reduce-bound name, not `last_output`, and no global "
-           "(`taskdsl.globals`). An error inside a `<template>`, whose body sees only its params and "
-           "globals; a warning elsewhere (the value may come from the caller's environment).",
+           "param of the enclosing template, no reduce-bound name and no global (`taskdsl.globals`). "
+           "`last_output` is the previous step's output: visible in a sequential's second and later "
+           "steps (and in tasks below them that inherit), and at the top of a root `<cond>` file; a "
+           "`<cond>` tests it, so a cond elsewhere has nothing to test. An error where nothing can "
+           "supply the name (inside a `<template>`, which sees only its params and globals; below a "
+           "task whose `inherit_context` is `none` or `subset`; any misplaced `last_output`) — the run "
+           "refuses the template with the same message. A warning elsewhere: the caller's environment "
+           "(or `--input`) may supply it.",
       why="At run time the lookup fails and the task stops with an error naming the variable.",
       bad='<template name="greet" params="person">\n  <task><description>Hello {{persn}}</description></task>\n</template>',
       good='<template name="greet" params="person">\n  <task><description>Hello {{person}}</description></task>\n</template>',
       fix="Correct the name (did-you-mean quick fix), declare an input, or add it to `taskdsl.globals`.",
-      tags=TEXT_TAGS)
+      tags=(*TEXT_TAGS, "cond"))
 def unknown_variable_rule(ctx: RuleContext):
-    scopes = _scopes(ctx)
-    everywhere = scopes.everywhere_names()  # last_output and the globals: no need to look at the scope
-    seen: dict[Element, frozenset[str]] = {}  # element → the names visible there
-    for element, placeholder, base in _text_placeholders(ctx):
-        if placeholder.kind == "var":
-            if not placeholder.name or placeholder.name in everywhere:
-                continue
-            names = (placeholder.name,)
-        elif placeholder.kind == "call":
-            names = [arg.name for arg in placeholder.args if arg.kind == "var" and arg.name and arg.name not in everywhere]
-        else:
-            continue  # malformed: TD404's
-        if not names:
-            continue
-        visible = seen.get(element)
-        if visible is None:
-            visible = seen[element] = scopes.names(element)
-        for name in names:
-            if name not in visible:
-                yield _unknown_variable(ctx, element, Span(base + placeholder.start, base + placeholder.end),
-                                        name, visible)
-
-
-def _unknown_variable(ctx: RuleContext, element: Element, span: Span, name: str, visible: frozenset[str]):
-    template = enclosing_template(element)
-    severity = Severity.ERROR if template is not None else Severity.WARNING
-    raw = ctx.document.text[span.start:span.end]
-    guess = did_you_mean(name, visible)
-    where = (f"template '{template.get('name') or '?'}' sees only its params and globals"
-             if template is not None else "nothing here declares it")
-    message = f"{{{{{name}}}}} names nothing visible: {where} (visible: {_listed(visible)})"
-    fixes = []
-    if guess:
-        message += f"; did you mean '{guess}'?"
-        match = re.search(rf"\b{re.escape(name)}\b", raw)
-        if match:
-            name_span = Span(span.start + match.start(), span.start + match.end())
-            fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(name_span, guess),), safe=False))
-    return make("TD402", span, message, severity=severity, fixes=fixes)
+    problems = ctx.model.variable_problems(conds=ctx.tagged("cond"))
+    for problem in problems:
+        use = problem.use
+        fixes = []
+        if problem.guess and use.kind != "cond":
+            raw = ctx.document.text[use.span.start:use.span.end]
+            match = re.search(rf"\b{re.escape(use.name)}\b", raw)
+            if match:
+                name_span = Span(use.span.start + match.start(), use.span.start + match.end())
+                fixes.append(Fix(f"Replace with '{problem.guess}'", (TextEdit(name_span, problem.guess),), safe=False))
+        yield make("TD402", use.span, problem.message,
+                   severity=Severity.ERROR if problem.error else Severity.WARNING, fixes=fixes)
 
 
 @rule("TD403", Severity.WARNING, "from names nothing visible",
@@ -134,36 +85,20 @@ def _unknown_variable(ctx: RuleContext, element: Element, span: Span, name: str,
           "step's output is `last_output`.",
       bad='<input name="draft" from="previous_step"/>',
       good='<input name="draft" from="last_output"/>',
-      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`.",
+      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`. An error "
+          "where nothing outside the file could supply the name (inside a template, below a task that "
+          "does not inherit in full): a run refuses it with the same message.",
       tags=("input",))
 def unknown_from_rule(ctx: RuleContext):
-    scopes = _scopes(ctx)
-    for item in ctx.tagged("input"):
-        attr = item.attr("from")
-        if attr is None or attr.value_span is None:
-            continue
-        owner = item.parent.parent if item.parent is not None else None
-        if owner is not None and owner.tag == "task" and (owner.parent is None or owner.parent.tag == "library"):
-            continue  # a root (named) task's inputs are its params: the caller's environment supplies them
-        value = attr.value.strip()
-        match = IDENT_RE.match(value)
-        visible = scopes.names(item)
-        if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
-            yield make("TD403", attr.value_span,
-                       f"from=\"{value}\" is not a variable name: from names a variable visible here "
-                       f"(visible: {_listed(visible)})")
-            continue
-        name = match.group(0)
-        if name in visible:
-            continue
-        guess = "last_output" if name in ("previous_step", "previous_output", "prev", "previous") else did_you_mean(name, visible)
-        message = f"from=\"{value}\" names nothing visible here (visible: {_listed(visible)})"
+    for problem in ctx.model.from_problems(ctx.tagged("input")):
+        attr = problem.item.attr("from")
         fixes = []
-        if guess:
-            message += f"; did you mean '{guess}'?"
+        if problem.guess:
             start = attr.value_span.start + (len(attr.value) - len(attr.value.lstrip()))
-            fixes.append(Fix(f"Replace with '{guess}'", (TextEdit(Span(start, start + len(name)), guess),), safe=False))
-        yield make("TD403", attr.value_span, message, fixes=fixes)
+            fixes.append(Fix(f"Replace with '{problem.guess}'",
+                             (TextEdit(Span(start, start + len(problem.name)), problem.guess),), safe=False))
+        yield make("TD403", attr.value_span, problem.message,
+                   severity=Severity.ERROR if problem.error else Severity.WARNING, fixes=fixes)
 
 
 @rule("TD404", Severity.ERROR, "malformed {{…}}",
@@ -175,7 +110,6 @@ def unknown_from_rule(ctx: RuleContext):
       fix="Write a variable or a call, or close the braces.",
       tags=TEXT_TAGS)
 def malformed_placeholder_rule(ctx: RuleContext):
-    for _element, placeholder, base in _text_placeholders(ctx):
+    for _element, placeholder, span in _text_placeholders(ctx):
         if placeholder.kind == "malformed":
-            yield make("TD404", Span(base + placeholder.start, base + placeholder.end),
-                       f"malformed {{{{…}}}}: {placeholder.error}")
+            yield make("TD404", span, f"malformed {{{{…}}}}: {placeholder.error}")

@@ -1,0 +1,409 @@
+"""What a run will do, decided before it does anything: `prepare` → `Prepared`.
+
+`taskdsl run`, the editor's Run task and the tests all go through `prepare(index, path, …)`: it
+takes the project's index (the CLI builds it with `workspace.discover`; the editor passes its
+live one, with `libraryPaths` and `globals` honoured), checks the file against that same index
+(what `taskdsl check FILE` reports), compiles the entry file and every file its references reach
+(resolved by the index, never by a second discovery), and finds the entry to evaluate, the
+inputs still missing, the shell commands the run may execute and whether it calls a model.
+
+The `Prepared` value is what consent, previews and cost estimates read; `runner.execute` runs
+exactly it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from taskdsl import names, semantics
+from taskdsl.document import Document, Element, parse
+from taskdsl.templating import find_placeholders
+
+from .compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
+from .results import TaskError
+
+# where runs are offered: the root, and each named task / template of a library file
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Something runnable in a file: ``name`` is what the command's ``task`` argument gets
+    (None for the file's root entry), ``element`` where the lens goes."""
+
+    name: str | None
+    element: Element
+    label: str  # what the user sees: the task's name, or the file stem
+
+
+def file_stem(path: str | None) -> str:
+    return names.file_stem(path) or "task"
+
+
+def runnable_targets(document: Document, path: str | None = None) -> list[RunTarget]:
+    """The root task, template, call or cond of a file; each template and named task of a
+    library (a library itself is not runnable: it holds several entries)."""
+    root = document.root
+    if root is None:
+        return []
+    if root.tag == "task":
+        return [RunTarget(None, root, root.get("name") or file_stem(path))]
+    if root.tag == "template":
+        return [RunTarget(None, root, root.get("name") or file_stem(path))]
+    if root.tag in ("call", "cond"):
+        return [RunTarget(None, root, file_stem(path))]
+    if root.tag == "library":
+        targets = []
+        for child in root.children:
+            name = child.get("name")
+            if child.tag in ("template", "task") and name:
+                targets.append(RunTarget(name, child, name))
+        return targets
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs: the command's arguments, then the template's literal inputs
+
+
+@dataclass(frozen=True)
+class InputPlan:
+    values: dict[str, Any]  # what to pass to the run
+    missing: list[str]  # required inputs with no value
+    target: str  # the task's name for messages
+
+
+def find_target(document: Document, task: str | None, path: str | None = None) -> Element | None:
+    """The element a run of ``task`` starts from in this document (None: not defined here)."""
+    for target in runnable_targets(document, path):
+        if target.name == task or (task is not None and target.name is None and target.label == task):
+            return target.element
+    return None
+
+
+def _literal(element: Element) -> str | None:
+    """The literal value of an <input>: its text when it has no `from` and no nested task."""
+    if element.get("from") or any(c.tag in ("task", "call", "cond") for c in element.children):
+        return None
+    return element.text.strip() if element.has_text else None
+
+
+def _has_value(element: Element) -> bool:
+    return bool(element.get("from")) or any(c.tag in ("task", "call", "cond") for c in element.children) \
+        or element.has_text
+
+
+def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str = "") -> InputPlan:
+    """Inputs for a run of ``target`` (a <task> or a <template>).
+
+    - a task: its inputs with a literal, a ``from`` or a nested task have a value; empty ones
+      (placeholders) must come from ``given``;
+    - a template: each param comes from ``given``, else from the literal <input> of the same
+      name in its task (a default), else it is missing.
+    Values of ``given`` are passed through; for a template, literal defaults are added."""
+    given = dict(given or {})
+    if target is None:
+        return InputPlan(given, [], label)
+    name = target.get("name") or label
+    if target.tag == "template":
+        body = target.child("task")
+        literals: dict[str, str] = {}
+        inputs_el = body.child("inputs") if body is not None else None
+        for inp in (inputs_el.children_named("input") if inputs_el is not None else []):
+            value = _literal(inp)
+            if inp.get("name") and value is not None and "{{" not in value:
+                literals[inp.get("name")] = value
+        values, missing = dict(given), []
+        for param in names.split_params(target.get("params")):
+            if param in values:
+                continue
+            if param in literals:
+                values[param] = literals[param]
+            else:
+                missing.append(param)
+        return InputPlan(values, missing, name)
+    if target.tag == "task":
+        inputs_el = target.child("inputs")
+        missing = [inp.get("name") for inp in (inputs_el.children_named("input") if inputs_el is not None else [])
+                   if inp.get("name") and not _has_value(inp) and inp.get("name") not in given]
+        return InputPlan(given, missing, name)
+    return InputPlan(given, [], name)
+
+
+def missing_inputs_message(plan: InputPlan) -> str:
+    names = ", ".join(f"'{m}'" for m in plan.missing)
+    noun = "input" if len(plan.missing) == 1 else "inputs"
+    example = ", ".join(f'"{m}": "…"' for m in plan.missing)
+    return (f"cannot run '{plan.target}': {noun} {names} {'has' if len(plan.missing) == 1 else 'have'} no value; "
+            f"pass {'it' if len(plan.missing) == 1 else 'them'} in the command's inputs argument ({{{example}}})")
+
+
+# ---------------------------------------------------------------------------------------------
+# safety: the shell commands a run may execute (script tasks, file_paths source="command"),
+# reachable through steps, inputs, conds, refs, calls and inline {{fn(…)}} calls
+
+
+def script_commands(node: Any, library: Any = None) -> list[str]:
+    """Every shell command the evaluation of ``node`` (an evaluator AST node) may run, in the
+    order met, each once; refs and calls are followed through ``library`` (a TaskLibrary). A cond's
+    every branch counts: which one runs is only known at run time. Commands keep their {{…}}."""
+    return reach(node, library)[0]
+
+
+def reach(node: Any, library: Any = None, on_atomic: Any = None) -> tuple[list[str], bool]:
+    """(shell commands, whether any atomic task may call a model) of a run of ``node``;
+    on_atomic(node) is told each atomic task met (the cost estimate prices them)."""
+    from taskdsl.evaluator import ast
+
+    commands: list[str] = []
+    atomic = [False]
+    seen_nodes: set[int] = set()
+    seen_names: set[str] = set()
+
+    def add(command: str) -> None:
+        command = command.strip()
+        if command and command not in commands:
+            commands.append(command)
+
+    def call(name: str | None) -> None:
+        if not name or name in seen_names or library is None:
+            return
+        seen_names.add(name)
+        try:
+            definition = library.get_task(name)
+        except Exception:  # unknown: the run fails on it before anything runs there
+            return
+        visit(definition.ast_node)
+
+    def text(value: str | None) -> None:
+        for placeholder in find_placeholders(value or ""):
+            if placeholder.kind == "call":
+                call(placeholder.name)
+
+    def arg(value: Any) -> None:
+        if isinstance(value, ast.TaskArg):
+            visit(value.node)
+        elif isinstance(value, ast.TextArg):
+            text(value.text)
+
+    def visit(n: Any) -> None:
+        if n is None or id(n) in seen_nodes:
+            return
+        seen_nodes.add(id(n))
+        if isinstance(n, ast.Template):
+            visit(n.body)
+        elif isinstance(n, ast.FunctionCall):
+            for _, value in n.args:
+                arg(value)
+            call(n.func_name)
+        elif isinstance(n, ast.Cond):
+            for case in n.cases:
+                visit(case.body)
+            visit(n.default)
+        elif isinstance(n, ast.TaskNode):
+            for inp in n.inputs:
+                arg(inp.source)
+            text(n.description)
+            if n.file_paths is not None:
+                if n.file_paths.source == "command":
+                    add(n.file_paths.text)
+                text(n.file_paths.text)
+                for p in n.file_paths.paths:
+                    text(p)
+            if isinstance(n, ast.Script):
+                text(n.command)
+                add(n.command)
+            elif isinstance(n, ast.Atomic):
+                atomic[0] = True
+                if on_atomic is not None:
+                    on_atomic(n)
+                text(n.instructions)
+                text(n.system)
+            elif isinstance(n, ast.Sequential):
+                for step in n.steps:
+                    visit(step)
+            elif isinstance(n, ast.Reduce):
+                text(n.initial_value)
+                visit(n.inner_task)
+                visit(n.reduction_task)
+
+    visit(node)
+    return commands, atomic[0]
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# prepare: the one way from a file to a run
+
+
+class TemplateErrors(Exception):
+    """The template does not check (exit 2 on the command line): the error diagnostics."""
+
+    def __init__(self, path: str, diagnostics: list, text: str | None = None):
+        self.path, self.diagnostics, self.text = path, diagnostics, text
+        super().__init__(f"{path}: {len(diagnostics)} error(s)")
+
+
+@dataclass
+class Prepared:
+    """Everything a run of one entry will do, known before it starts."""
+
+    path: str
+    text: str
+    document: Document
+    task: str | None  # the --task / command argument (None: the file's root entry)
+    label: str  # what the user sees
+    library: TaskLibrary  # the compiled definitions the run can reach
+    node: Any  # the AST node to evaluate
+    args: dict | None  # the params bound for a task or template entry (None: a call or cond root)
+    inputs: dict[str, Any]  # the values the run starts with (given, plus a template's literal defaults)
+    missing: list[str] = field(default_factory=list)  # required inputs with no value
+    commands: list[str] = field(default_factory=list)  # shell commands it may run ({{…}} unrendered)
+    calls_models: bool = False  # an atomic task may call a model
+    files: list[str] = field(default_factory=list)  # the template files compiled for it
+    globals: dict[str, Any] = field(default_factory=dict)  # the inputs that are globals: seen everywhere
+
+
+def read_entry(path: str) -> str:
+    """The entry file's text through the one reader; a file that is not UTF-8 text is refused."""
+    from taskdsl.workspace import read_source
+
+    source = read_source(path)
+    if source.problem is not None:
+        raise UnreadableTemplate(path, source.problem[1])
+    return source.text
+
+
+class UnreadableTemplate(ValueError):
+    """The entry file is binary, too large or not UTF-8: `reason` names the byte."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
+
+def disk_reader(path: str) -> str | None:
+    from taskdsl.workspace import read_text
+
+    return read_text(path)
+
+
+class ProjectTaskLibrary(TaskLibrary):
+    """The runtime library of one run: what it reaches, compiled. A name it does not hold is
+    unknown to the project too; the did-you-mean comes from the project's index, as TD501's does."""
+
+    def __init__(self, index=None):
+        super().__init__()
+        self.index = index
+
+    def get_task(self, name: str):
+        if name in self or self.index is None:
+            return super().get_task(name)
+        near = self.index.suggestions(name)
+        hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else "; the project defines no such task"
+        raise TaskError("VALIDATION_ERROR", f"task '{name}' is not in the library{hint}", "unknown_task",
+                        {"name": name, "suggestions": near})
+
+    def missing_message(self, name: str, exclude: str | None = None) -> str:
+        """A target the run did not compile is unknown or ambiguous in the project's index: the
+        checker's TD501 words for it."""
+        if self.index is None:
+            return super().missing_message(name, exclude)
+        found = self.index.definitions(name)
+        if len(found) > 1 and not self.index.named(name):
+            return semantics.ambiguous_key_message(name, [d.name for d in found])
+        return semantics.unknown_target_message(name, self.index.names() + self.index.keys(), exclude=exclude)
+
+
+def compile_reachable(index, path: str, document: Document, read: Callable[[str], str | None] = disk_reader
+                      ) -> tuple[TaskLibrary, Compiler, list[str]]:
+    """The runtime library of a run: the entry file's definitions, then the definition each
+    reference resolves to in the index (by name, then by unique type:subtype key), file by file,
+    following the references of every file compiled. A name the index cannot resolve stays out
+    (the checker reports it; the run fails naming it if it gets there)."""
+    from taskdsl.library import index_document
+
+    library = ProjectTaskLibrary(index)
+    compiler = Compiler(path)
+    for definition in compiler.definitions(document.root):
+        library.register_task(definition)
+    compiled = [os.path.abspath(path)]
+    pending = [r.name for r in index_document(document, path).references]
+    while pending:
+        written = pending.pop()
+        if written in library or index is None:
+            continue
+        target = index.definition(written)
+        if target is None or target.path is None or target.path in compiled:
+            continue
+        text = read(target.path)
+        root = parse(text).root if text is not None else None
+        if root is None:
+            continue
+        compiled.append(target.path)
+        for definition in Compiler(target.path).definitions(root):
+            if definition.name not in library.by_name:
+                library.register_task(definition)
+        file_index = index.file_index(target.path)
+        pending += [r.name for r in (file_index.references if file_index else ())]
+    return library, compiler, compiled
+
+
+def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None, inputs: dict):
+    """What to evaluate for the file (and the args to bind): --task picks a library entry."""
+    if task or root.tag in ("task", "template"):
+        definition = library.get_task(task or compiler.definitions(root)[0].name)
+        node = definition.ast_node
+        params = definition.metadata.get("parameters", [])
+        return node, {p: inputs[p] for p in params if p in inputs}
+    if root.tag == "call":
+        return compiler.call(root, "call"), None
+    if root.tag == "cond":
+        return compiler.cond(root, "cond"), None
+    if root.tag == "library":
+        entries = [d.name for d in compiler.definitions(root)]
+        raise TaskError("VALIDATION_ERROR", f"a library file holds several tasks: choose one with --task "
+                        f"({', '.join(entries) or 'it defines none'})", "no_entry", {"tasks": entries})
+    raise CompileError("TD100", f"<{root.tag}> is not a runnable root: expected task, template, library, call or cond",
+                       root, compiler.path)
+
+
+def check_errors(document: Document, path: str, index, settings=None) -> list:
+    """The errors `taskdsl check FILE` reports for this text against the same index."""
+    from taskdsl.checker import check_document
+
+    return check_document(document, path=path, library=index, settings=settings or getattr(index, "settings", None)
+                          ).errors
+
+
+def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
+            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
+    """Decide what a run of `task` (None: the root entry) of the file at `path` does.
+
+    `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
+    text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
+    texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
+    does not check), CompileError, or TaskError (no entry, unknown task)."""
+    path = os.path.abspath(path)
+    text = read_entry(path) if text is None else text
+    settings = settings or getattr(index, "settings", None)
+    document = parse(text)
+    if check:
+        errors = check_errors(document, path, index, settings)
+        if errors:
+            raise TemplateErrors(path, errors, text)
+    refuse_malformed(document, path)
+    targets = runnable_targets(document, path)
+    label = task or (targets[0].label if targets else file_stem(path))
+    plan = plan_inputs(find_target(document, task, path), inputs, label)
+    library, compiler, files = compile_reachable(index, path, document, read)
+    node, args = entry_node(document.root, compiler, library, task, plan.values)
+    compiler.prepare(document.root, library)
+    commands, calls_models = reach(node, library)
+    global_names = tuple(getattr(settings, "globals", ()) or ())
+    return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
+                    args=args, inputs=plan.values, missing=plan.missing, commands=commands,
+                    calls_models=calls_models, files=files,
+                    globals={name: plan.values[name] for name in global_names if name in plan.values})

@@ -1,0 +1,161 @@
+"""Facts of one element, read the same way everywhere: a task's type after XSD whitespace
+collapsing, its steps and inputs, whether an input has a value, a template's params.
+
+These are the bottom layer of the semantic model (`semantics.py` builds the file model on them);
+they import nothing above the document and the vocabulary, so every module can ask them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from taskdsl.document import Document, Element, Span
+from taskdsl.names import split_params
+from taskdsl.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
+
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+LAST_OUTPUT = "last_output"
+#: names the reduce operator binds inside its inner_task and its reduction_task
+INNER_BOUND = ("current_data",)
+REDUCTION_BOUND = ("current_result", "accumulator", "original_input")
+#: elements whose text may hold {{…}}
+TEXT_TAGS = ("description", "instructions", "system", "command", "arg", "input")
+
+
+# ------------------------------------------------------------------ tasks
+
+def is_ref(element: Element) -> bool:
+    """A `<task ref=…>` (also on inner_task/reduction_task): a call of a library task."""
+    return element.tag in TASK_TAGS and element.attr("ref") is not None
+
+
+def task_type(element: Element) -> str | None:
+    """atomic/sequential/reduce/script after XSD whitespace collapsing; ``atomic`` when `type` is
+    absent or blank; None for a value version 1 does not know (TD105/TD208 report it)."""
+    value = element.get("type")
+    if value is None or not value.strip():
+        return "atomic"
+    return enum_value(value, "taskKind")
+
+
+def task_kind(element: Element) -> str:
+    """task_type, read leniently (``atomic`` when not understood): what defaults and hover use."""
+    return task_type(element) or "atomic"
+
+
+def raw_type(element: Element) -> str:
+    """The written type, collapsed (for messages)."""
+    return collapse(element.get("type") or "")
+
+
+UNSUPPORTED_HINTS = {
+    "director_evaluator_loop": "write the loop as a sequential whose steps are the director task, a script "
+                               "step (type=\"script\") that evaluates, and the evaluator task",
+}
+
+
+def unknown_type(element: Element) -> tuple[str, str] | None:
+    """(code, message) for a `type` version 1 does not know: TD105 for a typo of a real type (the
+    schema lists the values), TD208 for a type of older documents; None when the type is known."""
+    if task_type(element) is not None:
+        return None
+    from difflib import get_close_matches
+
+    from taskdsl.vocabulary import task_types
+
+    written = raw_type(element)
+    if get_close_matches(written, task_types(), n=1, cutoff=0.75):
+        return "TD105", f"unknown task type '{written}': expected {', '.join(task_types())}"
+    hint = UNSUPPORTED_HINTS.get(written, "use atomic, sequential, reduce or script")
+    return "TD208", f"type '{written}' is not supported in version 1: {hint}"
+
+
+def subtype(element: Element) -> str | None:
+    value = collapse(element.get("subtype") or "")
+    return value or None
+
+
+def runnable_children(element: Element | None) -> list[Element]:
+    """The task/call/cond children (the steps of <steps>, the body of a case, an input's task)."""
+    return [c for c in element.children if c.tag in RUNNABLE_TAGS] if element is not None else []
+
+
+def steps(task: Element) -> list[Element]:
+    return runnable_children(task.child("steps"))
+
+
+def inputs(task: Element) -> list[Element]:
+    """The <input> children of a task's <inputs>."""
+    block = task.child("inputs")
+    return block.children_named("input") if block is not None else []
+
+
+def input_source(item: Element) -> str | None:
+    """How an <input> gets its value: ``from`` (a variable), ``task`` (a nested task or call),
+    ``text`` (literal text), or None: a placeholder the reduce operator or a caller binds."""
+    if item.get("from"):
+        return "from"
+    if runnable_children(item):
+        return "task"
+    if item.text.strip():
+        return "text"
+    return None
+
+
+def input_has_value(item: Element) -> bool:
+    return input_source(item) is not None
+
+
+def literal_default(item: Element) -> str | None:
+    """A named task's input is a param; its literal text is the default a ref may leave unbound."""
+    return item.text.strip() if input_source(item) == "text" else None
+
+
+def unbound_placeholder(item: Element) -> str | None:
+    """The problem of an empty <input> of a reduction_task that the reduce operator does not bind
+    (only current_result, accumulator and original_input are); None otherwise."""
+    task = item.parent.parent if item.parent is not None else None
+    if task is None or task.tag != "reduction_task" or input_has_value(item) or is_ref(task):
+        return None
+    name = item.get("name") or ""
+    if name in REDUCTION_BOUND:
+        return None
+    return (f"the empty input '{name}' of <reduction_task> is bound by nothing: the reduce operator binds "
+            f"{', '.join(REDUCTION_BOUND)}; name it one of these or give it a value")
+
+
+def empty_input_is_text(item: Element) -> bool:
+    """An empty <input> of a nested task (not a param of a named task or template, not a reduce
+    placeholder) is the empty text: nothing else could bind it."""
+    task = item.parent.parent if item.parent is not None else None
+    if task is None or input_has_value(item) or is_ref(task) or task.tag != "task":
+        return False
+    return not is_named_definition(task) and not (task.parent is not None and task.parent.tag == "template")
+
+
+def template_params(template: Element, attr_name: str = "params") -> list[str]:
+    """`params="a, b"` / `params="a b"`: entries separated by whitespace and/or commas."""
+    return split_params(template.get(attr_name))
+
+
+def is_named_definition(task: Element) -> bool:
+    """A root task or a named task of a <library>: callers bind its inputs as params."""
+    parent = task.parent
+    return task.tag == "task" and (parent is None or (parent.tag == "library" and bool(task.get("name"))))
+
+
+def enclosing(element: Element, tag: str) -> Element | None:
+    for ancestor in (element, *element.ancestors()):
+        if ancestor.tag == tag:
+            return ancestor
+    return None
+
+
+def step_index(step: Element) -> int | None:
+    """1-based position of a step among its sequential's steps (None when not a step)."""
+    parent = step.parent
+    if parent is None or parent.tag != "steps" or step.tag not in RUNNABLE_TAGS:
+        return None
+    return runnable_children(parent).index(step) + 1

@@ -1,0 +1,95 @@
+"""The words of the language, as ``schemas/task.xsd`` says them: enumerations of its named simple
+types (read from the XSD, once), the task-like tags, and how a value is read.
+
+Enumerations in the XSD are ``xs:token`` restrictions, so a value is compared after XSD whitespace
+collapsing (``type=" sequential "`` is ``sequential``): :func:`collapse` is that rule, and
+:func:`enum_value` applies it for checking and running alike.
+"""
+
+from __future__ import annotations
+
+import functools
+
+#: elements that are tasks (a task, or the two tasks of a reduce)
+TASK_TAGS = ("task", "inner_task", "reduction_task")
+#: what may stand as a step, an input's value, an arg's value or a case's body
+RUNNABLE_TAGS = ("task", "call", "cond")
+#: what a case, a default, an input or an arg may hold: exactly one of these (XSD group "branch")
+BRANCH_TAGS = ("task", "call")
+#: the roots a document may have
+ROOT_TAGS = ("task", "template", "library", "call", "cond")
+
+
+#: (element, attribute) → the XSD enumeration (an xs:token type) its value belongs to
+ENUM_ATTRIBUTES = {
+    **{(tag, "type"): "taskKind" for tag in TASK_TAGS},
+    ("output_format", "type"): "outputType",
+    ("output_format", "schema"): "outputShape",
+    ("file_paths", "source"): "pathSource",
+    ("command", "fail_on_error"): "strictBoolean",
+}
+
+
+def collapse(value: str) -> str:
+    """XSD whitespace="collapse": runs of whitespace become one space, leading/trailing are dropped."""
+    return " ".join(value.split())
+
+
+@functools.cache
+def _simple_type(type_name: str):
+    from lxml import etree
+
+    from taskdsl.schema import XS, xsd_path
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    found = etree.parse(str(xsd_path()), parser).getroot().find(f"{XS}simpleType[@name='{type_name}']")
+    if found is None:
+        raise KeyError(f"task.xsd has no simple type '{type_name}'")
+    return found
+
+
+@functools.cache
+def enumeration(type_name: str) -> tuple[str, ...]:
+    """The enumeration values of the XSD's named simple type (e.g. ``taskKind``), in XSD order."""
+    from taskdsl.schema import XS
+
+    return tuple(e.get("value") for e in _simple_type(type_name).iter(f"{XS}enumeration"))
+
+
+@functools.cache
+def _pattern(type_name: str):
+    import re
+
+    from taskdsl.schema import XS
+
+    found = _simple_type(type_name).find(f".//{XS}pattern")
+    return re.compile(found.get("value")) if found is not None else None
+
+
+def matches(value: str, type_name: str) -> bool:
+    """Whether value is valid for the XSD's named pattern type (``taskName``, ``taskRef`` …); an XSD
+    pattern matches the whole value."""
+    pattern = _pattern(type_name)
+    return pattern is None or pattern.fullmatch(value) is not None
+
+
+def task_types() -> tuple[str, ...]:
+    """atomic, sequential, reduce, script (the XSD's taskKind)."""
+    return enumeration("taskKind")
+
+
+def enum_value(value: str | None, type_name: str) -> str | None:
+    """The collapsed value when the XSD type allows it, else None (absent or not understood)."""
+    if value is None:
+        return None
+    collapsed = collapse(value)
+    return collapsed if collapsed in enumeration(type_name) else None
+
+
+def boolean(value: str | None, default: bool) -> bool | None:
+    """An XSD strictBoolean: ``true``/``false`` after collapsing; the default when absent; None when
+    the text is neither."""
+    if value is None:
+        return default
+    read = enum_value(value, "strictBoolean")
+    return None if read is None else read == "true"

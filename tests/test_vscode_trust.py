@@ -1,0 +1,31 @@
+"""The extension's trust boundary, read from its manifest: a cloned repository's settings cannot
+turn consent off or choose what runs, and an untrusted workspace is checked but never run."""
+
+import json
+
+from paths import REPO
+
+MANIFEST = json.loads((REPO / "vscode-client" / "package.json").read_text(encoding="utf-8"))
+SETTINGS = MANIFEST["contributes"]["configuration"]["properties"]
+
+
+def test_consent_the_interpreter_and_read_permissions_are_machine_scoped():
+    # "resource" and "machine-overridable" settings can be set by a workspace's .vscode/settings.json
+    scopes = {name: SETTINGS[name]["scope"] for name in
+              ("taskdsl.run.allowScripts", "taskdsl.server.python", "taskdsl.run.allowRead")}
+    assert scopes == dict.fromkeys(scopes, "machine")
+
+
+def test_untrusted_workspaces_are_supported_in_limited_mode():
+    trust = MANIFEST["capabilities"]["untrustedWorkspaces"]
+    assert trust["supported"] == "limited"
+    assert "never runs a task" in trust["description"]
+    # in restricted mode VS Code ignores the workspace's values of these
+    assert set(trust["restrictedConfigurations"]) >= {"taskdsl.trace.dir", "taskdsl.libraryPaths"}
+
+
+def test_the_runner_asks_the_trust_helper_before_anything_runs():
+    source = (REPO / "vscode-client" / "src" / "run.ts").read_text(encoding="utf-8")
+    body = source[source.index("private async run("):]
+    gate = body.index("runRefusal(vscode.workspace.isTrusted)")
+    assert gate < body.index("sendRequest(")  # the only way a run starts from the editor
