@@ -68,6 +68,10 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
         stub = commands.add_parser("run", help="run a template (see `taskdsl run --help`)", add_help=False)
         stub.set_defaults(func=lambda _args: _unavailable("run"))
 
+    from taskdsl.authoring import cli_commands  # test, render, graph
+
+    cli_commands.add_parsers(commands)
+
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")

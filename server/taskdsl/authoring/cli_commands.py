@@ -1,0 +1,9 @@
+"""The authoring subcommands of `taskdsl`, registered by cli.py in one call."""
+
+from __future__ import annotations
+
+
+def add_parsers(commands) -> None:
+    from taskdsl.authoring.test_cli import add_test_parser
+
+    add_test_parser(commands)
