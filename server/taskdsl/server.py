@@ -787,8 +787,9 @@ async def revalidate_all(ls: TaskdslServer, *args: Any):
 # -- run (issue 7): the taskdsl.runTask command and its code lens ----------------------------------
 
 from taskdsl.features.run import register_run  # noqa: E402
+from taskdsl.authoring.preview_lsp import register_preview  # noqa: E402
 
-register_run(server)
+register_preview(server, register_run(server))
 
 
 # -- entry point -------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 def add_parsers(commands) -> None:
+    from taskdsl.authoring.render_cli import add_render_parser
     from taskdsl.authoring.test_cli import add_test_parser
 
     add_test_parser(commands)
+    add_render_parser(commands)
