@@ -4,8 +4,10 @@ from __future__ import annotations
 
 
 def add_parsers(commands) -> None:
+    from taskdsl.authoring.graph_cli import add_graph_parser
     from taskdsl.authoring.render_cli import add_render_parser
     from taskdsl.authoring.test_cli import add_test_parser
 
     add_test_parser(commands)
     add_render_parser(commands)
+    add_graph_parser(commands)
