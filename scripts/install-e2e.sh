@@ -128,7 +128,7 @@ step_vsix() {
     vsix=$(ls "$dir"/*.vsix 2>/dev/null | head -1 || true)
     if [ -n "$vsix" ] && [ -z "$(find "$dir/src" "$dir/package.json" "$dir/package-lock.json" \
             "$dir/language-configuration.json" "$dir/README.md" "$dir/.vscodeignore" "$dir/syntaxes" \
-            "$dir/tsconfig.json" "$dir/LICENSE" -newer "$vsix" 2>/dev/null)" ]; then
+            "$dir/tsconfig.json" "$dir/LICENSE" "$dir/CHANGELOG.md" "$dir/snippets" "$dir/images" "$dir/walkthrough" -newer "$vsix" 2>/dev/null)" ]; then
         log "vsix: $(basename "$vsix") is up to date"; return
     fi
     log "vsix: npm ci && npm run package in vscode-client"

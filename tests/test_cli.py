@@ -311,3 +311,16 @@ def test_check_of_a_folder_scans_each_file_once(tmp_path, monkeypatch, capsys):
     assert main(["check", str(tmp_path)]) == 1
     assert "TD501" in capsys.readouterr().out
     assert sorted(scans) == sorted(p.read_text() for p in tmp_path.iterdir())
+
+
+def test_run_of_a_library_file_without_task_is_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "lib.task.xml").write_text(
+        '<library>\n  <task name="a"><description>a</description></task>\n'
+        '  <task name="b"><description>b</description></task>\n</library>\n')
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "lib.task.xml", "--model", "taskdsl/echo", "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "a library file holds several tasks: choose one with --task (a, b)" in done.stderr

@@ -81,7 +81,8 @@ def test_len_of_a_number_is_a_run_time_error():
     ("output.a not in output.b", "'not in' is not part of the cond language: write not (a in b)", 9, 6),
     ("len", "len can only be called: write len(output.items)", 0, 3),
     ("[1] == output", "array literals are not part of the cond language", 0, 1),
-    ("output.a && output.b", "use 'and' instead of '&'", 9, 1),
+    ("output.a && output.b", "use 'and' instead of '&&'", 9, 2),
+    ("output.a & output.b", "use 'and' instead of '&'", 9, 1),
     ("lambda: 1", "'lambda' is not available in a cond test: only `output` is", 0, 6),
 ])
 def test_forbidden_constructs(test, message, offset, length):

@@ -163,16 +163,6 @@ def test_no_commands_for_a_model_only_run_and_unknown_refs_are_skipped(tmp_path)
     assert commands_of(lib, "shout") == ["printf '%s' {{text}} | tr a-z A-Z"]
 
 
-def test_consent_message_lists_the_commands():
-    assert run_result.consent_message("main", ["echo one", "ls  *.txt\n | wc"]) == (
-        "Running 'main' executes these 2 shell commands:\n"
-        "  $ echo one\n"
-        "  $ ls *.txt | wc\n"
-        "Run it? (set taskdsl.run.allowScripts to skip this question)")
-    many = run_result.consent_message("m", [f"echo {i}" for i in range(12)], limit=2)
-    assert many.splitlines()[1:4] == ["  $ echo 0", "  $ echo 1", "  … and 10 more"]
-
-
 # -- events, result document ----------------------------------------------------------------
 
 

@@ -49,7 +49,7 @@ def test_expect_tests_are_parsed_as_cond_tests(tmp_path):
     found = diagnostics(tmp_path, """<tests><test name="t" task="shout">
   <expect test="output = = 1"/><expect test="__import__('os')"/><expect test="output.a =="/></test></tests>""")
     assert [code for code, _, _ in found] == ["TD701", "TD702", "TD701"]  # `= =` is a syntax error
-    assert found[0][1:] == ("=", "cond test does not parse: '=' is assignment: use '==' to compare")
+    assert found[0][1:] == ("= =", "cond test does not parse: '=' is assignment: use '==' to compare")
 
 
 def test_grammar_of_test_files(tmp_path):

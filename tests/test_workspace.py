@@ -242,9 +242,11 @@ def test_the_fix_all_code_action_is_the_fixer_of_check_fix(tmp_path):
     from taskdsl.features.util import Positions
     from taskdsl.fixer import fix_text
 
-    text = ('<task>\n  <description>x</description>\n  <context_management>\n'
+    text = ('<task type="atomc">\n  <description>x</description>\n  <model>gpt-4o-mni</model>\n  <context_management>\n'
             '    <inherit_context>true</inherit_context>\n    <accumulate_data>yes</accumulate_data>\n'
             '  </context_management>\n</task>\n')
+    # safe fixes only: the enumeration typo is fixed, the guessed model (an unsafe fix) is not
+    assert '<task type="atomic">' in fix_text(text).text and "gpt-4o-mni" in fix_text(text).text
     doc = parse(text)
     positions = Positions(doc)
     everywhere = types.Range(types.Position(0, 0), types.Position(0, 0))

@@ -5,7 +5,7 @@
 ;;
 ;; Usage, in your init file:
 ;;
-;;   (setq taskdsl-python "/path/to/venv/bin/python")   ; where `pip install taskdsl' went
+;;   (setq taskdsl-python "/path/to/venv/bin/python")   ; where `pip install /path/to/taskdsl' went
 ;;   (load "/path/to/taskdsl/editors/emacs/taskdsl.el")
 ;;   ;; optional: settings sent to the server (workspace/configuration, section "taskdsl")
 ;;   (setq taskdsl-settings '(:model "gpt-4o-mini" :globals ["today"] :run (:allowScripts :json-false)))

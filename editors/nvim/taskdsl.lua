@@ -15,7 +15,8 @@
 --   * the server is `<python> -m taskdsl serve` (stdio); settings reach it through
 --     workspace/configuration, section `taskdsl`;
 --   * :TaskdslRun [name=value …] runs the template of the current buffer (server command
---     taskdsl.runTask), asking for missing inputs.
+--     taskdsl.runTask), asking for missing inputs (vim.ui.input); in a library file it first asks
+--     which template or named task to run (vim.ui.select).
 --
 -- Options (vim.g.taskdsl or setup{}):
 --   python    interpreter with taskdsl installed (default: $VIRTUAL_ENV/bin/python, else python3)
@@ -59,8 +60,49 @@ local function find_root(fname, markers)
   return dir
 end
 
--- :TaskdslRun — workspace/executeCommand taskdsl.runTask(uri, nil, inputs), prompting for inputs
--- the server reports missing (its error message names them).
+-- Asking the user: vim.ui.input / vim.ui.select (which UI plugins replace), vim.fn.input as a
+-- last resort.
+local function ask(prompt, done)
+  if vim.ui and vim.ui.input then
+    vim.ui.input({ prompt = prompt }, done)
+  else
+    done(vim.fn.input(prompt))
+  end
+end
+
+local function choose(prompt, items, done)
+  if vim.ui and vim.ui.select then
+    vim.ui.select(items, { prompt = prompt }, done)
+  else
+    local lines = { prompt }
+    for i, item in ipairs(items) do table.insert(lines, i .. '. ' .. item) end
+    done(items[vim.fn.inputlist(lines)])
+  end
+end
+
+-- Why a run did not happen, from the server's answer: its structured error (`details.missing`:
+-- inputs without a value; `details.tasks`: a library's entries to pick from) or its message.
+local function run_problem(err, result)
+  local problem
+  if err then
+    problem = type(err.data) == 'table' and err.data or { message = err.message or vim.inspect(err) }
+  elseif type(result) == 'table' and type(result.status) == 'string' and result.status:match('FAIL') then
+    problem = type(result.error) == 'table' and result.error or { message = tostring(result.error or 'failed') }
+  end
+  if not problem then return nil end
+  local details = type(problem.details) == 'table' and problem.details or {}
+  local missing = type(details.missing) == 'table' and details.missing or {}
+  if #missing == 0 and type(problem.message) == 'string' then -- an older server: read the message
+    local name = problem.message:match("input ['\"`]([%a_][%w_]*)['\"`] has no value")
+    if name then missing = { name } end
+  end
+  local tasks = problem.reason == 'no_entry' and type(details.tasks) == 'table' and details.tasks or {}
+  return { message = problem.message or vim.inspect(problem), missing = missing, tasks = tasks }
+end
+
+-- :TaskdslRun [name=value …] — workspace/executeCommand taskdsl.runTask(uri, task, inputs) on the
+-- current buffer. Inputs the server reports missing are asked for, one by one; for a library
+-- file the entry to run (a template or named task) is picked from the ones it defines.
 local function run_task(args)
   local bufnr = vim.api.nvim_get_current_buf()
   local client
@@ -78,25 +120,48 @@ local function run_task(args)
     if k then inputs[k] = v end
   end
   local uri = vim.uri_from_bufnr(bufnr)
-  local asked = {}
-  local function attempt()
+  local asked, task = {}, vim.NIL
+  local attempt
+
+  local function ask_missing(names, i)
+    if i > #names then return attempt() end
+    ask('taskdsl input ' .. names[i] .. ': ', function(value)
+      if value == nil then
+        vim.notify('taskdsl: run cancelled (no value for ' .. names[i] .. ')', vim.log.levels.WARN)
+        return
+      end
+      inputs[names[i]] = value
+      ask_missing(names, i + 1)
+    end)
+  end
+
+  attempt = function()
     client.request('workspace/executeCommand',
-      { command = 'taskdsl.runTask', arguments = { uri, vim.NIL, inputs } },
+      { command = 'taskdsl.runTask', arguments = { uri, task, inputs } },
       function(err, result)
-        local text = err and (err.message or vim.inspect(err)) or nil
-        if not text and type(result) == 'table' and type(result.status) == 'string' and result.status:match('FAIL') then
-          text = vim.inspect(result.error or result)
+        local problem = run_problem(err, result)
+        if problem and task == vim.NIL and #problem.tasks > 0 then
+          return choose('taskdsl: run which entry?', problem.tasks, function(choice)
+            if not choice then
+              vim.notify('taskdsl: run cancelled', vim.log.levels.WARN)
+              return
+            end
+            task = choice
+            attempt()
+          end)
         end
-        local missing = text and (text:match("[Mm]issing [%w ]-input[s]?[:%s]+['\"`]?([%a_][%w_]*)")
-          or text:match("input ['\"`]([%a_][%w_]*)['\"`] is"))
-        if missing and not asked[missing] then
-          asked[missing] = true
-          local value = vim.fn.input('taskdsl input ' .. missing .. ': ')
-          inputs[missing] = value
-          return attempt()
+        local fresh = {}
+        for _, name in ipairs(problem and problem.missing or {}) do
+          if not asked[name] then
+            asked[name] = true
+            table.insert(fresh, name)
+          end
         end
-        if text then
-          vim.notify('taskdsl: run failed: ' .. text, vim.log.levels.ERROR)
+        if #fresh > 0 then
+          return ask_missing(fresh, 1)
+        end
+        if problem then
+          vim.notify('taskdsl: run failed: ' .. problem.message, vim.log.levels.ERROR)
         else
           local content = type(result) == 'table' and (result.content or vim.inspect(result)) or tostring(result)
           vim.notify('taskdsl: run finished\n' .. tostring(content), vim.log.levels.INFO)
@@ -110,6 +175,8 @@ function M.setup(user)
   local opts = vim.tbl_deep_extend('force', defaults, user or {})
   local cmd = opts.cmd or { opts.python or default_python(), '-m', 'taskdsl', 'serve' }
   local settings = { taskdsl = opts.settings or {} }
+  -- :TaskdslRun asks for a run's missing inputs itself: the server answers without an error toast
+  local init_options = { taskdsl = opts.settings or {}, client = { promptsForMissingInputs = true } }
   local user_on_attach = opts.on_attach
   local function on_attach(client, bufnr)
     -- completion with <C-x><C-o> on every version (0.7 does not set it by itself)
@@ -146,6 +213,7 @@ function M.setup(user)
       root_markers = opts.root_markers,
       workspace_required = false,
       settings = settings,
+      init_options = init_options,
       on_attach = on_attach,
     })
     vim.lsp.enable('taskdsl')
@@ -163,6 +231,7 @@ function M.setup(user)
           cmd = cmd,
           root_dir = root,
           settings = settings,
+          init_options = init_options,
           on_attach = on_attach,
         }
         if vim.lsp.start then -- 0.8+

@@ -15,6 +15,7 @@ from taskdsl.diagnostics import Diagnostic
 from taskdsl.document import Document, parse
 from taskdsl.safexml import wellformedness
 from taskdsl.settings import Settings
+from taskdsl.suppression import visible
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +35,17 @@ def check_document(doc: Document, *, path: str | None = None, library=None, sett
     settings = settings or Settings()
     lxml_root, diagnostics = wellformedness(doc)
     if diagnostics:
-        return CheckResult(doc, _sorted(diagnostics), well_formed=False)
+        shown = visible(doc, diagnostics, path=path, settings=settings, well_formed=False)
+        return CheckResult(doc, _sorted(shown), well_formed=False)
     from taskdsl import schema_check
     from taskdsl.rules import run_rules
 
     schema_diagnostics = schema_check.validate(doc, lxml_root)
     rule_diagnostics = run_rules(doc, path=path, library=library, settings=settings)
     merged = _drop_superseded(schema_diagnostics, rule_diagnostics) + rule_diagnostics
-    return CheckResult(doc, _sorted(merged), well_formed=True)
+    # rule selection and inline suppression: the one place, for the CLI, the server and the run
+    shown = visible(doc, merged, path=path, settings=settings, well_formed=True)
+    return CheckResult(doc, _sorted(shown), well_formed=True)
 
 
 def check_text(text: str, *, path: str | None = None, library=None, settings: Settings | None = None) -> CheckResult:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -52,8 +54,13 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
                                 description="Check templates: well-formedness, the grammar and the rules. "
                                             "Folders are searched for *.task.xml; files named explicitly are checked whatever their name.")
     check.add_argument("paths", nargs="+", metavar="PATH", help="template files or folders")
-    check.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format (default text)")
+    check.add_argument("--format", choices=FORMATS, default="text",
+                       help="output format (default text; github: GitHub Actions annotations; junit: JUnit XML)")
     check.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix, apply the unsafe quick fixes too (a guessed name, an added empty argument)")
+    check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
+                       help="check with N processes (default: one per core; 1: in this process; --fix: always 1)")
     check.set_defaults(func=check_command)
 
     rules = commands.add_parser("rules", help="list the diagnostic codes, or show one code's documentation")
@@ -68,8 +75,10 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
         stub = commands.add_parser("run", help="run a template (see `taskdsl run --help`)", add_help=False)
         stub.set_defaults(func=lambda _args: _unavailable("run"))
 
+    from taskdsl import cli_ask  # match, ask: cheap to import (their work imports on use)
     from taskdsl.authoring import cli_commands  # test, render, graph
 
+    cli_ask.add_parsers(commands)
     cli_commands.add_parsers(commands)
 
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
@@ -175,28 +184,50 @@ def read_source(path: str):
 # --------------------------------------------------------------------------- check: checking
 
 
+def _jobs(value: str) -> int:
+    from taskdsl.parallel import positive_jobs
+
+    return positive_jobs(value)
+
+
 def check_command(args) -> int:
-    from taskdsl.workspace import project_settings
+    import functools
+
+    from taskdsl.document import gc_paused
+    from taskdsl.parallel import FileCheck, check_paths, default_jobs
 
     report = Report()
-    settings = project_settings()
-    targets = collect_files(args.paths, settings, report)
-    library = build_library(targets, settings)
-    for path in targets.files:
-        try:
-            source = read_source(path)
-        except OSError as error:
-            report.usage_errors.append(f"{path}: cannot read: {error.strerror or error}")
-            continue
-        if args.fix and not source.refused and source.problem is None:
-            fix_source(source, library, settings, report)
-        document, diagnostics = check_source(source, library, settings)
-        report.results.append((source, document, diagnostics))
-        report.files_checked += 1
+    if args.unsafe_fixes and not args.fix:
+        report.usage_errors.append("--unsafe-fixes applies fixes only together with --fix (taskdsl check --fix --unsafe-fixes)")
+    with gc_paused():  # bulk work that keeps what it builds (the index, every document)
+        settings = project_settings(args.paths, report)
+        targets = collect_files(args.paths, settings, report)
+        library = build_library(targets, settings)
+        jobs = getattr(args, "jobs", None) or default_jobs()
+        fix = functools.partial(fix_source, unsafe=args.unsafe_fixes)
+        each = FileCheck(read=read_source, check=check_source, fix=fix)
+        check_paths(targets.files, library, settings, report, each, jobs=jobs, fix=args.fix)
     write_report(report, args.format, sys.stdout, sys.stderr)
     if report.usage_errors:
         return 2
     return 1 if any(d.is_error for _, _, ds in report.results for d in ds) else 0
+
+
+def project_settings(paths: list[str], report: Report):
+    """The settings of the checked project (its taskdsl.toml or [tool.taskdsl]: the project of the
+    first path given); the config file's own problems are reported with the templates'."""
+    from taskdsl.config import settings_for
+    from taskdsl.document import Document
+    from taskdsl.workspace import Source
+
+    first = next((path for path in paths if os.path.exists(path)), os.curdir)
+    settings, config = settings_for(first)
+    if config.path is not None and config.problems:
+        shown = os.path.relpath(config.path) if not os.path.relpath(config.path).startswith("..") else str(config.path)
+        document = Document(config.text)  # positions only: the config file is TOML
+        report.results.append((Source(shown, config.text), document, sorted(config.problems, key=lambda d: d.span.start)))
+        report.files_checked += 1
+    return settings
 
 
 def build_library(targets: Targets, settings):
@@ -216,14 +247,14 @@ def check_source(source, library, settings):
     """(Document, diagnostics) of one file, with the reading problems in front."""
     from taskdsl.checker import check_document
     from taskdsl.diagnostics import Diagnostic, Severity
-    from taskdsl.document import Span, parse
+    from taskdsl.document import Span
+    from taskdsl.parallel import source_document
 
     if source.refused:
         offset, message = source.problem
-        return parse(""), [Diagnostic("TD001", Severity.ERROR, Span(0, 0), message)]
+        return source_document(source, library), [Diagnostic("TD001", Severity.ERROR, Span(0, 0), message)]
     path = os.path.abspath(source.path)
-    indexed = library.take_document(path, source.text) if library is not None else None
-    result = check_document(indexed or parse(source.text), path=path, library=library, settings=settings)
+    result = check_document(source_document(source, library), path=path, library=library, settings=settings)
     diagnostics = list(result.diagnostics)
     if source.problem is not None:
         offset, message = source.problem
@@ -233,12 +264,14 @@ def check_source(source, library, settings):
     return result.document, diagnostics
 
 
-def fix_source(source, library, settings, report: Report) -> None:
-    """`--fix`: the fixer's safe fixes, written back only when the file changed."""
+def fix_source(source, library, settings, report: Report, unsafe: bool = False) -> None:
+    """`--fix`: the fixer's safe fixes (all fixes with `--unsafe-fixes`), written back only when the
+    file changed."""
     from taskdsl.fixer import fix_text
     from taskdsl.workspace import write_source
 
-    fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings)
+    fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings,
+                     unsafe=unsafe)
     for applied in fixed.applied:
         report.fixed.append((source.path, applied.line + 1, applied.column + 1, applied.diagnostic.code,
                              applied.fix.title))
@@ -262,6 +295,10 @@ def write_report(report: Report, fmt: str, out, err) -> None:
     elif fmt == "sarif":
         json.dump(sarif_report(report), out, indent=2, ensure_ascii=False)
         out.write("\n")
+    elif fmt == "github":
+        out.writelines(line + "\n" for line in github_report(report))
+    elif fmt == "junit":
+        out.write(junit_report(report))
     else:
         for source, document, diagnostics in report.results:
             for diagnostic in diagnostics:
@@ -380,6 +417,62 @@ def sarif_report(report: Report) -> dict:
             "results": results,
         }],
     }
+
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice", "hint": "notice"}
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    """As @actions/core escapes workflow commands: % CR LF always, ':' and ',' in property values."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
+
+
+def github_report(report: Report) -> list[str]:
+    """GitHub Actions workflow commands: one annotation per diagnostic, shown on the pull request's diff."""
+    lines = []
+    for source, document, diagnostics in report.results:
+        for diagnostic in diagnostics:
+            r = _range(document, diagnostic.span)
+            properties = {"file": source.path, "line": r["line"], "col": r["column"], "endLine": r["endLine"],
+                          "endColumn": r["endColumn"], "title": diagnostic.code}
+            listed = ",".join(f"{key}={_github_escape(str(value), True)}" for key, value in properties.items())
+            lines.append(f"::{_GITHUB_LEVEL[diagnostic.severity.value]} {listed}::{_github_escape(diagnostic.message)}")
+    return lines
+
+
+_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def junit_report(report: Report) -> str:
+    """JUnit XML (the Jenkins junit-10 shape): a test suite per checked file, a failing test case per
+    diagnostic (its type the severity), one passing test case for a file without any."""
+    import xml.etree.ElementTree as ET
+
+    def clean(text: str) -> str:  # characters XML 1.0 cannot hold (a message may quote a file's bytes)
+        return _XML_INVALID.sub("\ufffd", text)
+
+    suites = ET.Element("testsuites", name="taskdsl check")
+    total = failed = 0
+    for source, document, diagnostics in report.results:
+        suite = ET.SubElement(suites, "testsuite", name=clean(source.path), tests=str(max(len(diagnostics), 1)),
+                              failures=str(len(diagnostics)), errors="0", skipped="0", time="0")
+        if not diagnostics:
+            ET.SubElement(suite, "testcase", name="taskdsl check", classname=clean(source.path), time="0")
+        for diagnostic in diagnostics:
+            line, col = document.position(diagnostic.span.start)
+            case = ET.SubElement(suite, "testcase", name=f"{diagnostic.code} {line + 1}:{col + 1}",
+                                 classname=clean(source.path), time="0")
+            failure = ET.SubElement(case, "failure", message=clean(diagnostic.message), type=diagnostic.severity.value)
+            failure.text = clean(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} "
+                                 f"{diagnostic.code} {diagnostic.message}")
+        total += max(len(diagnostics), 1)
+        failed += len(diagnostics)
+    suites.set("tests", str(total))
+    suites.set("failures", str(failed))
+    suites.set("errors", "0")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
 def _sarif_related(source, document, number: int, related) -> dict:

@@ -18,7 +18,7 @@ HOW_TO_ALLOW = ("allow it with --allow-read {folder} (taskdsl run), allow_read i
                 "taskdsl.toml, or the editor setting taskdsl.run.allowRead")
 
 
-def _within(path: str, folder: str) -> bool:
+def within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -26,9 +26,9 @@ def read_refusal(path: str, root: str, allowed: Iterable[str] = ()) -> str | Non
     """Why a run may not read path (already joined to its base folder), or None when it may."""
     real = os.path.realpath(path)
     for never in NEVER_READ:
-        if _within(real, never):
+        if within(real, never):
             return f"'{path}' is under {never}, which a run never reads"
-    if any(_within(real, os.path.realpath(folder)) for folder in (root, *allowed)):
+    if any(within(real, os.path.realpath(folder)) for folder in (root, *allowed)):
         return None
     shown = f"'{path}'" + (f" (a link to '{real}')" if real != os.path.abspath(path) else "")
     return (f"{shown} is outside the project ({root}): "

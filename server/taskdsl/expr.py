@@ -24,9 +24,13 @@ from typing import Any
 
 
 class ExprError(Exception):
-    def __init__(self, message: str, offset: int = 0, length: int = 1):
+    def __init__(self, message: str, offset: int = 0, length: int = 1, rewrite: str | None = None,
+                 rewrite_safe: bool = True):
         super().__init__(message)
         self.message, self.offset, self.length = message, offset, max(length, 1)
+        # the obvious rewrite of text[offset:offset+length] (`&&` → `and`), where there is one; unsafe
+        # where the other language's precedence differs (`!a == b` is `(!a) == b`, `not a == b` is not)
+        self.rewrite, self.rewrite_safe = rewrite, rewrite_safe
 
 
 class ExprSyntaxError(ExprError):
@@ -166,6 +170,7 @@ _COMPARISONS = {"==", "!=", "<", "<=", ">", ">=", "in"}
 _BINDING = {"or": 1, "and": 2, **{op: 4 for op in _COMPARISONS}}  # `not` binds at 3
 _ARITHMETIC = {"+", "-", "*", "/", "%", "**", "//"}
 _PYTHON_WORDS = {"True": "true", "False": "false", "None": "null"}
+_WORD_FOR = {"&": "and", "|": "or"}
 _HINTS = {
     "=": "'=' is assignment: use '==' to compare",
     "&": "use 'and' instead of '&'", "|": "use 'or' instead of '|'", "!": "use 'not' instead of '!'",
@@ -252,13 +257,32 @@ class _Parser:
     def forbid_operator(self, tok: Token):
         if tok.kind == "op" and tok.text in _ARITHMETIC:
             raise ExprForbidden(f"arithmetic ('{tok.text}') is not part of the cond language", tok.offset, len(tok.text))
+        before, after = self.neighbours(tok)
         if tok.kind == "op" and tok.text == "=":  # `= =`, `===`, `a = 1`: not an expression at all (TD701)
-            raise ExprSyntaxError(_HINTS["="], tok.offset, 1)
+            if before.text == "==" and before.offset + 2 == tok.offset:  # `===`
+                raise ExprSyntaxError(_HINTS["="], tok.offset, 1, rewrite="")
+            if after.text == "=":  # `= =`
+                raise ExprSyntaxError(_HINTS["="], tok.offset, after.offset + 1 - tok.offset, rewrite="==")
+            lone = before.kind != "op" or before.text in ")]"
+            raise ExprSyntaxError(_HINTS["="], tok.offset, 1, rewrite="==" if lone else None)
+        if tok.kind == "op" and tok.text in "&|" and after.text == tok.text and after.offset == tok.offset + 1:
+            # `&&`, `||` bind as `and`, `or` do; a single `&`, `|` is bitwise: no obvious rewrite
+            raise ExprForbidden(f"use '{_WORD_FOR[tok.text]}' instead of '{tok.text * 2}'", tok.offset, 2,
+                                rewrite=_WORD_FOR[tok.text])
+        if tok.kind == "op" and tok.text == "!":
+            raise ExprForbidden(_HINTS[tok.text], tok.offset, 1, rewrite="not", rewrite_safe=False)
         if tok.kind == "op" and tok.text in _HINTS:
             raise ExprForbidden(_HINTS[tok.text], tok.offset, len(tok.text))
         if tok.kind == "name" and tok.text in ("is", "if", "else", "for", "lambda"):
             hint = "use '==' instead of 'is'" if tok.text == "is" else f"'{tok.text}' is not part of the cond language"
-            raise ExprForbidden(hint, tok.offset, len(tok.text))
+            rewrite = "==" if tok.text == "is" and after.text != "not" else None  # `is not` is `!=`, not `== not`
+            raise ExprForbidden(hint, tok.offset, len(tok.text), rewrite=rewrite)
+
+    def neighbours(self, tok: Token) -> tuple[Token, Token]:
+        """The tokens before and after tok (an end token stands in at either edge)."""
+        index = next(i for i, t in enumerate(self.tokens) if t is tok)
+        edge = Token("end", "", None, 0)
+        return (self.tokens[index - 1] if index else edge), self.tokens[min(index + 1, len(self.tokens) - 1)]
 
     def prefix(self) -> Expr:
         tok = self.advance()
@@ -302,7 +326,8 @@ class _Parser:
             self.expect(")", "expected ')' after the argument of len(")
             return self.postfix(Len(*self.span(tok.offset), arg), allow_members=False)
         if word in _PYTHON_WORDS:
-            raise ExprForbidden(f"'{word}' is Python: write '{_PYTHON_WORDS[word]}'", tok.offset, len(word))
+            raise ExprForbidden(f"'{word}' is Python: write '{_PYTHON_WORDS[word]}'", tok.offset, len(word),
+                                rewrite=_PYTHON_WORDS[word])
         if word in ("and", "or", "in"):
             self.i -= 1
             self.fail_at(tok, "expected a value before '%s'" % word)

@@ -1,7 +1,8 @@
 """The one fixer: `taskdsl check --fix` and the editor's "Fix all" code action both apply the
-safe quick fixes through `fix_text`.
+safe quick fixes through `fix_text`; `taskdsl check --fix --unsafe-fixes` applies the unsafe ones
+too (`fix_text(..., unsafe=True)`: a guessed name, an added empty argument).
 
-Each round checks the text, takes the safe fixes of its diagnostics in document order, skips any
+Each round checks the text, takes the chosen fixes of its diagnostics in document order, skips any
 whose edits overlap an edit already taken this round, applies them (nothing else in the file
 changes) and checks again; it stops when a round has nothing to apply (or after MAX_ROUNDS).
 """
@@ -40,13 +41,14 @@ def _overlaps(a: TextEdit, b: TextEdit) -> bool:
         b.span.start == b.span.end and a.span.start < b.span.start < a.span.end)
 
 
-def safe_fix(diagnostic: Diagnostic) -> Fix | None:
-    """The fix `--fix` applies for a diagnostic: its first safe fix that edits something."""
-    return next((f for f in diagnostic.fixes if f.safe and f.edits), None)
+def safe_fix(diagnostic: Diagnostic, unsafe: bool = False) -> Fix | None:
+    """The fix `--fix` applies for a diagnostic: its first safe fix that edits something (with
+    unsafe, its first fix of any kind: the one the editor offers first)."""
+    return next((f for f in diagnostic.fixes if (f.safe or unsafe) and f.edits), None)
 
 
-def fix_text(text: str, path: str | None = None, library=None, settings=None) -> Fixed:
-    """Apply every safe fix, round after round, until the text is stable."""
+def fix_text(text: str, path: str | None = None, library=None, settings=None, unsafe: bool = False) -> Fixed:
+    """Apply every safe fix (with unsafe, every fix), round after round, until the text is stable."""
     from taskdsl.checker import check_text
 
     fixed = Fixed(text)
@@ -55,7 +57,7 @@ def fix_text(text: str, path: str | None = None, library=None, settings=None) ->
         taken: list[TextEdit] = []
         chosen: list[Applied] = []
         for diagnostic in result.diagnostics:
-            fix = safe_fix(diagnostic)
+            fix = safe_fix(diagnostic, unsafe)
             if fix is None or any(_overlaps(edit, other) for edit in fix.edits for other in taken):
                 continue  # overlapping fixes wait for the next round, on the updated text
             taken.extend(fix.edits)

@@ -13,6 +13,12 @@ import signal
 import sys
 import time
 
+from taskdsl.config import run_defaults
+
+#: refusals about how the command was called, not about the run: exit 2 like a bad argument
+USAGE_REASONS = ("no_entry",)
+DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
+
 
 def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("run", help="run a template (offline with --model taskdsl/echo)",
@@ -22,15 +28,19 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
                    help="bind an input or param (repeatable)")
     p.add_argument("--inputs", metavar="FILE.json", help="a JSON object of inputs (--input wins over it)")
+    p.add_argument("--global", dest="globals", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a global (repeatable; over the project's [globals] in taskdsl.toml)")
     p.add_argument("--model", help="the model for every atomic task (overrides <model> and TASKDSL_MODEL)")
     p.add_argument("--trace", metavar="FILE", help="write a JSON-lines trace of the run")
     p.add_argument("--json", action="store_true", help="print the result (or the error) as JSON")
+    p.add_argument("--plan", "--dry-run", action="store_true", dest="plan",
+                   help="print what the run would do (commands, models and cost, files, inputs) and run nothing")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
                    help="let file_paths read this folder (or file) outside the project (repeatable)")
     p.add_argument("--max-cost", type=_non_negative, metavar="USD",
                    help="stop when model calls would cost more (estimated before the run, enforced during it)")
-    p.add_argument("--timeout", type=_non_negative, default=3600.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
     p.set_defaults(func=run_command)
     return p
@@ -132,26 +142,35 @@ def _preload_models(model: str | None, quiet: bool) -> None:
 
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
-    from taskdsl.evaluator.runner import run_file
+    from taskdsl.evaluator.runner import prepare_file, run_file
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
+        global_values, project, config = run_defaults(args.file, args.globals)
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
     progress = Progress(quiet=args.quiet)
-    _preload_models(args.model, args.quiet)
+    if not args.plan:
+        _preload_models(args.model or project.model, args.quiet)
 
     async def main():
+        if args.plan:
+            return print_plan(prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
+                                           global_values=global_values), project.model or default_model(), args.model)
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress, allow_read=tuple(args.allow_read), max_cost=args.max_cost,
-                              timeout=args.timeout or None)
+                              on_event=progress, allow_read=tuple(args.allow_read), globals=global_values, settings=project,
+                              config=HandlerConfig(model=project.model or default_model()),
+                              max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
+                              timeout=(args.timeout if args.timeout is not None
+                                       else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
 
     try:
         result = asyncio.run(main())
@@ -164,15 +183,24 @@ def run_command(args) -> int:
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
-        return 1
+        return 2 if e.reason in USAGE_REASONS else 1
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("taskdsl run: cancelled", file=sys.stderr)
         return 130
+    if args.plan:
+        return 0
     if args.json:
         print(masked_json(result.to_json()))
     else:
         print(masked(result.content))
     return 0
+
+
+def print_plan(prepared, default_model: str, model: str | None) -> None:
+    "--plan: the plan the editor's run question shows, printed; nothing runs."
+    from taskdsl.evaluator import consent
+
+    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model))))
 
 
 def masked(text: str) -> str:

@@ -14,7 +14,6 @@ five roots are allowed. A path the grammar does not allow resolves to nothing: q
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import threading
 import time
 from collections import deque
@@ -37,13 +36,9 @@ model_build_seconds: float | None = None
 
 def xsd_path() -> Path:
     """The installed ``task.xsd``: inside the wheel, else the source tree's ``schemas/``."""
-    try:
-        packaged = importlib.resources.files("taskdsl") / "schemas" / "task.xsd"
-        if packaged.is_file():
-            return Path(str(packaged))
-    except (ModuleNotFoundError, NotADirectoryError):  # pragma: no cover - odd installs
-        pass
-    return Path(__file__).resolve().parents[2] / "schemas" / "task.xsd"
+    from taskdsl.resources import installed
+
+    return installed("schemas/task.xsd", "schemas/task.xsd")
 
 
 @functools.cache

@@ -21,7 +21,6 @@ when libxml2 found something: a valid template costs one libxml2 validation.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -29,8 +28,9 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from taskdsl import schema
-from taskdsl.diagnostics import Diagnostic, Related, Severity
+from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
 from taskdsl.document import Document, Element, Span
+from taskdsl.names import nearest as nearest_name
 
 log = logging.getLogger(__name__)
 
@@ -324,7 +324,25 @@ def _not_allowed(context: _Context, parent: Element, child: Element, allowed: di
         if context.model.is_mixed(path):
             listed = "text, " + listed if still else "text"
         message = f"<{child.tag}> is not allowed in <{parent.tag}>{hint}; allowed here: {listed}"
+        return Diagnostic("TD101", Severity.ERROR, child.name_span, message,
+                          fixes=_rename_fixes(context.doc, child, still))
     return Diagnostic("TD101", Severity.ERROR, child.name_span, message)
+
+
+def _rename_fixes(doc: Document, element: Element, allowed: list[str]) -> list[Fix]:
+    """Rename a misspelt element, start and end tag together, to the nearest element still allowed
+    in its parent: safe when that is the only close match."""
+    nearest, sure = nearest_name(element.tag, allowed)
+    if nearest is None:
+        return []
+    edits = [TextEdit(element.name_span, nearest)]
+    end = element.end_tag
+    if end is not None:
+        name_start = end.start + 2  # after "</"
+        if doc.text[name_start:name_start + len(element.tag)] != element.tag:
+            return []  # an end tag the scanner matched loosely: do not guess where its name is
+        edits.append(TextEdit(Span(name_start, name_start + len(element.tag)), nearest))
+    return [Fix(f"Rename <{element.tag}> to <{nearest}>", tuple(edits), safe=sure)]
 
 
 def _unexpected(context: _Context, element: Element, message: str) -> Diagnostic:
@@ -423,27 +441,27 @@ def _invalid_value(context: _Context, element: Element, attribute_name: str | No
             value = element.text.strip()
     type_name = type_name or _type_in(message)
     shown = f"'{value}'" if value else "an empty value"
+    fixes: list[Fix] = []
     if values:
         hint = _did_you_mean(value or "", values, "'", "'")
         expected = " or ".join(values) if len(values) == 2 else "one of " + ", ".join(values)
         text = f"{shown} is not valid for {subject}{hint}; expected {expected}"
+        nearest, sure = nearest_name(value or "", values)
+        if nearest is not None and span != element.name_span:  # the value itself is underlined
+            fixes.append(Fix(f"Replace '{value}' with '{nearest}'", (TextEdit(span, nearest),), safe=sure))
     elif type_name in VALUE_IN_WORDS:
         text = f"{shown} is not valid for {subject}; expected {VALUE_IN_WORDS[type_name]}"
     else:
         text = f"{shown} is not valid for {subject}: {_tidy(message.split(':', 1)[-1])}"
-    return Diagnostic("TD105", Severity.ERROR, span, text)
+    return Diagnostic("TD105", Severity.ERROR, span, text, fixes=fixes)
 
 
 # --------------------------------------------------------------------------- helpers
 
 
 def _did_you_mean(word: str, candidates, left: str, right: str) -> str:
-    # 0.75 keeps real typos (descripton, stpes, comand) and drops look-alikes (code → model)
-    candidates = list(candidates)
-    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.75)
-    if not close and len(word) >= 4:  # a name typed half-way: fresh → fresh_context
-        close = [c for c in candidates if c.startswith(word)][:1]
-    return f" (did you mean {left}{close[0]}{right}?)" if close and close[0] != word else ""
+    nearest, _ = nearest_name(word, candidates)
+    return f" (did you mean {left}{nearest}{right}?)" if nearest else ""
 
 
 def _quoted_after(message: str, word: str) -> str | None:

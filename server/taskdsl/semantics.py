@@ -272,6 +272,7 @@ class ArgumentProblem:
     kind: str  # too-many | unknown | twice | missing
     message: str
     name: str | None = None  # the named argument concerned
+    missing: tuple[str, ...] = ()  # kind "missing": the params left unbound, in order
 
 
 def _count_text(target: str, params: list[tuple[str, bool]]) -> str:
@@ -319,5 +320,5 @@ def argument_problems(target: str, params: list[tuple[str, bool]], positional: i
             message = f"{_count_text(target, params)}; this call passes {positional}"
         else:
             message = f"call to '{target}' does not bind {_quoted(missing)}"
-        problems.append(ArgumentProblem("missing", message))
+        problems.append(ArgumentProblem("missing", message, missing=tuple(missing)))
     return problems

@@ -16,6 +16,7 @@ import functools
 import gc
 import importlib
 import logging
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -28,12 +29,12 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
-from taskdsl import __version__
+from taskdsl import __version__, config
 from taskdsl.document import Document, Span, parse
 from taskdsl.features import actions  # light; its command is registered below
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
 from taskdsl.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
-from taskdsl.settings import Settings
+from taskdsl.settings import Settings, overlay
 
 if TYPE_CHECKING:
     from taskdsl.checker import CheckResult
@@ -100,7 +101,10 @@ class Analysis:
 
 @dataclass
 class State:
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=Settings)  # the project's configuration with the editor's over it
+    editor_settings: Settings = field(default_factory=Settings)  # the editor's alone
+    config: Any = None  # taskdsl.config.Config of the first workspace folder's project
+    config_published: str | None = None  # uri of the config file whose problems were last published
     client: ClientFeatures = field(default_factory=ClientFeatures)
     pull: bool = False
     library: Any = None
@@ -202,7 +206,8 @@ class TaskdslServer(LanguageServer):
     # -- diagnostics ---------------------------------------------------------------------
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
-        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for) for d in self.check(analysis).diagnostics]
+        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for, self.state.settings.rules_url)
+                       for d in self.check(analysis).diagnostics]
         if self.state.warm_up is None:
             self.state.warm_up = asyncio.get_running_loop().create_future()  # once
             asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out
@@ -224,7 +229,7 @@ class TaskdslServer(LanguageServer):
 
     def publish(self, uri: str, version: int | None) -> None:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""
-        if self.state.pull or not self.is_open(uri):
+        if self.state.pull or not self.is_open(uri) or is_config_uri(uri):
             return
         analysis = self.analysis(uri)
         if version is not None and analysis.version != version:
@@ -314,6 +319,62 @@ class TaskdslServer(LanguageServer):
         affected_uris = {path_to_uri(str(p)) for p in (affected or [])}
         return [uri for uri in self.workspace.text_documents if uri in affected_uris]
 
+    # -- project configuration (taskdsl.toml / [tool.taskdsl]) ------------------------------
+
+    def set_editor_settings(self, editor: Settings) -> None:
+        self.state.editor_settings = editor
+        self.state.settings = overlay(config.project_settings(self.state.config), editor) \
+            if self.state.config is not None else editor
+
+    def load_config(self, unsaved: dict[str, str] | None = None) -> bool:
+        """(Re)read the project's configuration (an open buffer wins over the file) and publish its
+        problems. True when the settings changed."""
+        roots = self.roots()
+        if not roots:
+            return False
+        try:
+            self.state.config = config.load_config(config.project_root(roots[0]), unsaved)
+        except Exception:
+            self.log_failure("configuration")
+            return False
+        before = self.state.settings
+        self.set_editor_settings(self.state.editor_settings)
+        self.publish_config()
+        changed = self.state.settings != before
+        if changed:
+            self.state.generation += 1
+        return changed
+
+    def publish_config(self) -> None:
+        """The config file's problems, always pushed (a client pulls only for templates)."""
+        current = self.state.config
+        uri = path_to_uri(str(current.path)) if current is not None and current.path is not None else None
+        if self.state.config_published and self.state.config_published != uri:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=self.state.config_published, diagnostics=[]))
+        self.state.config_published = uri
+        if uri is None:
+            return
+        document = Document(current.text)  # positions only: the file is TOML
+        analysis = Analysis(uri, None, document, Positions(document, self.codec()), str(current.path))
+        diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for) for d in current.problems]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def config_edited(self, uri: str, text: str | None) -> None:
+        """A config file was opened, edited, saved or closed: read it again, re-check what it changes."""
+        path = uri_to_path(uri)
+        roots = self.roots()
+        if not path or not roots or os.path.dirname(path) != str(config.project_root(roots[0])):
+            return  # another folder's file: not this project's configuration
+        before = self.state.settings
+        self.load_config({path: text} if text is not None else None)
+        if self.state.settings != before:
+            library_inputs = ("files", "library_paths", "exclude")
+            if any(getattr(before, k) != getattr(self.state.settings, k) for k in library_inputs):
+                asyncio.ensure_future(build_library(self))
+            else:
+                self.recheck_open()
+
     # -- failures ------------------------------------------------------------------------
 
     def log_failure(self, feature: str) -> None:
@@ -387,7 +448,13 @@ def guarded(feature: str, empty: Any = None) -> Callable:
 # -- conversions -------------------------------------------------------------------------------
 
 
-def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types.Diagnostic:
+def is_config_uri(uri: str) -> bool:
+    """taskdsl.toml or pyproject.toml: never checked as a template."""
+    path = uri_to_path(uri)
+    return bool(path) and config.is_config_file(path)
+
+
+def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for, rules_url: str | None = None) -> types.Diagnostic:
     positions = analysis.positions
     related = []
     for item in d.related:
@@ -415,10 +482,19 @@ def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for) -> types
         message=d.message,
         severity=_severity(d.severity),
         code=d.code,
+        code_description=_code_description(d.code, rules_url),
         source="taskdsl",
         related_information=related or None,
         data=data,
     )
+
+
+def _code_description(code: str, rules_url: str | None) -> types.CodeDescription | None:
+    """The link to the code's rule page (``docs.rulesUrl``, else the pages installed with taskdsl)."""
+    from taskdsl import rule_pages  # imports the rules: not before the first check needs them
+
+    href = rule_pages.href(code, rules_url)
+    return types.CodeDescription(href=href) if href else None
 
 
 def _range_json(r: types.Range) -> dict:
@@ -437,7 +513,7 @@ def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
     ls.state.client_name = params.client_info.name if params.client_info else None
     options = params.initialization_options
     if isinstance(options, dict):
-        ls.state.settings = ls.state.settings.updated(options.get("taskdsl", options))
+        ls.set_editor_settings(ls.state.editor_settings.updated(options.get("taskdsl", options)))
         client_options = options.get("client")
         if isinstance(client_options, dict):
             ls.state.client_prompts_for_inputs = client_options.get("promptsForMissingInputs") is True
@@ -447,6 +523,7 @@ def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
 async def initialized(ls: TaskdslServer, params: types.InitializedParams) -> None:
     import_features()
     await pull_settings(ls)
+    ls.load_config()
     await register_watchers(ls)
     await build_library(ls)
 
@@ -462,10 +539,10 @@ async def pull_settings(ls: TaskdslServer) -> bool:
         log.warning("workspace/configuration failed; keeping the current settings", exc_info=True)
         return False
     section = result[0] if result else None
-    updated = ls.state.settings.updated(section) if isinstance(section, dict) else ls.state.settings
-    changed = updated != ls.state.settings
-    ls.state.settings = updated
-    return changed
+    editor = ls.state.editor_settings.updated(section) if isinstance(section, dict) else ls.state.editor_settings
+    before = ls.state.settings
+    ls.set_editor_settings(editor)
+    return ls.state.settings != before
 
 
 async def register_watchers(ls: TaskdslServer) -> None:
@@ -474,6 +551,7 @@ async def register_watchers(ls: TaskdslServer) -> None:
     if not (watched and watched.dynamic_registration):
         return
     watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in ls.state.settings.files]
+    watchers += [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in config.CONFIG_NAMES]
     try:
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
             id="taskdsl-watch-templates", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -503,7 +581,7 @@ async def build_library(ls: TaskdslServer) -> None:
             None, functools.partial(library_module.Library.from_paths, roots, settings=ls.state.settings))
         for uri in list(ls.workspace.text_documents):  # open documents win over their files on disk
             path = uri_to_path(uri)
-            if path:
+            if path and not config.is_config_file(path):
                 ls.state.library.update_file(path, ls.workspace.get_text_document(uri).source)
         ls.state.generation += 1
         # The index lives as long as the server: keep the cyclic GC from walking it on every full
@@ -525,7 +603,7 @@ async def did_change_configuration(ls: TaskdslServer, params: types.DidChangeCon
         settings = params.settings
         section = settings.get("taskdsl") if isinstance(settings, dict) else None
         if isinstance(section, dict):
-            ls.state.settings = ls.state.settings.updated(section)
+            ls.set_editor_settings(ls.state.editor_settings.updated(section))
     ls.state.generation += 1
     ls.recheck_open()
 
@@ -537,6 +615,9 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
         path = uri_to_path(change.uri)
         if path is None or ls.is_open(change.uri):
             continue  # an open document's own edits are authoritative
+        if config.is_config_file(path):
+            ls.config_edited(change.uri, None)
+            continue
         if change.type == types.FileChangeType.Deleted:
             affected += ls.update_library(path, None, removed=True)
         else:
@@ -557,6 +638,8 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: TaskdslServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
+    if is_config_uri(uri):
+        return ls.config_edited(uri, params.text_document.text)
     affected = ls.update_library(uri_to_path(uri), params.text_document.text)
     ls.publish(uri, params.text_document.version)
     ls.recheck_open([u for u in affected if u != uri]) if affected else None
@@ -565,6 +648,8 @@ def did_open(ls: TaskdslServer, params: types.DidOpenTextDocumentParams) -> None
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: TaskdslServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
+    if is_config_uri(uri):
+        return ls.config_edited(uri, ls.workspace.get_text_document(uri).source)
     affected = ls.update_library(uri_to_path(uri), ls.workspace.get_text_document(uri).source)
     ls.schedule(uri, params.text_document.version)
     others = [u for u in affected if u != uri]
@@ -575,6 +660,8 @@ async def did_change(ls: TaskdslServer, params: types.DidChangeTextDocumentParam
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: TaskdslServer, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
+    if is_config_uri(uri):
+        return None
     pending = ls.state.pending.pop(uri, None)
     if pending is not None:
         pending.cancel()
@@ -589,6 +676,8 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
         pending.cancel()
     ls.state.analyses.pop(uri, None)
     ls.state.published.pop(uri, None)
+    if is_config_uri(uri):
+        return ls.config_edited(uri, None)  # back to the file on disk
     path = uri_to_path(uri)
     if path and ls.state.library is not None:  # back to what is on disk
         text = read_text(path)
@@ -603,15 +692,50 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
 
 
 @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
-                types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=False))
+                types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=True))
 @guarded("diagnostics", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
 def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
+    if is_config_uri(params.text_document.uri):  # its problems are pushed (publish_config)
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
     analysis = ls.analysis(params.text_document.uri)
     ls.check(analysis)
     result_id = f"{analysis.version}:{ls.state.generation}"
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis), result_id=result_id)
+
+
+@server.feature(types.WORKSPACE_DIAGNOSTIC)
+@guarded("workspaceDiagnostics", lambda: types.WorkspaceDiagnosticReport(items=[]))
+async def workspace_diagnostic(ls: TaskdslServer, params: types.WorkspaceDiagnosticParams):
+    """The workspace's files that are not open (open ones are pulled one by one), each checked
+    against the library; a file whose text and library are unchanged since the client's last
+    report is answered unchanged without checking it again."""
+    from taskdsl.library import _stamp as file_stamp
+
+    library = ls.state.library
+    previous = {item.uri: item.value for item in params.previous_result_ids or []}
+    items: list = []
+    for path in sorted(getattr(library, "workspace_files", ())):
+        uri = path_to_uri(path)
+        if ls.is_open(uri):
+            continue
+        stamp = file_stamp(path)  # (mtime, size): unchanged files are answered unchanged
+        if stamp is None:
+            continue
+        result_id = f"{ls.state.generation}:{stamp[0]}:{stamp[1]}"
+        if previous.get(uri) == result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, version=None, result_id=result_id))
+            continue
+        text = read_text(path)
+        if text is None:
+            continue
+        document = parse(text)
+        analysis = Analysis(uri, None, document, Positions(document, ls.codec()), path)
+        items.append(types.WorkspaceFullDocumentDiagnosticReport(
+            uri=uri, version=None, items=ls.lsp_diagnostics(analysis), result_id=result_id))
+        await asyncio.sleep(0)  # let edits and requests in between files
+    return types.WorkspaceDiagnosticReport(items=items)
 
 
 # -- features ----------------------------------------------------------------------------------
@@ -728,7 +852,8 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
                                 result.diagnostics, params.context, client=ls.state.client,
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
-                                settings=ls.state.settings, lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for))
+                                settings=ls.state.settings,
+                                lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for, ls.state.settings.rules_url))
 
 
 @server.command(actions.EXTRACT_COMMAND)
@@ -790,6 +915,10 @@ from taskdsl.features.run import register_run  # noqa: E402
 from taskdsl.authoring.preview_lsp import register_preview  # noqa: E402
 
 register_preview(server, register_run(server))
+
+from taskdsl.features.match import register_match  # noqa: E402  (taskdsl.matchTasks)
+
+register_match(server)
 
 
 # -- entry point -------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""User settings (SPEC §8), as the command line and the language server both see them."""
+"""Settings as the command line and the language server both see them: the project's
+configuration (taskdsl.toml, read by `config.project_settings`) with the editor's settings over it
+(`overlay`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,16 @@ class Settings:
     run_timeout: float = 600.0
     trace_dir: str | None = None
     debounce_ms: int = 200
+    # from the project configuration only (taskdsl.toml / [tool.taskdsl])
+    project_root: str | None = None  # the folder per-file-ignores and relative paths are read from
+    exclude: tuple[str, ...] = ()
+    global_values: tuple[tuple[str, str], ...] = ()  # (name, default value) bound at run
+    lint_select: tuple[str, ...] | None = None  # None: every rule
+    lint_ignore: tuple[str, ...] = ()
+    lint_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
+    run_allow_read: tuple[str, ...] = ()
+    run_max_cost: float | None = None
+    rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property
     def default_model(self) -> str:
@@ -48,6 +60,7 @@ _KEYS = [
     ("run.timeout", "run_timeout", "number"),
     ("trace.dir", "trace_dir", "string"),
     ("debounce", "debounce_ms", "int"),
+    ("docs.rulesUrl", "rules_url", "string"),
 ]
 
 
@@ -80,5 +93,20 @@ def _coerce(value: Any, kind: str) -> Any:
     return None
 
 
+def overlay(project: Settings, editor: Settings) -> Settings:
+    """The editor's settings over the project's. A setting the editor leaves at its built-in
+    default does not count (editors send every setting, defaults included): the project's value
+    stays. The editor's `globals` names are added to the project's."""
+    defaults = Settings()
+    changes: dict[str, Any] = {}
+    for _, attribute, _ in _KEYS:
+        value = getattr(editor, attribute)
+        if value != getattr(defaults, attribute):
+            changes[attribute] = value
+    if "globals" in changes:
+        changes["globals"] = tuple(dict.fromkeys((*project.globals, *editor.globals)))
+    return replace(project, **changes) if changes else project
+
+
 SETTING_NAMES = [key for key, _, _ in _KEYS]
-assert {f.name for f in fields(Settings)} == {a for _, a, _ in _KEYS}
+assert {a for _, a, _ in _KEYS} <= {f.name for f in fields(Settings)}

@@ -52,18 +52,6 @@ def env_library_paths() -> tuple[str, ...]:
     return tuple(p for p in os.environ.get("TASKDSL_LIBRARY_PATH", "").split(os.pathsep) if p)
 
 
-def project_settings(base=None):
-    """The settings the command line checks and runs with: `base` (the defaults) plus the
-    library paths of TASKDSL_LIBRARY_PATH. The seam for the project's own configuration."""
-    from dataclasses import replace
-
-    from taskdsl.settings import Settings
-
-    base = base or Settings()
-    extra = env_library_paths()
-    return replace(base, library_paths=tuple(base.library_paths) + extra) if extra else base
-
-
 # --------------------------------------------------------------------------- discovery
 
 

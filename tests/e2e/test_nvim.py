@@ -87,3 +87,16 @@ def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env,
     assert run["done"], run
     finished = [n["msg"] for n in run["notes"] if n["msg"].startswith("taskdsl: run finished")]
     assert finished and "Say hello to World" in finished[0], run["notes"]
+
+    # :TaskdslRun without the input asks for it (vim.ui.input), then runs
+    run = result["run_prompted"]
+    assert run["done"] and run["prompts"] == ["taskdsl input name: "], run
+    finished = [n["msg"] for n in run["notes"] if n["msg"].startswith("taskdsl: run finished")]
+    assert finished and "Say hello to Prompted" in finished[0], run["notes"]
+
+    # in a library file: pick the template (vim.ui.select lists the entries), then its param is asked for
+    run = result["run_library"]
+    assert run["done"] and run["picks"] == [{"prompt": "taskdsl: run which entry?", "items": ["greet", "shout"]}], run
+    assert run["prompts"] == ["taskdsl input who: "], run
+    finished = [n["msg"] for n in run["notes"] if n["msg"].startswith("taskdsl: run finished")]
+    assert finished and "Greet Ada warmly" in finished[0], run["notes"]

@@ -70,6 +70,13 @@ def _tools() -> dict[str, str]:
     return {"node": node, "chromium": chromium, "entry": str(entry), "vsix": str(_vsix())}
 
 
+def _machine_scoped() -> set[str]:
+    """The extension's settings declared with "scope": "machine" in its package.json."""
+    manifest = json.loads((ROOT / "vscode-client" / "package.json").read_text())
+    properties = manifest["contributes"]["configuration"]["properties"]
+    return {key for key, spec in properties.items() if spec.get("scope") == "machine"}
+
+
 def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: Path, out: Path,
              settings: dict, scenario: str) -> dict:
     """Install the .vsix into a fresh code-server profile, serve `workspace`, run drive.js; its result.json."""
@@ -81,7 +88,13 @@ def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: 
     extensions = home / "extensions"
     (user_data / "User").mkdir(parents=True)
     # a quiet, offline workbench: no welcome page, no trust prompt, no telemetry
-    save_json(user_data / "User" / "settings.json", {
+    # machine-scoped settings (the interpreter, run permissions) are ignored in a workspace's own
+    # settings: they go where a user would put them, the user (and code-server's machine) settings
+    machine = {k: v for k, v in settings.items() if k in _machine_scoped()}
+    settings = {k: v for k, v in settings.items() if k not in machine}
+    (user_data / "Machine").mkdir(parents=True)
+    save_json(user_data / "Machine" / "settings.json", machine)
+    save_json(user_data / "User" / "settings.json", {**machine,
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": False,
         "workbench.enableExperiments": False,
@@ -156,7 +169,8 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
         "taskdsl.model": "taskdsl/echo",
     }, "full")
     steps = result["steps"]
-    for name in ("workbench", "open", "problems", "hover", "completion", "run", "codelens", "commands"):
+    for name in ("workbench", "open", "status", "problems", "hover", "completion", "snippets", "run", "status_run",
+                 "codelens", "commands"):
         assert name in steps, (name, result)
 
     assert steps["workbench"]["ok"], steps["workbench"]
@@ -176,10 +190,20 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
     # typing the ">" of a start tag inserts its end tag (the extension's auto-close)
     assert steps["completion"]["autoClosed"], steps["completion"]
     assert steps["completion"]["closedLine"] == "<criteria></criteria>", steps["completion"]
+    # the status-bar item: the server runs, then the last run
+    assert steps["status"]["ok"] and steps["status"]["text"] == "Task DSL", steps["status"]
+    assert any("codicon-check" in icon for icon in steps["status"]["icons"]), steps["status"]
+    # the extension's snippets are offered for Task DSL files
+    assert steps["snippets"]["ok"], steps["snippets"]
+    # (the picker lists each snippet as its prefix and description)
+    offered = sorted(label.split(" ")[0] for label in steps["snippets"]["labels"])
+    assert offered == ["call", "cond", "reduce", "script", "sequential", "task", "template"], steps["snippets"]
     # Run Task from the command palette: asked for the input, then showed the result
     assert steps["run"]["ok"], steps["run"]
     assert steps["run"]["prompted"], steps["run"]
     assert (out / "run.png").exists()
+    assert steps["status_run"]["ok"] and "hello" in steps["status_run"]["text"], steps["status_run"]
+    assert any("codicon-pass" in icon for icon in steps["status_run"]["icons"]), steps["status_run"]
     # ... and from the "▶ Run task" code lens the server puts above the task
     assert steps["codelens"]["ok"], steps["codelens"]
     # Restart Server / Revalidate All / Show Output: the server restarted, diagnostics are back
@@ -200,4 +224,6 @@ def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):
     step = result["steps"].get("not_installed")
     assert step and step["ok"], result
     toast = step["toast"]
-    assert "taskdsl is not installed" in toast and f"{python} -m pip install taskdsl" in toast, toast
+    assert "taskdsl is not installed" in toast and f"{python} -m pip install /path/to/taskdsl" in toast, toast
+    assert "not on the Python Package Index" in toast, toast
+    assert step["status"]["text"] == "Task DSL: not installed", step["status"]

@@ -26,6 +26,20 @@ def pull_client(client: LanguageClient) -> bool:
     return bool(caps and caps.text_document and caps.text_document.diagnostic)
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """The client fixture lives in its module's event loop: a test that awaits it from a loop of
+    its own never sees an answer and hangs. Say so at collection instead."""
+    here = Path(__file__).parent
+    for item in items:
+        if "client" not in getattr(item, "fixturenames", ()) or here not in Path(item.path).parents:
+            continue
+        marker = item.get_closest_marker("asyncio")
+        if marker is None or marker.kwargs.get("loop_scope") not in ("module", "session"):
+            raise pytest.UsageError(
+                f"{item.nodeid}: a server test module needs "
+                'pytestmark = pytest.mark.asyncio(loop_scope="module") (the client lives in the module\'s loop)')
+
+
 @pytest.fixture(scope="module")
 def ws(request, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("ws")

@@ -10,6 +10,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from conftest import pull_client
+from paths import REPO
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -41,6 +42,8 @@ async def test_open_reports_with_code_source_and_range(client: LanguageClient, d
          types.Range(types.Position(0, 6), types.Position(0, 11))),
     ]
     assert "bogus" in diagnostics[0].message
+    # the code links to its rule page (by default the pages installed with taskdsl)
+    assert diagnostics[0].code_description.href == (REPO / "docs" / "rules" / "TD103.md").as_uri()
     docs.close(uri)
 
 

@@ -42,9 +42,9 @@ async def complete(client: LanguageClient, docs, name: str, marked: str):
 async def test_element_completion_leaves_out_present_singletons(client: LanguageClient, docs):
     text, items = await complete(client, docs, "c1.task.xml", "<task>\n  <description>x</description>\n  <|\n</task>\n")
     labels = [i.label for i in items]
+    # an atomic task: no <steps>, no reduce parts, no <command>
     assert labels == ["instructions", "system", "model", "criteria", "output_format", "context_management",
-                      "inputs", "file_paths", "steps", "initial_value", "inner_task", "reduction_task",
-                      "command", "manual_xml", "disable_reparsing"]
+                      "inputs", "file_paths", "manual_xml", "disable_reparsing"]
     by_label = {i.label: i for i in items}
     edit = by_label["output_format"].text_edit
     assert edit.range == types.Range(types.Position(2, 2), types.Position(2, 3))
@@ -123,7 +123,10 @@ async def test_hover_element_attribute_value_and_task_context(client: LanguageCl
     assert "Runs its `steps` in order" in on_value.contents.value
 
     on_ref = await hover_at(text.index("summarize") + 1)
-    assert "params: `text`, `style`" in on_ref.contents.value or "params: text, style" in on_ref.contents.value
+    if markdown(client):
+        assert "- `text`: required\n- `style`: required" in on_ref.contents.value
+    else:
+        assert "  text: required\n  style: required" in on_ref.contents.value
     assert "Summarize {{text}} in the given style" in on_ref.contents.value
     assert "lib.task.xml:1" in on_ref.contents.value
 

@@ -175,6 +175,24 @@ async def test_quick_fix_is_an_exact_edit_with_its_diagnostic(client: LanguageCl
     docs.close(uri)
 
 
+async def test_quick_fix_for_an_enumeration_typo(client: LanguageClient, docs):
+    enc = encoding(client)
+    text = '<!-- über --><task type="sequental">\n  <description>x</description>\n  <steps><task><description>a</description></task></steps>\n</task>\n'
+    uri = await docs.open("typo.task.xml", text)
+    (typo,) = await docs.diagnostics(uri)
+    start = text.index("sequental")
+    value = types.Range(pos(text, start, enc), pos(text, start + len("sequental"), enc))
+    assert (typo.code, typo.range) == ("TD105", value)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=typo.range,
+        context=types.CodeActionContext(diagnostics=[typo])))
+    fixes = [a for a in actions_of(actions) if a.kind == types.CodeActionKind.QuickFix]
+    assert [(a.title, list(a.diagnostics), a.is_preferred) for a in fixes] == [
+        ("Replace 'sequental' with 'sequential'", [typo], True)]
+    assert changes_of(client, fixes[0].edit) == {uri: [(value, "sequential")]}
+    docs.close(uri)
+
+
 async def test_extract_inline_task(client: LanguageClient, docs, ws: Path):
     text = ('<task type="sequential">\n  <steps>\n    <task>\n      <description>Fetch {{url}}</description>\n'
             '      <inputs>\n        <input name="url">x</input>\n      </inputs>\n    </task>\n  </steps>\n</task>\n')

@@ -199,11 +199,12 @@ async def test_run_reports_progress_per_step_and_returns_the_result(run_client, 
     assert result["steps"][1]["tokens"]["completion"] > 0
     assert all(s["duration_s"] >= 0 for s in result["steps"])
 
-    # consent was asked, listing the one shell command
-    assert [r.message for r in client.consent_requests] == [
-        "Running 'pipeline' executes this shell command:\n  $ tr a-z A-Z\n"
-        "Run it? (set taskdsl.run.allowScripts to skip this question)"]
-    assert [a.title for a in client.consent_requests[0].actions] == ["Run", "Cancel"]
+    # consent was asked, showing the plan: the shell command, the model
+    [question] = client.consent_requests
+    assert question.message.splitlines()[:4] == [
+        "Running 'pipeline' (pipeline.task.xml) will:", f"  run this shell command in {os.path.realpath(ws)}:",
+        "    $ tr a-z A-Z", "  call taskdsl/echo (free)"]
+    assert [a.title for a in question.actions] == ["Run", "Always run this plan", "Cancel"]
 
     # progress: begin, one report per step with its path, end
     token = await new_token(client, before)
@@ -314,9 +315,9 @@ async def test_declining_the_scripts_runs_nothing(run_client, ws):
     before = run_tokens(client)
     result = await execute(client, uri_of(ws, "touch.task.xml"))
     assert result["status"] == "CANCELLED"
-    assert result["error"]["reason"] == "scripts_declined"
-    assert result["error"]["details"] == {"commands": ["touch ran.marker"]}
-    assert [r.message.splitlines()[1] for r in client.consent_requests] == ["  $ touch ran.marker"]
+    assert result["error"]["reason"] == "declined"
+    assert result["error"]["details"]["commands"] == ["touch ran.marker"]
+    assert [r.message.splitlines()[2] for r in client.consent_requests] == ["    $ touch ran.marker"]
     assert not (ws / "ran.marker").exists()
     assert run_tokens(client) == before  # no progress: nothing started
 

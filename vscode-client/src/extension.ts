@@ -9,9 +9,10 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { choosePython, installCommand, probe } from './python';
+import { CHECKOUT_PLACEHOLDER, choosePython, installCommand, probe } from './python';
 import { RUN_COMMAND, TaskRunner } from './run';
 import { registerAutoCloseTags } from './autoclose';
+import { StatusItem } from './status';
 
 const LANGUAGE_ID = 'taskxml';
 
@@ -20,12 +21,14 @@ let serverChannel: vscode.LogOutputChannel;
 let runChannel: vscode.OutputChannel;
 let runner: TaskRunner;
 let starting: Promise<void> | undefined;
+let status: StatusItem;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   serverChannel = vscode.window.createOutputChannel('Task DSL', { log: true });
   runChannel = vscode.window.createOutputChannel('Task DSL Runs');
-  runner = new TaskRunner(() => client, runChannel);
-  context.subscriptions.push(serverChannel, runChannel);
+  status = new StatusItem();
+  runner = new TaskRunner(() => client, runChannel, (run) => status.setLastRun(run));
+  context.subscriptions.push(serverChannel, runChannel, status);
 
   context.subscriptions.push(
     vscode.commands.registerCommand('taskdsl.client.runTask', (uri?: vscode.Uri | string, task?: string) =>
@@ -33,6 +36,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('taskdsl.client.revalidateAll', revalidateAll),
     vscode.commands.registerCommand('taskdsl.client.restartServer', restart),
     vscode.commands.registerCommand('taskdsl.client.showOutput', () => serverChannel.show(true)),
+    vscode.commands.registerCommand('taskdsl.client.showRuns', () => runChannel.show(true)),
+    vscode.commands.registerCommand('taskdsl.client.newTemplate', newTemplate),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration('taskdsl.server.python')) {
         const answer = await vscode.window.showInformationMessage(
@@ -49,6 +54,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await starting;
 }
 
+/** A new untitled template holding the "Atomic task" snippet (the walkthrough's second step). */
+async function newTemplate(): Promise<void> {
+  const document = await vscode.workspace.openTextDocument({ language: LANGUAGE_ID, content: '' });
+  await vscode.window.showTextDocument(document);
+  await vscode.commands.executeCommand('editor.action.insertSnippet', { langId: LANGUAGE_ID, name: 'Atomic task' });
+}
+
 export async function deactivate(): Promise<void> {
   await stop();
 }
@@ -58,8 +70,10 @@ async function start(context?: vscode.ExtensionContext): Promise<void> {
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   serverChannel.appendLine(`Python: ${python} (from ${origin})`);
 
+  status.setServer('starting');
   const probed = await probe(python, cwd);
   if (!probed.ok) {
+    status.setServer(probed.kind === 'no-taskdsl' ? 'not-installed' : 'failed');
     // not awaited: activation must not wait for the user to click the message
     void reportStartFailure(python, origin, probed.kind, probed.detail);
     return;
@@ -106,6 +120,9 @@ async function start(context?: vscode.ExtensionContext): Promise<void> {
   const c = new LanguageClient('taskdsl', 'Task DSL', serverOptions, clientOptions);
   client = c;
   c.onDidChangeState((e) => {
+    if (client === c) {
+      status.setServer(e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped');
+    }
     if (e.newState === State.Stopped && client === c) {
       serverChannel.appendLine('The language server stopped.');
     }
@@ -114,6 +131,7 @@ async function start(context?: vscode.ExtensionContext): Promise<void> {
     await c.start();
   } catch (err) {
     serverChannel.appendLine(`Failed to start the language server: ${String(err)}`);
+    status.setServer('failed');
     void vscode.window.showErrorMessage(
       `Task DSL: the language server did not start (${python} -m taskdsl serve). See the output for details.`,
       'Show Output').then((choice) => {
@@ -133,8 +151,9 @@ async function reportStartFailure(python: string, origin: string, kind: string, 
       'Set "taskdsl.server.python" to a Python 3.11+ where taskdsl is installed.';
   } else if (kind === 'no-taskdsl') {
     message = `Task DSL: taskdsl is not installed in ${python} (${origin}). ` +
-      `Install it with: ${install} (or, from a checkout of the repository: ${python} -m pip install -e .), ` +
-      'then run "Task DSL: Restart Server".';
+      `It is not on the Python Package Index: install it from a checkout of the taskdsl repository with ` +
+      `${install} (replace ${CHECKOUT_PLACEHOLDER} with the checkout's folder, or give a wheel built there ` +
+      'with "python -m build"), then run "Task DSL: Restart Server".';
   } else {
     message = `Task DSL: "${python} -c 'import taskdsl'" failed: ${detail.split('\n').slice(-1)[0]}`;
   }

@@ -95,7 +95,11 @@ export function probe(python: string, cwd: string | undefined): Promise<ProbeRes
   });
 }
 
+/** taskdsl is not on the Python Package Index: it is installed from a checkout of its repository
+ * (or from a wheel built there with `python -m build`). */
+export const CHECKOUT_PLACEHOLDER = '/path/to/taskdsl';
+
 export function installCommand(python: string): string {
   const q = /[\s"']/.test(python) ? `"${python}"` : python;
-  return `${q} -m pip install taskdsl`;
+  return `${q} -m pip install ${CHECKOUT_PLACEHOLDER}`;
 }

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, ResponseError } from 'vscode-languageclient/node';
 import { libraryTaskNames, missingInputs, runRefusal } from './runUtil';
+import { LastRun } from './statusText';
 
 export const RUN_COMMAND = 'taskdsl.runTask';
 const MAX_ROUNDS = 20;
@@ -13,7 +14,8 @@ export class TaskRunner {
   private counter = 0;
 
   constructor(private readonly getClient: () => LanguageClient | undefined,
-              private readonly channel: vscode.OutputChannel) {}
+              private readonly channel: vscode.OutputChannel,
+              private readonly onFinished: (run: LastRun) => void = () => undefined) {}
 
   /** The palette command: the active (or given) file, a task picked for a library file. */
   async runInteractive(target?: vscode.Uri | string, task?: string): Promise<unknown> {
@@ -137,6 +139,7 @@ export class TaskRunner {
       if (failure !== undefined) {
         const message = errorMessage(failure);
         this.channel.appendLine(`[run ${n}] ✗ failed after ${seconds}s: ${message}`);
+        this.onFinished({ label, ok: false, seconds });
         const data = failure instanceof ResponseError ? failure.data : undefined;
         if (data !== undefined && data !== null) {
           this.channel.appendLine(indent(JSON.stringify(data, null, 2)));
@@ -158,6 +161,7 @@ export class TaskRunner {
     const status: string = typeof r.status === 'string' ? r.status : (r.error ? 'FAILED' : 'COMPLETE');
     const ok = !/FAIL/i.test(status);
     this.channel.appendLine(`[run ${n}] ${ok ? '✓' : '✗'} ${status} in ${seconds}s`);
+    this.onFinished({ label, ok, seconds });
     const content = r.content ?? r.output ?? (typeof result === 'string' ? result : undefined);
     if (content !== undefined) {
       this.channel.appendLine(`[run ${n}] result:`);

@@ -29,8 +29,7 @@ class PromptPreview:
         return asdict(self)
 
 
-async def preview_prompts(prepared, model: str | None = None, allow_read: tuple[str, ...] = (),
-                          default: str | None = None) -> list[PromptPreview]:
+async def preview_prompts(prepared, model: str | None = None, default: str | None = None) -> list[PromptPreview]:
     """The prompts of every atomic task a run of `prepared` may reach (refs and calls followed),
     in the order the plan meets them. `model` overrides every task's, as `taskdsl run --model`;
     `default` is the model of a task without one (the editor's setting; else TASKDSL_MODEL)."""
@@ -46,7 +45,7 @@ async def preview_prompts(prepared, model: str | None = None, allow_read: tuple[
     global_env, run_env = environments(prepared)
     state = RunState(config=HandlerConfig(model=default or default_model()), global_env=global_env, model_override=model,
                      memory=MemorySystem(os.path.dirname(prepared.path)), root=confine.project_root(prepared.path),
-                     allow_read=tuple(allow_read), preview=True)
+                     allow_read=prepared.allow_read, preview=True)
     template = prepared.node if isinstance(prepared.node, Template) else None
     entry = template.body if template is not None else prepared.node
     previews = []

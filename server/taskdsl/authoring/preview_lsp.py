@@ -45,8 +45,7 @@ async def preview_command(runs, args) -> dict:
         text = runs.document_text(spec["uri"], path)
         prepared = prepare(runs.index(), path, spec["task"], spec["inputs"], text=text, read=runs.reader(),
                            settings=settings)
-        previews = await preview_prompts(prepared, spec["model"], tuple(settings.run_allow_read),
-                                         settings.default_model)
+        previews = await preview_prompts(prepared, spec["model"], settings.default_model)
     except Exception as error:  # a preview never takes the server down
         if not hasattr(error, "to_json") and not hasattr(error, "diagnostics") and not hasattr(error, "code"):
             log.exception("preview of %s failed unexpectedly", spec["uri"])

@@ -32,12 +32,12 @@ def add_render_parser(commands) -> argparse.ArgumentParser:
 
 def render_command(args) -> int:
     from taskdsl.authoring.preview import preview_prompts, preview_text
+    from taskdsl.config import settings_for
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import prepare_file
     from taskdsl.run_cli import masked, masked_json, parse_inputs, refused
-    from taskdsl.settings import Settings
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -45,10 +45,9 @@ def render_command(args) -> int:
         print(f"taskdsl render: {e}", file=sys.stderr)
         return 2
     try:
-        allow_read = tuple(args.allow_read)
-        settings = Settings(run_allow_read=allow_read) if allow_read else None  # as run_file: TD802 sees them
-        prepared = prepare_file(args.file, args.task, inputs, settings=settings)
-        previews = asyncio.run(preview_prompts(prepared, args.model, allow_read))
+        project = settings_for(args.file)[0]  # the project's taskdsl.toml: its model, globals, library paths
+        prepared = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read))
+        previews = asyncio.run(preview_prompts(prepared, args.model, project.default_model))
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("render", args.file, e)
     except TaskError as e:

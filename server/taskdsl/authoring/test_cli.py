@@ -32,10 +32,8 @@ def add_test_parser(commands) -> argparse.ArgumentParser:
 def test_command(args) -> int:
     from taskdsl import cli
     from taskdsl.run_cli import _print_diagnostics, masked, masked_json
-    from taskdsl.workspace import project_settings
-
-    settings = project_settings()
     report = cli.Report()
+    settings = cli.project_settings(args.paths, report)  # the project's taskdsl.toml
     targets = cli.collect_files(args.paths, settings, report)
     files = [f for f in targets.files if f.endswith(".test.xml")]
     if not report.usage_errors and not files:

@@ -129,7 +129,8 @@ async def run_case(case: TestCase, index, settings=None, model: str | None = Non
     try:
         prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings)
         result = await execute(prepared, model=chosen_model(case, model, fixture),
-                               config=HandlerConfig(model=default_model(), replay_file=fixture))
+                               config=HandlerConfig(model=settings.default_model if settings else default_model(),
+                                                   replay_file=fixture))
     except TaskError as error:
         return judge(case, None, error)
     except TemplateErrors as e:

@@ -99,6 +99,12 @@ class TaskLibrary:
     def names(self) -> list[str]:
         return sorted(self.by_name)
 
+    def find_matching_tasks(self, text: str, limit: int = 5) -> list[tuple]:
+        """(TaskDefinition, score, kind) by relevance to `text`, best first (taskdsl.matching)."""
+        from taskdsl.matching import find_in_task_library
+
+        return find_in_task_library(self, text, limit)
+
 
 # ---------------------------------------------------------------- compiler
 
@@ -320,9 +326,8 @@ class Compiler:
         return ast.Cond(cases, self.only_child(default, f"{label}/default") if default is not None else None, label)
 
     def inputs(self, el: Element, task_name: str) -> list[ast.Input]:
-        inputs_el = el.child("inputs")
         result = []
-        for inp in (inputs_el.children_named("input") if inputs_el is not None else []):
+        for inp in semantics.inputs(el):
             name = inp.get("name") or ""
             kind = semantics.input_source(inp)
             if kind == "from":

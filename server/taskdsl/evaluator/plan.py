@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from taskdsl import names, semantics
+from taskdsl import facts, names, semantics
 from taskdsl.document import Document, Element, parse
 from taskdsl.templating import find_placeholders
 
@@ -82,18 +82,6 @@ def find_target(document: Document, task: str | None, path: str | None = None) -
     return None
 
 
-def _literal(element: Element) -> str | None:
-    """The literal value of an <input>: its text when it has no `from` and no nested task."""
-    if element.get("from") or any(c.tag in ("task", "call", "cond") for c in element.children):
-        return None
-    return element.text.strip() if element.has_text else None
-
-
-def _has_value(element: Element) -> bool:
-    return bool(element.get("from")) or any(c.tag in ("task", "call", "cond") for c in element.children) \
-        or element.has_text
-
-
 def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str = "") -> InputPlan:
     """Inputs for a run of ``target`` (a <task> or a <template>).
 
@@ -109,9 +97,8 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "template":
         body = target.child("task")
         literals: dict[str, str] = {}
-        inputs_el = body.child("inputs") if body is not None else None
-        for inp in (inputs_el.children_named("input") if inputs_el is not None else []):
-            value = _literal(inp)
+        for inp in (facts.inputs(body) if body is not None else []):
+            value = facts.literal_default(inp)
             if inp.get("name") and value is not None and "{{" not in value:
                 literals[inp.get("name")] = value
         values, missing = dict(given), []
@@ -124,9 +111,8 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
                 missing.append(param)
         return InputPlan(values, missing, name)
     if target.tag == "task":
-        inputs_el = target.child("inputs")
-        missing = [inp.get("name") for inp in (inputs_el.children_named("input") if inputs_el is not None else [])
-                   if inp.get("name") and not _has_value(inp) and inp.get("name") not in given]
+        missing = [inp.get("name") for inp in facts.inputs(target)
+                   if inp.get("name") and not facts.input_has_value(inp) and inp.get("name") not in given]
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 
@@ -151,9 +137,10 @@ def script_commands(node: Any, library: Any = None) -> list[str]:
     return reach(node, library)[0]
 
 
-def reach(node: Any, library: Any = None, on_atomic: Any = None) -> tuple[list[str], bool]:
+def reach(node: Any, library: Any = None, on_atomic: Any = None, on_task: Any = None) -> tuple[list[str], bool]:
     """(shell commands, whether any atomic task may call a model) of a run of ``node``;
-    on_atomic(node) is told each atomic task met (the cost estimate prices them)."""
+    on_atomic(node) is told each atomic task met (the cost estimate prices them), on_task(node)
+    every task (the consent plan lists their file_paths)."""
     from taskdsl.evaluator import ast
 
     commands: list[str] = []
@@ -202,6 +189,8 @@ def reach(node: Any, library: Any = None, on_atomic: Any = None) -> tuple[list[s
                 visit(case.body)
             visit(n.default)
         elif isinstance(n, ast.TaskNode):
+            if on_task is not None:
+                on_task(n)
             for inp in n.inputs:
                 arg(inp.source)
             text(n.description)
@@ -263,7 +252,9 @@ class Prepared:
     commands: list[str] = field(default_factory=list)  # shell commands it may run ({{…}} unrendered)
     calls_models: bool = False  # an atomic task may call a model
     files: list[str] = field(default_factory=list)  # the template files compiled for it
-    globals: dict[str, Any] = field(default_factory=dict)  # the inputs that are globals: seen everywhere
+    globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
+    allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.confine)
+    sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
 
 
 def read_entry(path: str) -> str:
@@ -317,8 +308,8 @@ class ProjectTaskLibrary(TaskLibrary):
         return semantics.unknown_target_message(name, self.index.names() + self.index.keys(), exclude=exclude)
 
 
-def compile_reachable(index, path: str, document: Document, read: Callable[[str], str | None] = disk_reader
-                      ) -> tuple[TaskLibrary, Compiler, list[str]]:
+def compile_reachable(index, path: str, document: Document, read: Callable[[str], str | None] = disk_reader,
+                      settings=None) -> tuple[TaskLibrary, Compiler, list[str]]:
     """The runtime library of a run: the entry file's definitions, then the definition each
     reference resolves to in the index (by name, then by unique type:subtype key), file by file,
     following the references of every file compiled. A name the index cannot resolve stays out
@@ -326,7 +317,7 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
     from taskdsl.library import index_document
 
     library = ProjectTaskLibrary(index)
-    compiler = Compiler(path)
+    compiler = Compiler(path, settings)  # the settings say which names are globals
     for definition in compiler.definitions(document.root):
         library.register_task(definition)
     compiled = [os.path.abspath(path)]
@@ -343,7 +334,7 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
         if root is None:
             continue
         compiled.append(target.path)
-        for definition in Compiler(target.path).definitions(root):
+        for definition in Compiler(target.path, settings).definitions(root):
             if definition.name not in library.by_name:
                 library.register_task(definition)
         file_index = index.file_index(target.path)
@@ -398,12 +389,20 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     targets = runnable_targets(document, path)
     label = task or (targets[0].label if targets else file_stem(path))
     plan = plan_inputs(find_target(document, task, path), inputs, label)
-    library, compiler, files = compile_reachable(index, path, document, read)
+    sources = {path: text}
+
+    def read_and_keep(other: str) -> str | None:
+        sources[other] = found = read(other)
+        return found
+
+    library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
     node, args = entry_node(document.root, compiler, library, task, plan.values)
     compiler.prepare(document.root, library)
     commands, calls_models = reach(node, library)
     global_names = tuple(getattr(settings, "globals", ()) or ())
+    global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
+    global_values.update((name, plan.values[name]) for name in global_names if name in plan.values)
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
-                    calls_models=calls_models, files=files,
-                    globals={name: plan.values[name] for name in global_names if name in plan.values})
+                    calls_models=calls_models, files=files, globals=global_values,
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources)

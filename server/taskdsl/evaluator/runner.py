@@ -37,13 +37,22 @@ def project_index(path: str, settings=None):
 
 
 def prepare_file(path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
-                 library_paths: tuple[str, ...] | None = None, settings=None, check: bool = True) -> Prepared:
-    """`prepare` for the command line: the project's index built from disk."""
-    from taskdsl.workspace import project_settings
+                 library_paths: tuple[str, ...] | None = None, settings=None, check: bool = True,
+                 allow_read: tuple[str, ...] = (), global_values: dict[str, str] | None = None) -> Prepared:
+    """`prepare` for the command line: the project's settings (taskdsl.toml) and index built from
+    disk, with what the command line adds over them (library paths, --allow-read, --global)."""
+    from taskdsl.config import settings_for
 
-    settings = project_settings(settings)
+    settings = settings or settings_for(path)[0]
+    changes: dict[str, Any] = {}
     if library_paths is not None:
-        settings = replace(settings, library_paths=tuple(library_paths))
+        changes["library_paths"] = tuple(library_paths)
+    if allow_read:  # the checker's TD802 sees them too
+        changes["run_allow_read"] = tuple(dict.fromkeys((*settings.run_allow_read, *allow_read)))
+    if global_values:
+        changes["global_values"] = tuple({**dict(settings.global_values), **global_values}.items())
+        changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
+    settings = replace(settings, **changes)
     return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check)
 
 
@@ -53,34 +62,32 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                    config: HandlerConfig | None = None, check: bool = True,
                    on_script_start: Callable[[int], Any] | None = None, text: str | None = None,
                    allow_read: tuple[str, ...] = (), max_cost: float | None = None,
-                   timeout: float | None = None) -> TaskResult:
+                   timeout: float | None = None, globals: dict[str, str] | None = None, settings=None) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
     calls and kills scripts' process groups. `text` overrides the file's content on disk.
     `allow_read`: folders outside the project the run may read (taskdsl.confine); `max_cost`: the
-    dollars model calls may cost (taskdsl.cost); `timeout`: seconds the whole run may take."""
-    from taskdsl.settings import Settings
+    dollars model calls may cost (taskdsl.cost); `timeout`: seconds the whole run may take;
+    `globals` (name → value, `--global`) over the project's globals, visible everywhere;
+    `settings`: the project's (read from its taskdsl.toml when None)."""
 
-    settings = Settings(run_allow_read=tuple(allow_read)) if allow_read else None  # TD802 sees them too
-    prepared = prepare_file(path, task, inputs, text=text, library_paths=library_paths, settings=settings,
-                            check=check)
+    prepared = prepare_file(path, task, inputs, text=text, library_paths=library_paths, check=check,
+                            settings=settings, allow_read=tuple(allow_read), global_values=globals)
     return await execute(prepared, model=model, trace=trace, on_event=on_event, cancel=cancel, config=config,
-                         on_script_start=on_script_start, allow_read=allow_read, max_cost=max_cost,
-                         timeout=timeout)
+                         on_script_start=on_script_start, max_cost=max_cost, timeout=timeout)
 
 
 def environments(prepared: Prepared) -> tuple[Env, Env]:
     """(global env, run env) a run of `prepared` starts from (a preview too)."""
     # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
-    global_env = Env({"taskLibrary": prepared.library, **prepared.globals})
+    global_env = Env({**prepared.globals, "taskLibrary": prepared.library})
     return global_env, Env(prepared.inputs, outer=global_env)  # --input values: seen by the entry and its calls
 
 
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
-                  allow_read: tuple[str, ...] = (), max_cost: float | None = None, timeout: float | None = None
-                  ) -> TaskResult:
+                  max_cost: float | None = None, timeout: float | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
@@ -96,7 +103,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
-                     allow_read=tuple(allow_read), redactor=redactor, budget=budget)
+                     allow_read=prepared.allow_read, redactor=redactor, budget=budget)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag

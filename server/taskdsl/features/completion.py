@@ -8,10 +8,18 @@ What is offered depends on where the cursor is (``Document.locate`` plus the tex
 - in whitespace of element-only content: the same elements, with their ``<``;
 - in a start tag: the attributes not yet written;
 - in an attribute value: its enumeration values; for ``ref``/``template`` the library's names
-  with their descriptions; for ``from`` the variables in scope;
+  with their descriptions; for ``from`` the variables in scope; for ``<arg name>`` of a call and
+  ``<input name>`` of a ref task the target's params not yet bound (required first, with their
+  defaults); after ``output.`` in a ``<case test>`` the fields the tested output is known to have
+  (see ``output_fields``);
 - in the text of an element: its enumeration values (``inherit_context``…), model identifiers in
-  ``<model>`` (litellm's map, loaded on first use), and inside ``{{`` the variables in scope and
-  the templates that can be called inline.
+  ``<model>`` (litellm's map, loaded on first use; the default model and the models the workspace
+  already uses first, then popular providers' current chat models, then the rest), and inside
+  ``{{`` the variables in scope and the templates that can be called inline.
+
+Child elements of a task are filtered by its type (``rules.util.kind``): ``<steps>`` only in a
+sequential, ``<command>`` only in a script, the reduce parts only in a reduce, and a ``ref`` task
+offers only what it may hold (``<inputs>``, ``<context_management>``).
 
 Snippets (tab stops) only when the client supports them; plain text otherwise. Every item
 carries a ``textEdit`` over exactly the text it replaces.
@@ -120,7 +128,7 @@ def _items(doc, offset, positions, client, library, settings, path=None) -> list
     if model.has_simple_content(path):
         word = _text_word(doc, container, offset)
         if container.tag == "model":
-            return _models(word, doc.text[word.start:offset], positions)
+            return _models(word, doc.text[word.start:offset], positions, doc, library, settings)
         values = model.enum_values(path)
         return [
             types.CompletionItem(label=value, kind=K.EnumMember, documentation=_doc(documentation, client),
@@ -171,7 +179,29 @@ def allowed_elements(doc: Document, parent: Element | None, exclude: Element | N
         return [] if others else model.allowed_children(())
     infos = model.allowed_children(parent.path)
     present = {child.tag for child in parent.children if child is not exclude}
-    return [info for info in infos if not (info.max_occurs == 1 and info.name in present)]
+    fits = _fits_task(parent)
+    return [info for info in infos if not (info.max_occurs == 1 and info.name in present) and fits(info.name)]
+
+
+# children that belong to one operator only (the structure rules TD201-TD203 and TD205 say why)
+_OPERATOR_ONLY = {"steps": "sequential", "command": "script",
+                  **{tag: "reduce" for tag in ("initial_value", "inner_task", "reduction_task")}}
+_REF_TASK_CHILDREN = ("inputs", "context_management")
+
+
+def _fits_task(parent: Element):
+    """Which child tags a task-like parent takes, by its type; everything for other elements and
+    for a type version 1 does not know."""
+    from taskdsl.rules.util import TASK_TAGS, is_ref, kind
+
+    if parent.tag not in TASK_TAGS:
+        return lambda tag: True
+    if is_ref(parent):
+        return lambda tag: tag in _REF_TASK_CHILDREN
+    operator = kind(parent)
+    if operator is None:
+        return lambda tag: True
+    return lambda tag: _OPERATOR_ONLY.get(tag, operator) == operator
 
 
 def _elements(doc: Document, parent: Element | None, span: Span, positions: Positions, client: ClientFeatures,
@@ -265,6 +295,12 @@ def _attribute_values(doc, element, attr, offset, positions, client, library, se
         return _library_names(library, span, positions, client, kinds=None, here=path)
     if element.tag == "input" and attr.name == "from":
         return _variables(element, span, positions, client, None, settings, calls=False)
+    if attr.name == "name" and element.tag in ("arg", "input"):
+        reference = binding_reference(doc, element, path)
+        if reference is not None:
+            return _unbound_params(library, reference, attr, span, positions, client)
+    if element.tag == "case" and attr.name == "test":
+        return _output_field_items(doc, element, attr, offset, positions)
     try:
         values = _schema().enum_values(element.path, attr.name)
     except Exception:
@@ -274,6 +310,101 @@ def _attribute_values(doc, element, attr, offset, positions, client, library, se
                              text_edit=types.TextEdit(positions.range(span), value))
         for value, documentation in values
     ]
+
+
+# -- arguments ------------------------------------------------------------------------------------
+
+
+def _binding_owner(element: Element) -> Element | None:
+    parent = element.parent
+    if element.tag == "arg" and parent is not None and parent.tag == "call":
+        return parent
+    owner = parent.parent if parent is not None and parent.tag == "inputs" else None
+    if element.tag == "input" and owner is not None and owner.tag == "task" and owner.get("ref") is not None:
+        return owner
+    return None
+
+
+def binding_reference(doc: Document, element: Element, path: str | None):
+    """The library's reading of the call (for an ``<arg>``) or ref task (for an ``<input>``) whose
+    params the element binds, or None."""
+    from taskdsl.library import _call_reference, _ref_reference
+
+    owner = _binding_owner(element)
+    if owner is None:
+        return None
+    return (_call_reference if owner.tag == "call" else _ref_reference)(doc, owner, path, None)
+
+
+def _unbound_params(library, reference, editing, span, positions, client) -> list[types.CompletionItem]:
+    """The target's params that no other argument binds yet (positional args bind in order)."""
+    entry = libview.definition(library, reference.name)
+    if entry is None:
+        return []
+    params = libview.param_info(entry)
+    bound = {p.name for p in params[:len(reference.positional)]}
+    bound |= {name for name, where in reference.named if where != editing.value_span}
+    items = []
+    for index, param in enumerate(params):
+        if param.name in bound:
+            continue
+        detail = "required" if param.required else (
+            f"default: {param.default}" if param.default is not None else "has a default")
+        items.append(types.CompletionItem(
+            label=param.name, kind=K.Variable, detail=f"{detail} · param of {entry.name}",
+            sort_text=f"{0 if param.required else 1}{index:03d}",
+            text_edit=types.TextEdit(positions.range(span), param.name)))
+    return items
+
+
+# -- output fields in a cond test -----------------------------------------------------------------
+
+_OUTPUT_DOT = re.compile(r"\boutput\.([A-Za-z0-9_]*)$")
+_FIELD_USE = re.compile(r"\boutput\.([A-Za-z_][A-Za-z0-9_]*)")
+_JSON_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
+_PROMPT_TAGS = ("description", "instructions", "system")
+
+
+def output_fields(case: Element) -> list[tuple[str, str]]:
+    """(field, where it comes from) for ``output.`` in a case's test. What is knowable: the
+    ``output_format schema`` is only a shape (``object``, ``array``…) and names no field, so the
+    fields are the keys of the JSON objects the tested task's prompt shows (``{"valid": …}`` in its
+    description, instructions or system text) and the fields the cond's other cases already test.
+    Nothing is offered when the tested task declares a schema that is not an object."""
+    from taskdsl.rules.conditions import _output_task, _tested_task
+
+    cond = case.parent
+    if cond is None or cond.tag != "cond":
+        return []
+    fields: dict[str, str] = {}
+    step = _tested_task(cond)
+    task = _output_task(step) if step is not None else None
+    if task is not None:
+        output_format = task.child("output_format")
+        shape = (output_format.get("schema") or "object").strip() if output_format is not None else "object"
+        if shape != "object":
+            return []
+        for tag in _PROMPT_TAGS:
+            prompt = task.child(tag)
+            for key in _JSON_KEY.findall(prompt.text if prompt is not None else ""):
+                fields.setdefault(key, f"in the prompt of the tested <{task.tag}>")
+    for other in cond.children_named("case"):
+        if other is not case:
+            for key in _FIELD_USE.findall(other.get("test") or ""):
+                fields.setdefault(key, "tested by another case")
+    return list(fields.items())
+
+
+def _output_field_items(doc, case, attr, offset, positions) -> list[types.CompletionItem]:
+    if attr.value_span is None:
+        return []
+    match = _OUTPUT_DOT.search(doc.text[attr.value_span.start:offset])
+    if match is None:
+        return []
+    span = Span(offset - len(match.group(1)), offset)
+    return [types.CompletionItem(label=name, kind=K.Field, detail=where, sort_text=f"{index:03d}",
+                                 text_edit=types.TextEdit(positions.range(span), name))
+            for index, (name, where) in enumerate(output_fields(case))]
 
 
 # -- names ----------------------------------------------------------------------------------------
@@ -327,13 +458,69 @@ def _variables(element, span, positions, client, library, settings, calls: bool 
     return items
 
 
-def _models(word: Span, typed: str, positions: Positions) -> list[types.CompletionItem]:
+def _models(word: Span, typed: str, positions: Positions, doc: Document | None = None, library=None,
+            settings=None) -> list[types.CompletionItem]:
     from taskdsl import models
 
     typed = typed.strip().lower()
-    names = sorted(name for name in models.known_models() if typed in name.lower())
+    first = [settings.default_model] if settings is not None else []
+    first += used_models(doc, library)
+    names = [name for name in models.known_models() if typed in name.lower()]
+    rank = model_rank(first)
+    names.sort(key=lambda name: (rank(name), name))
     items = []
-    for name in names:
-        items.append(types.CompletionItem(label=name, kind=K.Value,
+    for index, name in enumerate(names):
+        items.append(types.CompletionItem(label=name, kind=K.Value, sort_text=f"{index:05d}",
                                           text_edit=types.TextEdit(positions.range(word), name)))
     return items
+
+
+# providers whose current chat models come right after the models the workspace uses
+POPULAR_PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "deepseek", "xai")
+_SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{4})$")
+
+
+def model_rank(preferred: list[str]):
+    """Sort key of a model name: 0 the default model and the workspace's models (in that order),
+    1 a popular provider's current chat model (no dated snapshot, not deprecated), 2 the rest."""
+    import datetime
+
+    from taskdsl import models
+
+    order = {name: index for index, name in reversed(list(enumerate(preferred)))}
+    today = datetime.date.today().isoformat()
+    table = models.model_map()
+
+    def rank(name: str) -> tuple:
+        if name in order:
+            return (0, order[name])
+        entry = table.get(name) or {}
+        current = (entry.get("litellm_provider") in POPULAR_PROVIDERS and entry.get("mode") == "chat"
+                   and not _SNAPSHOT.search(name) and str(entry.get("deprecation_date") or "9999") > today)
+        return (1, 0) if current else (2, 0)
+
+    return rank
+
+
+_MODEL_TEXT = re.compile(r"<model>\s*([^<\s]+)\s*</model>")
+_models_of_file: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # path → (stamp, models), re-read on change
+MAX_SCANNED_FILES = 2000
+
+
+def used_models(doc: Document | None, library) -> list[str]:
+    """The models the document and the workspace's files name in ``<model>``, most used first."""
+    from collections import Counter
+
+    from taskdsl.library import _stamp, read_text
+
+    counts: Counter[str] = Counter()
+    if doc is not None:
+        counts.update(el.text.strip() for el in doc.iter() if el.tag == "model" and el.text.strip())
+    for path in sorted(getattr(library, "workspace_files", ()))[:MAX_SCANNED_FILES]:
+        stamp = _stamp(path)
+        cached = _models_of_file.get(path)
+        if cached is None or cached[0] != stamp:
+            text = read_text(path) if stamp is not None else None
+            cached = _models_of_file[path] = (stamp, tuple(_MODEL_TEXT.findall(text or "")))
+        counts.update(cached[1])
+    return [name for name, _ in counts.most_common()]

@@ -4,8 +4,10 @@
   settings (which came from the operator's defaults), for a ``ref`` task the target;
 - an attribute name or an enumeration value (attribute or element text): its documentation;
 - a ``ref``/``template`` value or an inline ``{{fn(…)}}`` call: the target's description,
-  params and location;
-- a ``{{var}}`` or a ``from`` value: where the variable comes from;
+  params (each required or with its default) and location;
+- the ``name`` of a call's ``<arg>`` or a ref's ``<input>``: the target's param it binds;
+- a ``{{var}}`` or a ``from`` value: where the variable comes from, and an input's default (the
+  literal value its task gives it);
 - a model identifier: its context window (from litellm's model map).
 
 Markdown when the client takes it, plain text otherwise.
@@ -92,6 +94,10 @@ def describe_at(doc: Document, offset: int, markdown: bool = True, library=None,
             return out.value(), span
         if element.tag == "input" and attr.name == "from":
             return _variable(out, element, attr.value.split(".")[0].split("[")[0], settings, span)
+        if attr.name == "name" and element.tag in ("arg", "input"):
+            found = _bound_param(out, doc, element, attr.value, library)
+            if found:
+                return out.value(), span
         documentation = model.documentation(element.path, attr.name, attr.value) if model else None
         if documentation:
             out.title(f"{attr.name}=\"{attr.value}\"")
@@ -171,12 +177,41 @@ def _target(out: _Text, name: str, library, positions_for) -> bool:
     if entry is None:
         return False
     kind = entry.kind if entry.kind == "template" else f"task · {entry.type or 'atomic'}"
-    out.para(f"{kind}" + (f" · params: {', '.join(out.code(p) for p in entry.params)}" if entry.params else " · no params"))
+    out.para(kind + ("" if entry.params else " · no params"))
+    if entry.params:
+        out.para("\n".join(_param_line(out, param) for param in libview.param_info(entry)))
     out.para(entry.description)
     if positions_for is not None:
         where = libview.describe_location(entry, positions_for)
         if where:
             out.para(f"Defined in {out.code(where)}")
+    return True
+
+
+def _param_line(out: _Text, param) -> str:
+    if param.required:
+        state = "required"
+    elif param.default is not None:
+        state = f"default {out.code(param.default)}"
+    else:
+        state = "has a default"
+    return f"- {out.code(param.name)}: {state}" if out.markdown else f"  {param.name}: {state}"
+
+
+def _bound_param(out: _Text, doc: Document, element: Element, name: str, library) -> bool:
+    """Hover on the name of a call's <arg> or a ref's <input>: the target's param it binds."""
+    from taskdsl.features.completion import binding_reference
+
+    reference = binding_reference(doc, element, None)
+    entry = libview.definition(library, reference.name) if reference is not None else None
+    if entry is None:
+        return False
+    out.title(name)
+    param = next((p for p in libview.param_info(entry) if p.name == name), None)
+    if param is None:
+        out.para(f"{out.code(entry.name)} has no param {out.code(name)}.")
+    else:
+        out.para(f"Binds the param of {out.code(entry.name)}\n\n{_param_line(out, param)}")
     return True
 
 
@@ -196,7 +231,22 @@ def _variable(out: _Text, element: Element, name: str, settings, span: Span):
             "global": "a global (taskdsl.globals)",
         }.get(binding.kind, binding.kind)
         out.para(where)
+        default = _literal_default(binding)
+        if default is not None:
+            out.para(f"Default: {out.code(default)}")
     return out.value(), span
+
+
+def _literal_default(binding) -> str | None:
+    """The literal text an <input> gives its name (its default when a ref leaves it unbound)."""
+    from taskdsl import scope
+
+    element = binding.element
+    if binding.kind != "input" or element is None or element.tag != "input":
+        return None
+    if scope.is_placeholder_input(element) or element.children or element.get("from"):
+        return None
+    return element.text.strip() or None
 
 
 def _model(out: _Text, name: str) -> str:

@@ -78,6 +78,25 @@ def to_entry(raw: Any) -> Entry | None:
     )
 
 
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    required: bool  # no default: a call or ref must bind it
+    default: str | None = None  # the literal value a named task's input gives it
+
+
+def param_info(entry: Entry) -> list[ParamInfo]:
+    """An entry's params with what the library knows of their defaults (a template's params
+    have none; a named task's inputs with text, ``from`` or a nested task have one)."""
+    raw = _get(entry.raw, "params", default=()) or ()
+    found = []
+    for index, name in enumerate(entry.params):
+        param = raw[index] if index < len(raw) and not isinstance(raw[index], str) else None
+        has_default = bool(_get(param, "has_default", default=False)) if param is not None else False
+        found.append(ParamInfo(name, not has_default, _get(param, "default") if param is not None else None))
+    return found
+
+
 def entries(library) -> list[Entry]:
     if library is None:
         return []

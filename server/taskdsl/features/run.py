@@ -4,7 +4,7 @@ A thin LSP view. What a run will do comes from `evaluator.plan.prepare` over the
 index (the same call `taskdsl run` makes, with `libraryPaths` and `globals` honoured); the run is
 `evaluator.runner.execute` of that prepared value; what it did is rendered by `run_result`. Here:
 the arguments, the lens and actions, and the wiring — the background asyncio task with
-work-done progress and cancellation, the question before shell commands, the log lines, the
+work-done progress and cancellation, the consent question (evaluator/consent.py: the plan and its digest), the log lines, the
 result document. See docs/run.md for the decisions.
 """
 
@@ -25,13 +25,17 @@ from taskdsl.document import Document
 from taskdsl.redaction import Redactor, open_private
 from taskdsl.evaluator.plan import InputPlan, RunTarget, file_stem, missing_inputs_message, runnable_targets
 from taskdsl.features.run_result import (
-    STATUS_CANCELLED, STATUS_COMPLETE, STATUS_FAILED, RunReport, StepRecorder, consent_message, error_json, failure,
+    STATUS_CANCELLED, STATUS_COMPLETE, STATUS_FAILED, RunReport, StepRecorder, error_json, failure,
     render_result, step_log_line, template_errors_message)
 
 log = logging.getLogger("taskdsl.run")
 
 COMMAND = "taskdsl.runTask"
 RUN_TITLE = "▶ Run task"
+RUN, ALWAYS, CANCEL = "Run", "Always run this plan", "Cancel"  # the consent question's answers
+MAX_QUESTIONS = 3  # a plan that changes under every answer is refused after this many
+PLAN_CHANGED_HEADER = "The template changed after you agreed; this is the new plan."
+PLAN_CHANGED = "the template changed after you agreed: run it again to review the new plan"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,6 +135,7 @@ class Runs:
         self.server = server
         self.ids = itertools.count(1)
         self.active: dict[int, asyncio.Task] = {}
+        self.agreed: set[str] = set()  # digests of the plans answered "Always run this plan"
 
     # -- server state, read defensively (the server module owns it) --------------------------
 
@@ -268,7 +273,6 @@ class Runs:
             return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None, "error": failure}
 
     async def _execute(self, run_id: int, uri: str, task: str | None, inputs: dict, model: str | None) -> dict:
-        from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate, prepare
         from taskdsl.features.util import uri_to_path
 
         settings = self.settings()
@@ -283,6 +287,24 @@ class Runs:
 
         if path is None:
             return refuse(f"only files can be run, not {uri}", "not_a_file")
+        prepared = self.prepare(path, uri, task, inputs, settings, refuse)
+        if isinstance(prepared, dict):
+            return prepared
+        prepared = await self.agree(prepared, model, settings, lambda: self.prepare(path, uri, task, inputs, settings,
+                                                                                  refuse), refuse)
+        if isinstance(prepared, dict):
+            return prepared
+        if prepared.calls_models:  # litellm's first import takes seconds: never on the event loop
+            from taskdsl.evaluator.providers import load_litellm
+
+            await asyncio.get_running_loop().run_in_executor(None, load_litellm)
+        return await self.run(run_id, prepared, model, settings)
+
+    def prepare(self, path: str, uri: str, task: str | None, inputs: dict, settings, refuse):
+        """What a run of the document would do now (its buffer, the live index), or the refusal
+        answer when it cannot run (unreadable, a library without a task, errors, missing inputs)."""
+        from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate, prepare
+
         try:
             text = self.document_text(uri, path)
         except OSError as e:
@@ -310,28 +332,57 @@ class Runs:
                 return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None,
                         "error": failure(missing_inputs_message(plan), "missing_input", missing=plan.missing)}
             return refuse(missing_inputs_message(plan), "missing_input", missing=plan.missing)
-        if prepared.commands and not settings.run_allow_scripts:
-            if not await self.consent(prepared.label, prepared.commands):
-                return refuse(f"the run of '{prepared.label}' was not started: its shell commands were declined",
-                              "scripts_declined", STATUS_CANCELLED, commands=prepared.commands)
-        if prepared.calls_models:  # litellm's first import takes seconds: never on the event loop
-            from taskdsl.evaluator.providers import load_litellm
+        return prepared
 
-            await asyncio.get_running_loop().run_in_executor(None, load_litellm)
-        return await self.run(run_id, prepared, model, settings)
+    async def agree(self, prepared, model: str | None, settings, prepare_again, refuse):
+        """The prepared run the user agreed to (itself when it needs no question), or the refusal.
+        The question shows the plan; after the answer the run is prepared again, and only a plan
+        with the same digest runs: an edit while the question was open asks again."""
+        from taskdsl.evaluator import consent
 
-    async def consent(self, label: str, commands: list[str]) -> bool:
+        view = consent.plan_view(prepared, settings.default_model, model)
+        why = consent.reasons(view, settings.run_allow_scripts)
+        asked = 0
+        while why and view.digest not in self.agreed:
+            if asked == MAX_QUESTIONS:
+                return refuse(PLAN_CHANGED, "plan_changed", STATUS_CANCELLED, digest=view.digest)
+            answer = await self.consent(view, why, changed=asked > 0)
+            asked += 1
+            if answer is None:
+                return refuse(f"the run of '{prepared.label}' was not started: you did not agree to its plan",
+                              "declined", STATUS_CANCELLED, commands=prepared.commands, digest=view.digest)
+            found = prepare_again()
+            if isinstance(found, dict):
+                return found
+            again = consent.plan_view(found, settings.default_model, model)
+            prepared = found
+            if again.digest == view.digest:
+                if answer == ALWAYS:
+                    self.agreed.add(view.digest)
+                break
+            view, why = again, consent.reasons(again, settings.run_allow_scripts)
+        return prepared
+
+    async def consent(self, view, why: list[str], changed: bool = False) -> str | None:
+        """Ask with the rendered plan: RUN, ALWAYS, or None (declined, dismissed, a client error)."""
+        from taskdsl.evaluator.consent import REASON_SCRIPTS, render_plan
+
+        lines = [PLAN_CHANGED_HEADER] if changed else []
+        lines += [render_plan(view, why), "Run it?"]
+        if why == [REASON_SCRIPTS]:
+            lines[-1] += " (set taskdsl.run.allowScripts in your user settings to skip this question)"
         params = types.ShowMessageRequestParams(
-            type=types.MessageType.Warning, message=consent_message(label, commands),
-            actions=[types.MessageActionItem(title="Run"), types.MessageActionItem(title="Cancel")])
+            type=types.MessageType.Warning, message=Redactor().text("\n".join(lines)),
+            actions=[types.MessageActionItem(title=title) for title in (RUN, ALWAYS, CANCEL)])
         try:
             answer = await self.server.window_show_message_request_async(params)
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.warning("window/showMessageRequest failed: the scripts do not run", exc_info=True)
-            return False
-        return answer is not None and answer.title == "Run"
+            log.warning("window/showMessageRequest failed: the run does not start", exc_info=True)
+            return None
+        title = getattr(answer, "title", None)
+        return title if title in (RUN, ALWAYS) else None
 
     async def run(self, run_id: int, prepared, model: str | None, settings) -> dict:
         """Execute a prepared run: progress, log lines, the result document, the answer."""
@@ -375,8 +426,7 @@ class Runs:
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
             result = await asyncio.wait_for(runner.execute(prepared, model=model, trace=trace_path, on_event=on_event,
-                                                           config=config, allow_read=settings.run_allow_read),
-                                            settings.run_timeout)
+                                                           config=config), settings.run_timeout)
             content, parsed = result.content, result.parsed_content
             status = STATUS_FAILED if result.status == STATUS_FAILED else STATUS_COMPLETE
         except asyncio.TimeoutError:

@@ -1,5 +1,5 @@
 """What a run did, as the editor shows it: step records from the evaluator's events, the
-Markdown result document, log lines, the consent question and structured errors. Pure functions
+Markdown result document, log lines and structured errors. Pure functions
 and plain data, tested without a server; `features/run.py` wires them to the LSP.
 """
 
@@ -13,16 +13,6 @@ from typing import Any
 
 STATUS_COMPLETE, STATUS_FAILED, STATUS_CANCELLED = "COMPLETE", "FAILED", "CANCELLED"
 PREVIEW = 200  # characters of a step's output in a log line
-
-
-def consent_message(label: str, commands: list[str], limit: int = 10) -> str:
-    shown = [f"  $ {' '.join(c.split())[:160]}" for c in commands[:limit]]
-    more = [f"  … and {len(commands) - limit} more"] if len(commands) > limit else []
-    noun = "this shell command" if len(commands) == 1 else f"these {len(commands)} shell commands"
-    return "\n".join([f"Running '{label}' executes {noun}:", *shown, *more,
-                      "Run it? (set taskdsl.run.allowScripts to skip this question)"])
-
-
 
 
 # ---------------------------------------------------------------------------------------------

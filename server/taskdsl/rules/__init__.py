@@ -9,6 +9,7 @@ from taskdsl.rules import (  # noqa: F401  (imported for their registrations)
     conditions,
     library_rules,
     security,
+    config_codes,
 )
 from taskdsl.rules.registry import RULES, Rule, RuleContext, run_rules
 

@@ -38,7 +38,9 @@ document_code(
     why="The element would be ignored or misread; it is most often a typo or an element put in the wrong parent.",
     bad='<task>\n  <descripton>Summarize the file</descripton>\n</task>',
     good='<task>\n  <description>Summarize the file</description>\n</task>',
-    fix="Rename it to an element allowed there (the message lists them, with the nearest match), or move it.",
+    fix="Rename it to an element allowed there (the message lists them, with the nearest match), or move it. "
+        "Quick fix: rename the start and end tag to the nearest allowed element (a safe fix when it is the only "
+        "close match and a typo of one or two keys; otherwise, e.g. `<fresh>` → `<fresh_context>`, an unsafe fix).",
 )
 
 document_code(
@@ -78,7 +80,9 @@ document_code(
     why="The tools would not know what the value means; the range is the value itself.",
     bad='<task type="atomc">\n  <manual_xml>yes</manual_xml>\n</task>',
     good='<task type="atomic">\n  <manual_xml>true</manual_xml>\n</task>',
-    fix="Use one of the values the message lists (it suggests the nearest), or a value of the described form.",
+    fix="Use one of the values the message lists (it suggests the nearest), or a value of the described form. "
+        "Quick fix: replace the value with the nearest allowed one (a safe fix when it is the only close match "
+        "and a typo of one or two keys, e.g. `sequental` → `sequential`, `ture` → `true`; otherwise unsafe).",
 )
 
 document_code(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskdsl.diagnostics import Related, Severity
+from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.document import Element
 from taskdsl.expr import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
@@ -35,20 +35,22 @@ def _parse(attr):
 
 
 @rule("TD701", Severity.ERROR, "cond test does not parse",
-      what="A `<case test=\"…\">` is not an expression of the cond language (SPEC §3): `output`, member "
+      what="A `<case test=\"…\">` is not an expression of the cond language: `output`, member "
            "access and indexing, literals, comparisons, `and or not`, `in`, parentheses, `len(…)`.",
       why="The test is parsed when the template is loaded; a syntax error means the cond can never run "
           "(a run refuses it). `= =`, `===`, a lone `=` and unbalanced brackets are syntax errors; a test "
           "that parses but uses what the language lacks is TD702.",
       bad='<case test="output.valid = = true">',
       good='<case test="output.valid == true">',
-      fix="Correct the expression at the reported position.",
+      fix="Correct the expression at the reported position. Quick fix (safe) where the rewrite is obvious: a "
+          "lone `=` → `==`, `===` → `==`, `= =` → `==`.",
       tags=("case", "expect"))
 def syntax_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprSyntaxError):
-            yield make("TD701", value_subspan(ctx.document, attr, error.offset, error.length),
-                       f"cond test does not parse: {error.message}")
+            span = value_subspan(ctx.document, attr, error.offset, error.length)
+            yield make("TD701", span, f"cond test does not parse: {error.message}",
+                       fixes=_rewrite_fixes(attr.value, error, span))
 
 
 @rule("TD702", Severity.ERROR, "cond test outside the expression language",
@@ -57,13 +59,43 @@ def syntax_rule(ctx: RuleContext):
       why="Tests are evaluated by a small safe evaluator, never by Python's eval: nothing else can run.",
       bad='<case test="__import__(\'os\').system(\'rm -rf /\')">',
       good='<case test="len(output.errors) == 0">',
-      fix="Rewrite the test over `output` with the language's operators.",
+      fix="Rewrite the test over `output` with the language's operators. Quick fix where the rewrite is "
+          "obvious: `&&` → `and`, `||` → `or`, `True`/`False`/`None` → `true`/`false`/`null`, `is` → `==` "
+          "(safe); `!` → `not` (unsafe: `not` binds looser than a comparison). None for a single `&` or `|`, "
+          "nor for `is not`.",
       tags=("case", "expect"))
 def forbidden_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprForbidden):
-            yield make("TD702", value_subspan(ctx.document, attr, error.offset, error.length),
-                       error.message)
+            span = value_subspan(ctx.document, attr, error.offset, error.length)
+            yield make("TD702", span, error.message, fixes=_rewrite_fixes(attr.value, error, span))
+
+
+def _progresses(rewritten: str, past: int) -> bool:
+    """Whether the rewritten test parses, or fails only after the rewrite (a later typo, fixed next)."""
+    try:
+        parse_expr(rewritten)
+    except (ExprSyntaxError, ExprForbidden) as error:
+        return error.offset >= past
+    return True
+
+
+def _rewrite_fixes(test: str, error, span) -> list[Fix]:
+    """The parser's obvious rewrite of what it stopped at (`=` → `==`, `&&` → `and`, `True` → `true`),
+    a word kept apart from its neighbours by a space."""
+    if error.rewrite is None:
+        return []
+    new = error.rewrite
+    if new[:1].isalpha() and error.offset > 0 and not test[error.offset - 1].isspace():
+        new = " " + new
+    end = error.offset + error.length
+    if new[-1:].isalpha() and end < len(test) and not test[end].isspace():
+        new += " "
+    if not _progresses(test[:error.offset] + new + test[end:], error.offset + len(new)):
+        return []  # `a == 1 = 2` → `a == 1 == 2` is no better: not an obvious rewrite
+    title = f"Replace '{test[error.offset:end]}' with '{error.rewrite}'" if error.rewrite else \
+        f"Remove '{test[error.offset:end]}'"
+    return [Fix(title, (TextEdit(span, new),), safe=error.rewrite_safe)]
 
 
 def _tested_task(cond: Element) -> Element | None:

@@ -14,7 +14,9 @@ import os
 from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, index_document, normalize, suggest
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import make
+from taskdsl.names import nearest as nearest_name
+from taskdsl.vocabulary import matches
+from taskdsl.rules.util import append_child_edit, make
 from taskdsl.semantics import ambiguous_key_message, argument_problems, unknown_target_message
 
 MAX_RELATED = 5
@@ -191,7 +193,10 @@ def _related(view: _View, other: Definition) -> Related:
       bad='<template name="analyze" params="data,config">…</template>\n'
           '<call template="analyze"><arg>weather</arg></call>',
       good='<call template="analyze"><arg>weather</arg><arg>standard_config</arg></call>',
-      fix="Pass one argument per parameter (or bind it by name), and use the target's parameter names.")
+      fix="Pass one argument per parameter (or bind it by name), and use the target's parameter names. "
+          "Quick fixes: rename an unknown argument to the nearest unbound parameter (safe when it is the only "
+          "close one and a typo of one or two keys); add an empty `<arg name=\"p\"></arg>` (call) or `<input name=\"p\"/>` (ref) for each "
+          "unbound parameter (unsafe: the value is yours to write).")
 def argument_mismatch(ctx: RuleContext):
     view = _view(ctx)
     for reference in view.index.references:
@@ -212,7 +217,45 @@ def argument_mismatch(ctx: RuleContext):
                 span = reference.site
             else:
                 span = reference.span
-            yield make("TD503", span, problem.message)
+            yield make("TD503", span, problem.message, fixes=_argument_fixes(ctx, reference, problem, params))
+
+
+def _argument_fixes(ctx: RuleContext, reference, problem, params: list[tuple[str, bool]]) -> list[Fix]:
+    """An unknown argument name → the nearest param not bound yet (safe when it is the only close
+    one); unbound params → empty `<arg name>` / `<input name>` for each (unsafe: the value is yours),
+    except a param a misspelt argument will be renamed to."""
+    renames = _renames(reference, params)
+    if problem.kind == "unknown":
+        nearest, sure = renames.get(problem.name, (None, False))
+        span = dict(reference.named).get(problem.name)
+        if nearest is None or span is None or ctx.document.text[span.start:span.end] != problem.name:
+            return []
+        return [Fix(f"Rename argument '{problem.name}' to '{nearest}'", (TextEdit(span, nearest),), safe=sure)]
+    renamed_to = {nearest for nearest, _ in renames.values()}
+    # a param that is no identifier (the target's own TD105) is never written into markup here
+    missing = [p for p in problem.missing if p not in renamed_to and matches(p, "identifier")]
+    if problem.kind != "missing" or not missing or reference.kind == "inline":
+        return []
+    element = ctx.document.element_at(reference.site.start)
+    if element is None or element.name_span != reference.site:
+        return []
+    names = ", ".join(missing)
+    if reference.kind == "call":
+        edit = append_child_edit(ctx.document, element, "".join(f'<arg name="{p}"></arg>' for p in missing))
+        return [Fix(f"Add an argument for {names}", (edit,), safe=False)] if edit else []
+    inputs = "".join(f'<input name="{p}"/>' for p in missing)
+    block = element.child("inputs")
+    edit = (append_child_edit(ctx.document, block, inputs) if block is not None
+            else append_child_edit(ctx.document, element, f"<inputs>{inputs}</inputs>"))
+    return [Fix(f"Add an input for {names}", (edit,), safe=False)] if edit else []
+
+
+def _renames(reference, params: list[tuple[str, bool]]) -> dict[str, tuple[str | None, bool]]:
+    """Each named argument the target lacks → (the nearest param nothing binds yet, only close one)."""
+    known = [p for p, _ in params]
+    bound = {name for name, _ in reference.named} | set(known[:len(reference.positional)])
+    free = [p for p in known if p not in bound and matches(p, "identifier")]
+    return {name: nearest_name(name, free) for name, _ in reference.named if name not in known}
 
 
 # --------------------------------------------------------------------------- TD504

@@ -18,7 +18,8 @@ from taskdsl.semantics import BUILTIN_MODELS, builtin_model_problem
           "typo or a retired model name.",
       bad='<model>gpt-4o-mni</model>',
       good='<model>gpt-4o-mini</model>',
-      fix="Use a name litellm knows (did-you-mean quick fix), or a provider prefix such as `ollama/`.",
+      fix="Use a name litellm knows, or a provider prefix such as `ollama/`. Quick fix (unsafe: a guessed "
+          "model): replace the name with a suggestion of the message.",
       tags=("model",))
 # (TD105 for an empty <model/> is reported here too: the schema allows empty text)
 def model_rule(ctx: RuleContext):

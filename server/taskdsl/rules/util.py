@@ -110,5 +110,25 @@ def remove_fix(document: Document, element: Element, title: str, *, safe: bool =
     return Fix(title, (TextEdit(removal_span(document.text, element.span), ""),), safe=safe)
 
 
+def append_child_edit(document: Document, parent: Element, xml: str) -> TextEdit | None:
+    """An edit that adds xml as the parent's last child, on its own line when the parent's end tag
+    is on its own line; a self-closing parent is opened and closed around it (None when the parent
+    is unfinished)."""
+    text = document.text
+    if parent.self_closing:
+        close = parent.start_tag.end - 2
+        if text[close:parent.start_tag.end] != "/>":
+            return None
+        return TextEdit(Span(close, parent.start_tag.end), f">{xml}</{parent.tag}>")
+    if parent.end_tag is None:
+        return None
+    end = parent.end_tag.start
+    line_start = text.rfind("\n", 0, end) + 1
+    if text[line_start:end].strip():
+        return TextEdit(Span(end, end), xml)
+    indent = line_indent(text, parent.start_tag.start)
+    return TextEdit(Span(line_start, line_start), f"{indent}{indent_unit(indent)}{xml}\n")
+
+
 def replace_fix(span: Span, new_text: str, title: str, *, safe: bool = True) -> Fix:
     return Fix(title, (TextEdit(span, new_text),), safe=safe)

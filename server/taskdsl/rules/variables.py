@@ -10,7 +10,7 @@ from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make
 from taskdsl.scope import Scopes
 from taskdsl.semantics import TEXT_TAGS
-from taskdsl.templating import Placeholder
+from taskdsl.templating import Placeholder, parse_placeholder
 
 
 
@@ -107,9 +107,26 @@ def unknown_from_rule(ctx: RuleContext):
       why="The evaluator cannot substitute it; it would fail at run time.",
       bad='<description>Hello {{ user name }}</description>',
       good='<description>Hello {{user_name}}</description>',
-      fix="Write a variable or a call, or close the braces.",
+      fix="Write a variable or a call, or close the braces. Quick fix (safe): `{{name}` one brace short becomes "
+          "`{{name}}` when what it holds is a variable or a call.",
       tags=TEXT_TAGS)
 def malformed_placeholder_rule(ctx: RuleContext):
     for _element, placeholder, span in _text_placeholders(ctx):
         if placeholder.kind == "malformed":
-            yield make("TD404", span, f"malformed {{{{…}}}}: {placeholder.error}")
+            yield make("TD404", span, f"malformed {{{{…}}}}: {placeholder.error}",
+                       fixes=_close_fix(ctx.document.text, span))
+
+
+def _close_fix(text: str, span: Span) -> list[Fix]:
+    """`{{name}` (one brace short) → `{{name}}`: only when what the braces hold is a variable or a call."""
+    written = text[span.start:span.end]
+    if not written.startswith("{{"):
+        return []
+    close = written.find("}")
+    if close < 0 or "{" in written[2:close] or written[close + 1:close + 2] == "}":
+        return []
+    inner = written[2:close]
+    if parse_placeholder(inner).kind not in ("var", "call"):
+        return []
+    end = span.start + close + 1
+    return [Fix(f"Close as {{{{{inner.strip()}}}}}", (TextEdit(Span(end, end), "}"),))]

@@ -135,9 +135,56 @@ local function run()
       end
       return false
     end, 50)
-    vim.notify = notify
     result.run = { done = done, notes = notes }
     step('run')
+
+    -- :TaskdslRun without the input: the config asks for it (vim.ui.input, answered as a user would)
+    local prompts, picks = {}, {}
+    local ui_input, ui_select = vim.ui.input, vim.ui.select
+    local answers = { name = 'Prompted', who = 'Ada' }
+    vim.ui.input = function(opts, on_confirm)
+      table.insert(prompts, opts.prompt)
+      on_confirm(answers[opts.prompt:match('input ([%w_]+)')])
+    end
+    vim.ui.select = function(items, opts, on_choice)
+      table.insert(picks, { prompt = opts.prompt, items = items })
+      on_choice(items[1])
+    end
+    local function run_until_done(command)
+      notes = {}
+      vim.cmd(command)
+      return vim.wait(90000, function()
+        for _, n in ipairs(notes) do
+          if n.msg:match('^taskdsl: run ') then return true end
+        end
+        return false
+      end, 50)
+    end
+    local prompted_done = run_until_done('TaskdslRun')
+    result.run_prompted = { done = prompted_done, notes = notes, prompts = prompts }
+    step('run prompted')
+
+    -- a library file: the entry is picked, then its param asked for
+    local lib = vim.fn.getcwd() .. '/greetings.task.xml'
+    vim.fn.writefile({
+      '<library>',
+      '  <template name="greet" params="who">',
+      '    <task><description>Greet {{who}} warmly</description><model>taskdsl/echo</model></task>',
+      '  </template>',
+      '  <template name="shout" params="text">',
+      '    <task><description>Shout {{text}}</description><model>taskdsl/echo</model></task>',
+      '  </template>',
+      '</library>',
+    }, lib)
+    vim.cmd('edit ' .. vim.fn.fnameescape(lib))
+    local lb = vim.api.nvim_get_current_buf()
+    vim.wait(20000, function() return taskdsl_client(lb) ~= nil end, 20)
+    prompts = {}
+    local library_done = run_until_done('TaskdslRun')
+    result.run_library = { done = library_done, notes = notes, prompts = prompts, picks = picks }
+    step('run library')
+    vim.ui.input, vim.ui.select = ui_input, ui_select
+    vim.notify = notify
   end
 
   client.stop()

@@ -13,10 +13,13 @@
 //   open      open report.task.xml with Quick Open; the status bar shows the language "Task DSL"
 //   problems  the Problems panel lists the server's TD301 diagnostic
 //   hover     hovering <fresh_context> shows its schema documentation
+//   status    the extension's status-bar item says the server runs (a check mark)
 //   completion typing "<" on a new line inside <task> suggests the children still allowed
+//   snippets  "Snippets: Insert Snippet" lists the extension's snippets for Task DSL
 //   (scenario not-installed: only open, then the error toast naming the install command)
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
 //             input box, until the result ("Say hello to <input>") is shown
+//   status_run the status-bar item then shows the last run
 //   codelens  the same from the server's "▶ Run task" code lens
 //   commands  Restart Server, Revalidate All, Show Output (the "Task DSL" channel), diagnostics again
 const { chromium } = require('playwright-core');
@@ -106,16 +109,29 @@ async function main() {
     return { languageMode: (await mode.innerText()).trim() };
   });
 
+  // the extension's status-bar item (its id is "<publisher>.<name>.taskdsl.status")
+  const statusItem = page.locator('.statusbar-item[id$="taskdsl.status"]').first();
+  const statusOf = async () => ({
+    text: (await statusItem.innerText()).replace(/\s+/g, ' ').trim(),
+    icons: await statusItem.locator('.codicon').evaluateAll((els) => els.map((e) => e.className)),
+  });
+
   if (scenario === 'not-installed') {
     await step('not_installed', async () => {
       const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'not installed' });
       await toast.first().waitFor({ timeout: 60000 });
       await shot('not-installed');
-      return { toast: (await toast.first().innerText()).replace(/\s+/g, ' ') };
+      await statusItem.filter({ hasText: 'not installed' }).waitFor({ timeout: 20000 });
+      return { toast: (await toast.first().innerText()).replace(/\s+/g, ' '), status: await statusOf() };
     });
     await browser.close();
     return;
   }
+
+  await step('status', async () => {
+    await statusItem.locator('.codicon-check').waitFor({ timeout: 60000 });
+    return await statusOf();
+  });
 
   await step('problems', async () => {
     await page.keyboard.press('Control+Shift+M');
@@ -197,6 +213,17 @@ async function main() {
     return { labels: labels.map((l) => l.trim()), autoClosed, closedLine };
   });
 
+  await step('snippets', async () => {
+    await page.locator('.tabs-container .tab', { hasText: 'report.task.xml' }).first().click();
+    await palette('Snippets: Insert Snippet');
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    await rows.filter({ hasText: 'An atomic task' }).first().waitFor({ timeout: 20000 });
+    const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+    await shot('snippets');
+    await page.keyboard.press('Escape');
+    return { labels };
+  });
+
   await step('run', async () => {
     await quickOpen('hello.task.xml');
     await page.keyboard.press('Escape');
@@ -229,6 +256,11 @@ async function main() {
     const lines = await page.locator('.view-line', { hasText: resultRe }).allInnerTexts().catch(() => []);
     await shot('run');
     return { prompted, where, toasts, lines: lines.map((l) => l.replace(/\s+/g, ' ')) };
+  });
+
+  await step('status_run', async () => {
+    await statusItem.filter({ hasText: 'hello' }).waitFor({ timeout: 20000 });
+    return await statusOf();
   });
 
   await step('codelens', async () => {

@@ -1,0 +1,264 @@
+"""`taskdsl match TEXT` and `taskdsl ask TEXT`: the library against a request in plain words.
+
+match  ranks the library's templates and tasks (taskdsl.matching). Exit 0 (also when nothing
+       matches: the list is empty), 2 on a usage problem.
+ask    uses a matching template or has a model write a task (taskdsl.ask), prints or saves it,
+       and unless --dry-run runs it. Exit codes:
+         0  the task checks (and, without --dry-run, ran to completion)
+         1  the run failed, or the model call failed
+         2  a usage problem (bad option, empty request, a --save path that cannot be written)
+         3  no task: the model's answer is not XML (XML_PARSE_ERROR) or still has checker errors
+            after the repair rounds (VALIDATION_ERROR); the last diagnostics are printed
+         4  not run: the task runs shell commands and --allow-scripts was not given
+With --replan N, a failed run sends the task and its failure back to the model for a different
+task (checked, repaired, and run under the same consent), at most N times.
+The library is the templates under --library (repeatable; default: the current folder) and
+under TASKDSL_LIBRARY_PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+SHOWN_DIAGNOSTICS = 10
+MAX_REPLANS = 5
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_SCRIPTS_REFUSED = 0, 1, 2, 3, 4
+
+
+def add_parsers(commands) -> None:
+    match = commands.add_parser("match", help="rank the library's templates against a request in plain words",
+                                description="List the templates and tasks of the library that fit a request, best first.")
+    match.add_argument("text", metavar="TEXT", help="the request, in plain words")
+    match.add_argument("--limit", type=_positive, default=5, metavar="N", help="at most N results (default 5)")
+    match.add_argument("--json", action="store_true", help="print a JSON list of {name, score, kind, path, line}")
+    _library_option(match)
+    match.set_defaults(func=match_command)
+
+    ask = commands.add_parser("ask", help="turn a request in plain words into a checked task, and run it",
+                              description="Use the library template that fits the request, or have the model write "
+                                          "a task; the task is checked (and repaired from the checker's diagnostics) "
+                                          "before it is printed, saved or run.")
+    ask.add_argument("text", metavar="TEXT", help="the request, in plain words")
+    ask.add_argument("--model", help="the model that writes the task and runs it (default: TASKDSL_MODEL or taskdsl/echo)")
+    ask.add_argument("--save", metavar="FILE", help="write the checked task to FILE (a .task.xml)")
+    ask.add_argument("--dry-run", action="store_true", help="print the checked task, do not run it")
+    ask.add_argument("--json", action="store_true", help="print one JSON object: the task, how it was made, the result")
+    ask.add_argument("--allow-scripts", action="store_true", help="run the task even if it runs shell commands")
+    ask.add_argument("--replan", type=_count, default=0, metavar="N",
+                     help=f"when the run fails, have the model write a different task, at most N times (0-{MAX_REPLANS}; default 0)")
+    ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    _library_option(ask)
+    ask.set_defaults(func=ask_command)
+
+
+def _library_option(parser) -> None:
+    parser.add_argument("--library", action="append", default=[], metavar="PATH",
+                        help="a folder or file of templates (repeatable; default: the current folder)")
+
+
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) > MAX_REPLANS:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {MAX_REPLANS}, got {value!r}")
+    return int(value)
+
+
+def library_roots(args) -> list[str]:
+    from taskdsl.workspace import env_library_paths
+
+    return [os.path.abspath(p) for p in (args.library or [os.getcwd()])] + [os.path.abspath(p) for p in env_library_paths()]
+
+
+def request_library(command: str, args):
+    """The library for a request, or None when the request or a --library is unusable (said on stderr)."""
+    if not args.text.strip():
+        _error(command, "the request is empty: say in words what the task should do")
+        return None
+    try:
+        return load_library(args)
+    except FileNotFoundError as e:
+        _error(command, f"--library {e.args[0]}: no such file or folder")
+        return None
+
+
+def load_library(args):
+    from taskdsl.library import Library
+
+    missing = [p for p in args.library if not os.path.exists(p)]
+    if missing:
+        raise FileNotFoundError(missing[0])
+    return Library.from_paths(library_roots(args))
+
+
+def _error(command: str, message: str) -> None:
+    print(f"taskdsl {command}: {message}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- match
+
+
+def match_command(args) -> int:
+    from taskdsl.matching import find_matching_tasks
+
+    library = request_library("match", args)
+    if library is None:
+        return EXIT_USAGE
+    matches = find_matching_tasks(library, args.text, args.limit)
+    if args.json:
+        print(json.dumps([m.to_json() for m in matches], ensure_ascii=False, indent=2))
+        return EXIT_OK
+    for match in matches:
+        row = match.to_json()
+        where = f"{os.path.relpath(row['path'])}:{row['line']}" if row["path"] else ""
+        print(f"{row['score']:.2f}  {row['name']:<24} {row['kind']:<8} {where}")
+    if not matches:
+        print("no template of the library matches", file=sys.stderr)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- ask
+
+
+def ask_command(args) -> int:
+    from taskdsl import ask
+    from taskdsl.evaluator.handler import default_model
+    from taskdsl.evaluator.results import TaskError
+
+    if args.save and os.path.isdir(args.save):
+        _error("ask", f"--save {args.save}: is a folder; give a file name such as {os.path.join(args.save, 'task.task.xml')}")
+        return EXIT_USAGE
+    library = request_library("ask", args)
+    if library is None:
+        return EXIT_USAGE
+    roots = library_roots(args)
+    folder = roots[0] if os.path.isdir(roots[0]) else os.path.dirname(roots[0])
+    path = os.path.abspath(args.save) if args.save else os.path.join(folder, "ask_request.task.xml")
+    model = args.model or default_model()
+    report: dict = {"saved": None, "result": None, "error": None}
+    try:
+        answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model)))
+    except TaskError as error:
+        return _failed(args, report, error, EXIT_NO_TASK if error.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
+    report["replans"] = []
+    for replans_left in range(args.replan, -1, -1):
+        report.update(answer.to_json())
+        _say(args, _origin(answer, model))
+        if args.save and (code := _save(args, report, answer, path)) is not None:
+            return code
+        if args.dry_run:
+            return _finish(args, report, answer.xml)
+        code, error = _consent_and_run(args, report, answer, path, model, tuple(roots))
+        if error is None:
+            return code
+        refusal = ask.replan_refusal(answer, error) if replans_left else None
+        if not replans_left or refusal:
+            if refusal:
+                _say(args, f"not re-planned: {refusal}")
+            return _failed(args, report, error, EXIT_RUN_FAILED)
+        _say(args, f"the run failed: {error}\nre-planning ({args.replan - replans_left + 1} of {args.replan})")
+        report["replans"].append({"xml": answer.xml, "error": error.to_json()})
+        try:
+            answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model), failed=(answer.xml, error)))
+        except TaskError as failure:
+            return _failed(args, report, failure, EXIT_NO_TASK if failure.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
+    raise AssertionError("unreachable: the last round returns")
+
+
+def _save(args, report: dict, answer, path: str) -> int | None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(answer.xml)
+    except OSError as e:
+        _error("ask", f"--save {args.save}: {e.strerror or e}")
+        return EXIT_USAGE
+    report["saved"] = path
+    _say(args, f"saved {args.save}")
+    return None
+
+
+def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: tuple[str, ...]):
+    """(exit code, None) when the task ran or was not allowed to; (None, TaskError) when it failed.
+    The consent reads the commands of the prepared run, and exactly that run is executed; every
+    task, re-planned ones too, runs shell commands only with --allow-scripts."""
+    from taskdsl.evaluator import runner
+    from taskdsl.run_cli import Progress
+
+    try:
+        prepared = runner.prepare_file(path, text=answer.xml, inputs=answer.inputs, library_paths=roots)
+    except Exception as error:  # it does not prepare: it cannot run either (never run what was not inspected)
+        return None, _as_task_error(error)
+    commands = list(prepared.commands)
+    if commands and not args.allow_scripts:
+        report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,
+                           "message": "the task runs shell commands: read it, then run again with --allow-scripts"}
+        if not args.json:
+            print(answer.xml, end="")
+            shown = "\n".join(f"  $ {' '.join(c.split())[:160]}" for c in commands)
+            _error("ask", f"not run: the task runs shell commands\n{shown}\nread it, then run again with --allow-scripts")
+        else:
+            print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        return EXIT_SCRIPTS_REFUSED, None
+    try:
+        result = asyncio.run(runner.execute(prepared, model=args.model, on_event=Progress(quiet=args.quiet or args.json)))
+    except Exception as error:  # TaskError, CompileError: the run failed
+        return None, _as_task_error(error)
+    report["result"] = result.to_json()
+    return _finish(args, report, result.content), None
+
+
+def _origin(answer, model: str) -> str:
+    if answer.source == "library":
+        row = answer.match.to_json()
+        return f"using template '{row['name']}' (score {row['score']:.2f}) from {os.path.relpath(row['path'])}:{row['line']}"
+    lines = [f"written by {model}"]
+    for number, attempt in enumerate(answer.attempts, 1):
+        codes = sorted({e["code"] for e in attempt.errors})
+        found = f"{len(attempt.errors)} checker error(s): {', '.join(codes)}; sent back for repair" if codes else "checks"
+        lines.append(f"  answer {number}: {found}")
+    return "\n".join(lines)
+
+
+def _as_task_error(error: Exception):
+    from taskdsl.evaluator.results import TaskError
+
+    if isinstance(error, TaskError):
+        return error
+    code = getattr(error, "code", None)
+    message = getattr(error, "message", None) or str(error)
+    return TaskError("TASK_FAILURE", f"{code + ' ' if code else ''}{message}", "not_runnable")
+
+
+def _finish(args, report: dict, text: str) -> int:
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+    return EXIT_OK
+
+
+def _failed(args, report: dict, error, code: int) -> int:
+    report["error"] = error.to_json()
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        return code
+    _error("ask", str(error))
+    diagnostics = error.details.get("diagnostics", [])
+    for d in diagnostics[:SHOWN_DIAGNOSTICS]:
+        print(f"  line {d['line']}:{d['column']}: {d['code']} {d['message']}", file=sys.stderr)
+    if len(diagnostics) > SHOWN_DIAGNOSTICS:
+        print(f"  … and {len(diagnostics) - SHOWN_DIAGNOSTICS} more (see --json)", file=sys.stderr)
+    return code
+
+
+def _say(args, message: str) -> None:
+    if not args.quiet and not args.json:
+        print(message, file=sys.stderr)

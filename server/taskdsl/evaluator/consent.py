@@ -1,0 +1,233 @@
+"""The plan a user agrees to before a run: what it shows, why it is asked, and the digest that pins it.
+
+`plan_view(prepared, …)` reads a `plan.Prepared` (never a second walk of the tree: `plan.reach`
+and `cost.plan_calls` answer) into a `PlanView`: every shell command as it will run
+(`shell.planned`: each value a variable whose placeholder is shown), the models it calls with an
+estimated cost from litellm's price map, the files its `file_paths` read, the inputs (secrets
+masked) and the template files compiled for it. `render_plan` is the one text of it: the
+editor's question and `taskdsl run --plan` print the same thing.
+
+The digest is a sha256 over a canonical JSON of the plan: the entry and its task, the text of
+every template file compiled for the run, the commands, the models, the files, the inputs and
+globals (unmasked) and the folders it may read outside the project. A consent is valid for one
+digest: the editor prepares the run again after the answer and runs it only when the digest is
+the same (see features/run.py).
+
+A run needs the question when it executes a shell command, calls a model that may cost money
+(one litellm does not price counts: it may), or reads files outside the entry template's folder
+(a path not known before the run counts: it may).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from taskdsl import cost, shell
+from taskdsl.confine import within
+from taskdsl.models import prices
+from taskdsl.redaction import SECRET_NAME, Redactor, secret_values
+
+LIST_LIMIT = 10  # lines of a kind shown; the rest are counted
+VALUE_LIMIT = 80  # characters of an input's value shown
+
+REASON_SCRIPTS = "scripts"
+REASON_COST = "cost"
+REASON_FILES = "files"
+REASON_WORDS = {
+    REASON_SCRIPTS: "it executes shell commands",
+    REASON_COST: "it calls a model that may cost money",
+    REASON_FILES: "it reads files outside the template's folder",
+}
+
+
+@dataclass(frozen=True)
+class PlannedCommand:
+    text: str  # what /bin/sh -c runs
+    values: tuple[tuple[str, str], ...] = ()  # (variable, the placeholder whose value it holds)
+
+
+@dataclass(frozen=True)
+class ReadFiles:
+    """What the run's file_paths read: resolved paths, and what is only known when it runs."""
+    paths: tuple[str, ...] = ()  # absolute, symbolic links resolved
+    unknown: tuple[str, ...] = ()  # "{{…}}" paths, commands' output, files found by a description
+
+
+@dataclass(frozen=True)
+class PlanView:
+    label: str
+    path: str  # the entry template
+    folder: str  # where scripts run and where "outside" starts
+    commands: tuple[PlannedCommand, ...]
+    models: tuple[tuple[str, bool], ...]  # (model, priced by litellm's map)
+    estimate: float  # dollars for the priced models' calls (a floor: see taskdsl.cost)
+    files: ReadFiles
+    inputs: tuple[tuple[str, str], ...]  # (name, value as shown: secrets masked, long values cut)
+    templates: tuple[str, ...]  # the template files compiled for the run
+    missing: tuple[str, ...] = ()  # required inputs with no value yet
+    digest: str = field(default="", compare=False)
+
+
+def planned_command(command: str) -> PlannedCommand:
+    try:
+        rendered = shell.planned(command)
+    except shell.UnsafeCommand:  # the checker refuses it first (TD801); show it as written
+        return PlannedCommand(command)
+    return PlannedCommand(rendered.text, tuple(rendered.env.items()))
+
+
+def read_files(node: Any, library: Any) -> ReadFiles:
+    """The files the file_paths of every task the run may reach read (each task's folder is
+    where its relative paths start)."""
+    from taskdsl.evaluator.plan import reach
+    from taskdsl.templating import find_placeholders
+
+    paths: list[str] = []
+    unknown: list[str] = []
+
+    def on_task(task: Any) -> None:
+        found = task.file_paths
+        if found is None:
+            return
+        if found.source == "command":
+            unknown.append(f"the files printed by: {' '.join(found.text.split())}")
+        elif found.source == "description":
+            unknown.append(f"the files found for: {' '.join(found.text.split())}")
+        for written in found.paths if found.source == "literal" else ():
+            if find_placeholders(written):
+                unknown.append(written)
+            else:
+                paths.append(os.path.realpath(os.path.join(task.folder, written)))
+
+    reach(node, library, on_task=on_task)
+    return ReadFiles(tuple(dict.fromkeys(paths)), tuple(dict.fromkeys(unknown)))
+
+
+def shown_inputs(inputs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Inputs as the question shows them: a secret (by its name or by its value) as ***."""
+    texts = {name: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+             for name, value in inputs.items()}
+    redactor = Redactor(extra=secret_values(texts))
+    shown = []
+    for name, text in sorted(texts.items()):
+        text = "***" if SECRET_NAME.search(name) else redactor.text(text)
+        one_line = " ".join(text.split())
+        shown.append((name, one_line if len(one_line) <= VALUE_LIMIT else one_line[:VALUE_LIMIT - 1] + "…"))
+    return tuple(shown)
+
+
+def plan_view(prepared: Any, default_model: str, model: str | None = None) -> PlanView:
+    """The plan of a prepared run whose atomic tasks default to `default_model`, every one of
+    them using `model` when it is given (the run's override)."""
+    calls = cost.plan_calls(prepared.node, prepared.library, default_model, model)
+    models = tuple((name, prices(name) is not None) for name in dict.fromkeys(name for name, _ in calls))
+    view = PlanView(
+        label=prepared.label, path=prepared.path, folder=os.path.dirname(os.path.realpath(prepared.path)),
+        commands=tuple(planned_command(c) for c in prepared.commands), models=models,
+        estimate=cost.estimate((name, text) for name, text in calls if prices(name) is not None),
+        files=read_files(prepared.node, prepared.library), inputs=shown_inputs(prepared.inputs),
+        templates=tuple(prepared.files), missing=tuple(prepared.missing))
+    return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view)})
+
+
+def plan_digest(prepared: Any, view: PlanView) -> str:
+    """sha256 of the plan's canonical JSON: what runs, with what, reading what."""
+    canonical = {
+        "entry": prepared.path, "task": prepared.task,
+        "sources": {path: prepared.sources.get(path) for path in sorted(prepared.sources)},
+        "commands": [[c.text, list(map(list, c.values))] for c in view.commands],
+        "models": [name for name, _ in view.models],
+        "files": {"paths": list(view.files.paths), "unknown": list(view.files.unknown)},
+        "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
+        "allow_read": list(prepared.allow_read),
+    }
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def costs_money(model: str) -> bool:
+    """A model litellm prices above zero, or does not price at all (it may cost money)."""
+    found = prices(model)
+    return found is None or any(found)
+
+
+def outside(path: str, folder: str) -> bool:
+    return not within(path, folder)
+
+
+def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
+    """Why the run needs the user's consent (empty: it runs without the question).
+    `allow_scripts` (the user's machine setting) waives only the shell commands."""
+    found = []
+    if view.commands and not allow_scripts:
+        found.append(REASON_SCRIPTS)
+    if any(costs_money(name) for name, _ in view.models):
+        found.append(REASON_COST)
+    if view.files.unknown or any(outside(p, view.folder) for p in view.files.paths):
+        found.append(REASON_FILES)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# the one text of a plan
+
+
+def _shown_path(path: str, folder: str) -> str:
+    return path if outside(path, folder) else os.path.relpath(path, folder)
+
+
+def _capped(lines: list[str], indent: str = "    ") -> list[str]:
+    if len(lines) <= LIST_LIMIT:
+        return lines
+    return lines[:LIST_LIMIT] + [f"{indent}… and {len(lines) - LIST_LIMIT} more"]
+
+
+def _dollars(value: float) -> str:
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def render_plan(view: PlanView, why: list[str] | None = None) -> str:
+    """The plan as the user reads it before agreeing (the editor's question, `taskdsl run --plan`)."""
+    lines = [f"Running '{view.label}' ({_shown_path(view.path, view.folder)}) will:"]
+    if view.commands:
+        noun = "this shell command" if len(view.commands) == 1 else f"these {len(view.commands)} shell commands"
+        lines.append(f"  run {noun} in {view.folder}:")
+        shown = []
+        for command in view.commands:
+            shown.append("    $ " + "\n      ".join(command.text.strip().splitlines()))
+            shown += [f"        {variable} = the value of {placeholder}" for variable, placeholder in command.values]
+        lines += _capped(shown)
+    if view.models:
+        lines.append("  call " + ", ".join(
+            f"{name} ({'free' if not costs_money(name) else 'priced' if known else 'price unknown'})"
+            for name, known in view.models))
+        unpriced = [name for name, known in view.models if not known]
+        if any(costs_money(name) for name, _ in view.models):
+            estimate = f"about {_dollars(view.estimate)} or more"
+            if unpriced:
+                estimate += f", plus what {', '.join(unpriced)} cost{'s' if len(unpriced) == 1 else ''}"
+            lines.append(f"    estimated cost: {estimate}")
+    if view.files.paths or view.files.unknown:
+        lines.append("  read these files:")
+        lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths]
+                         + [f"    {u} (known when it runs)" for u in view.files.unknown])
+    if view.inputs:
+        lines.append("  with the inputs:")
+        lines += _capped([f"    {name} = {value}" for name, value in view.inputs])
+    if view.missing:
+        lines.append("  once given the inputs: " + ", ".join(view.missing))
+    others = [t for t in view.templates if os.path.realpath(t) != os.path.realpath(view.path)]
+    if others:
+        lines.append("  using the templates of:")
+        lines += _capped([f"    {_shown_path(os.path.realpath(t), view.folder)}" for t in others])
+    if not (view.commands or view.models):
+        lines.append("  run nothing that executes or calls a model")
+    if why:
+        words = [REASON_WORDS[r] for r in why]
+        lines.append("Asked because " + (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + ".")
+    lines.append(f"Plan {view.digest[:12]}")
+    return "\n".join(lines)

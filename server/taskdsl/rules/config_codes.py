@@ -1,0 +1,54 @@
+"""Docs of the codes about suppression comments (TD904, TD905, emitted by taskdsl.suppression) and
+about the project configuration file (TD9xx, emitted by taskdsl.config)."""
+
+from taskdsl.diagnostics import Severity
+from taskdsl.rules.registry import document_code
+
+document_code(
+    "TD904", Severity.WARNING, "unused suppression",
+    what="A `<!-- taskdsl: ignore[CODE] -->` comment names a code that is not reported on the element after it "
+         "(the element's own start tag, text and end tag; not its children).",
+    why="A suppression left behind after the problem was fixed would silently hide the next real one.",
+    bad='<!-- taskdsl: ignore[TD302] -->\n<task inherit_context="full">\n  <description>Summarize</description>\n</task>',
+    good='<task inherit_context="full">\n  <description>Summarize</description>\n</task>',
+    fix="Remove the unused code, or the whole comment when none of its codes is used (safe fix: `taskdsl check --fix`).",
+)
+
+document_code(
+    "TD905", Severity.WARNING, "malformed suppression",
+    what="A comment starting with `taskdsl:` is not `taskdsl: ignore[CODE, …]` with known codes, "
+         "or it is not followed by an element on the next line.",
+    why="A suppression that cannot be read suppresses nothing; the diagnostic it meant to silence is still reported.",
+    bad='<!-- taskdsl: ignore TD302 -->\n<task>…</task>',
+    good='<!-- taskdsl: ignore[TD302] -->\n<task>…</task>',
+    fix="Write `<!-- taskdsl: ignore[TD302] -->` (codes as `taskdsl rules` lists them, comma-separated) on the line "
+        "just before the element.",
+)
+
+document_code(
+    "TD901", Severity.ERROR, "unknown configuration key",
+    what="A key of taskdsl.toml (or of [tool.taskdsl] in pyproject.toml) that taskdsl does not know.",
+    why="A misspelt key is otherwise ignored silently: the setting the user meant never applies.",
+    bad='[lint]\nselct = ["TD3"]',
+    good='[lint]\nselect = ["TD3"]',
+    fix="Use the key the message suggests; docs/configuration.md lists every key.",
+)
+
+document_code(
+    "TD902", Severity.ERROR, "invalid configuration value",
+    what="A configuration value of the wrong type or out of range: a string where a list is expected, a negative "
+         "timeout, an unknown rule code in `select`, a global that is not a name.",
+    why="A bad value is dropped (the default applies) and the user must know it does not take effect.",
+    bad='[run]\ntimeout = "10 minutes"',
+    good='[run]\ntimeout = 600',
+    fix="Write the value as the message says; docs/configuration.md shows each key with an example.",
+)
+
+document_code(
+    "TD903", Severity.ERROR, "configuration file is not valid TOML",
+    what="taskdsl.toml (or a pyproject.toml with a [tool.taskdsl] table) does not parse as TOML.",
+    why="Nothing in the file applies until it parses: every setting falls back to its default.",
+    bad='[lint]\nselect = ["TD3"',
+    good='[lint]\nselect = ["TD3"]',
+    fix="Correct the syntax at the position shown.",
+)
