@@ -17,7 +17,7 @@ import sys
 from taskdsl.authoring import testcases
 
 
-def add_test_parser(commands) -> argparse.ArgumentParser:
+def add_test_parser(commands, checking) -> argparse.ArgumentParser:
     p = commands.add_parser("test", help="run the tests of *.test.xml files",
                             description="Run the tests written in *.test.xml files (default: the current folder's "
                                         "project). Each test runs its task as `taskdsl run` would and checks the result.")
@@ -25,13 +25,13 @@ def add_test_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("-k", dest="pattern", metavar="PATTERN", help="only the tests whose name contains PATTERN")
     p.add_argument("--model", help="the model for every test (overrides the tests' model and the tasks' <model>)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
-    p.set_defaults(func=test_command)
+    p.set_defaults(func=test_command, checking=checking)
     return p
 
 
 def test_command(args) -> int:
-    from taskdsl import cli
     from taskdsl.run_cli import _print_diagnostics, masked, masked_json
+    cli = args.checking  # taskdsl.cli: the files `check` would find, checked as `check` checks them
     report = cli.Report()
     settings = cli.project_settings(args.paths, report)  # the project's taskdsl.toml
     targets = cli.collect_files(args.paths, settings, report)
