@@ -23,6 +23,7 @@ from taskdsl.templating import Placeholder, find_placeholders
 from .env import Env, UnboundVariable
 from .handler import Handler, HandlerConfig
 from .memory import ContextGenerationInput, MemorySystem
+from .outputs import read_answer
 from .results import COMPLETE, TaskError, TaskResult, failure
 from .script import run_script
 from .trace import Trace
@@ -312,6 +313,12 @@ def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
     return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
 
 
+FORMAT_INSTRUCTIONS = {
+    "json": "Answer with JSON only{shape}.",
+    "xml": "Answer in XML: put each part of the answer in its own element, e.g. <summary>…</summary>.",
+}
+
+
 @dataclass
 class Atomic(TaskNode):
     instructions: str | None = None
@@ -328,9 +335,10 @@ class Atomic(TaskNode):
         system_parts = [run.config.system_prompt]
         if self.system:
             system_parts.append(await render(self.system, scope, ctx, self.name))
-        if self.output_format and self.output_format.get("type") == "json":
+        if self.output_format and self.output_format.get("type") in FORMAT_INSTRUCTIONS:
             schema = self.output_format.get("schema")
-            system_parts.append("Answer with JSON only" + (f" (a JSON {schema})." if schema else "."))
+            system_parts.append(FORMAT_INSTRUCTIONS[self.output_format["type"]].format(
+                shape=f" (a JSON {schema})" if schema else ""))
         if context:
             system_parts.append(f"<context>\n{context}\n</context>")
         if ctx.accumulated:
@@ -374,11 +382,12 @@ class Script(TaskNode):
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"
             raise
-        if self.output_format and self.output_format.get("type") == "json":
-            from .handler import parse_json_output
-            result.parsed_content, problem = parse_json_output(result.content, self.output_format.get("schema"))
-            if problem:
-                result.notes["json_error"] = problem
+        reading = read_answer(result.content, self.output_format)
+        if reading.mismatch:  # no model to ask again: a script's output is what it is
+            raise TaskError("INVALID_OUTPUT", f"task '{self.name}': {reading.mismatch}", "schema_mismatch",
+                            {"violations": [reading.mismatch], "schema": self.output_format.get("schema")})
+        result.parsed_content = reading.parsed
+        result.notes.update(reading.notes or {})
         return result
 
 

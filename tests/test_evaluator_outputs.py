@@ -1,0 +1,142 @@
+"""Reading model answers by output_format, through `taskdsl run --json` and the replay model:
+XML fields and their hostile forms, JSON shapes retried then INVALID_OUTPUT, NO_PROGRESS, and
+notes.dataUsage."""
+
+import json
+
+import pytest
+
+from evaluator_helpers import write
+from taskdsl.evaluator.outputs import MAX_XML_ANSWER
+from taskdsl.run_cli import main
+
+
+def run_json(tmp_path, capsys, monkeypatch, xml, answers, *extra):
+    """Run the template with taskdsl/replay answering from `answers`; (exit code, parsed --json output)."""
+    fixture = tmp_path / "answers.json"
+    fixture.write_text(json.dumps({"answers": answers}))
+    monkeypatch.setenv("TASKDSL_REPLAY_FILE", str(fixture))
+    path = write(tmp_path, "t.task.xml", xml)
+    code = main(["run", path, "--json", "-q", "--model", "taskdsl/replay", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+XML_TASK = """
+    <task name="review">
+      <instructions>Review the text</instructions>
+      <output_format type="xml"/>
+    </task>"""
+
+
+def run_xml(tmp_path, capsys, monkeypatch, answer):
+    return run_json(tmp_path, capsys, monkeypatch, XML_TASK, [{"answer": answer}])
+
+
+# ---------------------------------------------------------------- xml fields
+
+def test_xml_answer_becomes_named_fields(tmp_path, capsys, monkeypatch):
+    answer = ("Here is my review:\n```xml\n<?xml version='1.0'?>"
+              "<summary>Good <b>overall</b></summary>\n<score>4</score>"
+              "<issues><issue>typo</issue><issue>long</issue></issues>\n```")
+    code, out = run_xml(tmp_path, capsys, monkeypatch, answer)
+    assert code == 0
+    # the fences are only stripped when they wrap the whole answer: here the prose stays text around the fields
+    assert out["content"] == answer
+    assert out["parsed_content"] is None
+    assert out["notes"]["xml_error"].startswith("the answer is not well-formed XML")
+
+    code, out = run_xml(tmp_path, capsys, monkeypatch, answer.split(":\n", 1)[1])
+    assert code == 0
+    assert out["parsed_content"] == {"summary": "Good overall", "score": "4",
+                                     "issues": {"issue": ["typo", "long"]}}
+    assert "xml_error" not in out["notes"]
+
+
+def test_xml_fields_feed_later_steps_and_conds(tmp_path, capsys, monkeypatch):
+    code, out = run_json(tmp_path, capsys, monkeypatch, """
+        <task type="sequential" name="pipe">
+          <description>pipe</description>
+          <steps>
+            <task><instructions>Judge it</instructions><output_format type="xml"/></task>
+            <cond>
+              <case test="output.verdict == 'ok'">
+                <task type="script"><command>echo "verdict {{last_output.verdict}}, {{last_output.reason}}"</command></task>
+              </case>
+            </cond>
+          </steps>
+        </task>""", [{"answer": "<verdict>ok</verdict><reason>short &amp; clear</reason>"}])
+    assert code == 0
+    assert out["content"] == "verdict ok, short & clear"
+
+
+def test_broken_xml_degrades_to_text_with_a_note(tmp_path, capsys, monkeypatch):
+    code, out = run_xml(tmp_path, capsys, monkeypatch, "<summary>unclosed <b>bold</summary>")
+    assert code == 0
+    assert out["content"] == "<summary>unclosed <b>bold</summary>"
+    assert out["parsed_content"] is None
+    assert out["notes"]["xml_error"] == ("the answer is not well-formed XML (Opening and ending tag mismatch: "
+                                         "b line 1 and summary); its whole text is the output")
+
+
+def test_answer_without_elements_degrades_with_a_note(tmp_path, capsys, monkeypatch):
+    code, out = run_xml(tmp_path, capsys, monkeypatch, "Just prose, no markup.")
+    assert (code, out["content"], out["parsed_content"]) == (0, "Just prose, no markup.", None)
+    assert out["notes"]["xml_error"] == "the answer holds no XML elements; its whole text is the output"
+
+
+# ---------------------------------------------------------------- hostile xml answers
+
+def assert_xml_parse_error(code, out, reason, message_start):
+    assert code == 1
+    error = out["error"]
+    assert (error["type"], error["reason"]) == ("XML_PARSE_ERROR", reason)
+    assert error["message"].startswith(message_start), error["message"]
+
+
+def test_external_entity_is_refused_and_the_file_never_read(tmp_path, capsys, monkeypatch):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-MARKER")
+    answer = (f'<!DOCTYPE r [<!ENTITY xxe SYSTEM "file://{secret}">]>\n'
+              "<summary>&xxe;</summary>")
+    code, out = run_xml(tmp_path, capsys, monkeypatch, answer)
+    assert_xml_parse_error(code, out, "dtd", "the answer declares a DTD or an entity (<!DOCTYPE at line 1 column 1)")
+    assert "TOP-SECRET-MARKER" not in json.dumps(out)
+    passwd = '<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><r>&xxe;</r>'
+    code, out = run_xml(tmp_path, capsys, monkeypatch, passwd)
+    assert_xml_parse_error(code, out, "dtd", "the answer declares a DTD or an entity")
+    assert "root:" not in json.dumps(out)
+
+
+def test_network_entity_is_refused(tmp_path, capsys, monkeypatch):
+    answer = '<!DOCTYPE r SYSTEM "http://127.0.0.1:9/evil.dtd"><r>x</r>'
+    code, out = run_xml(tmp_path, capsys, monkeypatch, answer)
+    assert_xml_parse_error(code, out, "dtd", "the answer declares a DTD or an entity (<!DOCTYPE")
+
+
+def test_billion_laughs_is_refused(tmp_path, capsys, monkeypatch):
+    levels = ['<!ENTITY lol "lol">'] + [f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10 if i > 1 else "&lol;" * 10}">'
+                                        for i in range(1, 10)]
+    answer = f"<!DOCTYPE lolz [{''.join(levels)}]><lolz>&lol9;</lolz>"
+    code, out = run_xml(tmp_path, capsys, monkeypatch, answer)
+    assert_xml_parse_error(code, out, "dtd", "the answer declares a DTD or an entity (<!DOCTYPE")
+
+
+def test_entity_declaration_without_doctype_is_refused(tmp_path, capsys, monkeypatch):
+    # not even valid XML, but an answer that tries to declare an entity is hostile, not merely broken
+    code, out = run_xml(tmp_path, capsys, monkeypatch, '<a>x</a>\n  <!ENTITY e "boom"><b>&e;</b>')
+    assert_xml_parse_error(code, out, "dtd", "the answer declares a DTD or an entity (<!ENTITY at line 2 column 3)")
+    assert out["error"]["details"]["location"] == "line 2 column 3"
+
+
+def test_undeclared_entity_is_not_expanded(tmp_path, capsys, monkeypatch):
+    code, out = run_xml(tmp_path, capsys, monkeypatch, "<a>&xxe;</a>")
+    assert (code, out["parsed_content"]) == (0, None)
+    assert "Entity 'xxe' not defined" in out["notes"]["xml_error"]
+
+
+def test_oversized_answer_is_refused(tmp_path, capsys, monkeypatch):
+    answer = "<a>" + "x" * (50 * 1024 * 1024) + "</a>"
+    code, out = run_xml(tmp_path, capsys, monkeypatch, answer)
+    assert_xml_parse_error(code, out, "too_large", f"the answer has {len(answer):,} characters, more than the "
+                                                   f"{MAX_XML_ANSWER:,} an XML answer may have")
+    assert out["error"]["details"] == {"size": len(answer), "limit": MAX_XML_ANSWER}
