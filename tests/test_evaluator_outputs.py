@@ -140,3 +140,58 @@ def test_oversized_answer_is_refused(tmp_path, capsys, monkeypatch):
     assert_xml_parse_error(code, out, "too_large", f"the answer has {len(answer):,} characters, more than the "
                                                    f"{MAX_XML_ANSWER:,} an XML answer may have")
     assert out["error"]["details"] == {"size": len(answer), "limit": MAX_XML_ANSWER}
+
+
+# ---------------------------------------------------------------- json with a schema
+
+JSON_TASK = """
+    <task name="list">
+      <instructions>List the files</instructions>
+      <output_format type="json" schema="SHAPE"/>
+    </task>"""
+
+RETRY = "Answer the same task again"
+
+
+def test_schema_mismatch_is_retried_once_with_the_reason(tmp_path, capsys, monkeypatch):
+    answers = [{"contains": [RETRY, "1 is not of type 'string' (at [1])"], "answer": '["a.py", "b.py"]'},
+               {"answer": '["a.py", 1]'}]
+    code, out = run_json(tmp_path, capsys, monkeypatch, JSON_TASK.replace("SHAPE", "string[]"), answers)
+    assert code == 0
+    assert out["parsed_content"] == ["a.py", "b.py"]
+    assert out["notes"]["retried"] == "output does not match schema 'string[]': 1 is not of type 'string' (at [1])"
+    assert out["notes"]["model_calls"] == 2
+
+
+def test_schema_mismatch_twice_is_invalid_output_with_the_validators_message(tmp_path, capsys, monkeypatch):
+    answers = [{"answer": '{"files": []}'}]
+    code, out = run_json(tmp_path, capsys, monkeypatch, JSON_TASK.replace("SHAPE", "array"), answers)
+    assert code == 1
+    error = out["error"]
+    assert (error["type"], error["reason"]) == ("INVALID_OUTPUT", "schema_mismatch")
+    assert error["message"] == ("the answer does not match the declared output after one retry: output does not "
+                                "match schema 'array': {'files': []} is not of type 'array'")
+    assert error["details"]["violations"] == ["output does not match schema 'array': {'files': []} is not of type 'array'"]
+    assert error["details"]["answer"] == '{"files": []}'
+
+
+def test_text_that_is_not_json_does_not_match_a_schema(tmp_path, capsys, monkeypatch):
+    answers = [{"contains": RETRY, "answer": "still prose"}, {"answer": "Sure! Here it is."}]
+    code, out = run_json(tmp_path, capsys, monkeypatch, JSON_TASK.replace("SHAPE", "object"), answers)
+    assert (code, out["error"]["type"]) == (1, "INVALID_OUTPUT")
+    assert out["error"]["message"].endswith("output is not valid JSON: Expecting value at line 1 column 1")
+    assert out["error"]["details"]["answer"] == "still prose"
+
+
+def test_a_boolean_is_not_a_number(tmp_path, capsys, monkeypatch):
+    code, out = run_json(tmp_path, capsys, monkeypatch, JSON_TASK.replace("SHAPE", "number"), [{"answer": "true"}])
+    assert out["error"]["message"].endswith("True is not of type 'number'")
+
+
+def test_script_output_not_of_its_schema_is_invalid_output(tmp_path, capsys, monkeypatch):
+    code, out = run_json(tmp_path, capsys, monkeypatch, """
+        <task type="script" name="s"><command>echo '[1, 2]'</command>
+          <output_format type="json" schema="object"/></task>""", [])
+    assert code == 1
+    assert (out["error"]["type"], out["error"]["message"]) == (
+        "INVALID_OUTPUT", "task 's': output does not match schema 'object': [1, 2] is not of type 'object'")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
 from .results import TaskError, TaskResult
@@ -79,7 +79,7 @@ class Handler:
             notes["retried"] = reading.mismatch
             reading = read_answer(answer.content, output_format)
             if first.completion_tokens is not None and answer.completion_tokens is not None:
-                answer.completion_tokens += first.completion_tokens
+                answer = replace(answer, completion_tokens=answer.completion_tokens + first.completion_tokens)
         notes["duration_s"] = round(time.monotonic() - started, 3)
         if answer.completion_tokens is not None:
             notes["completion_tokens"] = answer.completion_tokens
