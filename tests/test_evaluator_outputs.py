@@ -160,7 +160,7 @@ def test_schema_mismatch_is_retried_once_with_the_reason(tmp_path, capsys, monke
     assert code == 0
     assert out["parsed_content"] == ["a.py", "b.py"]
     assert out["notes"]["retried"] == "output does not match schema 'string[]': 1 is not of type 'string' (at [1])"
-    assert out["notes"]["model_calls"] == 2
+    assert out["notes"]["dataUsage"]["model_calls"] == 2
 
 
 def test_schema_mismatch_twice_is_invalid_output_with_the_validators_message(tmp_path, capsys, monkeypatch):
@@ -195,3 +195,71 @@ def test_script_output_not_of_its_schema_is_invalid_output(tmp_path, capsys, mon
     assert code == 1
     assert (out["error"]["type"], out["error"]["message"]) == (
         "INVALID_OUTPUT", "task 's': output does not match schema 'object': [1, 2] is not of type 'object'")
+
+
+# ---------------------------------------------------------------- NO_PROGRESS
+
+REDUCE = """
+    <task type="reduce" name="merge">
+      <description>merge notes</description>
+      <initial_value>none yet</initial_value>
+      <inputs><input name="a">note A</input><input name="b">note B</input><input name="c">note C</input></inputs>
+      <inner_task><instructions>Summarise {{current_data}}</instructions></inner_task>
+      <reduction_task><instructions>Merge {{current_result}} into: {{accumulator}}</instructions></reduction_task>
+    </task>"""
+
+
+def test_reduce_whose_accumulator_stops_changing_is_no_progress(tmp_path, capsys, monkeypatch):
+    answers = [{"contains": "Summarise", "answer": "a summary"},
+               {"contains": "into: none yet", "answer": "merged A"},
+               {"contains": "into: merged A", "answer": "merged A"}]  # the same answer, whatever comes in
+    code, out = run_json(tmp_path, capsys, monkeypatch, REDUCE, answers)
+    assert code == 1
+    error = out["error"]
+    assert (error["type"], error["reason"]) == ("NO_PROGRESS", "unchanged_accumulator")
+    assert error["message"] == ("task 'merge': the reduction_task answered with the accumulator it was given, "
+                                "unchanged, 2 times in a row (inputs 1 to 2): the reduce is making no progress")
+    assert (error["details"]["input_index"], error["details"]["accumulator"]) == (2, "merged A")
+    assert error["details"]["dataUsage"]["model_calls"] == 6
+
+
+def test_one_unchanged_accumulator_is_progress_enough(tmp_path, capsys, monkeypatch):
+    answers = [{"contains": "Summarise", "answer": "a summary"},
+               {"contains": "into: none yet", "answer": "merged A"},
+               {"contains": ["into: merged A", "note B"], "answer": "merged A"},
+               {"contains": "into: merged A", "answer": "merged A and C"}]
+    code, out = run_json(tmp_path, capsys, monkeypatch, REDUCE, answers)
+    assert (code, out["content"]) == (0, "merged A and C")
+    assert out["notes"]["dataUsage"]["model_calls"] == 6
+
+
+# ---------------------------------------------------------------- notes.dataUsage
+
+def test_data_usage_of_a_sequential_sums_its_steps(tmp_path, capsys, monkeypatch):
+    (tmp_path / "facts.txt").write_text("the sky is blue")
+    trace = tmp_path / "trace.jsonl"
+    code, out = run_json(tmp_path, capsys, monkeypatch, """
+        <task type="sequential" name="pipe">
+          <description>pipe</description>
+          <context_management><accumulate_data>true</accumulate_data></context_management>
+          <inputs><input name="topic">sky</input></inputs>
+          <steps>
+            <task><instructions>Facts about {{topic}}</instructions>
+              <file_paths><path>facts.txt</path></file_paths></task>
+            <task><instructions>Rate it</instructions><output_format type="json" schema="number"/></task>
+            <task type="script"><command>echo done</command></task>
+          </steps>
+        </task>""", [{"contains": "Facts about sky", "answer": "blue sky facts"},
+                     {"contains": RETRY, "answer": "7"},
+                     {"contains": "Rate it", "answer": "seven"}], "--trace", str(trace))
+    assert (code, out["content"]) == (0, "done")
+    calls = [json.loads(line) for line in trace.read_text().splitlines()]
+    calls = [c for c in calls if c.get("event") == "model_call"]
+    usage = out["notes"]["dataUsage"]
+    assert usage == {
+        "inputs": ["topic"], "files": ["facts.txt"], "inherited_context": 0, "accumulated_context": 0,
+        "model_calls": 3,  # the rating was asked twice: its first answer was not a number
+        "prompt_tokens": sum(c["tokens"]["prompt"] for c in calls),
+        "completion_tokens": sum(c["tokens"]["completion"] for c in calls),
+        "cost": 0}
+    assert len(calls) == 2 and usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, replace
 
 from .outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
+from . import usage
 from .results import TaskError, TaskResult
 
 DEFAULT_MODEL = "taskdsl/echo"  # offline-first: nothing leaves the machine unless a model is chosen
@@ -66,7 +67,7 @@ class Handler:
         self.turns += 1
         started = time.monotonic()
         answer = await provider.complete(messages)
-        notes["model_calls"] = 1
+        calls = 1
         reading = read_answer(answer.content, output_format)
         if reading.mismatch:
             # the answer is not of the declared shape: tell the model why, once (then INVALID_OUTPUT)
@@ -74,7 +75,7 @@ class Handler:
                          {"role": "user", "content": retry_prompt(reading.mismatch)}]
             first = answer
             answer = await provider.complete(messages)
-            notes["model_calls"] = 2
+            calls = 2
             notes["prompt_tokens"] = used + provider.count_messages(messages)
             notes["retried"] = reading.mismatch
             reading = read_answer(answer.content, output_format)
@@ -83,6 +84,7 @@ class Handler:
         notes["duration_s"] = round(time.monotonic() - started, 3)
         if answer.completion_tokens is not None:
             notes["completion_tokens"] = answer.completion_tokens
+        notes["dataUsage"] = usage.of_call(config.model, calls, notes["prompt_tokens"], answer.completion_tokens or 0)
         if reading.mismatch:
             raise TaskError("INVALID_OUTPUT", f"the answer does not match the declared output after one retry: "
                             f"{reading.mismatch}", "schema_mismatch",
