@@ -1,11 +1,13 @@
 """Library benchmark: a generated workspace of templates that reference each other.
 
-    .venv/bin/python bench/bench_library.py [--templates 5000] [--runs 20] [--profile]
+    .venv/bin/python bench/bench_library.py [--templates 5000] [--runs 20] [--profile] [--jobs-workspaces 1000,3000]
+    .venv/bin/python bench/bench_library.py --break-even   # where the worker pool starts to pay
 
 Prints, beside the floor (lxml parse + XSD validation of the same files, same run):
 the cold index time, the real `taskdsl check FOLDER` process (interpreter start, imports,
 discovery, index, check, output) beside the floor as a process (an interpreter that imports lxml,
-loads the schema and parses + validates the same files; goal ≤ 4x), the same check in process
+loads the schema and parses + validates the same files; goal ≤ 4x), `check --jobs 1` against
+`--jobs N` (N = the cores) on workspaces of 1,000 and 3,000 templates, the same check in process
 (index + `checker.check_index`), the time to re-index one changed file and re-check the files it
 affects (goal < 20 ms), and peak memory of the whole check in a fresh subprocess (goal < 300 MB).
 --profile adds a cProfile of the check.
@@ -143,11 +145,86 @@ def process_seconds(argv: list[str], runs: int = 3) -> float:
     return best
 
 
-def check_process_seconds(folder: str) -> tuple[float, float]:
+def check_process_seconds(folder: str, jobs: int | None = None, runs: int = 3) -> tuple[float, float]:
     """(the real `taskdsl check FOLDER` process, the floor process over the same files)."""
-    check = process_seconds([sys.executable, "-m", "taskdsl", "check", "--format", "json", folder])
-    floor = process_seconds([sys.executable, "-c", FLOOR_PROCESS, SERVER_DIR, folder])
+    given = ["--jobs", str(jobs)] if jobs else []
+    check = process_seconds([sys.executable, "-m", "taskdsl", "check", "--format", "json", *given, folder], runs)
+    floor = process_seconds([sys.executable, "-c", FLOOR_PROCESS, SERVER_DIR, folder], runs)
     return check, floor
+
+
+def jobs_comparison(sizes: list[int], runs: int = 3) -> list:
+    """`taskdsl check --jobs 1` and `--jobs N` (N = the cores) on generated workspaces of these
+    sizes, beside the floor process in the same run: ([printed rows], [report rows])."""
+    cores = os.cpu_count() or 1
+    printed, rows = [], []
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="taskdsl-bench-jobs-") as folder:
+            files = len(generate(folder, size)["paths"])
+            serial, floor = check_process_seconds(folder, 1, runs)
+            pooled, floor_again = check_process_seconds(folder, cores, runs)
+            floor = min(floor, floor_again)
+        for label, value in (("--jobs 1", serial), (f"--jobs {cores}", pooled)):
+            printed.append((f"`taskdsl check {label}` ({size:,} templates, {files:,} files)", f"{value * 1000:9.0f} ms",
+                            f"{value / floor:5.1f}x floor", f"floor process {floor * 1000:.0f} ms"))
+            rows.append(ratio_row("library", f"`taskdsl check {label}` process, {size:,} templates ({files:,} files), "
+                                  f"{cores} cores", value * 1000, floor * 1000, "python + lxml parse+XSD process, same files", None))
+        printed.append((f"  --jobs {cores} / --jobs 1 ({size:,} templates)", f"{pooled / serial:9.2f} x", "", ""))
+    return printed, rows
+
+
+def break_even(sizes: list[int], runs: int = 5) -> None:
+    """Print the check phase (after the index) with one job against N on small workspaces, the
+    threshold lowered so the pool always runs: where it starts to pay is MIN_PARALLEL_FILES.
+    On a shared machine the wall time says little (other jobs hold the cores), so the CPU
+    critical path is printed too: this process's CPU time plus the busiest worker's, i.e. the
+    wall time the same work takes when the cores are free."""
+    from taskdsl import parallel
+    from taskdsl.cli import Report, build_library, check_source, collect_files, fix_source, project_settings, read_source
+    from taskdsl.document import gc_paused
+
+    cores = os.cpu_count() or 1
+    parallel.MIN_PARALLEL_FILES = 1
+    real_chunk = parallel.check_chunk
+    log = tempfile.NamedTemporaryFile(prefix="taskdsl-bench-cpu-", delete=False).name
+
+    def timed_chunk(start, stop):  # runs in a worker: its CPU seconds go to the log
+        cpu = time.process_time()
+        found = real_chunk(start, stop)
+        with open(log, "a", encoding="ascii") as handle:
+            handle.write(f"{os.getpid()} {time.process_time() - cpu}\n")
+        return found
+
+    parallel.check_chunk = timed_chunk
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="taskdsl-bench-even-") as folder:
+            generate(folder, size)
+            wall, critical = {}, {}
+            for jobs in (1, cores) * runs:
+                with gc_paused():
+                    report = Report()
+                    settings = project_settings([folder], report)
+                    targets = collect_files([folder], settings, report)
+                    library = build_library(targets, settings)
+                    open(log, "w").close()
+                    start, cpu = time.perf_counter(), time.process_time()
+                    each = parallel.FileCheck(read=read_source, check=check_source, fix=fix_source)
+                    parallel.check_paths(targets.files, library, settings, report, each, jobs=jobs)
+                    elapsed, own_cpu = time.perf_counter() - start, time.process_time() - cpu
+                per_worker: dict[str, float] = {}
+                for line in open(log, encoding="ascii").read().split("\n"):
+                    if line:
+                        pid, seconds = line.split()
+                        per_worker[pid] = per_worker.get(pid, 0.0) + float(seconds)
+                wall[jobs] = min(wall.get(jobs, float("inf")), elapsed)
+                path = own_cpu + max(per_worker.values(), default=0.0)
+                critical[jobs] = min(critical.get(jobs, float("inf")), path)
+            files = len(targets.files)
+            print(f"{files:6,} files: wall --jobs 1 {wall[1] * 1000:6.0f} ms, --jobs {cores} {wall[cores] * 1000:6.0f} ms "
+                  f"({wall[cores] / wall[1]:.2f}x); CPU critical path {critical[1] * 1000:6.0f} ms → "
+                  f"{critical[cores] * 1000:6.0f} ms ({critical[cores] / critical[1]:.2f}x)")
+    parallel.check_chunk = real_chunk
+    os.unlink(log)
 
 
 def check_workspace(folder: str):
@@ -209,10 +286,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--json", help="also write the rows to this file (for run_all.py)")
+    parser.add_argument("--jobs-workspaces", default="1000,3000",
+                        help="template counts of the workspaces `check --jobs 1` and `--jobs N` are timed on (empty: skip)")
+    parser.add_argument("--break-even", action="store_true",
+                        help="only: the check phase serial against the pool on small workspaces (where the pool pays)")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
         memory_child(args.memory_child)
+        return
+    if args.break_even:
+        lxml_schema()
+        break_even([400, 500, 600, 800, 1000, 1500])
         return
 
     with tempfile.TemporaryDirectory(prefix="taskdsl-bench-") as folder:
@@ -255,6 +340,9 @@ def main() -> None:
             report_rows.append(limit_row("library", f"re-index 1 file + re-check: {label} ({checked} re-checked), median",
                                          median, 20.0, strict=True, note=f"max {worst:.1f} ms"))
 
+        sizes = [int(size) for size in args.jobs_workspaces.split(",") if size.strip()]
+        jobs_printed, jobs_rows = jobs_comparison(sizes)
+
         child = subprocess.run([sys.executable, __file__, "--memory-child", folder], capture_output=True, text=True, check=True)
         memory = json.loads(child.stdout)
 
@@ -269,6 +357,7 @@ def main() -> None:
              f"{process / process_floor:5.1f}x floor process (goal ≤ 4x)"),
             ("whole check in process (index + check_index)", f"{whole * 1000:9.0f} ms",
              f"{whole / len(paths) * 1e6:6.0f} µs/file", f"{whole / floor:5.1f}x floor"),
+            *jobs_printed,
             *incremental_rows,
             ("peak memory, whole check (subprocess)", f"{memory['peak_mb']:9.0f} MB", f"base {memory['base_mb']:4.0f} MB", "goal < 300 MB"),
         ]
@@ -279,6 +368,7 @@ def main() -> None:
                       process_floor * 1000, "python + lxml parse+XSD process, same files", 4.0),
             ratio_row("library", f"whole check in process, {args.templates:,} templates (index + check all)", whole * 1000,
                       floor * 1000, "lxml parse+XSD, same files", None),
+            *jobs_rows,
             *report_rows,
             limit_row("library", "peak memory, whole check (fresh process)", memory["peak_mb"], 300.0, unit="MB",
                       strict=True, note=f"{memory['base_mb']:.0f} MB after imports"),

@@ -59,6 +59,8 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what remains")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix, apply the unsafe quick fixes too (a guessed name, an added empty argument)")
+    check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
+                       help="check with N processes (default: one per core; 1: in this process; --fix: always 1)")
     check.set_defaults(func=check_command)
 
     rules = commands.add_parser("rules", help="list the diagnostic codes, or show one code's documentation")
@@ -180,24 +182,29 @@ def read_source(path: str):
 # --------------------------------------------------------------------------- check: checking
 
 
+def _jobs(value: str) -> int:
+    from taskdsl.parallel import positive_jobs
+
+    return positive_jobs(value)
+
+
 def check_command(args) -> int:
+    import functools
+
+    from taskdsl.document import gc_paused
+    from taskdsl.parallel import FileCheck, check_paths, default_jobs
+
     report = Report()
     if args.unsafe_fixes and not args.fix:
         report.usage_errors.append("--unsafe-fixes applies fixes only together with --fix (taskdsl check --fix --unsafe-fixes)")
-    settings = project_settings(args.paths, report)
-    targets = collect_files(args.paths, settings, report)
-    library = build_library(targets, settings)
-    for path in targets.files:
-        try:
-            source = read_source(path)
-        except OSError as error:
-            report.usage_errors.append(f"{path}: cannot read: {error.strerror or error}")
-            continue
-        if args.fix and not source.refused and source.problem is None:
-            fix_source(source, library, settings, report, unsafe=args.unsafe_fixes)
-        document, diagnostics = check_source(source, library, settings)
-        report.results.append((source, document, diagnostics))
-        report.files_checked += 1
+    with gc_paused():  # bulk work that keeps what it builds (the index, every document)
+        settings = project_settings(args.paths, report)
+        targets = collect_files(args.paths, settings, report)
+        library = build_library(targets, settings)
+        jobs = getattr(args, "jobs", None) or default_jobs()
+        fix = functools.partial(fix_source, unsafe=args.unsafe_fixes)
+        each = FileCheck(read=read_source, check=check_source, fix=fix)
+        check_paths(targets.files, library, settings, report, each, jobs=jobs, fix=args.fix)
     write_report(report, args.format, sys.stdout, sys.stderr)
     if report.usage_errors:
         return 2
@@ -238,14 +245,14 @@ def check_source(source, library, settings):
     """(Document, diagnostics) of one file, with the reading problems in front."""
     from taskdsl.checker import check_document
     from taskdsl.diagnostics import Diagnostic, Severity
-    from taskdsl.document import Span, parse
+    from taskdsl.document import Span
+    from taskdsl.parallel import source_document
 
     if source.refused:
         offset, message = source.problem
-        return parse(""), [Diagnostic("TD001", Severity.ERROR, Span(0, 0), message)]
+        return source_document(source, library), [Diagnostic("TD001", Severity.ERROR, Span(0, 0), message)]
     path = os.path.abspath(source.path)
-    indexed = library.take_document(path, source.text) if library is not None else None
-    result = check_document(indexed or parse(source.text), path=path, library=library, settings=settings)
+    result = check_document(source_document(source, library), path=path, library=library, settings=settings)
     diagnostics = list(result.diagnostics)
     if source.problem is not None:
         offset, message = source.problem

@@ -33,10 +33,10 @@ from typing import Any, Iterable, Iterator
 from taskdsl.document import Document, Element, Span, gc_paused, parse
 from taskdsl.names import file_stem, split_params
 from taskdsl.semantics_uses import RenameError  # noqa: F401 (raised by check_rename; importers name it here)
-from taskdsl.facts import literal_default, subtype, task_kind
+from taskdsl.facts import inputs as input_elements, literal_default, subtype, task_kind
 from taskdsl.settings import Settings
 from taskdsl.templating import find_placeholders
-from taskdsl.workspace import belongs, discover, read_text
+from taskdsl.workspace import belongs, discover, read_source, read_text
 
 log = logging.getLogger(__name__)
 
@@ -221,11 +221,8 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
 
 
 def _input_params(task: Element) -> tuple[Param, ...]:
-    inputs = task.child("inputs")
-    if inputs is None:
-        return ()
     params = []
-    for element in inputs.children_named("input"):
+    for element in input_elements(task):
         name = element.get("name")
         if not name:
             continue
@@ -326,8 +323,7 @@ def _ref_reference(doc: Document, task: Element, path: str | None, owner: str | 
         return None
     name, span = found
     named = []
-    inputs = task.child("inputs")
-    for element in inputs.children_named("input") if inputs is not None else ():
+    for element in input_elements(task):
         attr = element.attr("name")
         if attr is not None and attr.value and attr.value_span is not None:
             named.append((attr.value, attr.value_span))
@@ -392,6 +388,7 @@ class Library:
         self._by_key: dict[str, list[Definition]] = defaultdict(list)
         self._referrers: dict[str, set[str]] = defaultdict(set)  # name as written → paths
         self._documents: dict[str, Document] = {}  # kept from the build for the checker (see `document`), then dropped
+        self._sources: dict = {}  # path → the Source (or OSError) read while building, for the checker (see `take_source`)
         self._graph = _Graph()  # resolved reference edges between definition names, kept per update
 
     # -- building ------------------------------------------------------------------------
@@ -424,7 +421,16 @@ class Library:
 
     def _index_from_disk(self, path: str, keep_document: bool = False, report: bool = True) -> set[str]:
         stamp = _stamp(path)
-        text = read_text(path, stamp[1]) if stamp else None
+        if not keep_document:
+            text = read_text(path, stamp[1]) if stamp else None
+        else:  # the checker wants the whole Source (its reading problems) too: one read serves both
+            try:
+                source = read_source(path, stamp[1]) if stamp else None
+            except OSError as error:
+                source = error
+            if source is not None:
+                self._sources[path] = source
+            text = source.text if source is not None and not isinstance(source, OSError) and not source.refused else None
         if text is None:
             return self.remove_file(path)
         return self._replace(path, text, stamp, keep_document, report)
@@ -710,9 +716,15 @@ class Library:
         doc = self._documents.pop(normalize(path), None)
         return doc if doc is not None and doc.text == text else None
 
+    def take_source(self, path: str):
+        """The `workspace.Source` read while indexing (or the OSError reading raised), given once;
+        None when the file was not read by a build with keep_documents."""
+        return self._sources.pop(normalize(path), None)
+
     def release_documents(self) -> None:
-        """Drop the documents kept from the build (after the check that wanted them)."""
+        """Drop the documents (and sources) kept from the build (after the check that wanted them)."""
         self._documents.clear()
+        self._sources.clear()
 
     def __len__(self) -> int:
         return sum(len(e.definitions) for e in self._entries.values())

@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 
 from taskdsl.document import Attr, Document, Element, Span, parse
 from taskdsl.names import file_stem
-from taskdsl.facts import LAST_OUTPUT
+from taskdsl.facts import LAST_OUTPUT, inputs as input_elements
 from taskdsl.scope import TASK_TAGS, Binding, Scopes, param_list
 from taskdsl.templating import find_placeholders
 
@@ -164,8 +164,7 @@ def _input_owner(item: Element) -> Element | None:
 
 
 def _inputs(task: Element) -> list[Element]:
-    inputs = task.child("inputs")
-    return inputs.children_named("input") if inputs is not None else []
+    return input_elements(task)
 
 
 def _own(binding: Binding | None, element: Element, span: Span) -> Binding | None:

@@ -326,9 +326,8 @@ class Compiler:
         return ast.Cond(cases, self.only_child(default, f"{label}/default") if default is not None else None, label)
 
     def inputs(self, el: Element, task_name: str) -> list[ast.Input]:
-        inputs_el = el.child("inputs")
         result = []
-        for inp in (inputs_el.children_named("input") if inputs_el is not None else []):
+        for inp in semantics.inputs(el):
             name = inp.get("name") or ""
             kind = semantics.input_source(inp)
             if kind == "from":

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from taskdsl import names, semantics
+from taskdsl import facts, names, semantics
 from taskdsl.document import Document, Element, parse
 from taskdsl.templating import find_placeholders
 
@@ -82,18 +82,6 @@ def find_target(document: Document, task: str | None, path: str | None = None) -
     return None
 
 
-def _literal(element: Element) -> str | None:
-    """The literal value of an <input>: its text when it has no `from` and no nested task."""
-    if element.get("from") or any(c.tag in ("task", "call", "cond") for c in element.children):
-        return None
-    return element.text.strip() if element.has_text else None
-
-
-def _has_value(element: Element) -> bool:
-    return bool(element.get("from")) or any(c.tag in ("task", "call", "cond") for c in element.children) \
-        or element.has_text
-
-
 def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str = "") -> InputPlan:
     """Inputs for a run of ``target`` (a <task> or a <template>).
 
@@ -109,9 +97,8 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "template":
         body = target.child("task")
         literals: dict[str, str] = {}
-        inputs_el = body.child("inputs") if body is not None else None
-        for inp in (inputs_el.children_named("input") if inputs_el is not None else []):
-            value = _literal(inp)
+        for inp in (facts.inputs(body) if body is not None else []):
+            value = facts.literal_default(inp)
             if inp.get("name") and value is not None and "{{" not in value:
                 literals[inp.get("name")] = value
         values, missing = dict(given), []
@@ -124,9 +111,8 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
                 missing.append(param)
         return InputPlan(values, missing, name)
     if target.tag == "task":
-        inputs_el = target.child("inputs")
-        missing = [inp.get("name") for inp in (inputs_el.children_named("input") if inputs_el is not None else [])
-                   if inp.get("name") and not _has_value(inp) and inp.get("name") not in given]
+        missing = [inp.get("name") for inp in facts.inputs(target)
+                   if inp.get("name") and not facts.input_has_value(inp) and inp.get("name") not in given]
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 

@@ -3,5 +3,5 @@
 Each module takes a parsed ``Document`` (plus the library, settings and the client's
 capabilities where it needs them) and returns lsprotocol values. Offsets are turned into
 client positions by ``util.Positions``, which uses pygls's position codec, so the same code
-serves UTF-16, UTF-8 and UTF-32 clients. ``server.py`` only wires LSP methods to them.
+serves UTF-16, UTF-8 and UTF-32 clients. The handlers of ``taskdsl.lsp`` only wire LSP methods to them.
 """
