@@ -9,6 +9,7 @@ import pytest
 from evaluator_helpers import write
 from taskdsl.evaluator.outputs import MAX_XML_ANSWER
 from taskdsl.run_cli import main
+from test_evaluator_models import openai_server  # noqa: F401 (the loopback OpenAI-compatible server)
 
 
 def run_json(tmp_path, capsys, monkeypatch, xml, answers, *extra):
@@ -263,3 +264,21 @@ def test_data_usage_of_a_sequential_sums_its_steps(tmp_path, capsys, monkeypatch
         "completion_tokens": sum(c["tokens"]["completion"] for c in calls),
         "cost": 0}
     assert len(calls) == 2 and usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+
+
+async def test_retry_and_cost_through_a_real_http_endpoint(tmp_path, openai_server):
+    from evaluator_helpers import run
+    from taskdsl.models import price_of
+
+    fake = await openai_server(answers=["Sure, here it is", '{"title": "XML"}'])
+    result, _ = await run(tmp_path, """<task name="t"><instructions>Title?</instructions>
+        <output_format type="json" schema="object"/></task>""", model="gpt-4o-mini")
+    assert result.parsed_content == {"title": "XML"}
+    retry = fake.requests[1]["body"]["messages"]
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert retry[2]["content"] == "Sure, here it is"
+    assert retry[3]["content"].startswith("Your answer cannot be used: output is not valid JSON: Expecting value")
+    usage = result.notes["dataUsage"]
+    assert (usage["model_calls"], usage["completion_tokens"]) == (2, 4)  # the server said 2 tokens each time
+    assert usage["prompt_tokens"] == result.notes["prompt_tokens"] > 0
+    assert usage["cost"] == round(price_of("gpt-4o-mini", usage["prompt_tokens"], 4), 8) > 0
