@@ -14,7 +14,7 @@ PROMPTED = """<task name="ask">
     <input name="topic">physics</input>
     <input name="extra">a note the prompt does not quote</input>
   </inputs>
-  <output_format type="json" schema="object"/>
+  <output_format type="json"/>
 </task>
 """
 
@@ -36,7 +36,7 @@ def test_the_preview_is_what_the_run_sends(tmp_path, capsys):
     [shown] = json.loads(out)
     assert (shown["system"], shown["user"]) == (sent["system"], sent["user"])
     assert shown["user"] == 'Answer: Why?\n\n<input name="topic">\nphysics\n</input>\n<input name="extra">\na note the prompt does not quote\n</input>'
-    assert shown["system"].endswith("Be brief about physics.\n\nAnswer with JSON only (a JSON object).")
+    assert shown["system"].endswith("Be brief about physics.\n\nAnswer with JSON only.")
     assert (shown["task"], shown["model"], shown["tokens"]) == ("ask", "taskdsl/echo", -(-len(sent["system"] + sent["user"]) // 4))
 
 

@@ -20,7 +20,7 @@ SHOUT = """<library>
     <description>Judge {{claim}}</description>
     <inputs><input name="claim"/></inputs>
     <model>gpt-4o-mini</model>
-    <output_format type="json" schema="object"/>
+    <output_format type="json"/>
   </task>
 </library>
 """

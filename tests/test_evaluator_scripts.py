@@ -36,7 +36,9 @@ async def test_script_runs_in_the_template_folder_with_inputs_exported(tmp_path)
         </task>""")
     result = await run_file(path)
     assert result.content == "from a file Ada"
-    assert result.notes == {"stdout": "from a file Ada\n", "stderr": "", "exit_code": 0}
+    assert result.notes == {"stdout": "from a file Ada\n", "stderr": "", "exit_code": 0, "dataUsage": {
+        "inputs": ["my_name"], "files": [], "inherited_context": 0, "accumulated_context": 0,
+        "model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0}}
 
 
 async def test_content_drops_only_trailing_newlines(tmp_path):

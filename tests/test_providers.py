@@ -61,7 +61,7 @@ async def test_echo_and_a_real_model_give_results_notes_and_traces_of_one_shape(
     (echo, echo_events, echo_trace), (real, real_events, real_trace) = runs.values()
     assert echo.parsed_content == real.parsed_content == {"valid": True}
     assert echo.to_json().keys() == real.to_json().keys()
-    assert echo.notes.keys() == real.notes.keys() == {"model", "prompt_tokens", "context_limit",
+    assert echo.notes.keys() == real.notes.keys() == {"model", "prompt_tokens", "context_limit", "dataUsage",
                                                           "completion_tokens", "duration_s"}
     assert all(isinstance(n["prompt_tokens"], int) and n["prompt_tokens"] > 0 for n in (echo.notes, real.notes))
     assert real.notes["completion_tokens"] == 2  # what the server's usage said

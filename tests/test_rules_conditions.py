@@ -65,5 +65,7 @@ def test_td703_previous_step_without_json_output():
     assert result.document.position(d.related[0].span.start) == (3, 5)
     fixed = SEQ.replace("OUTPUT", '<output_format type="json"/>')
     assert check(fixed).diagnostics == []
+    # an xml answer is read into fields, which a cond tests as it tests a JSON object
+    assert check(SEQ.replace("OUTPUT", '<output_format type="xml"/>')).diagnostics == []
     # at top level a cond tests last_output: nothing to check
     assert found(cond("output.ok"), "TD703")[1] == []

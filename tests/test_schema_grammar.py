@@ -274,7 +274,7 @@ def test_unknown_steps_give_empty_answers(grammar):
 def test_output_format_attributes(grammar):
     attrs = {a.name: a for a in grammar.attributes(("task", "output_format"))}
     assert list(attrs) == ["type", "schema"]
-    assert attrs["type"].required and attrs["type"].enum == ["json", "text"]
+    assert attrs["type"].required and attrs["type"].enum == ["json", "text", "xml"]
     assert not attrs["schema"].required
     assert attrs["schema"].enum == ["object", "array", "string[]", "number", "boolean"]
     assert grammar.is_empty(("task", "output_format"))

@@ -103,7 +103,9 @@ def test_a_secret_a_step_prints_is_masked_in_output_json_and_trace(tmp_path, cap
     code, out, _ = run([path, "--trace", str(trace), "--input", "x=abc1234"], capsys)
     assert (code, out) == (0, "key: ***\n")
     code, out, _ = run([path, "--json", "--input", "x=abc1234"], capsys)
-    assert json.loads(out)["notes"] == {"stdout": "key: ***\n", "stderr": "abc1234 ***\n", "exit_code": 0}
+    notes = json.loads(out)["notes"]
+    assert notes.pop("dataUsage")["inputs"] == ["x"]
+    assert notes == {"stdout": "key: ***\n", "stderr": "abc1234 ***\n", "exit_code": 0}
     text = trace.read_text()
     assert SECRET not in text and "key: ***" in text and "abc1234" in text
     assert stat.S_IMODE(os.stat(trace).st_mode) == 0o600

@@ -15,16 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from taskdsl.models import prices
+from taskdsl.models import price_of
 
 CHARS_PER_TOKEN = 4
 ANSWER_TOKENS = 500
 HOW_TO_ALLOW = "raise --max-cost (or max_cost in the [run] table of taskdsl.toml)"
-
-
-def price_of(model: str, prompt_tokens: int, answer_tokens: int) -> float:
-    cost_in, cost_out = prices(model) or (0.0, 0.0)
-    return prompt_tokens * cost_in + answer_tokens * cost_out
 
 
 def prompt_tokens(text: str) -> int:

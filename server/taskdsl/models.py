@@ -141,3 +141,9 @@ def prices(name: str) -> tuple[float, float] | None:
     if not isinstance(cost_in, (int, float)) or not isinstance(cost_out, (int, float)):
         return None
     return float(cost_in), float(cost_out)
+
+
+def price_of(model: str, prompt_tokens: int, answer_tokens: int) -> float:
+    """Dollars of a call by prices(); a model the map does not price costs nothing here."""
+    cost_in, cost_out = prices(model) or (0.0, 0.0)
+    return prompt_tokens * cost_in + answer_tokens * cost_out

@@ -54,7 +54,7 @@ async def preview_prompts(prepared, model: str | None = None, default: str | Non
         # a template's body sees only its params and the globals (as Template.eval binds them)
         env = Env(dict(args or {}), outer=global_env) if template is not None and atomic is entry else run_env
         scope, ctx, names = await atomic.bind(env, Ctx(state, path=atomic.name), args, atomic.settings)
-        system, user = await atomic.prompt(scope, ctx, atomic.settings, names)
+        system, user, _ = await atomic.prompt(scope, ctx, atomic.settings, names)
         chosen = atomic.model_for(state)
         tokens = cost.prompt_tokens(system + user)
         previews.append(PromptPreview(atomic.name, chosen, system, user, tokens,

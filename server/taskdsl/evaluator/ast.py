@@ -23,6 +23,8 @@ from taskdsl.templating import Placeholder, find_placeholders
 from .env import Env, UnboundVariable
 from .handler import Handler, HandlerConfig
 from .memory import ContextGenerationInput, MemorySystem
+from .outputs import read_answer
+from . import usage
 from .results import COMPLETE, TaskError, TaskResult, failure
 from .script import run_script
 from .trace import Trace
@@ -241,6 +243,9 @@ class TaskNode:
         try:
             scope, ctx, names = await self.bind(env, ctx, args, settings)
             result = await self.run(scope, ctx, settings, names)
+            inherited = ctx.inherited if settings.inherit_context != "none" else ""
+            result.notes["dataUsage"] = usage.data_usage(names, inherited, ctx.accumulated,
+                                                         result.notes.get("dataUsage"))
         except TaskError as error:
             ctx.run.emit(event="error", path=ctx.path, kind=self.kind, name=self.name, error=error.to_json())
             ctx.run.trace.write(event="error", path=ctx.path, error=error.to_json(),
@@ -285,24 +290,27 @@ class TaskNode:
             return Env({n: env.lookup(n) for n in wanted if env.is_bound(n)}, outer=global_env)
         return Env(outer=global_env)
 
-    async def own_context(self, scope: Env, ctx: Ctx, settings: ContextSettings, task_text: str) -> str:
-        """Context this task works with: inherited text, file contents, fresh memory matches."""
+    async def own_context(self, scope: Env, ctx: Ctx, settings: ContextSettings, task_text: str) -> tuple[str, list[str]]:
+        """Context this task works with (inherited text, file contents, fresh memory matches), and
+        the paths of the files read."""
         parts = [ctx.inherited] if ctx.inherited and settings.inherit_context != "none" else []
+        files: list[str] = []
         if self.file_paths:
-            parts.append(await self.read_files(scope, ctx))
+            text, files = await self.read_files(scope, ctx)
+            parts.append(text)
         if settings.fresh_context == "enabled":
             request = ContextGenerationInput(task_text, ctx.accumulated, ctx.inherited or None)
             match = ctx.run.memory.get_relevant_context_for(request)
             if match.context:
                 parts.append(match.context)
-        return "\n\n".join(p for p in parts if p)
+        return "\n\n".join(p for p in parts if p), files
 
-    async def read_files(self, scope: Env, ctx: Ctx) -> str:
+    async def read_files(self, scope: Env, ctx: Ctx) -> tuple[str, list[str]]:
         fp = self.file_paths
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
         elif fp.source == "command" and ctx.run.preview:
-            return f"<files listed by the command: {fp.text.strip()}>"
+            return f"<files listed by the command: {fp.text.strip()}>", []
         elif fp.source == "command":
             command = await render_command(fp.text, scope, ctx, self.name)
             out = await run_script(command.text, self.folder, command.env, None, 60, True, ctx.run.on_script_start)
@@ -323,7 +331,7 @@ class TaskNode:
             except OSError as e:
                 raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",
                               "file_paths", path=path) from None
-        return "\n".join(blocks)
+        return "\n".join(blocks), paths
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         raise NotImplementedError
@@ -335,6 +343,12 @@ def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
     return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
 
 
+FORMAT_INSTRUCTIONS = {
+    "json": "Answer with JSON only{shape}.",
+    "xml": "Answer in XML: put each part of the answer in its own element, e.g. <summary>…</summary>.",
+}
+
+
 @dataclass
 class Atomic(TaskNode):
     instructions: str | None = None
@@ -342,30 +356,33 @@ class Atomic(TaskNode):
     model: str | None = None
     output_format: dict | None = None
 
-    async def prompt(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> tuple[str, str]:
-        """(system, user): the messages this task sends, assembled once for runs and previews."""
+    async def prompt(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]
+                     ) -> tuple[str, str, list[str]]:
+        """(system, user, files read): the messages this task sends, assembled once for runs and
+        previews, and the paths of the files their context holds."""
         task_text = await render(self.instructions or self.description, scope, ctx, self.name)
         blocks = input_blocks(names, scope, self.instructions or self.description)
         user = task_text + ("\n\n" + blocks if blocks else "")
-        context = await self.own_context(scope, ctx, settings, task_text)
+        context, files = await self.own_context(scope, ctx, settings, task_text)
         system_parts = [ctx.run.config.system_prompt]
         if self.system:
             system_parts.append(await render(self.system, scope, ctx, self.name))
-        if self.output_format and self.output_format.get("type") == "json":
+        if self.output_format and self.output_format.get("type") in FORMAT_INSTRUCTIONS:
             schema = self.output_format.get("schema")
-            system_parts.append("Answer with JSON only" + (f" (a JSON {schema})." if schema else "."))
+            system_parts.append(FORMAT_INSTRUCTIONS[self.output_format["type"]].format(
+                shape=f" (a JSON {schema})" if schema else ""))
         if context:
             system_parts.append(f"<context>\n{context}\n</context>")
         if ctx.accumulated:
             system_parts.append(f"<previous_steps>\n{ctx.accumulated}\n</previous_steps>")
-        return "\n\n".join(system_parts), user
+        return "\n\n".join(system_parts), user, files
 
     def model_for(self, run: RunState) -> str:
         "--model, else the task's <model>, else the configured model."
         return run.model_override or self.model or run.config.model
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
-        system, user = await self.prompt(scope, ctx, settings, names)
+        system, user, files = await self.prompt(scope, ctx, settings, names)
         run = ctx.run
         model = self.model_for(run)
         handler = Handler(replace(run.config, model=model))
@@ -384,6 +401,7 @@ class Atomic(TaskNode):
                         duration_s=round(time.monotonic() - started, 3))
         if run.budget is not None:
             run.budget.charge(model, result.notes)
+        result.notes["dataUsage"]["files"] = files
         return result
 
 
@@ -405,15 +423,16 @@ class Script(TaskNode):
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"
             raise
-        if self.output_format and self.output_format.get("type") == "json":
-            from .handler import parse_json_output
-            result.parsed_content, problem = parse_json_output(result.content, self.output_format.get("schema"))
-            if problem:
-                result.notes["json_error"] = problem
+        reading = read_answer(result.content, self.output_format)
+        if reading.mismatch:  # no model to ask again: a script's output is what it is
+            raise TaskError("INVALID_OUTPUT", f"task '{self.name}': {reading.mismatch}", "schema_mismatch",
+                            {"violations": [reading.mismatch], "schema": self.output_format.get("schema")})
+        result.parsed_content = reading.parsed
+        result.notes.update(reading.notes or {})
         return result
 
 
-BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_limit", "duration_s"}
+BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_limit", "duration_s", "dataUsage"}
 
 
 def history_text(history: list[dict], fmt: str) -> str:
@@ -434,7 +453,7 @@ class Sequential(TaskNode):
     steps: list = field(default_factory=list)
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
-        context = await self.own_context(scope, ctx, settings, await render(self.description, scope, ctx, self.name))
+        context, files = await self.own_context(scope, ctx, settings, await render(self.description, scope, ctx, self.name))
         history: list[dict] = []
         previous = ctx.previous
         for number, step in enumerate(self.steps, 1):
@@ -450,8 +469,13 @@ class Sequential(TaskNode):
             history.append({"step": number, "content": previous.content, "notes": previous.notes,
                             "timestamp": time.time()})
         final = previous or TaskResult()
-        # the history is dropped here (SPEC §7); only a step count stays in the notes
-        return TaskResult(final.content, COMPLETE, {**final.notes, "steps": len(history)}, final.parsed_content)
+        # the history is dropped here (SPEC §7); only a step count and the summed usage stay in the notes
+        spent = usage.summed([{"files": files}] + [entry["notes"].get("dataUsage") or {} for entry in history])
+        return TaskResult(final.content, COMPLETE, {**final.notes, "steps": len(history), "dataUsage": spent},
+                          final.parsed_content)
+
+
+NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
 
 
 @dataclass
@@ -463,6 +487,8 @@ class Reduce(TaskNode):
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         accumulator: Any = await render(self.initial_value, scope, ctx, self.name)
         items = [(i.name, scope[i.name]) for i in self.inputs]
+        parts: list[TaskResult] = []  # every inner and reduction result: their usage is the reduce's
+        unchanged = 0  # reductions in a row that answered with the accumulator they were given
         for index, (name, value) in enumerate(items):
             inner_args = {"current_data": value, name: value}
             inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
@@ -483,9 +509,19 @@ class Reduce(TaskNode):
                               f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
                               input_index=index, input_name=name, accumulator=as_text(accumulator),
                               error=error.to_json()) from None
+            parts += [inner, reduced]
+            unchanged = unchanged + 1 if as_text(reduced.value).strip() == as_text(accumulator).strip() else 0
+            if unchanged == NO_PROGRESS_REPEATS:
+                raise TaskError("NO_PROGRESS", f"task '{self.name}': the reduction_task answered with the "
+                                f"accumulator it was given, unchanged, {unchanged} times in a row (inputs "
+                                f"{index - unchanged + 1} to {index}): the reduce is making no progress",
+                                "unchanged_accumulator",
+                                {"input_index": index, "input_name": name, "accumulator": as_text(accumulator),
+                                 "repeats": unchanged, "dataUsage": usage.summed(parts)})
             accumulator = reduced.value
         parsed = accumulator if not isinstance(accumulator, str) else None
-        return TaskResult(as_text(accumulator), COMPLETE, {"inputs": len(items)}, parsed)
+        return TaskResult(as_text(accumulator), COMPLETE, {"inputs": len(items), "dataUsage": usage.summed(parts)},
+                          parsed)
 
 
 # ---------------------------------------------------------------- cond
@@ -527,7 +563,7 @@ class Cond:
         if self.default is not None:
             ctx.run.trace.write(event="cond", path=ctx.path, chosen="default")
             return await self.default.eval(env, ctx.at("default"))
-        return TaskResult("", COMPLETE, {"cond": "no case matched"})
+        return TaskResult("", COMPLETE, {"cond": "no case matched", "dataUsage": usage.data_usage([], "", "", None)})
 
     def tested_output(self, env: Env, ctx: Ctx) -> Any:
         """The variable last_output: the previous step's output inside a sequential (bound from its

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
+from . import usage
 from .results import TaskError, TaskResult
 
 DEFAULT_MODEL = "taskdsl/echo"  # offline-first: nothing leaves the machine unless a model is chosen
@@ -30,24 +30,6 @@ class HandlerConfig:
     api_key: str | None = None
     replay_file: str | None = None
     timeout: float = 600.0
-
-
-def strip_code_fences(text: str) -> str:
-    m = re.fullmatch(r"\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*", text, re.S)
-    return m.group(1) if m else text.strip()
-
-
-def parse_json_output(text: str, schema: str | None) -> tuple[object, str | None]:
-    """(parsed value, problem) for output_format type="json"; problem is None when all is well."""
-    try:
-        value = json.loads(strip_code_fences(text))
-    except json.JSONDecodeError as e:
-        return None, f"output is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
-    expected = {"object": dict, "array": list, "string[]": list, "number": (int, float), "boolean": bool}.get(schema or "")
-    if expected and (not isinstance(value, expected) or (schema == "number" and isinstance(value, bool))
-                     or (schema == "string[]" and not all(isinstance(v, str) for v in value))):
-        return value, f"output is valid JSON but not of schema {schema!r}"
-    return value, None
 
 
 class Handler:
@@ -85,12 +67,32 @@ class Handler:
         self.turns += 1
         started = time.monotonic()
         answer = await provider.complete(messages)
+        calls = 1
+        reading = read_answer(answer.content, output_format)
+        if reading.mismatch:
+            # the answer is not of the declared shape: tell the model why, once (then INVALID_OUTPUT)
+            messages += [{"role": "assistant", "content": answer.content},
+                         {"role": "user", "content": retry_prompt(reading.mismatch)}]
+            first = answer
+            answer = await provider.complete(messages)
+            calls = 2
+            notes["prompt_tokens"] = used + provider.count_messages(messages)
+            notes["retried"] = reading.mismatch
+            reading = read_answer(answer.content, output_format)
+            if first.completion_tokens is not None and answer.completion_tokens is not None:
+                answer = replace(answer, completion_tokens=answer.completion_tokens + first.completion_tokens)
         notes["duration_s"] = round(time.monotonic() - started, 3)
         if answer.completion_tokens is not None:
             notes["completion_tokens"] = answer.completion_tokens
-        result = TaskResult(content=answer.content, notes=notes)
-        if output_format and output_format.get("type") == "json":
-            result.parsed_content, problem = parse_json_output(answer.content, output_format.get("schema"))
-            if problem:
-                notes["json_error"] = problem
-        return result
+        notes["dataUsage"] = usage.of_call(config.model, calls, notes["prompt_tokens"], answer.completion_tokens or 0)
+        if reading.mismatch:
+            raise TaskError("INVALID_OUTPUT", f"the answer does not match the declared output after one retry: "
+                            f"{reading.mismatch}", "schema_mismatch",
+                            {"violations": [reading.mismatch], "schema": (output_format or {}).get("schema"),
+                             "answer": answer.content[:2000], "notes": notes})
+        return TaskResult(content=answer.content, notes={**notes, **(reading.notes or {})}, parsed_content=reading.parsed)
+
+
+def retry_prompt(problem: str) -> str:
+    return (f"Your answer cannot be used: {problem}. Answer the same task again, with the output in "
+            "the declared format only.")

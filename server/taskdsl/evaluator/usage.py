@@ -1,0 +1,41 @@
+"""notes.dataUsage: what went into a result and what it took.
+
+Every result carries it: the task's inputs (names), the files it read, how much inherited and
+accumulated context it was given (characters), and the model calls, tokens and cost (dollars,
+from litellm's price map; 0 for the offline models and for a model the map does not price) of
+the result and everything run to make it. A sequential, a reduce or a call sums its parts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+COUNTS = ("model_calls", "prompt_tokens", "completion_tokens", "cost")
+
+
+def of_call(model: str, calls: int, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    """The counts of one atomic task's model calls."""
+    from taskdsl.models import price_of
+
+    return {"model_calls": calls, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "cost": price_of(model, prompt_tokens, completion_tokens)}
+
+
+def summed(parts: Iterable[Any]) -> dict[str, Any]:
+    """Counts and files of results (TaskResult or their notes.dataUsage) added up."""
+    total: dict[str, Any] = {name: 0 for name in COUNTS}
+    files: list[str] = []
+    for part in parts:
+        usage = part if isinstance(part, dict) else (part.notes.get("dataUsage") or {})
+        for name in COUNTS:
+            total[name] += usage.get(name) or 0
+        files += [f for f in usage.get("files", ()) if f not in files]
+    total["cost"] = round(total["cost"], 8)
+    return {**total, "files": files}
+
+
+def data_usage(inputs: list[str], inherited: str | None, accumulated: str | None, own: dict | None) -> dict[str, Any]:
+    """The full dataUsage of a task: its own inputs and context around the counts `own` holds."""
+    counts = summed([own or {}])
+    return {"inputs": list(inputs), "files": counts.pop("files"), "inherited_context": len(inherited or ""),
+            "accumulated_context": len(accumulated or ""), **counts}
