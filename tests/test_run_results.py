@@ -1,0 +1,75 @@
+"""What `taskdsl run` shows about a run: every step and the whole run's totals in --json, a step
+whose output does not parse marked as degraded, unknown --input names refused, step paths."""
+
+import json
+
+from evaluator_helpers import write
+from taskdsl.run_cli import main
+
+TWO_PROMPTS = """
+    <task type="sequential" name="pipe">
+      <description>two model calls</description>
+      <inputs><input name="topic">tides</input></inputs>
+      <steps>
+        <task type="atomic"><instructions>Write a long paragraph about {{topic}} and the moon and the sea</instructions></task>
+        <task type="atomic"><instructions>Shorten: {{last_output}}</instructions></task>
+      </steps>
+    </task>"""
+
+
+def run_json(path, capsys, *extra):
+    code = main(["run", path, "--model", "taskdsl/echo", "--json", "-q", *extra])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_json_lists_every_step_and_sums_the_totals(tmp_path, capsys):
+    code, data, _ = run_json(write(tmp_path, "pipe.task.xml", TWO_PROMPTS), capsys)
+    assert code == 0
+    assert [(s["path"], s["type"], s["status"]) for s in data["steps"]] == [
+        ("pipe", "sequential", "COMPLETE"),
+        ("pipe/steps[1]", "atomic", "COMPLETE"),
+        ("pipe/steps[2]", "atomic", "COMPLETE")]
+    assert all(isinstance(s["duration_s"], float) for s in data["steps"])
+    first, second = data["steps"][1]["tokens"], data["steps"][2]["tokens"]
+    assert "tokens" not in data["steps"][0]  # the sequential's own result repeats its last step's notes
+    totals = data["totals"]
+    assert (totals["prompt_tokens"], totals["completion_tokens"], totals["steps"]) == (
+        first["prompt"] + second["prompt"], first["completion"] + second["completion"], 3)
+    assert totals["prompt_tokens"] > data["notes"]["prompt_tokens"]  # not the last step's
+    assert totals["duration_s"] == data["steps"][0]["duration_s"]
+
+
+def test_json_of_a_failed_run_lists_the_steps_too(tmp_path, capsys):
+    path = write(tmp_path, "f.task.xml", """
+        <task type="sequential" name="f"><description>f</description>
+          <steps><task type="script"><command>echo ok</command></task>
+                 <task type="script"><command>echo nope >&amp;2; exit 7</command></task></steps></task>""")
+    code, data, _ = run_json(path, capsys)
+    assert code == 1 and data["error"]["reason"] == "subtask_failure"
+    assert [(s["path"], s["status"]) for s in data["steps"]] == [
+        ("f", "FAILED"), ("f/steps[1]", "COMPLETE"), ("f/steps[2]", "FAILED")]
+    assert data["steps"][2]["problem"] == "task 'f/steps[2]': script exited with code 7: nope"
+
+
+JSON_STEP = """
+    <task type="sequential" name="scores">
+      <description>a step that must answer JSON</description>
+      <steps>
+        <task type="atomic"><instructions>Score it</instructions><output_format type="json"/></task>
+        <task type="script"><command>cat</command></task>
+      </steps>
+    </task>"""
+
+
+def test_a_step_whose_json_does_not_parse_is_shown_degraded(tmp_path, capsys):
+    path = write(tmp_path, "scores.task.xml", JSON_STEP)
+    assert main(["run", path, "--model", "taskdsl/echo"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("  ⚠ scores/steps[1] (atomic, ")
+    assert err[0].endswith("s) — output is not valid JSON: Expecting value at line 1 column 1")
+    assert err[1].startswith("  ✓ scores/steps[2] (script, ")
+    code, data, _ = run_json(path, capsys)
+    assert code == 0
+    assert (data["steps"][1]["status"], data["steps"][1]["problem"]) == (
+        "DEGRADED", "output is not valid JSON: Expecting value at line 1 column 1")
