@@ -158,8 +158,8 @@ async def test_reduce_failure_names_input_index_and_accumulator(tmp_path):
             </task>""")
     error = info.value
     assert error.reason == "subtask_failure"
-    assert error.message.startswith("task 'r': inner_task failed on input 1 ('y')")
-    assert (error.details["input_index"], error.details["accumulator"]) == (1, "start+")
+    assert error.message.startswith("task 'r': inner_task failed on input 2 ('y')")
+    assert (error.details["input_index"], error.details["accumulator"]) == (2, "start+")
 
 
 COND_SEQ = """

@@ -73,3 +73,31 @@ def test_a_step_whose_json_does_not_parse_is_shown_degraded(tmp_path, capsys):
     assert code == 0
     assert (data["steps"][1]["status"], data["steps"][1]["problem"]) == (
         "DEGRADED", "output is not valid JSON: Expecting value at line 1 column 1")
+
+
+def test_step_paths_count_from_one_and_name_an_inline_call_once(tmp_path, capsys):
+    path = write(tmp_path, "paths.task.xml", """
+        <library>
+          <template name="shout" params="text">
+            <task type="script"><command>echo {{text}} | tr a-z A-Z</command></task>
+          </template>
+          <task type="sequential" name="main">
+            <description>an inline call, then a reduce</description>
+            <steps>
+              <task type="script"><command>echo {{shout("hi")}}</command></task>
+              <task type="reduce">
+                <description>join</description>
+                <initial_value>start</initial_value>
+                <inputs><input name="a">x</input><input name="b">y</input></inputs>
+                <inner_task type="script"><command>echo {{current_data}}</command></inner_task>
+                <reduction_task type="script"><command>echo {{accumulator}}{{current_result}}</command></reduction_task>
+              </task>
+            </steps>
+          </task>
+        </library>""")
+    code, data, _ = run_json(path, capsys, "--task", "main")
+    assert code == 0 and data["content"] == "startxy"
+    assert [s["path"] for s in data["steps"]] == [
+        "main", "main/steps[1]", "main/steps[1]/call:shout",
+        "main/steps[2]", "main/steps[2]/inner_task[1]", "main/steps[2]/reduction_task[1]",
+        "main/steps[2]/inner_task[2]", "main/steps[2]/reduction_task[2]"]

@@ -122,7 +122,8 @@ async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> A
     if ph.kind == "var":
         return lookup(env, ph.name, ph.path, ph.expr_text, task)
     args = [(None, LiteralArg(a.value) if a.kind == "literal" else VarArg(a.name, a.path, a.text)) for a in ph.args]
-    result = await FunctionCall(ph.name, args, label=f"{{{{{ph.expr_text}}}}}").eval(env, ctx.at(f"call:{ph.name}"))
+    # FunctionCall adds the call:/ref: segment itself: adding one here too repeated it (call:x/call:x)
+    result = await FunctionCall(ph.name, args, label=f"{{{{{ph.expr_text}}}}}").eval(env, ctx)
     return result.value
 
 
@@ -432,7 +433,7 @@ class Reduce(TaskNode):
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         accumulator: Any = await render(self.initial_value, scope, ctx, self.name)
         items = [(i.name, scope[i.name]) for i in self.inputs]
-        for index, (name, value) in enumerate(items):
+        for index, (name, value) in enumerate(items, 1):  # 1-based, as steps[n] and case[n]
             inner_args = {"current_data": value, name: value}
             inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
             # the operator's names are visible in the inner task's own <inputs> too
