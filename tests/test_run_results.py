@@ -101,3 +101,59 @@ def test_step_paths_count_from_one_and_name_an_inline_call_once(tmp_path, capsys
         "main", "main/steps[1]", "main/steps[1]/call:shout",
         "main/steps[2]", "main/steps[2]/inner_task[1]", "main/steps[2]/reduction_task[1]",
         "main/steps[2]/inner_task[2]", "main/steps[2]/reduction_task[2]"]
+
+
+SUMMARISE = """
+    <task type="atomic" name="summarise">
+      <description>Summarise</description>
+      <instructions>Summarise {{text}} for {{audience}}</instructions>
+      <inputs><input name="text">a text</input></inputs>
+    </task>"""
+
+
+def run_plain(path, capsys, *extra):
+    code = main(["run", path, "--model", "taskdsl/echo", "-q", *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_an_unknown_input_is_refused_naming_what_the_entry_takes(tmp_path, capsys):
+    path = write(tmp_path, "summarise.task.xml", SUMMARISE)
+    assert run_plain(path, capsys, "--input", "bogus=1") == (
+        2, "", "taskdsl run: VALIDATION_ERROR (unknown_input): cannot run 'summarise': unknown input 'bogus'; "
+               "it takes 'text', 'audience'\n")
+    code, _, err = run_plain(path, capsys, "--input", "txt=1", "--input", "audince=2")
+    assert code == 2
+    assert err == ("taskdsl run: VALIDATION_ERROR (unknown_input): cannot run 'summarise': unknown inputs 'txt', "
+                   "'audince'; it takes 'text', 'audience'; did you mean 'text'?\n")
+
+
+def test_declared_caller_bound_and_global_names_are_inputs(tmp_path, capsys):
+    (tmp_path / "taskdsl.toml").write_text('[globals]\ntone = "dry"\n')
+    path = write(tmp_path, "summarise.task.xml", SUMMARISE.replace("for {{audience}}", "for {{audience}} ({{tone}})"))
+    assert run_plain(path, capsys, "--input", "text=tides", "--input", "audience=kids", "--input", "tone=warm") == (
+        0, "Summarise tides for kids (warm)\n", "")
+
+
+def test_a_template_entry_takes_its_params_only(tmp_path, capsys):
+    path = write(tmp_path, "shout.task.xml", """
+        <template name="shout" params="text">
+          <task type="script"><command>echo {{text}}</command></task>
+        </template>""")
+    assert run_plain(path, capsys, "--input", "text=hi") == (0, "hi\n", "")
+    code, _, err = run_plain(path, capsys, "--input", "text=hi", "--input", "texts=x")
+    assert (code, err) == (2, "taskdsl run: VALIDATION_ERROR (unknown_input): cannot run 'shout': unknown input "
+                              "'texts'; it takes 'text'; did you mean 'text'?\n")
+
+
+def test_the_editor_run_path_refuses_unknown_inputs_with_the_same_message(tmp_path):
+    import pytest
+
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import prepare_file
+
+    path = write(tmp_path, "summarise.task.xml", SUMMARISE)
+    with pytest.raises(TaskError) as info:
+        prepare_file(path, inputs={"bogus": "1"})
+    assert (info.value.reason, info.value.message) == (
+        "unknown_input", "cannot run 'summarise': unknown input 'bogus'; it takes 'text', 'audience'")

@@ -15,7 +15,7 @@ import sys
 from taskdsl.config import run_defaults
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
-USAGE_REASONS = ("no_entry",)
+USAGE_REASONS = ("no_entry", "unknown_input")
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
