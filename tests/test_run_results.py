@@ -157,3 +157,20 @@ def test_the_editor_run_path_refuses_unknown_inputs_with_the_same_message(tmp_pa
         prepare_file(path, inputs={"bogus": "1"})
     assert (info.value.reason, info.value.message) == (
         "unknown_input", "cannot run 'summarise': unknown input 'bogus'; it takes 'text', 'audience'")
+
+
+def test_a_nested_cycle_fails_with_the_cycle_named_once(tmp_path, capsys):
+    path = write(tmp_path, "cyc.task.xml", """
+        <library>
+          <template name="ping" params="x">
+            <task type="sequential"><description>p</description>
+              <steps><call template="pong"><arg>x</arg></call></steps></task>
+          </template>
+          <template name="pong" params="x">
+            <task type="sequential"><description>q</description>
+              <steps><call template="ping"><arg>x</arg></call></steps></task>
+          </template>
+        </library>""")
+    assert run_plain(path, capsys, "--task", "ping", "--input", "x=1") == (
+        1, "", "taskdsl run: RESOURCE_EXHAUSTION (call_depth): more than 50 nested calls through the cycle "
+               "ping → pong → ping: guard the recursive step with a <cond>, or break the cycle\n")

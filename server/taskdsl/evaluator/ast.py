@@ -59,6 +59,20 @@ class RunState:
 
 
 MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
+#: failures of the whole run, not of one step: passed up unwrapped (a sequential's "step 1 failed: …"
+#: at each of 50 nested levels made a recursion's message kilobytes long)
+UNWRAPPED_REASONS = ("call_depth",)
+
+
+def call_cycle(chain: tuple[str, ...]) -> list[str]:
+    """The cycle a chain of calls ends in, each name once, in the order met from the first one the
+    run reached, closed: ping → pong → ping."""
+    last = chain[-1]
+    start = max((i for i, name in enumerate(chain[:-1]) if name == last), default=len(chain) - 1)
+    loop = list(chain[start:-1]) or [last]
+    first = next(name for name in chain if name in loop)
+    at = loop.index(first)
+    return loop[at:] + loop[:at] + [first]
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,7 @@ class Ctx:
     accumulated: str | None = None  # history passed on by an accumulating sequential
     inherited: str = ""  # context text inherited from the parent task
     calls: int = 0  # nested refs and calls on the way here (MAX_CALL_DEPTH bounds recursion)
+    chain: tuple[str, ...] = ()  # the names called on the way here, outermost first (a cycle's message)
 
     def at(self, segment: str, **changes) -> Ctx:
         return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
@@ -413,6 +428,8 @@ class Sequential(TaskNode):
             try:
                 previous = await step.eval(scope, step_ctx)
             except TaskError as error:
+                if error.reason in UNWRAPPED_REASONS:
+                    raise
                 raise failure(f"task '{self.name}': step {number} of {len(self.steps)} failed: {error}",
                               "subtask_failure", step=number, step_path=step_ctx.path, error=error.to_json(),
                               partial_results=history) from None
@@ -441,6 +458,8 @@ class Reduce(TaskNode):
                 inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
                                                    inner_args)
             except TaskError as error:
+                if error.reason in UNWRAPPED_REASONS:
+                    raise
                 raise failure(f"task '{self.name}': inner_task failed on input {index} ('{name}'): {error}",
                               "subtask_failure", input_index=index, input_name=name,
                               accumulator=as_text(accumulator), error=error.to_json()) from None
@@ -449,6 +468,8 @@ class Reduce(TaskNode):
                 reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
                                                          ctx.at(f"reduction_task[{index}]"), reduction_args)
             except TaskError as error:
+                if error.reason in UNWRAPPED_REASONS:
+                    raise
                 raise failure(f"task '{self.name}': reduction_task failed on input {index} ('{name}') with "
                               f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
                               input_index=index, input_name=name, accumulator=as_text(accumulator),
@@ -532,9 +553,12 @@ class FunctionCall:
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         if ctx.calls >= MAX_CALL_DEPTH:
-            raise TaskError("RESOURCE_EXHAUSTION", f"'{self.func_name}': more than {MAX_CALL_DEPTH} nested calls "
-                            "(a ref or call that recurses without end?)", "call_depth",
-                            {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH}, "path": ctx.path})
+            cycle = call_cycle((*ctx.chain, self.func_name))
+            through = f"through the cycle {' → '.join(cycle)}" if cycle else f"(the last to '{self.func_name}')"
+            raise TaskError("RESOURCE_EXHAUSTION", f"more than {MAX_CALL_DEPTH} nested calls {through}: guard the "
+                            "recursive step with a <cond>, or break the cycle",
+                            "call_depth", {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH},
+                                           "cycle": cycle})
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
@@ -547,7 +571,7 @@ class FunctionCall:
         named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
         call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
-                          calls=ctx.calls + 1)
+                          calls=ctx.calls + 1, chain=(*ctx.chain, self.func_name))
         return await definition.ast_node.eval(env, call_ctx, values, self.settings)
 
 
