@@ -6,7 +6,7 @@
 #   scripts/install-e2e.sh apt        # only one step: apt | code-server | playwright | vsix
 #
 # What it installs:
-#   apt:         neovim, emacs-nox, elpa-eglot (Neovim 0.7 / Emacs 28 + eglot 1.9), chromium,
+#   apt:         neovim, emacs-nox, elpa-eglot (Neovim 0.7 / Emacs 28 + eglot 1.9), chromium, graphviz (taskdsl graph --format svg),
 #                plus what code-server's native modules build with (build-essential, libkrb5-dev,
 #                python3) and ripgrep (used in place of @vscode/ripgrep's GitHub download).
 #   code-server: 4.100.3 (VS Code 1.100.3, the newest that runs on Node 20) from npm into
@@ -30,7 +30,7 @@ as_root() {
 }
 
 step_apt() {
-    pkgs="neovim emacs-nox elpa-eglot chromium ripgrep libkrb5-dev build-essential python3 ca-certificates"
+    pkgs="neovim emacs-nox elpa-eglot chromium graphviz ripgrep libkrb5-dev build-essential python3 ca-certificates"
     missing=""
     for p in $pkgs; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

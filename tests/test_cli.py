@@ -96,7 +96,7 @@ def test_folder_without_templates(workdir, capsys):
     (workdir / "empty").mkdir()
     code, _, err = run(capsys, "check", "empty")
     assert code == 2
-    assert "taskdsl: error: empty: no templates (**/*.task.xml) in this folder" in err.splitlines()
+    assert "taskdsl: error: empty: no templates (**/*.task.xml, **/*.test.xml) in this folder" in err.splitlines()
 
 
 def test_non_utf8_file_gets_td001_with_the_byte_offset_and_is_still_checked(workdir, capsys):

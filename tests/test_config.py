@@ -250,7 +250,7 @@ def test_run_rejects_a_global_that_is_not_a_name(tmp_path):
 
 def test_editor_settings_overlay_the_project_but_not_with_their_defaults():
     project_settings = Settings(files=("t/*.xml",), globals=("project",), model="m1")
-    editor = Settings().updated({"files": ["**/*.task.xml"], "globals": ["extra"], "model": "m2"})
+    editor = Settings().updated({"files": ["**/*.task.xml", "**/*.test.xml"], "globals": ["extra"], "model": "m2"})
     merged = overlay(project_settings, editor)
     assert merged.files == ("t/*.xml",)  # the editor's value is its default: the project's stays
     assert merged.globals == ("project", "extra")

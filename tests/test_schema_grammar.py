@@ -41,7 +41,7 @@ def test_xsd_is_found_in_the_source_tree():
 def test_xsd_compiles_in_lxml_and_xmlschema():
     assert isinstance(schema.lxml_schema(), etree.XMLSchema)
     compiled = xmlschema.XMLSchema10(str(schema.xsd_path()))
-    assert sorted(compiled.elements) == ["call", "cond", "library", "task", "template"]
+    assert sorted(compiled.elements) == ["call", "cond", "library", "task", "template", "tests"]
 
 
 def test_every_declaration_and_enumeration_in_the_xsd_is_documented():
@@ -234,8 +234,8 @@ def _names(children):
     return [c.name for c in children]
 
 
-def test_document_level_allows_the_five_roots(grammar):
-    assert _names(grammar.allowed_children(())) == ["task", "template", "library", "call", "cond"]
+def test_document_level_allows_the_five_roots_and_tests(grammar):
+    assert _names(grammar.allowed_children(())) == ["task", "template", "library", "call", "cond", "tests"]
 
 
 def test_task_children(grammar):

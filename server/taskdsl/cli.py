@@ -76,8 +76,10 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
         stub.set_defaults(func=lambda _args: _unavailable("run"))
 
     from taskdsl import cli_ask  # match, ask: cheap to import (their work imports on use)
+    from taskdsl.authoring import cli_commands  # test, render, graph
 
     cli_ask.add_parsers(commands)
+    cli_commands.add_parsers(commands, checking=sys.modules[__name__])  # `test` finds and checks files as `check`
 
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()

@@ -110,6 +110,29 @@ def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
         print(f"{path}:{line + 1}:{col + 1}: {severity} {d.code} {d.message}", file=sys.stderr)
 
 
+def refused(command: str, file: str, error: Exception) -> int:
+    """Say why the file cannot be prepared (missing, unreadable, does not check, does not
+    compile); exit code 2. Shared by the commands that prepare a run (run, render)."""
+    from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
+
+    if isinstance(error, FileNotFoundError):
+        print(f"taskdsl {command}: {error.filename}: no such file", file=sys.stderr)
+    elif isinstance(error, UnreadableTemplate):
+        print(f"taskdsl {command}: {file}: {error.reason}", file=sys.stderr)
+    elif isinstance(error, OSError):
+        print(f"taskdsl {command}: {error.filename or file}: {error.strerror or error}", file=sys.stderr)
+    elif isinstance(error, TemplateErrors):
+        _print_diagnostics(file, error.diagnostics, error.text or "")
+        print(f"taskdsl {command}: {file} does not check ({len(error.diagnostics)} error(s)); fix them first",
+              file=sys.stderr)
+    elif isinstance(error, CompileError):
+        print(f"taskdsl {command}: {file}: {error.code} {error.message}", file=sys.stderr)
+    else:
+        raise error
+    return 2
+
+
 def _preload_models(model: str | None, quiet: bool) -> None:
     """A real model needs litellm (~2 s to import): start importing it now, while the run is
     checked. A run that reaches a model before it is done says "loading litellm…" (not with -q)."""
@@ -156,23 +179,8 @@ def run_command(args) -> int:
 
     try:
         result = asyncio.run(main())
-    except FileNotFoundError as e:
-        print(f"taskdsl run: {e.filename}: no such file", file=sys.stderr)
-        return 2
-    except UnreadableTemplate as e:
-        print(f"taskdsl run: {args.file}: {e.reason}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"taskdsl run: {e.filename or args.file}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except TemplateErrors as e:
-        _print_diagnostics(args.file, e.diagnostics, e.text or "")
-        print(f"taskdsl run: {args.file} does not check ({len(e.diagnostics)} error(s)); fix them first",
-              file=sys.stderr)
-        return 2
-    except CompileError as e:
-        print(f"taskdsl run: {args.file}: {e.code} {e.message}", file=sys.stderr)
-        return 2
+    except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
+        return refused("run", args.file, e)
     except TaskError as e:
         if args.json:
             print(masked_json({"error": e.to_json(), **progress.report()}))

@@ -34,7 +34,8 @@ from taskdsl.names import nearest as nearest_name
 
 log = logging.getLogger(__name__)
 
-ROOTS = ("task", "template", "library", "call", "cond")
+TEMPLATE_ROOTS = ("task", "template", "library", "call", "cond")
+ROOTS = TEMPLATE_ROOTS + ("tests",)  # <tests>: the root of a *.test.xml file
 MAX_PASSES = 25  # revalidations after pruning; each pass prunes at least one element
 
 # The grammar's named value types, in words (the pattern itself helps nobody).
@@ -291,7 +292,7 @@ def _diagnostics_for(context: _Context, element: Element, error) -> list[Diagnos
 
 def _not_a_root(element: Element, lxml_root) -> Diagnostic:
     namespace = etree.QName(lxml_root).namespace if lxml_root is not None else None
-    roots = ", ".join(f"<{name}>" for name in ROOTS)
+    roots = ", ".join(f"<{name}>" for name in TEMPLATE_ROOTS)
     if namespace is not None and _local(element.tag) in ROOTS:
         message = (f"<{element.tag}> is in namespace '{namespace}': taskdsl elements have no namespace; "
                    f"remove the xmlns declaration (a template's root is one of {roots})")

@@ -298,7 +298,8 @@ def _quoted(names: list[str]) -> str:
 def argument_problems(target: str, params: list[tuple[str, bool]], positional: int, named: list[str],
                       kind: str) -> list[ArgumentProblem]:
     """TD503: how a ref (`kind="ref"`: named inputs only) or a call/inline call binds the target's
-    params `(name, has a literal default)`. Every param must be bound unless it has a default."""
+    params `(name, has a literal default)`. Every param must be bound unless it has a default; a test
+    case (`kind="test"`) names inputs like a ref but may leave params to the test's model."""
     known = [p for p, _ in params]
     problems: list[ArgumentProblem] = []
     if positional > len(params):
@@ -307,11 +308,11 @@ def argument_problems(target: str, params: list[tuple[str, bool]], positional: i
     for name in named:
         if name not in known:
             problems.append(ArgumentProblem("unknown", f"'{target}' has no parameter '{name}' ({_params_text(params)})", name))
-        elif name in bound and kind != "ref":
+        elif name in bound and kind not in ("ref", "test"):
             problems.append(ArgumentProblem("twice", f"parameter '{name}' of '{target}' is bound twice (by position and by name)", name))
         bound.add(name)
     missing = [p for p, has_default in params if p not in bound and not has_default]
-    if missing and positional <= len(params):
+    if missing and positional <= len(params) and kind != "test":
         if kind == "ref":
             message = (f"ref to '{target}' does not bind {_quoted(missing)}: add an <input name=…> for each "
                        "(they have no default)")

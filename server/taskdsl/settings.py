@@ -11,7 +11,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Settings:
-    files: tuple[str, ...] = ("**/*.task.xml",)
+    files: tuple[str, ...] = ("**/*.task.xml", "**/*.test.xml")  # templates and test files
     library_paths: tuple[str, ...] = ()
     globals: tuple[str, ...] = ()
     model: str | None = None

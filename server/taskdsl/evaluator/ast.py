@@ -44,6 +44,7 @@ class RunState:
     allow_read: tuple[str, ...] = ()
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
     budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
+    preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -134,6 +135,8 @@ def lookup(env: Env, name: str, path: tuple, shown: str, task: str) -> Any:
 async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> Any:
     if ph.kind == "malformed":
         raise TaskError("VALIDATION_ERROR", f"task '{task}': malformed {{{{{ph.expr_text}}}}}: {ph.error}", "template")
+    if ctx.run.preview and (ph.kind == "call" or not env.is_bound(ph.name)):
+        return unknown(ph.expr_text)  # a preview calls nothing; a value only a run has stays marked
     if ph.kind == "var":
         return lookup(env, ph.name, ph.path, ph.expr_text, task)
     args = [(None, LiteralArg(a.value) if a.kind == "literal" else VarArg(a.name, a.path, a.text)) for a in ph.args]
@@ -161,6 +164,11 @@ async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.R
                         {"code": shell.UNSAFE_CODE, "placeholder": unsafe[0].placeholder.expr_text})
     values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
     return shell.substitute(command, values)
+
+
+def unknown(expr_text: str) -> str:
+    "How a preview shows a value it cannot know without running: the placeholder itself."
+    return f"{{{{{expr_text}}}}}"
 
 
 # ---------------------------------------------------------------- arguments and inputs
@@ -247,18 +255,7 @@ class TaskNode:
         ctx.run.emit(event="begin", path=ctx.path, kind=self.kind, name=self.name)
         started = time.monotonic()
         try:
-            scope = self.scope(env, settings)
-            scope.update(args or {})
-            todo = [(i.name, i.source) for i in self.inputs if i.name not in (args or {})]
-            for name, source in todo:
-                if source is None:
-                    raise failure(f"task '{self.name}': input '{name}' has no value: pass it from the caller "
-                                  f"or with --input {name}=…", "missing_input", input=name, task=self.name)
-            scope.update(await gather_values(todo, env, ctx, self.name))
-            if settings.inherit_context == "none":
-                ctx = replace(ctx, inherited="")
-            declared = [i.name for i in self.inputs]
-            names = declared + [n for n in (args or {}) if n not in declared]
+            scope, ctx, names = await self.bind(env, ctx, args, settings)
             result = await self.run(scope, ctx, settings, names)
         except TaskError as error:
             ctx.run.emit(event="error", path=ctx.path, kind=self.kind, name=self.name, error=error.to_json())
@@ -269,6 +266,30 @@ class TaskNode:
         ctx.run.trace.write(event="end", path=ctx.path, kind=self.kind, output=result.content,
                             duration_s=round(time.monotonic() - started, 3))
         return result
+
+    async def bind(self, env: Env, ctx: Ctx, args: dict | None, settings: ContextSettings) -> tuple[Env, Ctx, list[str]]:
+        """(scope, ctx, input names) the task runs with: its inputs evaluated in the caller's env,
+        the args bound over them. A preview leaves an input it cannot know (empty, or the output
+        of a nested task) as {{name}}."""
+        scope = self.scope(env, settings)
+        scope.update(args or {})
+        todo = []
+        for i in self.inputs:
+            if i.name in (args or {}):
+                continue
+            if ctx.run.preview and (i.source is None or isinstance(i.source, TaskArg)):
+                scope[i.name] = unknown(i.name)
+            elif i.source is None:
+                raise failure(f"task '{self.name}': input '{i.name}' has no value: pass it from the caller "
+                              f"or with --input {i.name}=…", "missing_input", input=i.name, task=self.name)
+            else:
+                todo.append((i.name, i.source))
+        scope.update(await gather_values(todo, env, ctx, self.name))
+        if settings.inherit_context == "none":
+            ctx = replace(ctx, inherited="")
+        declared = [i.name for i in self.inputs]
+        names = declared + [n for n in (args or {}) if n not in declared]
+        return scope, ctx, names
 
     def scope(self, env: Env, settings: ContextSettings) -> Env:
         "SPEC §4: full → child of the parent; none → child of the global env; subset → the `from` names only."
@@ -296,6 +317,8 @@ class TaskNode:
         fp = self.file_paths
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
+        elif fp.source == "command" and ctx.run.preview:
+            return f"<files listed by the command: {fp.text.strip()}>"
         elif fp.source == "command":
             command = await render_command(fp.text, scope, ctx, self.name)
             out = await run_script(command.text, self.folder, command.env, None, 60, True, ctx.run.on_script_start)
@@ -335,13 +358,13 @@ class Atomic(TaskNode):
     model: str | None = None
     output_format: dict | None = None
 
-    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+    async def prompt(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> tuple[str, str]:
+        """(system, user): the messages this task sends, assembled once for runs and previews."""
         task_text = await render(self.instructions or self.description, scope, ctx, self.name)
         blocks = input_blocks(names, scope, self.instructions or self.description)
         user = task_text + ("\n\n" + blocks if blocks else "")
         context = await self.own_context(scope, ctx, settings, task_text)
-        run = ctx.run
-        system_parts = [run.config.system_prompt]
+        system_parts = [ctx.run.config.system_prompt]
         if self.system:
             system_parts.append(await render(self.system, scope, ctx, self.name))
         if self.output_format and self.output_format.get("type") == "json":
@@ -351,8 +374,16 @@ class Atomic(TaskNode):
             system_parts.append(f"<context>\n{context}\n</context>")
         if ctx.accumulated:
             system_parts.append(f"<previous_steps>\n{ctx.accumulated}\n</previous_steps>")
-        system = "\n\n".join(system_parts)
-        model = run.model_override or self.model or run.config.model
+        return "\n\n".join(system_parts), user
+
+    def model_for(self, run: RunState) -> str:
+        "--model, else the task's <model>, else the configured model."
+        return run.model_override or self.model or run.config.model
+
+    async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
+        system, user = await self.prompt(scope, ctx, settings, names)
+        run = ctx.run
+        model = self.model_for(run)
         handler = Handler(replace(run.config, model=model))
         if run.budget is not None:  # --max-cost (taskdsl.cost)
             run.budget.before(model, system + user)

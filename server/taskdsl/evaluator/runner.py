@@ -77,6 +77,13 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                          on_script_start=on_script_start, max_cost=max_cost, timeout=timeout)
 
 
+def environments(prepared: Prepared) -> tuple[Env, Env]:
+    """(global env, run env) a run of `prepared` starts from (a preview too)."""
+    # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
+    global_env = Env({**prepared.globals, "taskLibrary": prepared.library})
+    return global_env, Env(prepared.inputs, outer=global_env)  # --input values: seen by the entry and its calls
+
+
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
@@ -84,9 +91,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
-    # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
-    global_env = Env({**prepared.globals, "taskLibrary": prepared.library})
-    run_env = Env(inputs, outer=global_env)  # --input values: visible to the entry task and its calls
+    global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
     budget = None
     if max_cost is not None:

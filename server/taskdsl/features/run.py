@@ -88,8 +88,9 @@ def run_code_actions(document: Document, uri: str, range: types.Range, positions
 # the command inside the server
 
 
-def parse_arguments(args: tuple | list) -> dict:
-    """taskdsl.runTask arguments: positional ``[uri, task?, inputs?, model?, options?]`` or one
+def parse_arguments(args: tuple | list, command: str = COMMAND) -> dict:
+    """The arguments of taskdsl.runTask (and of `command`, which takes the same): positional
+    ``[uri, task?, inputs?, model?, options?]`` or one
     object ``{uri, task?, inputs?, model?, wait?}``. Raises ValueError naming what is wrong."""
     args = list(args)
     if len(args) == 1 and isinstance(args[0], dict):
@@ -97,27 +98,27 @@ def parse_arguments(args: tuple | list) -> dict:
     else:
         names = ["uri", "task", "inputs", "model", "options"]
         if len(args) > len(names):
-            raise ValueError(f"taskdsl.runTask takes at most {len(names)} arguments (uri, task, inputs, model, "
+            raise ValueError(f"{command} takes at most {len(names)} arguments (uri, task, inputs, model, "
                              f"options), got {len(args)}")
         spec = dict(zip(names, args))
         options = spec.pop("options", None)
         if options is not None and not isinstance(options, dict):
-            raise ValueError("taskdsl.runTask: options must be an object such as {\"wait\": false}")
+            raise ValueError(f"{command}: options must be an object such as {{\"wait\": false}}")
         spec.update(options or {})
     uri, task, inputs, model = spec.get("uri"), spec.get("task"), spec.get("inputs"), spec.get("model")
     if not isinstance(uri, str) or not uri:
-        raise ValueError("taskdsl.runTask needs the document's uri as its first argument")
+        raise ValueError(f"{command} needs the document's uri as its first argument")
     if task is not None and not (isinstance(task, str) and task):
-        raise ValueError("taskdsl.runTask: task must be a task or template name (or null for the root task)")
+        raise ValueError(f"{command}: task must be a task or template name (or null for the root task)")
     if inputs is None:
         inputs = {}
     if not isinstance(inputs, dict) or not all(isinstance(k, str) for k in inputs):
-        raise ValueError("taskdsl.runTask: inputs must be an object of input names to values")
+        raise ValueError(f"{command}: inputs must be an object of input names to values")
     if model is not None and not (isinstance(model, str) and model):
-        raise ValueError("taskdsl.runTask: model must be a model identifier such as taskdsl/echo")
+        raise ValueError(f"{command}: model must be a model identifier such as taskdsl/echo")
     wait = spec.get("wait")
     if wait is not None and not isinstance(wait, bool):
-        raise ValueError("taskdsl.runTask: wait must be true or false")
+        raise ValueError(f"{command}: wait must be true or false")
     return {"uri": uri, "task": task, "inputs": dict(inputs), "model": model, "wait": wait}
 
 

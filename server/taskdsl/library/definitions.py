@@ -76,7 +76,7 @@ class Definition:
 @dataclass(frozen=True, slots=True)
 class Reference:
     name: str  # as written: a name or a type:subtype key
-    kind: str  # ref | call | inline
+    kind: str  # ref | call | inline | test (a test file's <test task>)
     path: str | None
     span: Span  # the name as written (attribute value, or the name inside the placeholder)
     range: Range
@@ -252,7 +252,7 @@ def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> li
     found: list[Reference] = []
     text = doc.text
     inline = "{{" in text and "(" in text
-    if not inline and "ref" not in text and "<call" not in text:
+    if not inline and "ref" not in text and "<call" not in text and "<test" not in text:
         return found
     stack: list[tuple[Element, str | None]] = [(root, None) for root in reversed(doc.roots)]
     while stack:
@@ -264,6 +264,10 @@ def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> li
                 found.append(reference)
         elif element.tag == "call":
             reference = _call_reference(doc, element, path, owner)
+            if reference:
+                found.append(reference)
+        elif element.tag == "test":  # a test file's `<test task=…>`: resolved like a ref
+            reference = _test_reference(doc, element, path)
             if reference:
                 found.append(reference)
         if inline:
@@ -296,6 +300,18 @@ def _ref_reference(doc: Document, task: Element, path: str | None, owner: str | 
         if attr is not None and attr.value and attr.value_span is not None:
             named.append((attr.value, attr.value_span))
     return Reference(name, "ref", path, span, _range(doc, span), owner, task.name_span, named=tuple(named))
+
+
+def _test_reference(doc: Document, test: Element, path: str | None) -> Reference | None:
+    """`<test task="name">` with its `<input name>` children: kind "test", so TD503 reports
+    unknown inputs but not unbound params (a test may leave one out to see the run fail)."""
+    found = _name_value(test, "task")
+    if found is None:
+        return None
+    name, span = found
+    named = tuple((i.attr("name").value, i.attr("name").value_span) for i in test.children_named("input")
+                  if i.attr("name") is not None and i.attr("name").value and i.attr("name").value_span is not None)
+    return Reference(name, "test", path, span, _range(doc, span), None, test.name_span, named=named)
 
 
 def _call_reference(doc: Document, call: Element, path: str | None, owner: str | None) -> Reference | None:

@@ -2,7 +2,8 @@
 CreateFile), ``taskdsl.revalidateAll`` (settings, index and open documents anew), the run
 (``taskdsl.runTask`` and its code lens, registered by ``taskdsl.features.run``) and
 ``taskdsl.matchTasks`` (the library's templates ranked against a request, registered by
-``taskdsl.features.match``)."""
+``taskdsl.features.match``) and ``taskdsl.previewPrompt`` (the prompts a run would send,
+registered by ``taskdsl.authoring.preview_lsp`` over the run command's live index and buffers)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from taskdsl.authoring.preview_lsp import register_preview
 from taskdsl.features import actions
 from taskdsl.features.match import register_match
 from taskdsl.features.run import register_run
@@ -49,9 +51,9 @@ async def revalidate_all(ls: TaskdslServer, *args: Any):
     return {"documents": len(ls.workspace.text_documents)}
 
 
-# -- run: the taskdsl.runTask command and its code lens ---------------------------------------
+# -- run: the taskdsl.runTask command and its code lens; the prompt preview --------------------
 
-register_run(server)
+register_preview(server, register_run(server))
 
 # -- taskdsl.matchTasks ------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ def _tests(ctx: RuleContext) -> list:
 
 def _parsed_tests(ctx: RuleContext) -> list:
     found = []
-    for case in ctx.tagged("case"):
+    for case in ctx.tagged("case", "expect"):  # a test file's <expect test> is in the same language
         attr = case.attr("test")
         if attr is not None and attr.value_span is not None:
             found.append((case, attr, _parse(attr)))
@@ -44,7 +44,7 @@ def _parse(attr):
       good='<case test="output.valid == true">',
       fix="Correct the expression at the reported position. Quick fix (safe) where the rewrite is obvious: a "
           "lone `=` → `==`, `===` → `==`, `= =` → `==`.",
-      tags=("case",))
+      tags=("case", "expect"))
 def syntax_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprSyntaxError):
@@ -63,7 +63,7 @@ def syntax_rule(ctx: RuleContext):
           "obvious: `&&` → `and`, `||` → `or`, `True`/`False`/`None` → `true`/`false`/`null`, `is` → `==` "
           "(safe); `!` → `not` (unsafe: `not` binds looser than a comparison). None for a single `&` or `|`, "
           "nor for `is not`.",
-      tags=("case",))
+      tags=("case", "expect"))
 def forbidden_rule(ctx: RuleContext):
     for _case, attr, error in _tests(ctx):
         if isinstance(error, ExprForbidden):

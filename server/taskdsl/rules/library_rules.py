@@ -204,7 +204,7 @@ def argument_mismatch(ctx: RuleContext):
         if target is None:
             continue
         params = [(p.name, p.has_default) for p in target.params]
-        kind = "ref" if reference.kind == "ref" else "call"
+        kind = reference.kind if reference.kind in ("ref", "test") else "call"
         problems = argument_problems(target.name, params, len(reference.positional),
                                      [name for name, _ in reference.named], kind)
         named_spans = dict(reversed(reference.named))  # the first span of each name

@@ -1,0 +1,60 @@
+"""`taskdsl render FILE [--task NAME] [--input k=v]… [--inputs F.json] [--model M] [--json]`.
+
+Prints the prompts the run of FILE would send (preview.py), calling nothing. Exit 0, 1 when the
+prompt cannot be built (a file_paths read refused, a value that is not there), 2 when the file
+does not check or cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+
+def add_render_parser(commands) -> argparse.ArgumentParser:
+    p = commands.add_parser("render", help="print the prompts a run would send, calling nothing",
+                            description="Print the exact messages each atomic task of a run would send to its "
+                                        "model, with an estimate of their tokens and cost. Nothing is called: "
+                                        "values only a run can know stay as their {{…}} placeholders.")
+    p.add_argument("file", help="the template file (*.task.xml)")
+    p.add_argument("--task", help="a named task or template of a library file (default: the root task)")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind an input or param (repeatable)")
+    p.add_argument("--inputs", metavar="FILE.json", help="a JSON object of inputs (--input wins over it)")
+    p.add_argument("--model", help="the model for every atomic task (as `taskdsl run --model`)")
+    p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
+                   help="let file_paths read this folder (or file) outside the project, as `taskdsl run`")
+    p.add_argument("--json", action="store_true", help="print the prompts as JSON")
+    p.set_defaults(func=render_command)
+    return p
+
+
+def render_command(args) -> int:
+    from taskdsl.authoring.preview import preview_prompts, preview_text
+    from taskdsl.config import settings_for
+    from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import prepare_file
+    from taskdsl.run_cli import masked, masked_json, parse_inputs, refused
+
+    try:
+        inputs = parse_inputs(args.input, args.inputs)
+    except (OSError, ValueError) as e:
+        print(f"taskdsl render: {e}", file=sys.stderr)
+        return 2
+    try:
+        project = settings_for(args.file)[0]  # the project's taskdsl.toml: its model, globals, library paths
+        prepared = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read))
+        previews = asyncio.run(preview_prompts(prepared, args.model, project.default_model))
+    except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
+        return refused("render", args.file, e)
+    except TaskError as e:
+        print(masked(f"taskdsl render: cannot build the prompt: {e.message}"), file=sys.stderr)
+        return 1
+    if args.json:
+        print(masked_json([p.to_json() for p in previews]))
+    else:
+        sys.stdout.write(masked(preview_text(previews)))
+    return 0

@@ -1,0 +1,102 @@
+"""`taskdsl graph`: the run's task tree as Mermaid and DOT text, SVG only with Graphviz."""
+
+import shutil
+
+import pytest
+
+from evaluator_helpers import write
+from taskdsl.cli import main
+from tests.paths import REPO
+
+LIB = """<library>
+  <template name="shout" params="text">
+    <task type="script"><command>printf '%s' {{text}} | tr a-z A-Z</command></task>
+  </template>
+</library>
+"""
+
+FLOW = """<task type="sequential" name="flow">
+  <inputs><input name="topic">rain</input></inputs>
+  <steps>
+    <task name="write"><instructions>Write about {{topic}}</instructions><output_format type="json"/></task>
+    <cond>
+      <case test="output.ok == true"><call template="shout"><arg>last_output</arg></call></case>
+      <default><call template="shout"><arg>"no"</arg></call></default>
+    </cond>
+  </steps>
+</task>
+"""
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def flow(tmp_path):
+    write(tmp_path, "lib.task.xml", LIB)
+    return write(tmp_path, "flow.task.xml", FLOW)
+
+
+def test_mermaid_draws_steps_cases_and_each_called_template_once(flow, capsys):
+    code, out, err = run(capsys, "graph", flow)
+    assert code == 0, err
+    assert out == """flowchart TD
+  n1["flow<br/>sequential"]
+  n2["write<br/>atomic"]
+  n3{"cond"}
+  n4(["call shout"])
+  n5[["template shout(text)"]]
+  n6["shout<br/>script: printf '%s' {{text}} #124; tr a-z A-Z"]
+  n7(["call shout"])
+  n1 -->|1| n2
+  n5 --> n6
+  n4 -.-> n5
+  n3 -->|output.ok == true| n4
+  n7 -.-> n5
+  n3 -->|default| n7
+  n1 -->|2| n3
+"""
+
+
+def test_dot_is_the_same_graph(flow, capsys):
+    code, out, _ = run(capsys, "graph", flow, "--format", "dot")
+    assert code == 0
+    assert out.splitlines()[:4] == ["digraph taskdsl {", "  node [shape=box, fontname=Helvetica];",
+                                    '  n1 [label="flow\\nsequential", shape=box];',
+                                    '  n2 [label="write\\natomic", shape=box];']
+    assert '  n3 [label="cond", shape=diamond];' in out
+    assert '  n4 -> n5 [style=dashed];' in out and '  n3 -> n4 [label="output.ok == true"];' in out
+    assert out.endswith("}\n")
+
+
+def test_a_reduce_shows_its_inner_and_reduction_tasks(capsys):
+    code, out, _ = run(capsys, "graph", str(REPO / "examples" / "word_count.task.xml"))
+    assert code == 0
+    assert "  n1 -->|inner_task| n2\n" in out and "  n1 -->|reduction_task| n3\n" in out
+
+
+def test_svg_without_graphviz_says_what_to_install(flow, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    code, out, err = run(capsys, "graph", flow, "--format", "svg")
+    assert (code, out) == (2, "")
+    assert "taskdsl graph: --format svg needs Graphviz's `dot` program on PATH: install Graphviz" in err
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_svg_with_graphviz(flow, capsys):
+    code, out, _ = run(capsys, "graph", flow, "--format", "svg")
+    assert code == 0 and "<svg" in out
+
+
+def test_a_library_needs_a_task_and_a_broken_file_is_exit_2(tmp_path, capsys):
+    path = write(tmp_path, "lib.task.xml", LIB)
+    code, _, err = run(capsys, "graph", path)
+    assert code == 2 and "a library file holds several tasks: choose one with --task (shout)" in err
+    code, out, _ = run(capsys, "graph", path, "--task", "shout")
+    assert code == 0 and out.startswith('flowchart TD\n  n1[["template shout(text)"]]')
+    bad = write(tmp_path, "bad.task.xml", "<task><description>x</description><steps/></task>")
+    code, _, err = run(capsys, "graph", bad)
+    assert code == 2 and "does not check" in err

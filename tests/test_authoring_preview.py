@@ -1,0 +1,103 @@
+"""`taskdsl render`: the prompts a run would send, exactly, calling nothing."""
+
+import json
+
+from evaluator_helpers import write
+from taskdsl.cli import main
+
+PROMPTED = """<task name="ask">
+  <description>Answer a question</description>
+  <system>Be brief about {{topic}}.</system>
+  <instructions>Answer: {{question}}</instructions>
+  <inputs>
+    <input name="question">Why is the sky blue?</input>
+    <input name="topic">physics</input>
+    <input name="extra">a note the prompt does not quote</input>
+  </inputs>
+  <output_format type="json" schema="object"/>
+</task>
+"""
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_preview_is_what_the_run_sends(tmp_path, capsys):
+    path = write(tmp_path, "ask.task.xml", PROMPTED)
+    trace = tmp_path / "trace.jsonl"
+    code, _, err = run(capsys, "run", path, "--model", "taskdsl/echo", "--input", "question=Why?", "--trace", str(trace))
+    assert code == 0, err
+    [sent] = [json.loads(line)["prompt"] for line in trace.read_text().splitlines() if '"model_call"' in line]
+    code, out, err = run(capsys, "render", path, "--input", "question=Why?", "--json")
+    assert code == 0, err
+    [shown] = json.loads(out)
+    assert (shown["system"], shown["user"]) == (sent["system"], sent["user"])
+    assert shown["user"] == 'Answer: Why?\n\n<input name="topic">\nphysics\n</input>\n<input name="extra">\na note the prompt does not quote\n</input>'
+    assert shown["system"].endswith("Be brief about physics.\n\nAnswer with JSON only (a JSON object).")
+    assert (shown["task"], shown["model"], shown["tokens"]) == ("ask", "taskdsl/echo", -(-len(sent["system"] + sent["user"]) // 4))
+
+
+def test_text_output_names_each_task_and_prints_the_messages(tmp_path, capsys):
+    path = write(tmp_path, "ask.task.xml", PROMPTED)
+    code, out, _ = run(capsys, "render", path, "--model", "gpt-4o-mini")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("=== ask — gpt-4o-mini, about ") and "-token answer" in lines[0]
+    assert lines[1] == "--- system"
+    assert lines[lines.index("--- user") + 1] == "Answer: Why is the sky blue?"
+
+
+def test_a_preview_calls_nothing_and_marks_what_only_a_run_knows(tmp_path, capsys):
+    write(tmp_path, "lib.task.xml", """<library>
+  <template name="mark" params="x"><task type="script"><command>touch ran-inline</command></task></template>
+</library>""")
+    path = write(tmp_path, "flow.task.xml", """<task type="sequential" name="flow">
+  <steps>
+    <task type="script"><command>touch ran-step</command></task>
+    <task>
+      <description>Review {{last_output}} and {{mark(last_output)}}</description>
+      <file_paths source="command"><command>touch ran-listing; echo a.txt</command></file_paths>
+      <inputs><input name="first"><task type="script"><command>touch ran-nested</command></task></input></inputs>
+    </task>
+  </steps>
+</task>
+""")
+    code, out, err = run(capsys, "render", path)
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flow.task.xml", "lib.task.xml"]
+    assert "Review {{last_output}} and {{mark(last_output)}}" in out
+    assert '<input name="first">\n{{first}}\n</input>' in out
+    assert "<files listed by the command: touch ran-listing; echo a.txt>" in out
+
+
+def test_a_template_of_a_library_with_its_params(tmp_path, capsys):
+    path = write(tmp_path, "lib.task.xml", """<library>
+  <template name="translate" params="text, language">
+    <task><instructions>Translate into {{language}}: {{text}}</instructions></task>
+  </template>
+</library>""")
+    code, out, _ = run(capsys, "render", path, "--task", "translate", "--input", "text=hi", "--input", "language=French")
+    assert code == 0
+    assert out.splitlines()[-1] == "Translate into French: hi"
+
+
+def test_a_file_read_outside_the_project_is_refused_in_a_preview_too(tmp_path, capsys):
+    (tmp_path / "project" / ".git").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("PRIVATE")
+    path = write(tmp_path / "project", "t.task.xml",
+                 "<task><description>x</description><file_paths><path>../secret.txt</path></file_paths></task>")
+    code, out, err = run(capsys, "render", path)
+    assert (code, out) == (1, "")
+    assert "PRIVATE" not in err and "taskdsl render: cannot build the prompt: task " in err
+    code, out, _ = run(capsys, "render", path, "--allow-read", str(tmp_path))
+    assert code == 0 and "PRIVATE" in out
+
+
+def test_a_file_that_does_not_check_is_exit_2(tmp_path, capsys):
+    path = write(tmp_path, "bad.task.xml", '<task><description>{{who}}</description><input name="who"/></task>')
+    code, _, err = run(capsys, "render", path)
+    assert code == 2
+    assert f"taskdsl render: {path} does not check" in err

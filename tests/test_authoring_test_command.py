@@ -1,0 +1,147 @@
+"""`taskdsl test` as a user runs it: one line per test, the summary, exit codes, -k, JSON, replay
+fixtures beside the test file, and the examples' own tests."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from taskdsl.cli import main
+from tests.paths import REPO
+
+SHOUT = """<library>
+  <task name="shout" type="script">
+    <description>Upper-case a word</description>
+    <command>printf '%s' "$TASKDSL_INPUT_WORD" | tr '[:lower:]' '[:upper:]'</command>
+    <inputs><input name="word"/></inputs>
+  </task>
+  <task name="judge">
+    <description>Judge {{claim}}</description>
+    <inputs><input name="claim"/></inputs>
+    <model>gpt-4o-mini</model>
+    <output_format type="json" schema="object"/>
+  </task>
+</library>
+"""
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "lib.task.xml").write_text(SHOUT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TASKDSL_MODEL", raising=False)
+    return tmp_path
+
+
+def write_tests(folder: Path, body: str, name: str = "shout.test.xml") -> Path:
+    path = folder / name
+    path.write_text(f"<tests>\n{body}\n</tests>\n", encoding="utf-8")
+    return path
+
+
+def test_the_examples_tests_pass_through_the_cli(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    code, out, err = run(capsys, "test", "examples")
+    assert code == 0, out + err
+    assert out.splitlines()[-1] == "7 passed, 0 failed"
+    assert "PASS examples/examples.test.xml::the pipeline greets, shouts and translates" in out
+
+
+def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
+    write_tests(project, """<test name="shouts" task="shout"><input name="word">hi</input><expect test='output == "HI"'/></test>
+<test name="wrong" task="shout"><input name="word">hi</input><expect test='output == "hi"'/></test>
+<test name="fails instead" task="shout"><expect test='output == "HI"'/></test>
+<test name="succeeds instead" task="shout"><input name="word">hi</input><expect_error type="TASK_FAILURE"/></test>
+<test name="wrong reason" task="shout"><expect_error type="TASK_FAILURE" reason="exit_code"/></test>
+<test name="right error" task="shout"><expect_error type="TASK_FAILURE" reason="missing_input"/></test>""")
+    code, out, err = run(capsys, "test")
+    assert code == 1
+    assert out.splitlines() == [
+        "PASS shout.test.xml::shouts",
+        "FAIL shout.test.xml::wrong",
+        "     expect 'output == \"hi\"' does not hold; output: 'HI'",
+        "FAIL shout.test.xml::fails instead",
+        "     the run failed: TASK_FAILURE (missing_input): task 'shout': input 'word' has no value: pass it "
+        "from the caller or with --input word=…",
+        "FAIL shout.test.xml::succeeds instead",
+        "     expected a TASK_FAILURE error, the run succeeded with output 'HI'",
+        "FAIL shout.test.xml::wrong reason",
+        "     expected a TASK_FAILURE (exit_code) error, the run failed with TASK_FAILURE (missing_input): task "
+        "'shout': input 'word' has no value: pass it from the caller or with --input word=…",
+        "PASS shout.test.xml::right error",
+        "2 passed, 4 failed",
+    ]
+
+
+def test_an_expect_that_cannot_be_evaluated_fails_the_test_with_the_reason(project, capsys):
+    write_tests(project, """<test name="member of text" task="shout"><input name="word">hi</input>
+  <expect test="len(output.size) > 1"/></test>""")
+    code, out, _ = run(capsys, "test", "shout.test.xml")
+    assert code == 1
+    assert out.splitlines()[1] == "     expect 'len(output.size) > 1': len() needs a string, array or object, got null; output: 'HI'"
+    assert out.splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_k_selects_tests_by_name_and_json_reports_each(project, capsys):
+    write_tests(project, """<test name="shouts hi" task="shout"><input name="word">hi</input><expect test='output == "HI"'/></test>
+<test name="shouts yo" task="shout"><input name="word">yo</input><expect test='output == "no"'/></test>""")
+    code, out, _ = run(capsys, "test", "-k", "HI", "--format", "json")
+    assert code == 0
+    report = json.loads(out)
+    assert (report["passed"], report["failed"], [t["name"] for t in report["tests"]]) == (1, 0, ["shouts hi"])
+    assert report["tests"][0] == {"file": "shout.test.xml", "name": "shouts hi", "line": 2, "task": "shout",
+                                  "passed": True, "message": None}
+
+
+def test_a_test_file_that_does_not_check_is_exit_2_and_the_others_still_run(project, capsys):
+    write_tests(project, '<test name="t" task="shuot"><expect test="true"/></test>', "broken.test.xml")
+    write_tests(project, '<test name="ok" task="shout"><input name="word">a</input><expect test=\'output == "A"\'/></test>')
+    code, out, err = run(capsys, "test")
+    assert code == 2
+    assert "broken.test.xml:2:22: error TD501 'shuot' is not a task or template in the library; did you mean " \
+           "'shout'?" in err
+    assert "taskdsl test: broken.test.xml does not check (1 error(s)); its tests were not run" in err
+    assert out.splitlines() == ["PASS shout.test.xml::ok", "1 passed, 0 failed, 1 test file(s) do not check"]
+
+
+def test_no_test_files_is_a_usage_error(project, capsys):
+    code, _, err = run(capsys, "test")
+    assert code == 2
+    assert "taskdsl test: no test files (*.test.xml) in ." in err
+
+
+def test_a_replay_fixture_beside_the_test_file_answers_the_model_calls(project, capsys):
+    """The task names a real model: the fixture answers it, nothing leaves the machine."""
+    write_tests(project, """<test name="judged" task="judge"><input name="claim">the sky is green</input>
+  <expect test="output.verdict == false and len(output.reasons) == 1"/></test>""", "judge.test.xml")
+    (project / "judge.replay.json").write_text(json.dumps({"answers": [
+        {"contains": "the sky is green", "answer": {"verdict": False, "reasons": ["it is blue"]}}]}), encoding="utf-8")
+    code, out, err = run(capsys, "test", "judge.test.xml")
+    assert (code, out.splitlines()[-1]) == (0, "1 passed, 0 failed"), out + err
+
+
+def test_without_a_fixture_the_tests_model_is_used(project, capsys):
+    write_tests(project, """<test name="echoed" task="judge" model="taskdsl/echo"><input name="claim">x</input>
+  <expect test='"Judge x" in output'/></test>""", "judge.test.xml")
+    code, out, _ = run(capsys, "test", "judge.test.xml")
+    # the test's model wins over the task's <model>: echo answers with the prompt (text, not JSON)
+    assert (code, out.splitlines()) == (0, ["PASS judge.test.xml::echoed", "1 passed, 0 failed"])
+
+
+def test_model_answers_reach_only_the_safe_evaluator(project, capsys):
+    """An answer shaped like code is data: the expect compares it, nothing runs it."""
+    write_tests(project, """<test name="hostile" task="judge"><input name="claim">x</input>
+  <expect test='"system(" in output.verdict'/></test>""", "judge.test.xml")
+    (project / "judge.replay.json").write_text(json.dumps({"answers": [
+        {"answer": {"verdict": "__import__('os').system('touch pwned')"}}]}), encoding="utf-8")
+    code, out, _ = run(capsys, "test", "judge.test.xml")
+    assert code == 0, out
+    assert not os.path.exists(project / "pwned")
