@@ -428,11 +428,11 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
     target = find_target(document, task, path)
     plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
-    if plan.unknown:
-        raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
-                        {"unknown": plan.unknown, "accepted": plan.accepted})
     node, args = entry_node(document.root, compiler, library, task, plan.values)
     compiler.prepare(document.root, library)
+    if plan.unknown:  # after the template's own refusals: those say what to fix first
+        raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
+                        {"unknown": plan.unknown, "accepted": plan.accepted})
     commands, calls_models = reach(node, library)
     global_names = tuple(getattr(settings, "globals", ()) or ())
     global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
