@@ -77,6 +77,7 @@ def test_broken_xml_degrades_to_text_with_a_note(tmp_path, capsys, monkeypatch):
     assert out["parsed_content"] is None
     assert out["notes"]["xml_error"] == ("the answer is not well-formed XML (Opening and ending tag mismatch: "
                                          "b line 1 and summary); its whole text is the output")
+    assert [step["status"] for step in out["steps"]] == ["DEGRADED"]  # shown as ⚠, never as ✓
 
 
 def test_answer_without_elements_degrades_with_a_note(tmp_path, capsys, monkeypatch):
@@ -219,8 +220,8 @@ def test_reduce_whose_accumulator_stops_changing_is_no_progress(tmp_path, capsys
     error = out["error"]
     assert (error["type"], error["reason"]) == ("NO_PROGRESS", "unchanged_accumulator")
     assert error["message"] == ("task 'merge': the reduction_task answered with the accumulator it was given, "
-                                "unchanged, 2 times in a row (inputs 1 to 2): the reduce is making no progress")
-    assert (error["details"]["input_index"], error["details"]["accumulator"]) == (2, "merged A")
+                                "unchanged, 2 times in a row (inputs 2 to 3): the reduce is making no progress")
+    assert (error["details"]["input_index"], error["details"]["accumulator"]) == (3, "merged A")  # 1-based
     assert error["details"]["dataUsage"]["model_calls"] == 6
 
 

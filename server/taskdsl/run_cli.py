@@ -11,12 +11,11 @@ import asyncio
 import json
 import signal
 import sys
-import time
 
 from taskdsl.config import run_defaults
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
-USAGE_REASONS = ("no_entry",)
+USAGE_REASONS = ("no_entry", "unknown_input")
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
@@ -74,24 +73,30 @@ def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
 
 
 class Progress:
-    "One line per finished step on stderr, indented by depth."
+    """One line per finished step on stderr, indented by depth; every step is recorded (the
+    editor's StepRecorder) for --json."""
 
     def __init__(self, stream=None, quiet: bool = False):
-        self.stream, self.quiet, self.started = stream, quiet, {}
+        from taskdsl.features.run_result import StepRecorder
+
+        self.stream, self.quiet, self.recorder = stream, quiet, StepRecorder()
 
     def __call__(self, event: dict) -> None:
-        path = event.get("path", "")
-        if event["event"] == "begin":
-            self.started[path] = time.monotonic()
+        from taskdsl.features.run_result import MARKS, STATUS_DEGRADED
+
+        step = self.recorder.on_event(event)
+        if step is None or event["event"] == "begin" or self.quiet:
             return
-        if self.quiet:
-            return
-        took = time.monotonic() - self.started.pop(path, time.monotonic())
-        depth = path.count("/")
-        mark = "✓" if event["event"] == "end" else "✗"
-        detail = f" — {event['error']['message']}" if event["event"] == "error" and depth == 0 else ""
-        print(f"{'  ' * depth}{mark} {path} ({event.get('kind')}, {took:.2f}s){detail}", file=self.stream or sys.stderr,
-              flush=True)
+        depth = step.path.count("/")
+        shown = step.error and (depth == 0 or step.status == STATUS_DEGRADED)  # a failure's cause: at the root
+        detail = f" — {step.error['message']}" if shown else ""
+        print(f"{'  ' * depth}{MARKS.get(step.status, '•')} {step.path} ({step.kind}, {step.duration_s:.2f}s){detail}",
+              file=self.stream or sys.stderr, flush=True)
+
+    def report(self) -> dict:
+        "What --json adds to the result or the error: every step in order, the whole run's totals."
+        self.recorder.cancel_open()
+        return {"steps": self.recorder.summary(), "totals": self.recorder.totals()}
 
 
 def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
@@ -178,7 +183,7 @@ def run_command(args) -> int:
         return refused("run", args.file, e)
     except TaskError as e:
         if args.json:
-            print(masked_json({"error": e.to_json()}))
+            print(masked_json({"error": e.to_json(), **progress.report()}))
         print(masked(f"taskdsl run: {e}"), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
@@ -190,7 +195,7 @@ def run_command(args) -> int:
     if args.plan:
         return 0
     if args.json:
-        print(masked_json(result.to_json()))
+        print(masked_json({**result.to_json(), **progress.report()}))
     else:
         print(masked(result.content))
     return 0

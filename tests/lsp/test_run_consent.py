@@ -38,6 +38,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 def script(marker: str, name: str = "touch") -> str:
     return (f'<task type="script" name="{name}">\n  <description>Leave a mark</description>\n'
+            f'  <inputs><input name="extra">0</input></inputs>\n'  # an input a run may set (extra=1)
             f"  <command>touch {marker}</command>\n</task>\n")
 
 

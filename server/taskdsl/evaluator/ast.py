@@ -62,6 +62,20 @@ class RunState:
 
 
 MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
+#: failures of the whole run, not of one step: passed up unwrapped (a sequential's "step 1 failed: …"
+#: at each of 50 nested levels made a recursion's message kilobytes long)
+UNWRAPPED_REASONS = ("call_depth",)
+
+
+def call_cycle(chain: tuple[str, ...]) -> list[str]:
+    """The cycle a chain of calls ends in, each name once, in the order met from the first one the
+    run reached, closed: ping → pong → ping."""
+    last = chain[-1]
+    start = max((i for i, name in enumerate(chain[:-1]) if name == last), default=len(chain) - 1)
+    loop = list(chain[start:-1]) or [last]
+    first = next(name for name in chain if name in loop)
+    at = loop.index(first)
+    return loop[at:] + loop[:at] + [first]
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,7 @@ class Ctx:
     accumulated: str | None = None  # history passed on by an accumulating sequential
     inherited: str = ""  # context text inherited from the parent task
     calls: int = 0  # nested refs and calls on the way here (MAX_CALL_DEPTH bounds recursion)
+    chain: tuple[str, ...] = ()  # the names called on the way here, outermost first (a cycle's message)
 
     def at(self, segment: str, **changes) -> Ctx:
         return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
@@ -127,7 +142,8 @@ async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> A
     if ph.kind == "var":
         return lookup(env, ph.name, ph.path, ph.expr_text, task)
     args = [(None, LiteralArg(a.value) if a.kind == "literal" else VarArg(a.name, a.path, a.text)) for a in ph.args]
-    result = await FunctionCall(ph.name, args, label=f"{{{{{ph.expr_text}}}}}").eval(env, ctx.at(f"call:{ph.name}"))
+    # FunctionCall adds the call:/ref: segment itself: adding one here too repeated it (call:x/call:x)
+    result = await FunctionCall(ph.name, args, label=f"{{{{{ph.expr_text}}}}}").eval(env, ctx)
     return result.value
 
 
@@ -462,6 +478,8 @@ class Sequential(TaskNode):
             try:
                 previous = await step.eval(scope, step_ctx)
             except TaskError as error:
+                if error.reason in UNWRAPPED_REASONS:
+                    raise
                 raise failure(f"task '{self.name}': step {number} of {len(self.steps)} failed: {error}",
                               "subtask_failure", step=number, step_path=step_ctx.path, error=error.to_json(),
                               partial_results=history) from None
@@ -489,7 +507,7 @@ class Reduce(TaskNode):
         items = [(i.name, scope[i.name]) for i in self.inputs]
         parts: list[TaskResult] = []  # every inner and reduction result: their usage is the reduce's
         unchanged = 0  # reductions in a row that answered with the accumulator they were given
-        for index, (name, value) in enumerate(items):
+        for index, (name, value) in enumerate(items, 1):  # 1-based, as steps[n] and case[n]
             inner_args = {"current_data": value, name: value}
             inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
             # the operator's names are visible in the inner task's own <inputs> too
@@ -497,6 +515,8 @@ class Reduce(TaskNode):
                 inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
                                                    inner_args)
             except TaskError as error:
+                if error.reason in UNWRAPPED_REASONS:
+                    raise
                 raise failure(f"task '{self.name}': inner_task failed on input {index} ('{name}'): {error}",
                               "subtask_failure", input_index=index, input_name=name,
                               accumulator=as_text(accumulator), error=error.to_json()) from None
@@ -505,6 +525,8 @@ class Reduce(TaskNode):
                 reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
                                                          ctx.at(f"reduction_task[{index}]"), reduction_args)
             except TaskError as error:
+                if error.reason in UNWRAPPED_REASONS:
+                    raise
                 raise failure(f"task '{self.name}': reduction_task failed on input {index} ('{name}') with "
                               f"accumulator {as_text(accumulator)[:200]!r}: {error}", "subtask_failure",
                               input_index=index, input_name=name, accumulator=as_text(accumulator),
@@ -598,9 +620,12 @@ class FunctionCall:
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         if ctx.calls >= MAX_CALL_DEPTH:
-            raise TaskError("RESOURCE_EXHAUSTION", f"'{self.func_name}': more than {MAX_CALL_DEPTH} nested calls "
-                            "(a ref or call that recurses without end?)", "call_depth",
-                            {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH}, "path": ctx.path})
+            cycle = call_cycle((*ctx.chain, self.func_name))
+            through = f"through the cycle {' → '.join(cycle)}" if cycle else f"(the last to '{self.func_name}')"
+            raise TaskError("RESOURCE_EXHAUSTION", f"more than {MAX_CALL_DEPTH} nested calls {through}: guard the "
+                            "recursive step with a <cond>, or break the cycle",
+                            "call_depth", {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH},
+                                           "cycle": cycle})
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
@@ -613,7 +638,7 @@ class FunctionCall:
         named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
         call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
-                          calls=ctx.calls + 1)
+                          calls=ctx.calls + 1, chain=(*ctx.chain, self.func_name))
         return await definition.ast_node.eval(env, call_ctx, values, self.settings)
 
 

@@ -72,6 +72,8 @@ class InputPlan:
     values: dict[str, Any]  # what to pass to the run
     missing: list[str]  # required inputs with no value
     target: str  # the task's name for messages
+    unknown: list[str] = field(default_factory=list)  # given names the entry cannot use
+    accepted: list[str] = field(default_factory=list)  # the names it can (when unknown is not empty)
 
 
 def find_target(document: Document, task: str | None, path: str | None = None) -> Element | None:
@@ -82,18 +84,47 @@ def find_target(document: Document, task: str | None, path: str | None = None) -
     return None
 
 
-def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str = "") -> InputPlan:
+def input_names(target: Element, model: semantics.FileModel) -> list[str]:
+    """The names a run of ``target`` (a <task> or <template>) can take as inputs: its params or
+    declared inputs, the globals, and the names its texts use that a caller may bind (what the
+    checker's TD402 warns "could be bound by a caller")."""
+    if target.tag == "template":
+        declared = names.split_params(target.get("params"))
+    else:
+        declared = [inp.get("name") for inp in facts.inputs(target) if inp.get("name")]
+    inside = {id(element) for element in target.iter()}
+    open_uses = [p.use.name for p in model.variable_problems() if not p.error and id(p.use.element) in inside]
+    return list(dict.fromkeys([*declared, *open_uses, *sorted(model.scopes.everywhere_names())]))
+
+
+def unknown_inputs_message(plan: InputPlan) -> str:
+    "The refusal of input names the entry cannot use: what it takes, and the name meant if one is close."
+    noun = "input" if len(plan.unknown) == 1 else "inputs"
+    takes = f"takes {', '.join(repr(n) for n in plan.accepted)}" if plan.accepted else "takes no inputs"
+    message = f"cannot run '{plan.target}': unknown {noun} {', '.join(repr(n) for n in plan.unknown)}; it {takes}"
+    guess, _ = names.nearest(plan.unknown[0], plan.accepted)
+    return message + (f"; did you mean '{guess}'?" if guess else "")
+
+
+def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str = "",
+                model: semantics.FileModel | None = None) -> InputPlan:
     """Inputs for a run of ``target`` (a <task> or a <template>).
 
     - a task: its inputs with a literal, a ``from`` or a nested task have a value; empty ones
       (placeholders) must come from ``given``;
     - a template: each param comes from ``given``, else from the literal <input> of the same
       name in its task (a default), else it is missing.
-    Values of ``given`` are passed through; for a template, literal defaults are added."""
+    Values of ``given`` are passed through; for a template, literal defaults are added. With the
+    file's semantic ``model``, given names the entry cannot use are listed in ``unknown``."""
     given = dict(given or {})
     if target is None:
         return InputPlan(given, [], label)
     name = target.get("name") or label
+    if model is not None and target.tag in ("task", "template"):
+        accepted = input_names(target, model)
+        unknown = [n for n in given if n not in accepted]
+        if unknown:
+            return InputPlan(given, [], name, unknown, accepted)
     if target.tag == "template":
         body = target.child("task")
         literals: dict[str, str] = {}
@@ -388,7 +419,6 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     refuse_malformed(document, path)
     targets = runnable_targets(document, path)
     label = task or (targets[0].label if targets else file_stem(path))
-    plan = plan_inputs(find_target(document, task, path), inputs, label)
     sources = {path: text}
 
     def read_and_keep(other: str) -> str | None:
@@ -396,8 +426,13 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
         return found
 
     library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
+    target = find_target(document, task, path)
+    plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
     node, args = entry_node(document.root, compiler, library, task, plan.values)
     compiler.prepare(document.root, library)
+    if plan.unknown:  # after the template's own refusals: those say what to fix first
+        raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
+                        {"unknown": plan.unknown, "accepted": plan.accepted})
     commands, calls_models = reach(node, library)
     global_names = tuple(getattr(settings, "globals", ()) or ())
     global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them

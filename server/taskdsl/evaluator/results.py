@@ -27,6 +27,15 @@ class TaskResult:
                 "parsed_content": self.parsed_content}
 
 
+#: notes a step's output parse sets when the output does not parse: the step completed, degraded
+OUTPUT_PROBLEM_NOTES = ("json_error", "xml_error")  # an answer kept as text because it did not parse
+
+
+def output_problem(notes: dict | None) -> str | None:
+    "Why a completed step's output is degraded (it did not parse as its output_format says), or None."
+    return next((str(notes[k]) for k in OUTPUT_PROBLEM_NOTES if (notes or {}).get(k)), None)
+
+
 class TaskError(Exception):
     """Every failure of a run: type (ERROR_TYPES), reason, message, details."""
 

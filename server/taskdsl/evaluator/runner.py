@@ -107,8 +107,8 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
-    ctx = Ctx(state, path=label)
     node, args = prepared.node, prepared.args
+    ctx = Ctx(state, path=label, chain=(label,) if args is not None else ())  # a task or template entry: a name
     work = asyncio.ensure_future(node.eval(run_env, ctx, args) if args is not None else node.eval(run_env, ctx))
     stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:

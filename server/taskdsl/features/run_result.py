@@ -11,7 +11,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from taskdsl.evaluator.results import output_problem
+
 STATUS_COMPLETE, STATUS_FAILED, STATUS_CANCELLED = "COMPLETE", "FAILED", "CANCELLED"
+STATUS_DEGRADED = "DEGRADED"  # completed, but its output did not parse as its output_format says
+MARKS = {STATUS_COMPLETE: "✓", STATUS_FAILED: "✗", STATUS_DEGRADED: "⚠"}  # "•": running or cancelled
 PREVIEW = 200  # characters of a step's output in a log line
 
 
@@ -24,7 +28,7 @@ class StepRecord:
     path: str
     kind: str
     name: str
-    status: str = "RUNNING"  # RUNNING | COMPLETE | FAILED | CANCELLED
+    status: str = "RUNNING"  # RUNNING | COMPLETE | DEGRADED | FAILED | CANCELLED
     content: str = ""
     duration_s: float | None = None
     tokens: dict[str, int] | None = None
@@ -70,9 +74,15 @@ class StepRecorder:
             step.duration_s = round(self.clock() - step.started, 3)
             if kind == "end":
                 result = event.get("result")
-                step.status = "COMPLETE"
+                notes = getattr(result, "notes", None)
+                step.status = STATUS_COMPLETE
                 step.content = getattr(result, "content", "") if result is not None else ""
-                step.tokens = _tokens(getattr(result, "notes", None))
+                # only a model call's own tokens: a sequential's result carries its last step's notes
+                step.tokens = _tokens(notes) if step.kind == "atomic" else None
+                if problem := output_problem(notes):
+                    step.status = STATUS_DEGRADED
+                    step.error = {"type": "INVALID_OUTPUT", "reason": "output_format", "message": problem,
+                                  "details": {}}
             else:
                 step.status = "FAILED"
                 step.error = jsonable(event.get("error"))
@@ -84,6 +94,19 @@ class StepRecorder:
             if step.status == "RUNNING":
                 step.status = STATUS_CANCELLED
                 step.duration_s = round(self.clock() - step.started, 3)
+
+    def summary(self) -> list[dict]:
+        "Every step in begin order, as `taskdsl run --json` prints them."
+        return [{"path": s.path, "type": s.kind, "status": s.status, "duration_s": s.duration_s,
+                 **({"tokens": s.tokens} if s.tokens else {}),
+                 **({"problem": s.error.get("message")} if s.error else {})} for s in self.steps]
+
+    def totals(self) -> dict:
+        "The whole run's totals: model tokens summed over every model call, the run's wall time, the step count."
+        tokens = self.total_tokens() or {"prompt": 0, "completion": 0}
+        roots = [s.duration_s for s in self.steps if "/" not in s.path and s.duration_s is not None]
+        return {"prompt_tokens": tokens["prompt"], "completion_tokens": tokens["completion"],
+                "duration_s": round(sum(roots), 3), "steps": len(self.steps)}
 
     def total_tokens(self) -> dict[str, int] | None:
         leaves = [s.tokens for s in self.steps if s.tokens]
@@ -168,9 +191,9 @@ def render_result(report: RunReport) -> str:
             lines += ["", f"### {number}. `{step.path}`", "", " · ".join(facts), ""]
             if step.error:
                 lines.append(_error_text(step.error))
-            elif step.status == "COMPLETE":
-                lines.append(fence(step.content) if step.content else "_(empty output)_")
-            else:
+            if step.status in (STATUS_COMPLETE, STATUS_DEGRADED):
+                lines += [""] * bool(step.error) + [fence(step.content) if step.content else "_(empty output)_"]
+            elif not step.error:
                 lines.append(f"_({step.status.lower()})_")
     return "\n".join(lines) + "\n"
 
@@ -185,7 +208,7 @@ def _error_text(error: dict) -> str:
 
 
 def step_log_line(step: StepRecord) -> str:
-    mark = {"COMPLETE": "✓", "FAILED": "✗"}.get(step.status, "•")
+    mark = MARKS.get(step.status, "•")
     head = f"{mark} {step.path} ({step.kind}, {_seconds(step.duration_s)}"
     if tokens := _tokens_text(step.tokens):
         head += f", {tokens} tokens"
