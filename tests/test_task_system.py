@@ -251,8 +251,8 @@ def test_a_dtd_in_the_answer_is_refused_unread(library, tmp_path_factory, answer
                    "--save", "t.task.xml", "--json", replay=[{"answer": answer.replace("{secret}", str(secret))}])
     assert done.returncode == 3
     error = json.loads(done.stdout)["error"]
-    assert (error["type"], error["reason"]) == ("XML_PARSE_ERROR", "doctype")
-    assert "declares a DOCTYPE" in error["message"]
+    assert (error["type"], error["reason"]) == ("XML_PARSE_ERROR", "dtd")
+    assert error["message"].startswith("the answer declares a DTD or an entity (<!DOCTYPE at line 1 column 1)")
     assert "TOP-SECRET" not in done.stdout + done.stderr
     assert not (library / "t.task.xml").exists()
 
@@ -265,7 +265,8 @@ async def test_a_huge_answer_is_refused_unparsed(library, monkeypatch):
     finally:
         await runner.cleanup()
     assert code == 3
-    assert "XML_PARSE_ERROR (answer_too_large): the model's answer has 50,000,051 characters" in err
+    assert ("XML_PARSE_ERROR (too_large): the answer has 50,000,051 characters, more than the 200,000 a written "
+            "task may have: it was not parsed; ask again, or write the task by hand") in err
     assert len(fake.requests) == 1  # no repair round for a hostile answer
 
 

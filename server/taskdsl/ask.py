@@ -20,7 +20,7 @@ true (or calls a template that does): the run's error stands.
 
 Every model answer is hostile. It is read only by the project's parsers (document.parse and the
 safe lxml configuration behind the checker: no DTD, no entities, no network); an answer over
-MAX_ANSWER_CHARS, or one that declares a DOCTYPE (the door to entity expansion and external
+MAX_ANSWER_CHARS, or one that declares a DTD or an entity (the door to entity expansion and external
 files), is refused at once as an XML_PARSE_ERROR, with no repair round.
 """
 
@@ -44,7 +44,7 @@ MAX_FAILURE_CHARS = 2_000  # of a failed run's message in a re-plan prompt
 REPLAN_ERRORS = ("RESOURCE_EXHAUSTION", "INVALID_OUTPUT", "TASK_FAILURE")  # what another task may avoid
 FINAL_REASONS = ("model_error", "cancelled")  # the model could not be called, or the user stopped the run
 LOCKS = ("manual_xml", "disable_reparsing")  # a task that sets one to true is never replaced
-NO_TASK_REASONS = ("answer_too_large", "doctype", "not_xml", "repair_failed")  # the TaskError reasons raised here
+NO_TASK_REASONS = ("too_large", "dtd", "not_xml", "repair_failed")  # the TaskError reasons raised here
 SYSTEM_PROMPT = ("You write task templates in the taskdsl XML language. Answer with one XML document and "
                  "nothing else: no prose, no DOCTYPE, no entity declarations.")
 
@@ -241,16 +241,11 @@ def extract_xml(answer: str) -> str:
 
 
 def refuse_hostile(answer: str) -> None:
-    """Raise XML_PARSE_ERROR for an answer nobody should parse further: too large, or with a DOCTYPE."""
-    from taskdsl.evaluator.results import TaskError
+    """Raise XML_PARSE_ERROR for an answer nobody should parse: too large, or declaring a DTD or an
+    entity (the evaluator's one check for model answers in XML)."""
+    from taskdsl.evaluator.outputs import refuse_hostile_xml
 
-    if len(answer) > MAX_ANSWER_CHARS:
-        raise TaskError("XML_PARSE_ERROR", f"the model's answer has {len(answer):,} characters: answers over "
-                        f"{MAX_ANSWER_CHARS:,} are refused unread", "answer_too_large", {"chars": len(answer)})
-    doc = parse(extract_xml(answer))
-    if doc.doctype is not None:
-        raise TaskError("XML_PARSE_ERROR", "the model's answer declares a DOCTYPE: DTDs and entities are never "
-                        "loaded, so the answer is refused (ask again, or write the task by hand)", "doctype")
+    refuse_hostile_xml(answer, MAX_ANSWER_CHARS, "a written task", "ask again, or write the task by hand")
 
 
 def check_answer(xml: str, path: str, library) -> list[dict]:

@@ -105,12 +105,15 @@ def read_xml(text: str) -> Reading:
     return Reading(fields)
 
 
-def refuse_hostile_xml(text: str) -> None:
-    if len(text) > MAX_XML_ANSWER:
+def refuse_hostile_xml(text: str, limit: int = MAX_XML_ANSWER, what: str = "an XML answer",
+                       advice: str = 'ask for a shorter answer or declare output_format type="text"') -> None:
+    """XML_PARSE_ERROR for a model's answer no parser may see: over `limit` characters, or declaring a
+    DTD or an entity anywhere (the door to entity expansion, file reads and fetches). The one check
+    for every XML answer: a task's output and a task `taskdsl ask` has a model write."""
+    if len(text) > limit:
         raise TaskError("XML_PARSE_ERROR", f"the answer has {len(text):,} characters, more than the "
-                        f"{MAX_XML_ANSWER:,} an XML answer may have: it was not parsed; ask for a shorter "
-                        "answer or declare output_format type=\"text\"", "too_large",
-                        {"size": len(text), "limit": MAX_XML_ANSWER})
+                        f"{limit:,} {what} may have: it was not parsed; {advice}", "too_large",
+                        {"size": len(text), "limit": limit})
     found = _DECLARATION.search(text)
     if found:
         line = text.count("\n", 0, found.start()) + 1
