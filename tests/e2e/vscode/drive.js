@@ -85,11 +85,20 @@ async function main() {
   };
 
   const palette = async (title) => {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
+    // the command palette can close again right after it opens (focus moving to an editor or a
+    // notification on a loaded machine): open it again rather than fail the step
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 20000 });
-    await input.fill(`>${title}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('F1');
+        await input.waitFor({ state: 'visible', timeout: 20000 });
+        await input.fill(`>${title}`, { timeout: 5000 });
+        break;
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
     await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 20000 });
     await page.keyboard.press('Enter');
   };
