@@ -12,7 +12,9 @@
 #   code-server: 4.100.3 (VS Code 1.100.3, the newest that runs on Node 20) from npm into
 #                .tools/code-server
 #   playwright:  playwright-core for tests/e2e/vscode/drive.js (npm ci in tests/e2e/vscode)
-#   vsix:        the VS Code extension (npm ci && npm run package in vscode-client/)
+#   vsix:        the VS Code extension (npm ci && npm run package in vscode-client/), which bundles the
+#                taskdsl wheel (built with python3 -m pip wheel, or $PYTHON); both are then copied
+#                into dist/ (the build's artifacts: dist/taskdsl-<version>.vsix, dist/taskdsl-<version>-*.whl)
 # Network: the Debian and npm registries only.
 set -eu
 
@@ -128,8 +130,10 @@ step_vsix() {
     vsix=$(ls "$dir"/*.vsix 2>/dev/null | head -1 || true)
     if [ -n "$vsix" ] && [ -z "$(find "$dir/src" "$dir/package.json" "$dir/package-lock.json" \
             "$dir/language-configuration.json" "$dir/README.md" "$dir/.vscodeignore" "$dir/syntaxes" \
-            "$dir/tsconfig.json" "$dir/LICENSE" "$dir/CHANGELOG.md" "$dir/snippets" "$dir/images" "$dir/walkthrough" -newer "$vsix" 2>/dev/null)" ]; then
-        log "vsix: $(basename "$vsix") is up to date"; return
+            "$dir/tsconfig.json" "$dir/LICENSE" "$dir/CHANGELOG.md" "$dir/snippets" "$dir/images" "$dir/walkthrough" \
+            "$ROOT/server/taskdsl" "$ROOT/schemas" "$ROOT/pyproject.toml" -newer "$vsix" \
+            ! -name '*.pyc' ! -name __pycache__ 2>/dev/null)" ]; then
+        log "vsix: $(basename "$vsix") is up to date"; copy_artifacts; return
     fi
     log "vsix: npm ci && npm run package in vscode-client"
     if [ ! -f "$dir/node_modules/.package-lock.json" ] || \
@@ -140,6 +144,15 @@ step_vsix() {
         echo "$out" >&2; exit 1
     fi
     log "vsix: $(cd "$dir" && ls ./*.vsix)"
+    copy_artifacts
+}
+
+# The build's artifacts, for CI to attach: the .vsix and the wheel it bundles, side by side in dist/.
+copy_artifacts() {
+    mkdir -p "$ROOT/dist"
+    rm -f "$ROOT"/dist/taskdsl-*.vsix "$ROOT"/dist/taskdsl-*.whl
+    cp "$ROOT"/vscode-client/*.vsix "$ROOT"/vscode-client/server/taskdsl-*.whl "$ROOT/dist/"
+    log "artifacts: $(cd "$ROOT" && ls dist/taskdsl-*.vsix dist/taskdsl-*.whl | tr '\n' ' ')"
 }
 
 check_node

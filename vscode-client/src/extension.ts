@@ -9,7 +9,8 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { CHECKOUT_PLACEHOLDER, choosePython, installCommand, probe } from './python';
+import { CHECKOUT_PLACEHOLDER, findServer, installCommand } from './python';
+import { OwnServer } from './install';
 import { RUN_COMMAND, TaskRunner } from './run';
 import { registerAutoCloseTags } from './autoclose';
 import { StatusItem } from './status';
@@ -22,11 +23,13 @@ let runChannel: vscode.OutputChannel;
 let runner: TaskRunner;
 let starting: Promise<void> | undefined;
 let status: StatusItem;
+let own: OwnServer;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   serverChannel = vscode.window.createOutputChannel('Task DSL', { log: true });
   runChannel = vscode.window.createOutputChannel('Task DSL Runs');
   status = new StatusItem();
+  own = new OwnServer(context, serverChannel, restart);
   runner = new TaskRunner(() => client, runChannel, (run) => status.setLastRun(run));
   context.subscriptions.push(serverChannel, runChannel, status);
 
@@ -39,7 +42,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('taskdsl.client.showRuns', () => runChannel.show(true)),
     vscode.commands.registerCommand('taskdsl.client.newTemplate', newTemplate),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('taskdsl.server.python')) {
+      if (e.affectsConfiguration('taskdsl.server.python') && !ownChoice()) {
         const answer = await vscode.window.showInformationMessage(
           'Task DSL: the Python interpreter changed. Restart the language server?', 'Restart');
         if (answer === 'Restart') {
@@ -50,8 +53,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerAutoCloseTags(LANGUAGE_ID),
   );
 
-  starting = start(context);
+  starting = start();
   await starting;
+}
+
+/** Whether the setting now holds the interpreter just picked in the extension's "Choose interpreter…" (it restarts by itself). */
+function ownChoice(): boolean {
+  const chosen = own.chosenPython;
+  own.chosenPython = undefined;
+  return chosen !== undefined && vscode.workspace.getConfiguration('taskdsl').get<string>('server.python') === chosen;
 }
 
 /** A new untitled template holding the "Atomic task" snippet (the walkthrough's second step). */
@@ -65,13 +75,17 @@ export async function deactivate(): Promise<void> {
   await stop();
 }
 
-async function start(context?: vscode.ExtensionContext): Promise<void> {
-  const { python, origin } = await choosePython();
+async function start(): Promise<void> {
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  serverChannel.appendLine(`Python: ${python} (from ${origin})`);
-
   status.setServer('starting');
-  const probed = await probe(python, cwd);
+  const { python, origin, probed, offerInstall } = await findServer(cwd, () => own.existing());
+  serverChannel.appendLine(`Python: ${python} (from ${origin})`);
+  if (!probed.ok && offerInstall && own.canInstall) {
+    serverChannel.appendLine(`No Python with taskdsl (${python}: ${probed.detail}): offering to install the bundled server.`);
+    status.setServer('not-installed');
+    void own.offer(); // not awaited: activation must not wait for the user to click the message
+    return;
+  }
   if (!probed.ok) {
     status.setServer(probed.kind === 'no-taskdsl' ? 'not-installed' : 'failed');
     // not awaited: activation must not wait for the user to click the message

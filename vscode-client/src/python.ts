@@ -56,17 +56,41 @@ async function fromPythonExtension(resource: vscode.Uri | undefined): Promise<st
   return undefined;
 }
 
+const SETTING_ORIGIN = 'the setting taskdsl.server.python';
+const DEFAULT_ORIGIN = 'the default (python3 on PATH)';
+
 export async function choosePython(): Promise<PythonChoice> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const setting = vscode.workspace.getConfiguration('taskdsl', folder).get<string>('server.python', '');
   if (setting && setting.trim()) {
-    return { python: expand(setting, folder), origin: 'the setting taskdsl.server.python' };
+    return { python: expand(setting, folder), origin: SETTING_ORIGIN };
   }
   const fromExt = await fromPythonExtension(folder?.uri);
   if (fromExt) {
     return { python: fromExt, origin: "the Python extension's active interpreter" };
   }
-  return { python: 'python3', origin: 'the default (python3 on PATH)' };
+  return { python: 'python3', origin: DEFAULT_ORIGIN };
+}
+
+/** The interpreter that runs the server. The setting decides alone; without it, the first that has taskdsl of:
+ * the Python extension's interpreter, the extension's own environment (installed on a first start), python3.
+ * `offerInstall`: nothing was chosen and nothing has taskdsl, so the own environment may be offered. */
+export async function findServer(cwd: string | undefined, ownPython: () => Promise<string | undefined>):
+  Promise<PythonChoice & { probed: ProbeResult; offerInstall: boolean }> {
+  const chosen = await choosePython();
+  if (chosen.origin !== DEFAULT_ORIGIN) {
+    const probed = await probe(chosen.python, cwd);
+    if (probed.ok || chosen.origin === SETTING_ORIGIN) {
+      return { ...chosen, probed, offerInstall: false };
+    }
+  }
+  const own = await ownPython();
+  if (own) {
+    return { python: own, origin: "the extension's own environment", probed: await probe(own, cwd), offerInstall: false };
+  }
+  const fallback = { python: 'python3', origin: DEFAULT_ORIGIN };
+  const probed = await probe(fallback.python, cwd);
+  return { ...fallback, probed, offerInstall: !probed.ok && probed.kind !== 'other' };
 }
 
 export type ProbeResult =

@@ -1,0 +1,59 @@
+// Unit tests of the extension's own server environment: `npm test` (bundles src/serverVenv.ts first).
+// checkBasePython runs real executables: python3, and small scripts standing in for an old Python or one
+// without venv (what Debian's python3 is before `apt install python3-venv`).
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const { bundledWheel, venvState, checkBasePython, basePythonAdvice, venvPython } = require('../out/test/serverVenv.js');
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'taskdsl-venv-test-'));
+const fakePython = (dir, body) => {
+  const file = path.join(dir, 'python3');
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return file;
+};
+
+test('the python3 on PATH can make the venv', async () => {
+  const check = await checkBasePython('python3');
+  assert.strictEqual(check.ok, true, JSON.stringify(check));
+  assert.match(check.version, /^3\.\d+$/);
+});
+
+test('a missing, an old and a venv-less Python are told apart, each with what to install', async () => {
+  const dir = tmp();
+  const missing = await checkBasePython(path.join(dir, 'nope'));
+  assert.strictEqual(missing.reason, 'missing');
+  assert.match(basePythonAdvice('python3', missing), /^python3 was not found on PATH: install Python 3\.11 or newer/);
+
+  const old = await checkBasePython(fakePython(dir, 'echo 3.9'));
+  assert.deepStrictEqual([old.ok, old.reason, old.version], [false, 'too-old', '3.9']);
+  assert.strictEqual(basePythonAdvice('python3', old),
+    'python3 is Python 3.9; taskdsl needs Python 3.11 or newer: install it, or set "taskdsl.server.python" to a Python where taskdsl is installed.');
+
+  const noVenv = await checkBasePython(fakePython(dir, "echo 3.12; echo \"No module named 'ensurepip'\" >&2; exit 4"));
+  assert.deepStrictEqual([noVenv.ok, noVenv.reason, noVenv.version], [false, 'no-venv', '3.12']);
+  assert.match(basePythonAdvice('python3', noVenv), /has no venv module .*apt install python3\.12-venv/);
+});
+
+test('the bundled wheel and whether the own environment holds it', () => {
+  const ext = tmp();
+  assert.strictEqual(bundledWheel(ext), undefined);
+  fs.mkdirSync(path.join(ext, 'server'));
+  fs.writeFileSync(path.join(ext, 'server', 'taskdsl-0.1.0-py3-none-any.whl'), 'one');
+  const wheel = bundledWheel(ext);
+  assert.strictEqual(path.basename(wheel.file), 'taskdsl-0.1.0-py3-none-any.whl');
+
+  const venv = tmp();
+  assert.strictEqual(venvState(venv, wheel), 'absent');
+  fs.mkdirSync(path.dirname(venvPython(venv)), { recursive: true });
+  fs.writeFileSync(venvPython(venv), '');
+  assert.strictEqual(venvState(venv, wheel), 'absent'); // no marker: a half-finished install
+  fs.writeFileSync(path.join(venv, 'taskdsl-wheel.json'), JSON.stringify({ sha256: wheel.sha256 }));
+  assert.strictEqual(venvState(venv, wheel), 'current');
+  // an update brings another wheel (same version number, other contents)
+  fs.writeFileSync(wheel.file, 'two');
+  assert.strictEqual(venvState(venv, bundledWheel(ext)), 'outdated');
+});
