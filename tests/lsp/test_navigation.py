@@ -4,6 +4,9 @@ symbols; code actions (quick fixes with exact edits, extraction) under each clie
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from taskdsl.features import actions
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import encoding, pos
+from conftest import encoding, pos, units
 from rename_texts import LIB
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -226,6 +229,126 @@ async def test_extract_inline_task(client: LanguageClient, docs, ws: Path):
         assert changes_of(client, client.applied_edits[-1]) == {uri: [(replaced, replacement)]}
         new_file.unlink()
     docs.close(uri)
+
+
+def applied(text: str, edits: list[tuple[types.Range, str]], enc: str) -> str:
+    """The text after the edits (ranges in the negotiated encoding), applied from the last."""
+    def offset(p: types.Position) -> int:
+        start = sum(len(line) for line in text.splitlines(keepends=True)[:p.line])
+        column = 0
+        while units(text[start:start + column], enc) < p.character:
+            column += 1
+        return start + column
+    for range_, new_text in sorted(edits, key=lambda e: (e[0].start.line, e[0].start.character), reverse=True):
+        text = text[:offset(range_.start)] + new_text + text[offset(range_.end):]
+    return text
+
+
+def run_output(folder: Path, entry: str, *task: str) -> str:
+    chosen = ["--task", *task] if task else []
+    completed = subprocess.run([sys.executable, "-m", "taskdsl", "run", entry, *chosen, "--model", "taskdsl/echo", "--json"],
+                               capture_output=True, text=True, cwd=folder, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return json.loads(completed.stdout)["content"]
+
+
+async def test_extracting_a_step_that_uses_outer_variables_keeps_it_checked_and_its_run(
+        client: LanguageClient, docs, ws: Path, tmp_path: Path):
+    """The step's free variables ({{url}} from the pipeline's inputs, last_output from the step before)
+    become the new template's params, and the ref passes them."""
+    enc = encoding(client)
+    step = f"fetch_{id(client)}"
+    text = ('<task type="sequential" name="pipeline">\n  <inputs>\n    <input name="url">example.org</input>\n'
+            '  </inputs>\n  <steps>\n    <task>\n      <instructions>Open {{url}}</instructions>\n    </task>\n'
+            f'    <task name="{step}">\n      <inputs>\n        <input name="style">short</input>\n      </inputs>\n'
+            '      <instructions>Summarise {{last_output}} from {{url}} in a {{style}} way</instructions>\n'
+            '    </task>\n  </steps>\n</task>\n')
+    before = run_output(_written(tmp_path / "before", {"pipeline.task.xml": text}), "pipeline.task.xml")
+    assert before == "Summarise Open example.org from example.org in a short way"
+    name = f"pipeline_{id(client)}.task.xml"
+    uri = await docs.open(name, text)
+    assert await docs.diagnostics(uri) == []
+    at = pos(text, text.index("Summarise"), enc)
+    found = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
+        context=types.CodeActionContext(diagnostics=[])))
+    (extract,) = [a for a in actions_of(found) if a.kind == types.CodeActionKind.RefactorExtract]
+    new_file = ws / f"{step}.task.xml"
+    if extract.edit is not None:
+        create, fill, edit = extract.edit.document_changes
+        assert create.uri == new_file.as_uri()
+        template = applied("", [(e.range, e.new_text) for e in fill.edits], enc)
+        changed = applied(text, [(e.range, e.new_text) for e in edit.edits], enc)
+    else:
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=extract.command.command, arguments=extract.command.arguments))
+        template = new_file.read_text(encoding="utf-8")
+        new_file.unlink()
+        changed = applied(text, changes_of(client, client.applied_edits[-1])[uri], enc)
+    assert template == (f'<task name="{step}">\n  <inputs>\n    <input name="style">short</input>\n'
+                        '    <input name="last_output"/>\n    <input name="url"/>\n  </inputs>\n'
+                        '  <instructions>Summarise {{last_output}} from {{url}} in a {{style}} way</instructions>\n'
+                        '</task>\n')
+    assert f'<task ref="{step}">\n      <inputs>\n        <input name="style">short</input>\n' \
+           '        <input name="last_output" from="last_output"/>\n        <input name="url" from="url"/>\n' \
+           '      </inputs>\n    </task>\n' in changed, changed
+    docs.close(uri)
+    # both files check clean in the editor, and the run's result is the same
+    template_uri = await docs.open(f"{step}.task.xml", template)
+    assert await docs.diagnostics(template_uri) == []
+    changed_uri = await docs.open(f"pipeline_{id(client)}_after.task.xml", changed)
+    assert await docs.diagnostics(changed_uri) == []
+    docs.close(changed_uri)
+    docs.close(template_uri)
+    after = run_output(_written(tmp_path / "after", {"pipeline.task.xml": changed, f"{step}.task.xml": template}),
+                       "pipeline.task.xml")
+    assert after == before
+
+
+async def test_extracting_a_step_whose_call_argument_is_an_outer_variable(client: LanguageClient, docs, ws: Path,
+                                                                         tmp_path: Path):
+    """`<arg>topic</arg>` is the variable topic where topic is visible, literal text elsewhere: the
+    extracted template gets topic as a param, so the call still gets the variable's value."""
+    enc = encoding(client)
+    step = f"shout_step_{id(client)}"
+    text = ('<library>\n  <template name="shout" params="text">\n    <task><instructions>{{text}}!</instructions></task>\n'
+            '  </template>\n  <task type="sequential" name="main">\n    <inputs>\n      <input name="topic">cats</input>\n'
+            f'    </inputs>\n    <steps>\n      <task type="sequential" name="{step}">\n        <steps>\n'
+            '          <call template="shout"><arg>topic</arg></call>\n        </steps>\n      </task>\n'
+            '    </steps>\n  </task>\n</library>\n')
+    before = run_output(_written(tmp_path / "before", {"main.task.xml": text}), "main.task.xml", "main")
+    assert before == "cats!"
+    uri = await docs.open(f"calls_{id(client)}.task.xml", text)
+    at = pos(text, text.index("<steps>\n          <call"), enc)
+    found = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
+        context=types.CodeActionContext(diagnostics=[])))
+    (extract,) = [a for a in actions_of(found) if a.kind == types.CodeActionKind.RefactorExtract]
+    new_file = ws / f"{step}.task.xml"
+    if extract.edit is not None:
+        _, fill, edit = extract.edit.document_changes
+        template = applied("", [(e.range, e.new_text) for e in fill.edits], enc)
+        changed = applied(text, [(e.range, e.new_text) for e in edit.edits], enc)
+    else:
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=extract.command.command, arguments=extract.command.arguments))
+        template = new_file.read_text(encoding="utf-8")
+        new_file.unlink()
+        changed = applied(text, changes_of(client, client.applied_edits[-1])[uri], enc)
+    docs.close(uri)
+    assert '  <inputs>\n    <input name="topic"/>\n  </inputs>\n' in template, template
+    assert f'<task ref="{step}">\n        <inputs>\n          <input name="topic" from="topic"/>\n' in changed, changed
+    after = run_output(_written(tmp_path / "after", {"main.task.xml": changed, f"{step}.task.xml": template}),
+                       "main.task.xml", "main")
+    assert after == before
+
+
+def _written(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir()
+    (folder / ".git").mkdir()  # the project root: the library is this folder
+    for file_name, content in files.items():
+        (folder / file_name).write_text(content, encoding="utf-8")
+    return folder
 
 
 async def test_ranges_in_a_closed_crlf_file_are_where_the_editor_shows_them(client: LanguageClient, docs):

@@ -11,7 +11,9 @@ as one edit of the changed region.
 Extraction takes an inline ``<task>`` (a step, an input's or arg's value, a case's task) into a
 new file ``<name>.task.xml`` beside the document and replaces it with
 ``<task ref="name">`` carrying the task's ``<inputs>`` (they become the new task's params, their
-literal values its defaults). With a client that supports ``CreateFile`` resource operations
+literal values its defaults). The names the task took from around it (``{{url}}`` of the enclosing
+task, ``last_output`` of the step before, an ``<arg>`` naming a variable) become params too, and
+the ref binds each with ``from``, so the extracted task checks clean and runs as before. With a client that supports ``CreateFile`` resource operations
 the whole change is one ``WorkspaceEdit``; otherwise the action carries the command
 ``taskdsl.extractTask`` and the server writes the new file itself (never over an existing one)
 and applies the document edit with ``workspace/applyEdit``.
@@ -101,18 +103,76 @@ def plan_extraction(doc: Document, task: Element, path: str, library=None) -> Ex
         counter += 1
         name = f"{base}_{counter}"
     source = doc.text[task.span.start:task.span.end]
-    if task.get("name") is None:
-        # the new root task is registered under its name: write it into the start tag
-        cut = task.name_span.end - task.span.start
-        source = f'{source[:cut]} name="{name}"{source[cut:]}'
-    text = _reindent(source) + "\n"
+    named = _named(source, task, name)
+    free = free_variables(doc, task, named)
     inputs = task.child("inputs")
-    if inputs is not None:
+    if free:
+        # the names the task took from around it become its params, and the ref passes them on
+        named = _named(_with_items(source, task, inputs, [f'<input name="{n}"/>' for n in free], task.span.start),
+                       task, name)
+    text = _reindent(named) + "\n"
+    if free:
+        bindings = [f'<input name="{n}" from="{n}"/>' for n in free]
+        opening = f'<task ref="{name}">'
+        ref = f'{opening}\n{doc.text[inputs.span.start:inputs.span.end]}\n</task>' if inputs is not None else f'{opening}\n</task>'
+        base = inputs.span.start - len(opening) - 1 if inputs is not None else 0
+        replacement = _indent_after_first(_reindent(_with_items(ref, None, inputs, bindings, base)),
+                                          _line_indent(doc, task.span.start))
+    elif inputs is not None:
         inputs_text = doc.text[inputs.span.start:inputs.span.end]
         replacement = f'<task ref="{name}">{_between(doc, task, inputs)}{inputs_text}{_after(doc, task, inputs)}</task>'
     else:
         replacement = f'<task ref="{name}"/>'
     return Extraction(name, str(folder / f"{name}.task.xml"), text, task.span, replacement)
+
+
+def _named(source: str, task: Element, name: str) -> str:
+    """The task's text with its name: the new root task is registered under it."""
+    if task.get("name") is not None:
+        return source
+    cut = task.name_span.end - task.span.start
+    return f'{source[:cut]} name="{name}"{source[cut:]}'
+
+
+def free_variables(doc: Document, task: Element, source: str) -> list[str]:
+    """The names the inline task uses that its surroundings bind: once it stands alone in its own file
+    (``source``) they would name nothing (TD402), and an ``<arg>`` naming one would turn literal.
+    Asked of the semantic model of both texts; the two trees have the same elements in the same order."""
+    from taskdsl.semantics import FileModel
+
+    here, alone = FileModel(doc), FileModel(parse(source))
+    if alone.root is None:
+        return []
+    original = dict(zip(alone.root.iter(), task.iter()))
+    free = [p.use.name for p in alone.variable_problems()
+            if p.use.element in original and p.use.name in here.scopes.names(original[p.use.element])]
+    free += [arg.text.strip() for arg in alone.elements("arg")
+             if arg in original and here.arg_is_variable(original[arg]) and not alone.arg_is_variable(arg)]
+    return sorted(set(free))
+
+
+def _with_items(source: str, task: Element | None, inputs: Element | None, items: list[str], base: int) -> str:
+    """``source`` with ``items`` (one a line) added at the end of its ``<inputs>`` (``inputs`` sits at its
+    document offset - ``base``), or in a new ``<inputs>`` as the first child of the task; the caller re-indents."""
+    lines = "".join(f"\n{item}" for item in items)
+    if inputs is not None and inputs.end_tag is not None:
+        at = len(source[:inputs.end_tag.start - base].rstrip())
+        return source[:at] + lines + source[at:]
+    if inputs is not None:  # <inputs/>
+        return source[:inputs.span.start - base] + f"<inputs>{lines}\n</inputs>" + source[inputs.span.end - base:]
+    at = source.index(">") + 1 if task is None else task.start_tag_end - base
+    return source[:at] + f"\n<inputs>{lines}\n</inputs>" + source[at:]
+
+
+def _line_indent(doc: Document, offset: int) -> str:
+    line_start = doc.line_starts[doc.position(offset)[0]]
+    before = doc.text[line_start:offset]
+    return before if not before.strip() else ""
+
+
+def _indent_after_first(text: str, indent: str) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(indent + line if line.strip() else line for line in rest)])
 
 
 def _between(doc: Document, task: Element, inputs: Element) -> str:
