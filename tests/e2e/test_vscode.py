@@ -78,7 +78,7 @@ def _machine_scoped() -> set[str]:
 
 
 def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: Path, out: Path,
-             settings: dict, scenario: str) -> dict:
+             settings: dict, scenario: str, drive_timeout: int = 400) -> dict:
     """Install the .vsix into a fresh code-server profile, serve `workspace`, run drive.js; its result.json."""
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
@@ -135,7 +135,7 @@ def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: 
             timings["code_server_start"] = round(time.monotonic() - t0, 2)
             t0 = time.monotonic()
             drive = subprocess.run(
-                [node, str(DRIVER_DIR / "drive.js")], cwd=DRIVER_DIR, capture_output=True, text=True, timeout=400,
+                [node, str(DRIVER_DIR / "drive.js")], cwd=DRIVER_DIR, capture_output=True, text=True, timeout=drive_timeout,
                 env=dict(env, CHROMIUM=tools["chromium"], TASKDSL_E2E_OUT=str(out), TASKDSL_E2E_SCENARIO=scenario,
                          TASKDSL_E2E_URL=f"http://127.0.0.1:{port}/?folder={workspace}",
                          TASKDSL_E2E_HOVER=doc_phrase("fresh_context"), TASKDSL_E2E_INPUT="World"))
@@ -212,18 +212,34 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
 
 
 def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):
-    """taskdsl.server.python points at a Python without taskdsl: the user is told the install command."""
+    """No interpreter set and a python3 on PATH without taskdsl: the extension offers to install the server
+    bundled in its .vsix into its own environment (in its global storage); after Install the server answers
+    (diagnostics appear), and a restart reuses that environment. pip takes the dependencies from this
+    machine's configured index, with the user's pip cache."""
     tools = _tools()
     bare = tmp_path / "bare-venv"
     subprocess.run([shutil.which("python3") or "python3", "-m", "venv", "--without-pip", str(bare)], check=True)
-    python = bare / "bin" / "python"
-    assert subprocess.run([str(python), "-c", "import taskdsl"], capture_output=True).returncode != 0
+    assert subprocess.run([str(bare / "bin" / "python3"), "-c", "import taskdsl"], capture_output=True).returncode != 0
+    env = dict(isolated_env, PATH=f"{bare / 'bin'}{os.pathsep}{isolated_env['PATH']}")
+    env.setdefault("PIP_CACHE_DIR", str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"))
     out = artifact_dir("vscode-not-installed")
-    result = _session(tools, workspace, isolated_env, tmp_path, out, {"taskdsl.server.python": str(python)},
-                      "not-installed")
+    result = _session(tools, workspace, env, tmp_path, out, {}, "not-installed", drive_timeout=700)
     step = result["steps"].get("not_installed")
     assert step and step["ok"], result
-    toast = step["toast"]
-    assert "taskdsl is not installed" in toast and f"{python} -m pip install /path/to/taskdsl" in toast, toast
-    assert "not on the Python Package Index" in toast, toast
-    assert step["status"]["text"] == "Task DSL: not installed", step["status"]
+    assert "Install the taskdsl server into the extension's own environment?" in step["offer"], step
+    assert [b.strip() for b in step["buttons"]] == ["Install", "Choose interpreter…"], step
+    assert step["offeredStatus"]["text"] == "Task DSL: not installed", step
+    # the server from the extension's own environment checks the workspace
+    td301 = [r for r in step["rows"] if "TD301" in r]
+    assert td301 and "fresh_context" in td301[0], step["rows"]
+    storage = tmp_path / "user-data" / "User" / "globalStorage" / "taskdsl.taskdsl" / "server-venv"
+    marker = json.loads((storage / "taskdsl-wheel.json").read_text())
+    import zipfile
+
+    bundled = [Path(n).name for n in zipfile.ZipFile(tools["vsix"]).namelist() if n.startswith("extension/server/")]
+    assert bundled == [marker["wheel"]], (bundled, marker)
+    # a later start (Restart Server) reused it: installed once, started twice from it, never offered again
+    assert step["offeredAgain"] == 0 and any("codicon-check" in i for i in step["status"]["icons"]), step
+    log = max((p.read_text() for p in out.glob("*Task DSL*.log")), key=lambda text: text.count("Python:"), default="")
+    assert log.count("(from the extension's own environment)") == 2, log[-3000:]
+    assert log.count("Installed the taskdsl server into") == 1, log[-3000:]

@@ -16,7 +16,8 @@
 //   status    the extension's status-bar item says the server runs (a check mark)
 //   completion typing "<" on a new line inside <task> suggests the children still allowed
 //   snippets  "Snippets: Insert Snippet" lists the extension's snippets for Task DSL
-//   (scenario not-installed: only open, then the error toast naming the install command)
+//   (scenario not-installed: only open, then the offer to install the bundled server: Install,
+//    the TD301 diagnostic once it is installed, Restart Server reuses it)
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
 //             input box, until the result ("Say hello to <input>") is shown
 //   status_run the status-bar item then shows the last run
@@ -126,12 +127,32 @@ async function main() {
   });
 
   if (scenario === 'not-installed') {
+    // no interpreter set and python3 without taskdsl: the extension offers its own environment;
+    // Install, then the server answers (the TD301 diagnostic); a restart reuses the environment
     await step('not_installed', async () => {
-      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'not installed' });
-      await toast.first().waitFor({ timeout: 60000 });
-      await shot('not-installed');
-      await statusItem.filter({ hasText: 'not installed' }).waitFor({ timeout: 20000 });
-      return { toast: (await toast.first().innerText()).replace(/\s+/g, ' '), status: await statusOf() };
+      const offer = page.locator('.notifications-toasts .notification-toast',
+        { hasText: "Install the taskdsl server into the extension's own environment?" });
+      await offer.first().waitFor({ timeout: 60000 });
+      const offerText = (await offer.first().innerText()).replace(/\s+/g, ' ');
+      const buttons = await offer.first().locator('.monaco-button').allInnerTexts();
+      const offeredStatus = await statusOf();
+      await shot('install-offer');
+      await offer.first().locator('.monaco-button', { hasText: /^Install$/ }).first().click();
+      const t = secs();
+      await statusItem.locator('.codicon-check').waitFor({ timeout: 300000 });
+      const installSeconds = Number((secs() - t).toFixed(1));
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+Shift+M');
+      const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'TD301' });
+      await row.first().waitFor({ timeout: 60000 });
+      const rows = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+      await shot('installed');
+      await palette('Task DSL: Restart Server');
+      await page.waitForTimeout(3000);
+      await statusItem.locator('.codicon-check').waitFor({ timeout: 60000 });
+      const offeredAgain = await offer.count();
+      return { offer: offerText, buttons, offeredStatus, installSeconds, offeredAgain,
+        rows: rows.map((r) => r.replace(/\s+/g, ' ').trim()), status: await statusOf() };
     });
     await browser.close();
     return;
