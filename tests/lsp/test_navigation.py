@@ -252,11 +252,30 @@ def run_output(folder: Path, entry: str, *task: str) -> str:
     return json.loads(completed.stdout)["content"]
 
 
+async def extract_at(client: LanguageClient, uri: str, text: str, offset: int, new_file: Path) -> tuple[str, str]:
+    """Extract the inline task at offset as the client would: (the new file's text, the document's new text)."""
+    enc = encoding(client)
+    at = pos(text, offset, enc)
+    found = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
+        context=types.CodeActionContext(diagnostics=[])))
+    (extract,) = [a for a in actions_of(found) if a.kind == types.CodeActionKind.RefactorExtract]
+    if extract.edit is not None:
+        create, fill, edit = extract.edit.document_changes
+        assert create.uri == new_file.as_uri()
+        return (applied("", [(e.range, e.new_text) for e in fill.edits], enc),
+                applied(text, [(e.range, e.new_text) for e in edit.edits], enc))
+    await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=extract.command.command, arguments=extract.command.arguments))
+    template = new_file.read_text(encoding="utf-8")
+    new_file.unlink()
+    return template, applied(text, changes_of(client, client.applied_edits[-1])[uri], enc)
+
+
 async def test_extracting_a_step_that_uses_outer_variables_keeps_it_checked_and_its_run(
         client: LanguageClient, docs, ws: Path, tmp_path: Path):
     """The step's free variables ({{url}} from the pipeline's inputs, last_output from the step before)
     become the new template's params, and the ref passes them."""
-    enc = encoding(client)
     step = f"fetch_{id(client)}"
     text = ('<task type="sequential" name="pipeline">\n  <inputs>\n    <input name="url">example.org</input>\n'
             '  </inputs>\n  <steps>\n    <task>\n      <instructions>Open {{url}}</instructions>\n    </task>\n'
@@ -268,23 +287,7 @@ async def test_extracting_a_step_that_uses_outer_variables_keeps_it_checked_and_
     name = f"pipeline_{id(client)}.task.xml"
     uri = await docs.open(name, text)
     assert await docs.diagnostics(uri) == []
-    at = pos(text, text.index("Summarise"), enc)
-    found = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
-        context=types.CodeActionContext(diagnostics=[])))
-    (extract,) = [a for a in actions_of(found) if a.kind == types.CodeActionKind.RefactorExtract]
-    new_file = ws / f"{step}.task.xml"
-    if extract.edit is not None:
-        create, fill, edit = extract.edit.document_changes
-        assert create.uri == new_file.as_uri()
-        template = applied("", [(e.range, e.new_text) for e in fill.edits], enc)
-        changed = applied(text, [(e.range, e.new_text) for e in edit.edits], enc)
-    else:
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=extract.command.command, arguments=extract.command.arguments))
-        template = new_file.read_text(encoding="utf-8")
-        new_file.unlink()
-        changed = applied(text, changes_of(client, client.applied_edits[-1])[uri], enc)
+    template, changed = await extract_at(client, uri, text, text.index("Summarise"), ws / f"{step}.task.xml")
     assert template == (f'<task name="{step}">\n  <inputs>\n    <input name="style">short</input>\n'
                         '    <input name="last_output"/>\n    <input name="url"/>\n  </inputs>\n'
                         '  <instructions>Summarise {{last_output}} from {{url}} in a {{style}} way</instructions>\n'
@@ -309,7 +312,6 @@ async def test_extracting_a_step_whose_call_argument_is_an_outer_variable(client
                                                                          tmp_path: Path):
     """`<arg>topic</arg>` is the variable topic where topic is visible, literal text elsewhere: the
     extracted template gets topic as a param, so the call still gets the variable's value."""
-    enc = encoding(client)
     step = f"shout_step_{id(client)}"
     text = ('<library>\n  <template name="shout" params="text">\n    <task><instructions>{{text}}!</instructions></task>\n'
             '  </template>\n  <task type="sequential" name="main">\n    <inputs>\n      <input name="topic">cats</input>\n'
@@ -319,22 +321,8 @@ async def test_extracting_a_step_whose_call_argument_is_an_outer_variable(client
     before = run_output(_written(tmp_path / "before", {"main.task.xml": text}), "main.task.xml", "main")
     assert before == "cats!"
     uri = await docs.open(f"calls_{id(client)}.task.xml", text)
-    at = pos(text, text.index("<steps>\n          <call"), enc)
-    found = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
-        context=types.CodeActionContext(diagnostics=[])))
-    (extract,) = [a for a in actions_of(found) if a.kind == types.CodeActionKind.RefactorExtract]
-    new_file = ws / f"{step}.task.xml"
-    if extract.edit is not None:
-        _, fill, edit = extract.edit.document_changes
-        template = applied("", [(e.range, e.new_text) for e in fill.edits], enc)
-        changed = applied(text, [(e.range, e.new_text) for e in edit.edits], enc)
-    else:
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=extract.command.command, arguments=extract.command.arguments))
-        template = new_file.read_text(encoding="utf-8")
-        new_file.unlink()
-        changed = applied(text, changes_of(client, client.applied_edits[-1])[uri], enc)
+    template, changed = await extract_at(client, uri, text, text.index("<steps>\n          <call"),
+                                         ws / f"{step}.task.xml")
     docs.close(uri)
     assert '  <inputs>\n    <input name="topic"/>\n  </inputs>\n' in template, template
     assert f'<task ref="{step}">\n        <inputs>\n          <input name="topic" from="topic"/>\n' in changed, changed
