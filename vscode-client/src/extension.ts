@@ -11,6 +11,7 @@ import {
 } from 'vscode-languageclient/node';
 import { CHECKOUT_PLACEHOLDER, findServer, installCommand } from './python';
 import { OwnServer } from './install';
+import { SERVER_ARGS } from './serverVenv';
 import { RUN_COMMAND, TaskRunner } from './run';
 import { registerAutoCloseTags } from './autoclose';
 import { StatusItem } from './status';
@@ -29,7 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   serverChannel = vscode.window.createOutputChannel('Task DSL', { log: true });
   runChannel = vscode.window.createOutputChannel('Task DSL Runs');
   status = new StatusItem();
-  own = new OwnServer(context, serverChannel, restart);
+  own = new OwnServer(context, serverChannel, restart, (state) => status.setServer(state));
   runner = new TaskRunner(() => client, runChannel, (run) => status.setLastRun(run));
   context.subscriptions.push(serverChannel, runChannel, status);
 
@@ -92,11 +93,11 @@ async function start(): Promise<void> {
     void reportStartFailure(python, origin, probed.kind, probed.detail);
     return;
   }
-  serverChannel.appendLine(`taskdsl ${probed.version}: starting "${python} -m taskdsl serve"`);
+  serverChannel.appendLine(`taskdsl ${probed.version}: starting "${python} ${SERVER_ARGS.join(' ')}"`);
 
   const serverOptions: ServerOptions = {
     command: python,
-    args: ['-m', 'taskdsl', 'serve'],
+    args: SERVER_ARGS,
     transport: TransportKind.stdio,
     options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
   };

@@ -7,6 +7,7 @@ import {
   basePythonAdvice, BundledWheel, bundledWheel, checkBasePython, installServer, lastLines, Running, StepFailure,
   VENV_FOLDER, venvPython, venvState,
 } from './serverVenv';
+import { ServerState } from './statusText';
 
 export const OFFER = "Install the taskdsl server into the extension's own environment?";
 const BASE_PYTHON = 'python3';
@@ -18,7 +19,7 @@ export class OwnServer {
   chosenPython: string | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly channel: vscode.LogOutputChannel,
-    private readonly restart: () => Promise<void>) {
+    private readonly restart: () => Promise<void>, private readonly setStatus: (state: ServerState) => void) {
     this.wheel = bundledWheel(context.extensionPath);
   }
 
@@ -65,7 +66,11 @@ export class OwnServer {
 
   /** Installs the bundled wheel with a progress notification; false (after saying why) on failure. */
   install(): Promise<boolean> {
-    this.installing ??= this.installOnce().finally(() => {
+    this.setStatus('starting');
+    this.installing ??= this.installOnce().then((ok) => {
+      this.setStatus(ok ? 'starting' : 'not-installed');
+      return ok;
+    }).finally(() => {
       this.installing = undefined;
     });
     return this.installing;

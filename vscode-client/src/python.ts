@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { execFile } from 'child_process';
 import * as os from 'os';
 import * as path from 'path';
+import { PROBE_CODE } from './serverVenv';
 
 export interface PythonChoice {
   python: string;
@@ -99,10 +100,8 @@ export type ProbeResult =
 
 /** Runs `<python> -c "import taskdsl"` to tell "Python missing" from "taskdsl not installed" before starting the server. */
 export function probe(python: string, cwd: string | undefined): Promise<ProbeResult> {
-  const code = 'import sys\ntry:\n import taskdsl\nexcept ImportError as e:\n print(e); sys.exit(3)\n' +
-    "print(getattr(taskdsl, '__version__', 'unknown'))";
   return new Promise((resolve) => {
-    execFile(python, ['-c', code], { cwd, timeout: 20000 }, (err, stdout, stderr) => {
+    execFile(python, ['-c', PROBE_CODE], { cwd, timeout: 20000 }, (err, stdout, stderr) => {
       if (!err) {
         resolve({ ok: true, version: stdout.trim() });
         return;

@@ -7,6 +7,17 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 export const MIN_PYTHON: [number, number] = [3, 11];
+
+// The server and the probe run in the workspace folder, possibly a hostile clone: a `taskdsl/` folder
+// there must never stand in for the installed package. `-P` (Python 3.11+, which taskdsl needs) keeps the
+// working folder off sys.path for the server only (the scripts a run starts are not affected); the probe,
+// which may meet an older Python, drops it from sys.path itself.
+export const SERVER_ARGS = ['-P', '-m', 'taskdsl', 'serve'];
+
+/** Prints taskdsl's version, or exits with 3 when it is not importable. */
+export const PROBE_CODE = "import os, sys\nsys.path[:] = [p for p in sys.path if p not in ('', os.getcwd())]\n" +
+  'try:\n import taskdsl\nexcept ImportError as e:\n print(e); sys.exit(3)\n' +
+  "print(getattr(taskdsl, '__version__', 'unknown'))";
 /** the folder inside the global storage that holds the venv */
 export const VENV_FOLDER = 'server-venv';
 /** written last, so that a half-finished install is never taken for a finished one */

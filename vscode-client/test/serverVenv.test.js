@@ -57,3 +57,23 @@ test('the bundled wheel and whether the own environment holds it', () => {
   fs.writeFileSync(wheel.file, 'two');
   assert.strictEqual(venvState(venv, bundledWheel(ext)), 'outdated');
 });
+
+test('a taskdsl folder in the workspace never stands in for the installed package', () => {
+  const { execFileSync } = require('child_process');
+  const { SERVER_ARGS, PROBE_CODE } = require('../out/test/serverVenv.js');
+  const workspace = tmp();
+  fs.mkdirSync(path.join(workspace, 'taskdsl'));
+  for (const file of ['__init__.py', '__main__.py']) {
+    fs.writeFileSync(path.join(workspace, 'taskdsl', file), 'print("workspace code ran")\n');
+  }
+  const run = (args) => {
+    try {
+      return execFileSync('python3', args, { cwd: workspace, input: '', stdio: 'pipe' }).toString();
+    } catch (e) {
+      return String(e.stdout) + String(e.stderr);
+    }
+  };
+  assert.match(run(['-m', 'taskdsl', 'serve']), /workspace code ran/); // what the guard is for
+  assert.doesNotMatch(run(SERVER_ARGS), /workspace code ran/);
+  assert.match(run(['-c', PROBE_CODE]), /No module named 'taskdsl'/);
+});
