@@ -13,6 +13,9 @@ import { CHECKOUT_PLACEHOLDER, choosePython, installCommand, probe } from './pyt
 import { RUN_COMMAND, TaskRunner } from './run';
 import { registerAutoCloseTags } from './autoclose';
 import { StatusItem } from './status';
+import { registerGraphView } from './graphView';
+import { registerNewTask } from './newTask';
+import { registerMatchPicker } from './matchPicker';
 
 const LANGUAGE_ID = 'taskxml';
 
@@ -48,6 +51,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     registerAutoCloseTags(LANGUAGE_ID),
+    registerGraphView(() => client),
+    registerNewTask(() => client, LANGUAGE_ID),
+    registerMatchPicker(() => client),
   );
 
   starting = start(context);
