@@ -38,9 +38,9 @@ def register_graph(server, runs) -> None:
 def parse_graph_arguments(args) -> dict:
     """{uri, task, position, format, steps}; ValueError naming what is wrong."""
     from taskdsl.authoring.graph import FORMATS
+    from taskdsl.features.util import command_spec
 
-    args = list(args)
-    spec = dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else dict(zip(("uri", "task", "format"), args))
+    spec = command_spec(args, ("uri", "task", "format"))
     uri, task, fmt = spec.get("uri"), spec.get("task"), spec.get("format") or "svg"
     position, steps = spec.get("position"), spec.get("steps")
     if not isinstance(uri, str) or not uri:

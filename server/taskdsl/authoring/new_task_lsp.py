@@ -38,9 +38,9 @@ def register_new_task(server, runs) -> None:
 def parse_new_task_arguments(args) -> dict:
     """{text, model, uri}; ValueError naming what is wrong."""
     from taskdsl.ask import MAX_REQUEST_CHARS
+    from taskdsl.features.util import command_spec
 
-    args = list(args)
-    spec = dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else dict(zip(("text", "model", "uri"), args))
+    spec = command_spec(args, ("text", "model", "uri"))
     text, model, uri = spec.get("text"), spec.get("model"), spec.get("uri")
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{NEW_TASK_COMMAND} needs the request: say in words what the task should do")
