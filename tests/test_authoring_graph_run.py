@@ -113,19 +113,12 @@ def test_steps_the_picture_does_not_have_are_listed_not_guessed(tmp_path):
     assert unmapped == ["flow/steps[9]", "flow/steps[1]", "7", "flow/steps[2]/call:nowhere"]
 
 
-def test_without_graphviz_the_editor_gets_the_dot_text_and_a_hint(tmp_path):
-    """The server's picture with no `dot` on PATH (a process of its own: PATH is an empty folder)."""
-    import json
-    import subprocess
-    import sys
+def test_without_graphviz_the_editor_gets_the_dot_text_and_a_hint(tmp_path, monkeypatch):
+    from taskdsl.authoring.graph_lsp import picture
 
     write(tmp_path, "lib.task.xml", LIB)
-    path = write(tmp_path, "flow.task.xml", FLOW)
-    script = ("import json, sys\nfrom taskdsl.authoring.graph import plan_graph\n"
-              "from taskdsl.authoring.graph_lsp import picture\nfrom taskdsl.evaluator.runner import prepare_file\n"
-              "p = prepare_file(sys.argv[1])\nprint(json.dumps(picture(plan_graph(p.node, p.library), 'svg')))\n")
-    done = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True,
-                          env={"PATH": str(tmp_path)}, check=True)
-    fmt, text, hint = json.loads(done.stdout)
+    prepared = runner.prepare_file(write(tmp_path, "flow.task.xml", FLOW))
+    monkeypatch.setenv("PATH", "")
+    fmt, text, hint = picture(plan_graph(prepared.node, prepared.library), "svg")
     assert fmt == "dot" and text.startswith("digraph taskdsl {")
     assert hint.startswith("This is the picture's Graphviz DOT text: install Graphviz")
