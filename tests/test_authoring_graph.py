@@ -100,3 +100,37 @@ def test_a_library_needs_a_task_and_a_broken_file_is_exit_2(tmp_path, capsys):
     bad = write(tmp_path, "bad.task.xml", "<task><description>x</description><steps/></task>")
     code, _, err = run(capsys, "graph", bad)
     assert code == 2 and "does not check" in err
+
+
+def test_a_run_from_run_json_is_drawn_on_the_picture(flow, tmp_path, capsys):
+    code, printed, _ = run(capsys, "run", flow, "--json", "--model", "taskdsl/echo")
+    (tmp_path / "run.json").write_text(printed, encoding="utf-8")
+    code, out, err = run(capsys, "graph", flow, "--run", str(tmp_path / "run.json"))
+    assert (code, err) == (0, "")
+    # the echo model's answer is not the JSON the step's output_format asks for: degraded, and the
+    # cond that reads it failed, so neither call of shout ran
+    assert '  n2["write<br/>atomic<br/>⚠ degraded ' in out and "  style n2 fill:#ffe0b2\n" in out
+    assert '  n3{"cond<br/>✗ error ' in out and '  n6["shout<br/>script: ' in out and 'not run"]' in out
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "No such file or directory"),
+    ("{not json", "not JSON (Expecting property name"),
+    ('{"status": "COMPLETE"}', 'not the output of `taskdsl run --json` (no "steps" list)'),
+    ('{"steps": [1, 2]}', 'not the output of `taskdsl run --json` (no "steps" list)'),
+])
+def test_a_run_file_that_is_not_a_run_is_exit_2(flow, tmp_path, capsys, content, message):
+    target = tmp_path / "run.json"
+    if content is not None:
+        target.write_text(content, encoding="utf-8")
+    code, out, err = run(capsys, "graph", flow, "--run", str(target))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"taskdsl graph: --run {target}: {message}"), err
+
+
+def test_steps_of_another_template_are_named_on_stderr(flow, tmp_path, capsys):
+    (tmp_path / "run.json").write_text('{"steps": [{"path": "flow/steps[9]", "status": "COMPLETE"}]}', encoding="utf-8")
+    code, _, err = run(capsys, "graph", flow, "--run", str(tmp_path / "run.json"))
+    assert code == 0
+    assert err == ("taskdsl graph: 1 step(s) of the run are not in the picture (the template changed since the run?): "
+                   "flow/steps[9]\n")

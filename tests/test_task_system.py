@@ -95,7 +95,8 @@ def test_match_ranks_by_description_criteria_and_instructions(library):
     assert rows[0]["kind"] == "standard"
     assert rows[0]["path"] == str(library / "word_count.task.xml")
     assert rows[0]["line"] == 1
-    assert all(set(row) == {"name", "score", "kind", "path", "line"} for row in rows)
+    assert all(set(row) == {"name", "score", "kind", "path", "line", "description"} for row in rows)
+    assert rows[0]["description"] == "Count the words of a text"
     assert [row["score"] for row in rows] == sorted((row["score"] for row in rows), reverse=True)
 
 

@@ -171,6 +171,56 @@ local function run_task(args)
   attempt()
 end
 
+-- The taskdsl client of the buffer, else any running one (a request needs no particular file).
+local function taskdsl_client(bufnr)
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients -- 0.7 ignores the filter: check the name
+  local any
+  for _, c in pairs(get({ name = 'taskdsl' })) do
+    if c.name == 'taskdsl' then
+      if vim.lsp.buf_is_attached(bufnr, c.id) then return c end
+      any = any or c
+    end
+  end
+  return any
+end
+
+-- :TaskdslNew {text} — workspace/executeCommand taskdsl.newTask {text}: a library template that
+-- fits, else a task the model writes, checked and repaired by the server. The checked task opens
+-- in a new buffer (filetype taskxml, no name: :w name.task.xml saves it). Nothing runs.
+local function new_task(text)
+  local client = taskdsl_client(vim.api.nvim_get_current_buf())
+  if not client then
+    vim.notify('taskdsl: no taskdsl language server runs: open a *.task.xml file first', vim.log.levels.ERROR)
+    return
+  end
+  if not text or text:match('^%s*$') then
+    vim.notify('taskdsl: say in words what the task should do (:TaskdslNew count the words of a text)',
+      vim.log.levels.ERROR)
+    return
+  end
+  vim.notify('taskdsl: writing a task…', vim.log.levels.INFO)
+  client.request('workspace/executeCommand', { command = 'taskdsl.newTask', arguments = { { text = text } } },
+    function(err, result)
+      if err or type(result) ~= 'table' or type(result.xml) ~= 'string' then
+        local problem = err and (err.message or vim.inspect(err))
+          or (type(result) == 'table' and type(result.error) == 'table' and result.error.message)
+          or 'the server gave no task'
+        vim.notify('taskdsl: no task: ' .. tostring(problem), vim.log.levels.ERROR)
+        return
+      end
+      local buf = vim.api.nvim_create_buf(true, false)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.xml:gsub('\n$', ''), '\n', { plain = true }))
+      vim.api.nvim_set_current_buf(buf)
+      vim.bo[buf].filetype = 'taskxml'
+      vim.bo[buf].modified = false
+      local origin = result.source == 'library' and type(result.match) == 'table'
+        and ('uses the template ' .. tostring(result.match.name))
+        or ('written by ' .. tostring(result.model) .. ' in ' .. tostring(result.rounds) .. ' answer(s)')
+      vim.notify('taskdsl: the new task ' .. origin .. '; :w name.task.xml saves it', vim.log.levels.INFO)
+    end)
+end
+M.new_task = new_task
+
 function M.setup(user)
   local opts = vim.tbl_deep_extend('force', defaults, user or {})
   local cmd = opts.cmd or { opts.python or default_python(), '-m', 'taskdsl', 'serve' }
@@ -253,6 +303,9 @@ function M.setup(user)
   pcall(vim.api.nvim_del_user_command, 'TaskdslRun')
   vim.api.nvim_create_user_command('TaskdslRun', function(c) run_task(c.fargs) end,
     { nargs = '*', desc = 'Run the taskdsl template of this buffer (name=value inputs)' })
+  pcall(vim.api.nvim_del_user_command, 'TaskdslNew')
+  vim.api.nvim_create_user_command('TaskdslNew', function(c) new_task(c.args) end,
+    { nargs = '+', desc = 'A new taskdsl task from a description in plain words (checked, not run)' })
   return M
 end
 

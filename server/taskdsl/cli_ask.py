@@ -34,7 +34,7 @@ def add_parsers(commands) -> None:
                                 description="List the templates and tasks of the library that fit a request, best first.")
     match.add_argument("text", metavar="TEXT", help="the request, in plain words")
     match.add_argument("--limit", type=_positive, default=5, metavar="N", help="at most N results (default 5)")
-    match.add_argument("--json", action="store_true", help="print a JSON list of {name, score, kind, path, line}")
+    match.add_argument("--json", action="store_true", help="print a JSON list of {name, score, kind, path, line, description}")
     _library_option(match)
     match.set_defaults(func=match_command)
 

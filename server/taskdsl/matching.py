@@ -49,7 +49,7 @@ class Match:
         definition = self.definition
         line = definition.range[0][0] + 1 if getattr(definition, "range", None) else None
         return {"name": definition.name, "score": round(self.score, 3), "kind": self.kind,
-                "path": definition.path, "line": line}
+                "path": definition.path, "line": line, "description": getattr(definition, "description", None)}
 
 
 def kind_of(definition) -> str:

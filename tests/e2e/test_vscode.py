@@ -164,9 +164,10 @@ def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: 
 def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, server_python, tmp_path):
     tools = _tools()
     out = artifact_dir("vscode")
-    result = _session(tools, workspace, isolated_env, tmp_path, out, {
+    env = _authoring_setup(workspace, isolated_env)
+    result = _session(tools, workspace, env, tmp_path, out, {
         "taskdsl.server.python": str(server_python),
-        "taskdsl.model": "taskdsl/echo",
+        "taskdsl.model": "taskdsl/replay",  # New Task's model; hello.task.xml runs with its own taskdsl/echo
     }, "full")
     steps = result["steps"]
     for name in ("workbench", "open", "status", "problems", "hover", "completion", "snippets", "run", "status_run",
@@ -206,9 +207,47 @@ def test_vscode_problems_hover_completion_and_run(workspace, isolated_env, serve
     assert any("codicon-pass" in icon for icon in steps["status_run"]["icons"]), steps["status_run"]
     # ... and from the "▶ Run task" code lens the server puts above the task
     assert steps["codelens"]["ok"], steps["codelens"]
+    _assert_authoring_views(steps, out)
     # Restart Server / Revalidate All / Show Output: the server restarted, diagnostics are back
     assert steps["commands"]["ok"], steps["commands"]
     assert steps["commands"]["restarted"] and steps["commands"]["revalidated"], steps["commands"]
+
+
+# -- the authoring views: Show Graph, Find Task, New Task from a Description ---------------------
+
+
+def _authoring_setup(workspace: Path, env: dict[str, str]) -> dict[str, str]:
+    """A library file for Find Task, and the replay fixture New Task's model answers from (its
+    first answer has checker errors, the repaired second one checks)."""
+    (workspace / "lib").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "examples" / "lib" / "text.task.xml", workspace / "lib" / "text.task.xml")
+    return dict(env, TASKDSL_REPLAY_FILE=str(ROOT / "examples" / "ask" / "replay.json"))
+
+
+def _assert_authoring_views(steps: dict, out: Path) -> None:
+    # Show Graph: the webview shows the server's SVG as a data: image, with the last run on it
+    graph = steps.get("graph")
+    assert graph and graph["ok"], graph
+    assert graph["srcPrefix"].startswith("data:image/svg+xml;base64,"), graph
+    assert graph["svgHasSvg"] and graph["svgHasHello"] and graph["svgHasOk"], graph
+    assert graph["heading"] == "hello" and graph["tab"].startswith("Graph: hello"), graph
+    assert graph["run"] == "Last run: COMPLETE", graph
+    assert graph["rows"] and graph["rows"][0].startswith("✓ ok hello atomic "), graph
+    assert graph["scripts"] == 0 and graph["csp"].startswith("default-src 'none'; img-src data:;"), graph
+    assert (out / "graph.png").exists()
+    # Find Task: the picker ranked the library; the chosen template opened at its line
+    find = steps.get("find_task")
+    assert find and find["ok"], find
+    # (a row's text is its label, description and detail: "shout" "standard · 1.00" "Upper-case a text")
+    assert find["labels"][0].startswith("shout") and "standard · 1.00 Upper-case a text" in find["labels"][0], find
+    assert find["selection"].startswith("Ln 9, Col 1"), find
+    # New Task from a Description: the repaired task opened in an untitled Task DSL document
+    new = steps.get("new_task")
+    assert new and new["ok"], new
+    # (the first line ends in the server's inlay hint of the context settings)
+    assert new["lines"][0].startswith('<task name="autumn_haiku">') and "</task>" in new["lines"], new
+    assert "Task DSL" in new["mode"], new
+    assert any("written by taskdsl/replay and repaired in 1 round(s)" in t for t in new["toasts"]), new
 
 
 def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):

@@ -54,7 +54,8 @@ async def test_the_command_is_advertised(client):
 async def test_match_tasks_ranks_the_workspace_library(client, ws):
     rows = await match(client, "count the words of my essay")
     assert rows[0] == {"name": "word_count", "score": rows[0]["score"], "kind": "standard",
-                       "path": str(ws / "word_count.task.xml"), "line": 1}
+                       "path": str(ws / "word_count.task.xml"), "line": 1,
+                             "description": "Count the words of a text"}
     assert 0 < rows[0]["score"] <= 1
     # the command line gives the same list for the same library
     # (run without blocking the loop the client reads the server's messages in)

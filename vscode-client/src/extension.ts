@@ -15,6 +15,9 @@ import { SERVER_ARGS } from './serverVenv';
 import { RUN_COMMAND, TaskRunner } from './run';
 import { registerAutoCloseTags } from './autoclose';
 import { StatusItem } from './status';
+import { registerGraphView } from './graphView';
+import { registerNewTask } from './newTask';
+import { registerMatchPicker } from './matchPicker';
 
 const LANGUAGE_ID = 'taskxml';
 
@@ -52,6 +55,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     registerAutoCloseTags(LANGUAGE_ID),
+    registerGraphView(() => client),
+    registerNewTask(() => client, LANGUAGE_ID),
+    registerMatchPicker(() => client),
   );
 
   starting = start();

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, ResponseError } from 'vscode-languageclient/node';
 import { libraryTaskNames, missingInputs, runRefusal } from './runUtil';
 import { LastRun } from './statusText';
+import { runFinished } from './runEvents';
 
 export const RUN_COMMAND = 'taskdsl.runTask';
 const MAX_ROUNDS = 20;
@@ -149,6 +150,7 @@ export class TaskRunner {
         return undefined;
       }
       this.report(n, label, result, seconds);
+      runFinished.fire({ uri, task, result });
       return result;
     }
     this.channel.appendLine(`[run ${n}] ✗ the server kept asking for inputs; giving up`);

@@ -1,9 +1,12 @@
-"""`taskdsl graph FILE [--task NAME] [--format mermaid|dot|svg]`: the picture of a run's task tree
-(graph.py). Exit 0; 2 when the file does not check or cannot be read, or svg without Graphviz."""
+"""`taskdsl graph FILE [--task NAME] [--format mermaid|dot|svg] [--run RUN.json]`: the picture of a
+run's task tree (graph.py); with --run, the steps of that run (`taskdsl run --json`'s output) on it.
+Exit 0; 2 when the file does not check or cannot be read, the run file is not a run, or svg
+without Graphviz."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 
@@ -17,12 +20,14 @@ def add_graph_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--task", help="a named task or template of a library file (default: the root task)")
     p.add_argument("--format", choices=FORMATS, default="mermaid",
                    help="mermaid (default), dot (Graphviz), or svg (needs Graphviz's dot)")
+    p.add_argument("--run", metavar="RUN.json",
+                   help="what `taskdsl run --json` printed for a run of this task: each step's status and time on the picture")
     p.set_defaults(func=graph_command)
     return p
 
 
 def graph_command(args) -> int:
-    from taskdsl.authoring.graph import NoGraphviz, draw, plan_graph
+    from taskdsl.authoring.graph import NoGraphviz, draw, plan_graph, run_statuses, with_run
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
@@ -36,9 +41,36 @@ def graph_command(args) -> int:
     except TaskError as e:  # a library without --task, an unknown --task
         print(f"taskdsl graph: {args.file}: {e.message}", file=sys.stderr)
         return 2
+    graph, colours = plan_graph(prepared.node, prepared.library), None
+    if args.run:
+        try:
+            steps = run_steps(args.run)
+        except ValueError as e:
+            print(f"taskdsl graph: --run {args.run}: {e}", file=sys.stderr)
+            return 2
+        statuses, unmapped = run_statuses(graph, steps)
+        graph, colours = with_run(graph, statuses)
+        if unmapped:
+            print(f"taskdsl graph: {len(unmapped)} step(s) of the run are not in the picture (the template changed "
+                  f"since the run?): {', '.join(unmapped[:5])}", file=sys.stderr)
     try:
-        sys.stdout.write(draw(plan_graph(prepared.node, prepared.library), args.format))
+        sys.stdout.write(draw(graph, args.format, colours))
     except NoGraphviz as e:
         print(f"taskdsl graph: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_steps(path: str) -> list[dict]:
+    """The steps of `taskdsl run --json`'s output (the result's or the error's); ValueError saying why not."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except OSError as e:
+        raise ValueError(e.strerror or str(e)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"not JSON ({e})") from None
+    steps = run.get("steps") if isinstance(run, dict) else None
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise ValueError("not the output of `taskdsl run --json` (no \"steps\" list)")
+    return steps

@@ -158,3 +158,10 @@ def stripped_span(text: str, span: Span) -> Span:
     while end > start and text[end - 1].isspace():
         end -= 1
     return Span(start, end)
+
+
+def command_spec(args, names: tuple[str, ...]) -> dict:
+    """A workspace command's arguments as one dict: a single object as sent, else the positional
+    arguments named in order (extra ones dropped)."""
+    args = list(args)
+    return dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else dict(zip(names, args))

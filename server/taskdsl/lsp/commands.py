@@ -3,7 +3,8 @@ CreateFile), ``taskdsl.revalidateAll`` (settings, index and open documents anew)
 (``taskdsl.runTask`` and its code lens, registered by ``taskdsl.features.run``) and
 ``taskdsl.matchTasks`` (the library's templates ranked against a request, registered by
 ``taskdsl.features.match``) and ``taskdsl.previewPrompt`` (the prompts a run would send,
-registered by ``taskdsl.authoring.preview_lsp`` over the run command's live index and buffers)."""
+registered by ``taskdsl.authoring.preview_lsp`` over the run command's live index and buffers),
+``taskdsl.graph`` (authoring.graph_lsp) and ``taskdsl.newTask`` (authoring.new_task_lsp)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from taskdsl.authoring.graph_lsp import register_graph
+from taskdsl.authoring.new_task_lsp import register_new_task
 from taskdsl.authoring.preview_lsp import register_preview
 from taskdsl.features import actions
 from taskdsl.features.match import register_match
@@ -53,7 +56,10 @@ async def revalidate_all(ls: TaskdslServer, *args: Any):
 
 # -- run: the taskdsl.runTask command and its code lens; the prompt preview --------------------
 
-register_preview(server, register_run(server))
+runs = register_run(server)
+register_preview(server, runs)
+register_graph(server, runs)  # taskdsl.graph: the task tree (with a run's steps on it)
+register_new_task(server, runs)  # taskdsl.newTask: a checked task from plain words, not run
 
 # -- taskdsl.matchTasks ------------------------------------------------------------------------
 

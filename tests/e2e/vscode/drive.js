@@ -22,6 +22,9 @@
 //             input box, until the result ("Say hello to <input>") is shown
 //   status_run the status-bar item then shows the last run
 //   codelens  the same from the server's "▶ Run task" code lens
+//   graph     "Task DSL: Show Graph" on hello.task.xml: the webview shows the server's SVG with the run on it
+//   find_task "Task DSL: Find Task…": type a request, pick the first template; it opens at its line
+//   new_task  "Task DSL: New Task from a Description…": the checked task opens in an untitled document
 //   commands  Restart Server, Revalidate All, Show Output (the "Task DSL" channel), diagnostics again
 const { chromium } = require('playwright-core');
 const fs = require('fs');
@@ -308,6 +311,67 @@ async function main() {
     await page.locator('.view-line', { hasText: wsRe('Say hello to Lens') }).first().waitFor({ timeout: 120000 });
     await shot('codelens');
     return {};
+  });
+
+  // the graph view beside hello.task.xml: the server's SVG (an <img> from a data: URI inside the
+  // webview's frame), with the code lens run's steps on it and listed below
+  await step('graph', async () => {
+    await page.locator('.tabs-container .tab', { hasText: 'hello.task.xml' }).first().click();
+    await page.locator('.tabs-container .tab.active', { hasText: 'hello.task.xml' }).waitFor({ timeout: 20000 });
+    await palette('Task DSL: Show Graph');
+    const view = page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
+    const img = view.locator('img.graph');
+    await img.waitFor({ timeout: 60000 });
+    await view.locator('h2', { hasText: 'Last run' }).waitFor({ timeout: 30000 });
+    const src = await img.getAttribute('src');
+    const svg = src && src.startsWith('data:image/svg+xml;base64,')
+      ? Buffer.from(src.slice('data:image/svg+xml;base64,'.length), 'base64').toString('utf8') : '';
+    const heading = (await view.locator('h1').innerText()).trim();
+    const run = (await view.locator('h2').innerText()).trim();
+    const rows = (await view.locator('table.steps tbody tr').allInnerTexts()).map((r) => r.replace(/\s+/g, ' ').trim());
+    const scripts = await view.locator('script').count();
+    const csp = await view.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    const tab = (await page.locator('.tabs-container .tab', { hasText: 'Graph: hello' }).first().innerText()).trim();
+    await shot('graph');
+    return { srcPrefix: (src || '').slice(0, 30), svgHasSvg: svg.includes('<svg'), svgHasHello: svg.includes('>hello</text>'),
+      svgHasOk: svg.includes('✓ ok'), heading, run, rows, scripts, csp, tab };
+  });
+
+  // Find Task: the picker ranks the library as the user types; choosing opens the template at its line
+  await step('find_task', async () => {
+    await palette('Task DSL: Find Task');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.fill('upper-case a text');
+    const rows = page.locator('.quick-input-list .monaco-list-row');
+    await rows.filter({ hasText: 'shout' }).first().waitFor({ timeout: 30000 });
+    const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
+    await shot('find-task');
+    await rows.first().click();
+    await page.locator('.tabs-container .tab.active', { hasText: 'text.task.xml' }).waitFor({ timeout: 20000 });
+    const selection = page.locator('.statusbar-item[id="status.editor.selection"]');
+    await selection.filter({ hasText: /Ln 9, Col 1/ }).waitFor({ timeout: 20000 });
+    await shot('find-task-opened');
+    return { labels, selection: (await selection.innerText()).trim() };
+  });
+
+  // New Task from a Description: the replay model's first answer has checker errors, the
+  // repaired second one opens in a new untitled Task DSL document
+  await step('new_task', async () => {
+    await palette('Task DSL: New Task from a Description');
+    const box = page.locator('.quick-input-widget', { hasText: 'New Task from a Description' });
+    await box.first().waitFor({ state: 'visible', timeout: 20000 });
+    await page.locator('.quick-input-widget input').fill('write a haiku about autumn leaves');
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: 'Untitled' }).waitFor({ timeout: 120000 });
+    await page.locator('.editor-group-container.active .view-line', { hasText: 'autumn_haiku' }).first()
+      .waitFor({ timeout: 20000 });
+    const lines = (await page.locator('.editor-group-container.active .view-lines').first().innerText())
+      .split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).filter(Boolean);
+    const mode = (await page.locator('.statusbar-item[id="status.editor.mode"]').innerText()).trim();
+    const toasts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts().catch(() => []);
+    await shot('new-task');
+    return { lines, mode, toasts: toasts.map((t) => t.replace(/\s+/g, ' ')) };
   });
 
   await step('commands', async () => {

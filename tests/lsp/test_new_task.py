@@ -1,0 +1,93 @@
+"""taskdsl.newTask through the server, under the recorded capabilities of VS Code, Neovim and Emacs:
+a checked task from plain words, as `taskdsl ask --dry-run` makes it. The model is the offline
+replay model with the example fixture: its first answer has checker errors, the repaired second
+answer is the one returned. Nothing runs and nothing is written."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from lsprotocol import types
+
+from tests.paths import REPO
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+REPLAY = REPO / "examples" / "ask" / "replay.json"
+SETTINGS = {"model": "taskdsl/replay"}  # the editor's setting: what a request without a model uses
+REQUEST = "write a haiku about autumn leaves"
+
+FILES = {
+    "word_count.task.xml": """<task name="word_count" type="script">
+  <description>Count the words of a text</description>
+  <criteria>count, words, length</criteria>
+  <inputs><input name="text">one two</input></inputs>
+  <command>printf '%s' "$TASKDSL_INPUT_TEXT" | wc -w</command>
+</task>
+""",
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def replay_fixture():
+    """The server (started after this, it inherits the environment) answers from the fixture."""
+    before = os.environ.get("TASKDSL_REPLAY_FILE")
+    os.environ["TASKDSL_REPLAY_FILE"] = str(REPLAY)
+    yield
+    if before is None:
+        os.environ.pop("TASKDSL_REPLAY_FILE", None)
+    else:
+        os.environ["TASKDSL_REPLAY_FILE"] = before
+
+
+async def new_task(client, *arguments):
+    return await asyncio.wait_for(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="taskdsl.newTask", arguments=list(arguments))), 120)
+
+
+async def test_the_command_is_advertised(client):
+    assert "taskdsl.newTask" in client.init_result.capabilities.execute_command_provider.commands
+
+
+async def test_the_repaired_answer_is_returned_with_its_rounds(client, ws):
+    before = sorted(p.name for p in ws.iterdir())
+    answer = await new_task(client, {"text": REQUEST})
+    assert answer["error"] is None
+    assert (answer["source"], answer["rounds"], answer["model"]) == ("model", 2, "taskdsl/replay")
+    assert [e["code"] for e in answer["attempts"][0]["errors"]] != [] and answer["attempts"][1]["errors"] == []
+    assert answer["xml"].startswith('<task name="autumn_haiku">\n  <description>Write a haiku about autumn leaves')
+    assert answer["path"] == str(ws / "new_task.task.xml")
+    assert sorted(p.name for p in ws.iterdir()) == before  # nothing written
+
+
+async def test_the_named_file_is_where_the_task_is_checked(client, ws):
+    answer = await new_task(client, REQUEST, "taskdsl/replay", (ws / "sub" / "haiku.task.xml").as_uri())
+    assert answer["error"] is None and answer["path"] == str(ws / "sub" / "haiku.task.xml")
+    assert not (ws / "sub").exists()
+
+
+async def test_a_template_that_fits_is_used_without_the_model(client, ws):
+    answer = await new_task(client, {"text": "count the words", "model": "taskdsl/echo"})
+    assert (answer["error"], answer["source"], answer["rounds"]) == (None, "library", 0)
+    assert '<task ref="word_count">' in answer["xml"] and answer["match"]["name"] == "word_count"
+
+
+async def test_an_answer_that_never_checks_is_an_error_with_the_diagnostics(client):
+    answer = await new_task(client, {"text": "translate this into Klingon", "model": "taskdsl/echo"})
+    assert answer["xml"] is None
+    assert answer["error"]["type"] in ("XML_PARSE_ERROR", "VALIDATION_ERROR")
+    assert answer["error"]["details"]["rounds"] == 4 and answer["error"]["details"]["diagnostics"]
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ([], "taskdsl.newTask needs the request: say in words what the task should do"),
+    ([{"text": "   "}], "taskdsl.newTask needs the request: say in words what the task should do"),
+    ([{"text": "x" * 20_001}], "taskdsl.newTask: the request is longer than 20000 characters"),
+    ([{"text": "hi", "model": 3}], "taskdsl.newTask: model must be a model identifier such as taskdsl/echo"),
+    ([{"text": "hi", "uri": "untitled:Untitled-1"}], "the new task is saved as a file, not untitled:Untitled-1"),
+])
+async def test_bad_arguments_get_a_message_not_a_traceback(client, arguments, message):
+    answer = await new_task(client, *arguments)
+    assert answer["xml"] is None and answer["error"]["message"] == message
