@@ -98,7 +98,8 @@ def test_k_selects_tests_by_name_and_json_reports_each(project, capsys):
     report = json.loads(out)
     assert (report["passed"], report["failed"], [t["name"] for t in report["tests"]]) == (1, 0, ["shouts hi"])
     assert report["tests"][0] == {"file": "shout.test.xml", "name": "shouts hi", "line": 2, "task": "shout",
-                                  "status": "passed", "passed": True, "message": None}
+                                  "status": "passed", "passed": True, "message": None,
+                                  "output": "HI"}
 
 
 def test_a_test_file_that_does_not_check_is_exit_2_and_the_others_still_run(project, capsys):

@@ -156,4 +156,5 @@ def _selected(case: testcases.TestCase, pattern: str | None) -> bool:
 def _as_json(outcome: testcases.Outcome) -> dict:
     case = outcome.case
     return {"file": os.path.normpath(case.file), "name": case.name, "line": case.line, "task": case.task,
-            "status": outcome.status, "passed": outcome.passed, "message": outcome.message or None}
+            "status": outcome.status, "passed": outcome.passed, "message": outcome.message or None,
+            "output": outcome.output}

@@ -102,17 +102,6 @@ def fixture_path(test_file: str) -> str:
     return base + REPLAY_SUFFIX
 
 
-def chosen_model(case: TestCase, override: str | None, fixture: str | None) -> str | None:
-    """The model every atomic task of the case uses (None: each task's own, else the configured
-    one). With a replay fixture, every model but an offline one is answered from the fixture."""
-    from taskdsl.evaluator.providers import is_offline
-
-    model = override or case.model
-    if fixture and not (model and is_offline(model)):
-        return "taskdsl/replay"
-    return model
-
-
 def preview(value: Any, limit: int = 120) -> str:
     text = value if isinstance(value, str) else repr(value)
     text = " ".join(text.split())
@@ -166,12 +155,15 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     if definition is None or definition.path is None:
         return Outcome(case, ERROR, f"task '{case.task}' is not in the library")
     fixture = None if recorder else replay_fixture(case.file)
+    # with a replay fixture every model but an offline one answers from it; the case's model (or
+    # --model) wins over each task's <model>
     config = HandlerConfig(model=settings.default_model if settings else default_model(), replay_file=fixture,
-                           replay_scope=case.name, recorder=recorder.for_case(case) if recorder else None)
+                           replay_scope=case.name, replay_real_models=fixture is not None,
+                           recorder=recorder.for_case(case) if recorder else None)
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
         prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings)
-        result = await execute(prepared, model=chosen_model(case, model, fixture), config=config,
+        result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch})
     except TaskError as error:
         return judge(case, None, error)

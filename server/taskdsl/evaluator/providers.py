@@ -312,6 +312,8 @@ async def provider_for(config) -> Provider:
     """The provider of config.model (a HandlerConfig): offline models never import litellm."""
     if is_offline(config.model):
         return OfflineProvider(config.model, config.replay_file, config.replay_scope)
+    if config.replay_real_models and config.replay_file:
+        return OfflineProvider(f"{PROVIDER}/replay", config.replay_file, config.replay_scope)
     provider = LitellmProvider(await litellm_module(), config.model, config.api_base, config.api_key, config.timeout)
     return Recording(provider, config.recorder) if config.recorder else provider
 
