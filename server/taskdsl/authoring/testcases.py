@@ -43,7 +43,7 @@ class TestCase:
     inputs: dict[str, str] = field(default_factory=dict)
     expects: tuple[str, ...] = ()
     expect_error: tuple[str, str | None] | None = None  # (type, reason)
-    span: Span | None = None  # the <test> element (editor lenses)
+    span: Span | None = None  # the <test> tag's name (the editor's lens, an error's diagnostic)
     expect_spans: tuple[Span, ...] = ()  # each <expect>, in order; the <expect_error> last when there is one
 
     @property
@@ -87,7 +87,7 @@ def test_cases(document: Document, file: str) -> list[TestCase]:
             inputs=inputs, expects=tuple(e.get("test") or "" for e in expects),
             expect_error=(error.get("type").strip(), (error.get("reason") or "").strip() or None)
             if error is not None and error.get("type") else None,
-            span=test.span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ())))
+            span=test.name_span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ())))
     return cases
 
 
@@ -100,6 +100,15 @@ def replay_fixture(test_file: str) -> str | None:
 def fixture_path(test_file: str) -> str:
     base = test_file[: -len(".test.xml")] if test_file.endswith(".test.xml") else os.path.splitext(test_file)[0]
     return base + REPLAY_SUFFIX
+
+
+def planned_model(case: TestCase, override: str | None, fixture: str | None) -> str | None:
+    """The model a plan of the case shows (the editor's consent): with a replay fixture every real
+    model answers from it, so the plan's calls are offline."""
+    from taskdsl.evaluator.providers import is_offline
+
+    model = override or case.model
+    return "taskdsl/replay" if fixture and not (model and is_offline(model)) else model
 
 
 def preview(value: Any, limit: int = 120) -> str:
@@ -134,26 +143,43 @@ def judge(case: TestCase, output: Any, error: Any) -> Outcome:
     return Outcome(case, PASSED, output=output)
 
 
+class NotInLibrary(LookupError):
+    pass
+
+
+def prepare_case(case: TestCase, index, settings=None, read=None):
+    """What a run of the task under test does (plan.Prepared), from the file that defines it;
+    `read` gives other files' texts (the editor's buffers). Raises NotInLibrary, or what
+    plan.prepare raises."""
+    from taskdsl.evaluator.plan import disk_reader, prepare
+
+    definition = index.definition(case.task)
+    if definition is None or definition.path is None:
+        raise NotInLibrary(f"task '{case.task}' is not in the library")
+    text = read(definition.path) if read is not None else None
+    return prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
+                   read=read or disk_reader)
+
+
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
-                   recorder: Recorder | None = None) -> Outcome:
-    """Prepare and execute the task under test as a run would, then judge the result (timed).
-    With a recorder, model calls go to the real model and are recorded (no replay fixture)."""
+                   recorder: Recorder | None = None, prepared=None) -> Outcome:
+    """Prepare (unless `prepared` is given: the plan the editor's user agreed to) and execute the
+    task under test as a run would, then judge the result (timed). With a recorder, model calls
+    go to the real model and are recorded (no replay fixture)."""
     started = time.monotonic()
-    outcome = await _run_case(case, index, settings, model, recorder)
+    outcome = await _run_case(case, index, settings, model, recorder, prepared)
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
-async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None) -> Outcome:
+async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None,
+                    prepared) -> Outcome:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
-    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate, prepare
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import execute
 
-    definition = index.definition(case.task)
-    if definition is None or definition.path is None:
-        return Outcome(case, ERROR, f"task '{case.task}' is not in the library")
     fixture = None if recorder else replay_fixture(case.file)
     # with a replay fixture every model but an offline one answers from it; the case's model (or
     # --model) wins over each task's <model>
@@ -162,32 +188,42 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
                            recorder=recorder.for_case(case) if recorder else None)
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
-        prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings)
+        prepared = prepared or prepare_case(case, index, settings)
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch})
-    except TaskError as error:
-        return judge(case, None, error)
-    except TemplateErrors as e:
-        first = e.diagnostics[0]
-        return Outcome(case, ERROR, f"{e.path} does not check ({len(e.diagnostics)} error(s)): {first.code} "
-                                    f"{first.message}")
-    except (CompileError, UnreadableTemplate) as e:
-        return Outcome(case, ERROR, f"{definition.path}: {e}")
+    except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
+        return error_outcome(case, error, index)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return judge(case, result.value, None)
 
 
-async def run_cases(cases: list[tuple[TestCase, Any]], settings=None, model: str | None = None,
+def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
+    """The outcome of a case whose run (or its preparation) raised `error`."""
+    from taskdsl.evaluator.plan import TemplateErrors
+    from taskdsl.evaluator.results import TaskError
+
+    if isinstance(error, TaskError):
+        return judge(case, None, error)
+    if isinstance(error, TemplateErrors):
+        first = error.diagnostics[0]
+        return Outcome(case, ERROR, f"{error.path} does not check ({len(error.diagnostics)} error(s)): {first.code} "
+                                    f"{first.message}")
+    if isinstance(error, NotInLibrary):
+        return Outcome(case, ERROR, str(error))
+    return Outcome(case, ERROR, f"{index.definition(case.task).path}: {error}")  # CompileError, UnreadableTemplate
+
+
+async def run_cases(cases: list[tuple], settings=None, model: str | None = None,
                     concurrency: int = CONCURRENCY, recorder: Recorder | None = None) -> list[Outcome]:
-    """Run (case, index) pairs side by side; outcomes in the cases' order."""
+    """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(case: TestCase, index) -> Outcome:
+    async def one(case: TestCase, index, prepared=None) -> Outcome:
         async with gate:
-            return await run_case(case, index, settings, model, recorder)
+            return await run_case(case, index, settings, model, recorder, prepared)
 
-    return list(await asyncio.gather(*(one(case, index) for case, index in cases)))
+    return list(await asyncio.gather(*(one(*entry) for entry in cases)))
 
 
 class Recorder:

@@ -12,6 +12,7 @@ from typing import Any
 from lsprotocol import types
 
 from taskdsl.authoring.preview_lsp import register_preview
+from taskdsl.authoring.test_lsp import register_tests
 from taskdsl.features import actions
 from taskdsl.features.match import register_match
 from taskdsl.features.run import register_run
@@ -53,7 +54,9 @@ async def revalidate_all(ls: TaskdslServer, *args: Any):
 
 # -- run: the taskdsl.runTask command and its code lens; the prompt preview --------------------
 
-register_preview(server, register_run(server))
+runs = register_run(server)
+register_preview(server, runs)
+register_tests(server, runs)  # taskdsl.runTest: the tests of a *.test.xml file, failures as diagnostics
 
 # -- taskdsl.matchTasks ------------------------------------------------------------------------
 
