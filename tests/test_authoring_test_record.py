@@ -118,6 +118,23 @@ async def test_recorded_prompts_mask_secret_values_of_the_environment(tmp_path, 
     assert json.loads(fixture)["answers"][0]["contains"] == "Judge ***"
 
 
+async def test_a_fixture_that_cannot_be_written_is_exit_2_with_the_reason(tmp_path, monkeypatch):
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "lib.task.xml").write_text(LIB, encoding="utf-8")
+    (tmp_path / "judge.test.xml").write_text(TESTS, encoding="utf-8")
+    (tmp_path / "judge.replay.json").mkdir()  # a folder where the fixture goes
+    server = await serve_chat_completions(judge_by_prompt, monkeypatch)
+    try:
+        code, out, err = await taskdsl(tmp_path, "test", "--record")
+    finally:
+        await server.cleanup()
+    assert code == 2, out + err
+    assert "taskdsl test: cannot write the replay fixture judge.replay.json: Is a directory" in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["judge.replay.json", "judge.test.xml", "lib.task.xml",
+                                                          "taskdsl.toml"]
+
+
 # --------------------------------------------------------------------------- isolation
 
 SCRIPTS = """<library>

@@ -173,11 +173,17 @@ async def test_a_test_that_passes_again_loses_its_diagnostic(answering, docs, ws
     await close(client, docs, uri)
 
 
+async def opened(client, docs, relative: str, consent: str = "Cancel") -> str:
+    """Open the file and take its first diagnostics; consent questions get `consent`."""
+    uri = await docs.open(relative)
+    await docs.diagnostics(uri)
+    client.consent = consent
+    return uri
+
+
 async def test_a_test_that_runs_a_script_asks_first(answering, docs, ws):
     client = answering
-    uri = await docs.open("calc.test.xml")
-    await docs.diagnostics(uri)
-    client.consent = "Cancel"
+    uri = await opened(client, docs, "calc.test.xml")
     result = await run_test(client, uri, "shouts")
     assert (result["passed"], result["failed"], result["not_run"]) == (0, 0, ["shouts"])
     [question] = client.questions
@@ -193,9 +199,7 @@ async def test_a_test_that_runs_a_script_asks_first(answering, docs, ws):
 
 async def test_run_all_tests_and_bad_arguments(answering, docs, ws):
     client = answering
-    uri = await docs.open("calc.test.xml")
-    await docs.diagnostics(uri)
-    client.consent = "Cancel"
+    uri = await opened(client, docs, "calc.test.xml")
     result = await run_test(client, uri)
     assert [(t["name"], t["status"]) for t in result["tests"]] == [("says hi", "failed"), ("warned", "passed")]
     assert result["not_run"] == ["shouts"]
@@ -203,4 +207,20 @@ async def test_run_all_tests_and_bad_arguments(answering, docs, ws):
     assert missing["error"]["message"] == f"no test named 'nope' in {Path(ws, 'calc.test.xml')}"
     bad = await client.workspace_execute_command_async(types.ExecuteCommandParams(command=RUN_TEST, arguments=[42]))
     assert bad["error"]["reason"] == "arguments"
+    await close(client, docs, uri)
+
+
+async def test_a_pulling_client_with_the_last_result_id_gets_the_failure(answering, docs, ws):
+    """The pulled result id changes with the test results: the client's cached report is stale."""
+    client = answering
+    if not pull_client(client):
+        pytest.skip("the client is sent its diagnostics (push)")
+    uri = await opened(client, docs, "calc.test.xml")
+    first = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+        types.TextDocumentIdentifier(uri)))
+    await run_test(client, uri, "says hi")
+    again = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+        types.TextDocumentIdentifier(uri), previous_result_id=first.result_id))
+    assert again.kind == "full" and again.result_id != first.result_id
+    assert [d.source for d in again.items if d.source == "taskdsl test"] == ["taskdsl test"]
     await close(client, docs, uri)

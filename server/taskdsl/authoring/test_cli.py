@@ -114,8 +114,12 @@ def test_command(args) -> int:
             print(f"taskdsl test: cannot write --junit {args.junit}: {e.strerror}", file=sys.stderr)
             return 2
     if recorder is not None:
-        for path in recorder.write():
-            print(f"taskdsl test: recorded {os.path.normpath(path)}", file=sys.stderr)
+        try:
+            for path in recorder.write():
+                print(f"taskdsl test: recorded {os.path.normpath(path)}", file=sys.stderr)
+        except OSError as e:
+            print(f"taskdsl test: cannot write the replay fixture {e.filename2 or e.filename}: {e.strerror}", file=sys.stderr)
+            return 2
     return results.exit_code
 
 

@@ -259,8 +259,12 @@ class Recorder:
         written = []
         for path, data in self.fixtures().items():
             partial = path + ".partial"
-            with open(partial, "w", encoding="utf-8") as f:
-                f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            os.replace(partial, path)
+            try:
+                with open(partial, "w", encoding="utf-8") as f:
+                    f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+                os.replace(partial, path)  # a reader never sees half a fixture
+            finally:
+                if os.path.exists(partial):
+                    os.remove(partial)
             written.append(path)
         return written
