@@ -6,6 +6,7 @@ that runs a script."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tempfile
 from pathlib import Path
@@ -223,4 +224,21 @@ async def test_a_pulling_client_with_the_last_result_id_gets_the_failure(answeri
         types.TextDocumentIdentifier(uri), previous_result_id=first.result_id))
     assert again.kind == "full" and again.result_id != first.result_id
     assert [d.source for d in again.items if d.source == "taskdsl test"] == ["taskdsl test"]
+    await close(client, docs, uri)
+
+
+async def test_without_waiting_the_answer_is_at_once_and_the_failure_arrives_as_a_diagnostic(answering, docs, ws):
+    client = answering
+    uri = await opened(client, docs, "calc.test.xml")
+    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=RUN_TEST, arguments=[{"uri": uri, "name": "says hi", "wait": False}]))
+    assert answer == {"status": "RUNNING"}
+    found = []
+    for _ in range(200):  # pushed when the run ends; a pulling client asks until it is there
+        found = of_tests(await docs.diagnostics(uri))
+        if found:
+            break
+        await asyncio.sleep(0.05)
+    assert [d.message for d in found] == [
+        "test 'says hi': expect 'output == \"Say HI\"' does not hold; output: 'Say hi'"]
     await close(client, docs, uri)

@@ -1,7 +1,9 @@
 """Tests in the editor: "▶ Run test" lenses on each `<test>` of a `*.test.xml` file ("▶ Run all
 tests" on `<tests>`), the server command `taskdsl.runTest` and its failures as diagnostics.
 
-`taskdsl.runTest` takes `{uri, name?}` or `[uri, name?]` (no name: every test of the file). It
+`taskdsl.runTest` takes `{uri, name?, wait?}` or `[uri, name?]` (no name: every test of the file;
+`wait: false` answers `{"status": "RUNNING"}` at once and reports through diagnostics and the
+log, the default for Emacs' eglot, which blocks on a command as on the Run task). It
 runs the tests through the code `taskdsl test` runs (testcases.py) over the live index and open
 buffers, each after the same consent as the editor's Run task (features/run.py `Runs.agree`: a
 test that runs a script or calls a paid model asks first, the plan it runs is the plan agreed
@@ -16,6 +18,7 @@ or `{"error": {type, reason, message}}`; never raises.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from dataclasses import dataclass, field
@@ -94,29 +97,45 @@ def result_stamp(server, uri: str) -> int:
     return results.stamp.get(uri, 0) if results is not None else 0
 
 
-def parse_arguments(args) -> tuple[str, str | None]:
+def parse_arguments(args) -> tuple[str, str | None, bool | None]:
     args = list(args)
     spec = dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else dict(zip(("uri", "name"), args))
-    uri, name = spec.get("uri"), spec.get("name")
+    uri, name, wait = spec.get("uri"), spec.get("name"), spec.get("wait")
     if not isinstance(uri, str) or not uri:
         raise ValueError(f"{RUN_TEST_COMMAND} needs the test file's uri: {{\"uri\": …, \"name\"?: …}}")
     if name is not None and not (isinstance(name, str) and name):
         raise ValueError(f"{RUN_TEST_COMMAND}: name must be the name of a <test> (or absent for all)")
-    return uri, name
+    if wait is not None and not isinstance(wait, bool):
+        raise ValueError(f"{RUN_TEST_COMMAND}: wait must be true or false")
+    return uri, name, wait
 
 
 def register_tests(server, runs) -> TestResults:
     """Register taskdsl.runTest; `runs` (features.run.Runs) gives the index, buffers, settings and
     the consent question."""
     server.test_results = TestResults()
+    detached: set[asyncio.Task] = set()  # runs answered at once (kept until they end)
+
+    async def guarded(ls, uri: str, name: str | None) -> dict:
+        try:
+            return await run_test_command(ls, runs, uri, name)
+        except Exception as error:  # a test run never takes the server down
+            log.exception("taskdsl.runTest failed unexpectedly")
+            return refused(f"the tests could not run: {error}", "internal")
 
     @server.command(RUN_TEST_COMMAND)
     async def run_test(ls, *args):
         try:
-            return await run_test_command(ls, runs, args)
-        except Exception as error:  # a test run never takes the server down
-            log.exception("taskdsl.runTest failed unexpectedly")
-            return refused(f"the tests could not run: {error}", "internal")
+            uri, name, wait = parse_arguments(args)
+        except ValueError as e:
+            runs.show(str(e), types.MessageType.Error)
+            return refused(str(e), "arguments")
+        if wait if wait is not None else runs.waits_by_default():
+            return await guarded(ls, uri, name)
+        task = asyncio.ensure_future(guarded(ls, uri, name))
+        detached.add(task)
+        task.add_done_callback(detached.discard)
+        return {"status": "RUNNING"}
 
     return server.test_results
 
@@ -127,16 +146,11 @@ def refused(message: str, reason: str) -> dict:
     return {"error": {"type": "TASK_FAILURE", "reason": reason, "message": Redactor().text(message)}}
 
 
-async def run_test_command(server, runs, args) -> dict:
+async def run_test_command(server, runs, uri: str, name: str | None) -> dict:
     from taskdsl.authoring.test_cli import _as_json
     from taskdsl.features.run_result import STATUS_FAILED
     from taskdsl.redaction import Redactor
 
-    try:
-        uri, name = parse_arguments(args)
-    except ValueError as e:
-        runs.show(str(e), types.MessageType.Error)
-        return refused(str(e), "arguments")
     analysis = server.analysis(uri)
     if analysis.path is None:
         return refused(f"only files can be tested, not {uri}", "not_a_file")
