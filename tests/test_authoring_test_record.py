@@ -71,17 +71,22 @@ async def taskdsl(folder, *argv, env=None):
     return proc.returncode, out.decode(), err.decode()
 
 
-async def test_record_then_replay_with_the_server_gone(tmp_path, monkeypatch):
-    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
-    (tmp_path / "lib.task.xml").write_text(LIB, encoding="utf-8")
-    (tmp_path / "judge.test.xml").write_text(TESTS, encoding="utf-8")
+async def record(folder, monkeypatch, tests: dict[str, str], *argv) -> tuple[int, str, str]:
+    """Write the project, then `taskdsl test --record` against the loopback server, stopped after."""
+    (folder / "taskdsl.toml").write_text("", encoding="utf-8")
+    (folder / "lib.task.xml").write_text(LIB, encoding="utf-8")
+    for name, text in tests.items():
+        (folder / name).write_text(text, encoding="utf-8")
     monkeypatch.delenv("TASKDSL_MODEL", raising=False)
     server = await serve_chat_completions(judge_by_prompt, monkeypatch)
     try:
-        recorded = await taskdsl(tmp_path, "test", "--record", "--format", "json")
+        return await taskdsl(folder, "test", "--record", *argv)
     finally:
         await server.cleanup()
-    code, out, err = recorded
+
+
+async def test_record_then_replay_with_the_server_gone(tmp_path, monkeypatch):
+    code, out, err = await record(tmp_path, monkeypatch, {"judge.test.xml": TESTS}, "--format", "json")
     assert code == 1, out + err
     assert "taskdsl test: recorded judge.replay.json" in err
     fixture = (tmp_path / "judge.replay.json").read_text(encoding="utf-8")
@@ -103,15 +108,8 @@ async def test_record_then_replay_with_the_server_gone(tmp_path, monkeypatch):
 
 
 async def test_recorded_prompts_mask_secret_values_of_the_environment(tmp_path, monkeypatch):
-    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
-    (tmp_path / "lib.task.xml").write_text(LIB, encoding="utf-8")
-    (tmp_path / "leak.test.xml").write_text(f"""<tests><test name="leaks" task="judge">
-  <input name="claim">{SECRET}</input><expect test="output.verdict == true"/></test></tests>""", encoding="utf-8")
-    server = await serve_chat_completions(judge_by_prompt, monkeypatch)
-    try:
-        code, out, err = await taskdsl(tmp_path, "test", "--record")
-    finally:
-        await server.cleanup()
+    code, out, err = await record(tmp_path, monkeypatch, {"leak.test.xml": f"""<tests><test name="leaks" task="judge">
+  <input name="claim">{SECRET}</input><expect test="output.verdict == true"/></test></tests>"""})
     assert code == 0, out + err
     fixture = (tmp_path / "leak.replay.json").read_text(encoding="utf-8")
     assert SECRET not in fixture
@@ -119,15 +117,8 @@ async def test_recorded_prompts_mask_secret_values_of_the_environment(tmp_path, 
 
 
 async def test_a_fixture_that_cannot_be_written_is_exit_2_with_the_reason(tmp_path, monkeypatch):
-    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
-    (tmp_path / "lib.task.xml").write_text(LIB, encoding="utf-8")
-    (tmp_path / "judge.test.xml").write_text(TESTS, encoding="utf-8")
     (tmp_path / "judge.replay.json").mkdir()  # a folder where the fixture goes
-    server = await serve_chat_completions(judge_by_prompt, monkeypatch)
-    try:
-        code, out, err = await taskdsl(tmp_path, "test", "--record")
-    finally:
-        await server.cleanup()
+    code, out, err = await record(tmp_path, monkeypatch, {"judge.test.xml": TESTS})
     assert code == 2, out + err
     assert "taskdsl test: cannot write the replay fixture judge.replay.json: Is a directory" in err
     assert "Traceback" not in err
