@@ -3,7 +3,7 @@
 # Idempotent: every step checks whether it is already done, so a re-run takes about a second.
 #
 #   scripts/install-e2e.sh            # everything
-#   scripts/install-e2e.sh apt        # only one step: apt | code-server | playwright | vsix
+#   scripts/install-e2e.sh apt        # only one step: apt | code-server | playwright | mermaid | vsix
 #
 # What it installs:
 #   apt:         neovim, emacs-nox, elpa-eglot (Neovim 0.7 / Emacs 28 + eglot 1.9), chromium, graphviz (taskdsl graph --format svg),
@@ -12,6 +12,7 @@
 #   code-server: 4.100.3 (VS Code 1.100.3, the newest that runs on Node 20) from npm into
 #                .tools/code-server
 #   playwright:  playwright-core for tests/e2e/vscode/drive.js (npm ci in tests/e2e/vscode)
+#   mermaid:     Mermaid's parser and jsdom for tests/test_authoring_graph_parses.py (npm ci in tests/mermaid)
 #   vsix:        the VS Code extension (npm ci && npm run package in vscode-client/), which bundles the
 #                taskdsl wheel (built with python3 -m pip wheel, or $PYTHON); both are then copied
 #                into dist/ (the build's artifacts: dist/taskdsl-<version>.vsix, dist/taskdsl-<version>-*.whl)
@@ -21,7 +22,7 @@ set -eu
 ROOT=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 TOOLS="$ROOT/.tools"
 CS_VERSION=${CS_VERSION:-4.100.3}
-STEPS=${*:-apt nvim11 code-server playwright vsix}
+STEPS=${*:-apt nvim11 code-server playwright mermaid vsix}
 
 t_start=$(date +%s)
 log() { printf '[install-e2e %3ss] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
@@ -155,6 +156,17 @@ copy_artifacts() {
     log "artifacts: $(cd "$ROOT" && ls dist/taskdsl-*.vsix dist/taskdsl-*.whl | tr '\n' ' ')"
 }
 
+step_mermaid() {
+    dir="$ROOT/tests/mermaid"
+    if [ -f "$dir/node_modules/mermaid/package.json" ] && \
+       [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+        log "mermaid: present"; return
+    fi
+    log "mermaid: npm ci in tests/mermaid"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    log "mermaid: done"
+}
+
 check_node
 for s in $STEPS; do
     case $s in
@@ -162,6 +174,7 @@ for s in $STEPS; do
         nvim11) step_nvim11 ;;
         code-server) step_code_server ;;
         playwright) step_playwright ;;
+        mermaid) step_mermaid ;;
         vsix) step_vsix ;;
         *) echo "install-e2e: unknown step $s" >&2; exit 2 ;;
     esac

@@ -51,13 +51,13 @@ def test_mermaid_draws_steps_cases_and_each_called_template_once(flow, capsys):
   n5[["template shout(text)"]]
   n6["shout<br/>script: printf '%s' {{text}} #124; tr a-z A-Z"]
   n7(["call shout"])
-  n1 -->|1| n2
+  n1 -->|"1"| n2
   n5 --> n6
   n4 -.-> n5
-  n3 -->|output.ok == true| n4
+  n3 -->|"output.ok == true"| n4
   n7 -.-> n5
-  n3 -->|default| n7
-  n1 -->|2| n3
+  n3 -->|"default"| n7
+  n1 -->|"2"| n3
 """
 
 
@@ -75,7 +75,7 @@ def test_dot_is_the_same_graph(flow, capsys):
 def test_a_reduce_shows_its_inner_and_reduction_tasks(capsys):
     code, out, _ = run(capsys, "graph", str(REPO / "examples" / "word_count.task.xml"))
     assert code == 0
-    assert "  n1 -->|inner_task| n2\n" in out and "  n1 -->|reduction_task| n3\n" in out
+    assert "  n1 -->|\"inner_task\"| n2\n" in out and "  n1 -->|\"reduction_task\"| n3\n" in out
 
 
 def test_svg_without_graphviz_says_what_to_install(flow, capsys, monkeypatch):

@@ -68,7 +68,7 @@ def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
         "PASS shout.test.xml::shouts",
         "FAIL shout.test.xml::wrong",
         "     expect 'output == \"hi\"' does not hold; output: 'HI'",
-        "FAIL shout.test.xml::fails instead",
+        "ERROR shout.test.xml::fails instead",
         "     the run failed: TASK_FAILURE (missing_input): task 'shout': input 'word' has no value: pass it "
         "from the caller or with --input word=…",
         "FAIL shout.test.xml::succeeds instead",
@@ -77,7 +77,7 @@ def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
         "     expected a TASK_FAILURE (exit_code) error, the run failed with TASK_FAILURE (missing_input): task "
         "'shout': input 'word' has no value: pass it from the caller or with --input word=…",
         "PASS shout.test.xml::right error",
-        "2 passed, 4 failed",
+        "2 passed, 3 failed, 1 error",
     ]
 
 
@@ -98,7 +98,8 @@ def test_k_selects_tests_by_name_and_json_reports_each(project, capsys):
     report = json.loads(out)
     assert (report["passed"], report["failed"], [t["name"] for t in report["tests"]]) == (1, 0, ["shouts hi"])
     assert report["tests"][0] == {"file": "shout.test.xml", "name": "shouts hi", "line": 2, "task": "shout",
-                                  "passed": True, "message": None}
+                                  "status": "passed", "passed": True, "message": None,
+                                  "output": "HI"}
 
 
 def test_a_test_file_that_does_not_check_is_exit_2_and_the_others_still_run(project, capsys):
@@ -145,3 +146,75 @@ def test_model_answers_reach_only_the_safe_evaluator(project, capsys):
     code, out, _ = run(capsys, "test", "judge.test.xml")
     assert code == 0, out
     assert not os.path.exists(project / "pwned")
+
+
+# --------------------------------------------------------------------------- JUnit
+
+MIXED = """<test name="passes" task="shout"><input name="word">hi</input><expect test='output == "HI"'/></test>
+<test name="fails" task="shout"><input name="word">hi</input><expect test='len(output) == 2'/><expect test='output == "hi"'/></test>
+<test name="errors" task="shout"><expect test='output == "HI"'/></test>"""
+
+
+def junit_schema():
+    import xmlschema
+
+    return xmlschema.XMLSchema(REPO / "tests" / "fixtures" / "junit-10.xsd")
+
+
+def test_junit_counts_passing_failing_and_erroring_tests(project, capsys):
+    from lxml import etree
+
+    write_tests(project, MIXED)
+    code, out, _ = run(capsys, "test", "--format", "junit")
+    assert code == 1
+    junit_schema().validate(out)
+    root = etree.fromstring(out.encode("utf-8"))
+    assert (root.get("name"), root.get("tests"), root.get("failures"), root.get("errors")) == ("taskdsl test", "3", "1", "1")
+    suite = root.find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) \
+        == ("shout.test.xml", "3", "1", "1", "0")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert list(cases) == ["passes", "fails", "errors"]
+    assert {c.get("classname") for c in cases.values()} == {"shout.test.xml"}
+    assert all(float(c.get("time")) >= 0 for c in cases.values())
+    assert len(cases["passes"]) == 0
+    failure = cases["fails"].find("failure")
+    assert failure.get("message") == "expect 'output == \"hi\"' does not hold"
+    assert failure.text == "expect 'output == \"hi\"' does not hold; output: 'HI'"
+    error = cases["errors"].find("error")
+    assert error.get("message").startswith("the run failed: TASK_FAILURE (missing_input): task 'shout'")
+    assert cases["errors"].find("failure") is None
+
+
+def test_junit_file_is_written_while_text_is_printed_and_exit_0_when_all_pass(project, capsys, tmp_path):
+    write_tests(project, MIXED.splitlines()[0])
+    report = tmp_path / "out" / "junit.xml"
+    report.parent.mkdir()
+    code, out, _ = run(capsys, "test", "--junit", str(report))
+    assert (code, out.splitlines()) == (0, ["PASS shout.test.xml::passes", "1 passed, 0 failed"])
+    text = report.read_text(encoding="utf-8")
+    junit_schema().validate(text)
+    assert '<testsuites name="taskdsl test" tests="1" failures="0" errors="0">' in text
+
+
+def test_junit_skips_the_tests_of_a_file_that_does_not_check_with_exit_2(project, capsys):
+    from lxml import etree
+
+    write_tests(project, '<test name="t" task="shuot"><expect test="true"/></test>', "broken.test.xml")
+    write_tests(project, MIXED)
+    code, out, _ = run(capsys, "test", "--format", "junit")
+    assert code == 2
+    junit_schema().validate(out)
+    root = etree.fromstring(out.encode("utf-8"))
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert (suites["broken.test.xml"].get("tests"), suites["broken.test.xml"].get("skipped")) == ("1", "1")
+    skipped = suites["broken.test.xml"].find("testcase/skipped")
+    assert skipped.get("message") == "the test file does not check"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "1", "1")
+
+
+def test_junit_to_an_unwritable_file_is_exit_2(project, capsys):
+    write_tests(project, MIXED.splitlines()[0])
+    code, _, err = run(capsys, "test", "--junit", str(project / "missing" / "j.xml"))
+    assert code == 2
+    assert "taskdsl test: cannot write --junit" in err

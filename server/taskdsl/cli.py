@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -441,38 +440,22 @@ def github_report(report: Report) -> list[str]:
     return lines
 
 
-_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
 def junit_report(report: Report) -> str:
-    """JUnit XML (the Jenkins junit-10 shape): a test suite per checked file, a failing test case per
-    diagnostic (its type the severity), one passing test case for a file without any."""
-    import xml.etree.ElementTree as ET
+    """JUnit XML: a test suite per checked file, a failing test case per diagnostic (its type the
+    severity), one passing test case for a file without any."""
+    from taskdsl.junit import Case, Problem, Suite, junit_xml
 
-    def clean(text: str) -> str:  # characters XML 1.0 cannot hold (a message may quote a file's bytes)
-        return _XML_INVALID.sub("\ufffd", text)
-
-    suites = ET.Element("testsuites", name="taskdsl check")
-    total = failed = 0
+    suites = []
     for source, document, diagnostics in report.results:
-        suite = ET.SubElement(suites, "testsuite", name=clean(source.path), tests=str(max(len(diagnostics), 1)),
-                              failures=str(len(diagnostics)), errors="0", skipped="0", time="0")
-        if not diagnostics:
-            ET.SubElement(suite, "testcase", name="taskdsl check", classname=clean(source.path), time="0")
+        cases = []
         for diagnostic in diagnostics:
             line, col = document.position(diagnostic.span.start)
-            case = ET.SubElement(suite, "testcase", name=f"{diagnostic.code} {line + 1}:{col + 1}",
-                                 classname=clean(source.path), time="0")
-            failure = ET.SubElement(case, "failure", message=clean(diagnostic.message), type=diagnostic.severity.value)
-            failure.text = clean(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} "
-                                 f"{diagnostic.code} {diagnostic.message}")
-        total += max(len(diagnostics), 1)
-        failed += len(diagnostics)
-    suites.set("tests", str(total))
-    suites.set("failures", str(failed))
-    suites.set("errors", "0")
-    ET.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+            where = f"{line + 1}:{col + 1}"
+            cases.append(Case(source.path, f"{diagnostic.code} {where}", failure=Problem(
+                diagnostic.message, f"{source.path}:{where}: {diagnostic.severity.value} {diagnostic.code} "
+                                    f"{diagnostic.message}", diagnostic.severity.value)))
+        suites.append(Suite(source.path, cases or [Case(source.path, "taskdsl check")]))
+    return junit_xml("taskdsl check", suites)
 
 
 def _sarif_related(source, document, number: int, related) -> dict:

@@ -213,12 +213,17 @@ def with_run(graph: Graph, runs: dict[str, NodeRun]) -> tuple[Graph, dict[str, s
     return Graph(nodes, graph.edges, graph.routes, graph.definitions, graph.root), colours
 
 
+# `#` first: the other codes contain it. `<`/`>` so a label's text is never HTML; a backtick would
+# start a Markdown string.
+MERMAID_ENTITIES = (("#", "#35;"), ('"', "#quot;"), ("|", "#124;"), ("<", "#lt;"), (">", "#gt;"), ("`", "#96;"))
 MERMAID_SHAPES = {"cond": ('{"', '"}'), "reference": ('(["', '"])'), "template": ('[["', '"]]')}
 
 
 def mermaid(graph: Graph, colours: dict[str, str] | None = None) -> str:
-    def text(label: str) -> str:
-        return label.replace('"', "#quot;").replace("|", "#124;").replace("\n", "<br/>")
+    def text(label: str) -> str:  # a quoted Mermaid string: entity codes for what its parser or HTML would read
+        for char, code in MERMAID_ENTITIES:
+            label = label.replace(char, code)
+        return label.replace("\n", "<br/>")
 
     lines = ["flowchart TD"]
     for node_id, label, kind in graph.nodes:
@@ -226,7 +231,8 @@ def mermaid(graph: Graph, colours: dict[str, str] | None = None) -> str:
         lines.append(f"  {node_id}{left}{text(label)}{right}")
     for source, target, label, reference in graph.edges:
         arrow = "-.->" if reference else "-->"
-        lines.append(f"  {source} {arrow}{f'|{text(label)}|' if label else ''} {target}")
+        edge_label = f'|"{text(label)}"|' if label else ""
+        lines.append(f"  {source} {arrow}{edge_label} {target}")
     lines += [f"  style {node_id} fill:{colour}" for node_id, colour in (colours or {}).items()]
     return "\n".join(lines) + "\n"
 

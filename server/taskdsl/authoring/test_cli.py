@@ -1,20 +1,23 @@
-"""`taskdsl test [PATH…] [-k PATTERN] [--model M] [--format text|json]`.
+"""`taskdsl test [PATH…] [-k PATTERN] [--model M] [--record] [--format text|json|junit] [--junit FILE]`.
 
 Finds the test files (`*.test.xml`) of the paths as `taskdsl check` finds templates, checks each
 (a test file with errors is reported with its diagnostics, and its tests are not run), runs every
 test through the run path (testcases.py) and prints one line per test and a summary.
-Exit 0 when all pass, 1 when any fails, 2 when a test file does not check or a path is wrong.
+Exit 0 when all pass, 1 when any fails or errors, 2 when a test file does not check or a path is wrong.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
+from dataclasses import dataclass, field
 
 from taskdsl.authoring import testcases
+
+MARKS = {testcases.PASSED: "PASS", testcases.FAILED: "FAIL", testcases.ERROR: "ERROR"}
+NOT_CHECKED = "the test file does not check"
 
 
 def add_test_parser(commands, checking) -> argparse.ArgumentParser:
@@ -24,51 +27,130 @@ def add_test_parser(commands, checking) -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="test files or folders (default: .)")
     p.add_argument("-k", dest="pattern", metavar="PATTERN", help="only the tests whose name contains PATTERN")
     p.add_argument("--model", help="the model for every test (overrides the tests' model and the tasks' <model>)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    p.add_argument("--record", action="store_true",
+                   help="call the real models (no replay fixture) and write each test file's NAME.replay.json "
+                        "from the calls")
+    p.add_argument("--format", choices=("text", "json", "junit"), default="text", help="output format (default text)")
+    p.add_argument("--junit", metavar="FILE", help="also write the results as JUnit XML to FILE")
     p.set_defaults(func=test_command, checking=checking)
     return p
 
 
-def test_command(args) -> int:
-    from taskdsl.run_cli import _print_diagnostics, masked, masked_json
-    cli = args.checking  # taskdsl.cli: the files `check` would find, checked as `check` checks them
+@dataclass
+class Results:
+    """A test session: the outcomes, the tests of files that do not check, and what went wrong."""
+
+    outcomes: list[testcases.Outcome] = field(default_factory=list)
+    skipped: list[testcases.TestCase] = field(default_factory=list)
+    broken_files: int = 0
+    usage_errors: list[str] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(o.status == status for o in self.outcomes)
+
+    @property
+    def exit_code(self) -> int:
+        if self.broken_files or self.usage_errors:
+            return 2
+        return 0 if all(o.passed for o in self.outcomes) else 1
+
+
+def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | None = None,
+              recorder: testcases.Recorder | None = None) -> Results:
+    """Check the test files of `paths` and run their tests (`cli`: the module whose discovery and
+    per-file check `taskdsl check` uses)."""
+    from taskdsl.run_cli import _print_diagnostics
+
     report = cli.Report()
-    settings = cli.project_settings(args.paths, report)  # the project's taskdsl.toml
-    targets = cli.collect_files(args.paths, settings, report)
+    settings = cli.project_settings(paths, report)  # the project's taskdsl.toml
+    targets = cli.collect_files(paths, settings, report)
     files = [f for f in targets.files if f.endswith(".test.xml")]
+    results = Results(usage_errors=report.usage_errors)
     if not report.usage_errors and not files:
-        report.usage_errors.append(f"no test files (*.test.xml) in {', '.join(args.paths)}")
-    for problem in report.usage_errors:
+        results.usage_errors.append(f"no test files (*.test.xml) in {', '.join(paths)}")
+    for problem in results.usage_errors:
         print(f"taskdsl test: {problem}", file=sys.stderr)
     index = cli.build_library(targets, settings)
-    cases, broken = [], 0
+    cases = []
     for path in files:
         source = cli.read_source(path)
         document, diagnostics = cli.check_source(source, index, settings)
+        selected = [c for c in testcases.test_cases(document, path) if _selected(c, pattern)]
         errors = [d for d in diagnostics if d.is_error]
         if errors:
             _print_diagnostics(path, errors, source.text)
             print(f"taskdsl test: {path} does not check ({len(errors)} error(s)); its tests were not run",
                   file=sys.stderr)
-            broken += 1
+            results.broken_files += 1
+            results.skipped += selected
             continue
-        cases += [c for c in testcases.test_cases(document, path) if _selected(c, args.pattern)]
-    outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, args.model)) \
-        if cases and index is not None else []
-    passed = sum(o.passed for o in outcomes)
-    failed = len(outcomes) - passed
+        cases += selected
+    if cases and index is not None:
+        results.outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, model,
+                                                           recorder=recorder))
+    return results
+
+
+def test_command(args) -> int:
+    from taskdsl.run_cli import masked, masked_json
+
+    recorder = testcases.Recorder() if args.record else None
+    results = run_tests(args.checking, args.paths, args.pattern, args.model, recorder)
     if args.format == "json":
-        print(masked_json({"passed": passed, "failed": failed, "broken_files": broken,
-                           "tests": [_as_json(o) for o in outcomes]}))
+        print(masked_json({"passed": results.count(testcases.PASSED), "failed": results.count(testcases.FAILED),
+                           "errors": results.count(testcases.ERROR), "broken_files": results.broken_files,
+                           "tests": [_as_json(o) for o in results.outcomes]}))
+    elif args.format == "junit":
+        sys.stdout.write(masked(junit(results)))
     else:
-        for outcome in outcomes:
-            mark = "PASS" if outcome.passed else "FAIL"
-            print(masked(f"{mark} {outcome.case.id}" + ("" if outcome.passed else f"\n     {outcome.message}")))
-        summary = f"{passed} passed, {failed} failed"
-        print(summary + (f", {broken} test file(s) do not check" if broken else ""))
-    if broken or report.usage_errors:
-        return 2
-    return 1 if failed else 0
+        for outcome in results.outcomes:
+            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}" + ("" if outcome.passed else f"\n     {outcome.message}")))
+        print(summary(results))
+    if args.junit:
+        try:
+            with open(args.junit, "w", encoding="utf-8") as f:
+                f.write(masked(junit(results)))
+        except OSError as e:
+            print(f"taskdsl test: cannot write --junit {args.junit}: {e.strerror}", file=sys.stderr)
+            return 2
+    if recorder is not None:
+        try:
+            for path in recorder.write():
+                print(f"taskdsl test: recorded {os.path.normpath(path)}", file=sys.stderr)
+        except OSError as e:
+            print(f"taskdsl test: cannot write the replay fixture {e.filename2 or e.filename}: {e.strerror}", file=sys.stderr)
+            return 2
+    return results.exit_code
+
+
+def summary(results: Results) -> str:
+    parts = [f"{results.count(testcases.PASSED)} passed", f"{results.count(testcases.FAILED)} failed"]
+    if errors := results.count(testcases.ERROR):
+        parts.append(f"{errors} error{'s' if errors > 1 else ''}")
+    if results.broken_files:
+        parts.append(f"{results.broken_files} test file(s) do not check")
+    return ", ".join(parts)
+
+
+def junit(results: Results) -> str:
+    """A suite per test file; a test's classname is its file, its failure or error the message a
+    text run prints, and the tests of a file that does not check skipped."""
+    from taskdsl.junit import Case, Problem, Suite, junit_xml
+
+    suites: dict[str, Suite] = {}
+    for outcome in results.outcomes:
+        case = outcome.case
+        problem = None if outcome.passed else Problem(_first_line(outcome.message), outcome.message)
+        suites.setdefault(case.file, Suite(case.file)).cases.append(Case(
+            case.file, case.name, outcome.seconds, failure=problem if outcome.status == testcases.FAILED else None,
+            error=problem if outcome.status == testcases.ERROR else None))
+    for case in results.skipped:
+        suites.setdefault(case.file, Suite(case.file)).cases.append(Case(case.file, case.name, skipped=NOT_CHECKED))
+    return junit_xml("taskdsl test", list(suites.values()))
+
+
+def _first_line(message: str) -> str:
+    return message.split("; output:")[0]
 
 
 def _selected(case: testcases.TestCase, pattern: str | None) -> bool:
@@ -78,4 +160,5 @@ def _selected(case: testcases.TestCase, pattern: str | None) -> bool:
 def _as_json(outcome: testcases.Outcome) -> dict:
     case = outcome.case
     return {"file": os.path.normpath(case.file), "name": case.name, "line": case.line, "task": case.task,
-            "passed": outcome.passed, "message": outcome.message or None}
+            "status": outcome.status, "passed": outcome.passed, "message": outcome.message or None,
+            "output": outcome.output}

@@ -5,17 +5,27 @@ file that defines the task under test (found by the same resolution as a `ref`: 
 index), then `runner.execute`. Its `<expect test>` are evaluated by the cond language's safe
 evaluator (`taskdsl.expr`) over the output: the parsed JSON when the task declares JSON output,
 else the text. Model answers are hostile text: they only ever reach that evaluator.
+
+Isolation (tests run up to CONCURRENCY side by side, in any order, with the same outcomes):
+each test is its own run (its own environment, memory index, trace and model handlers); replay
+answers are matched by prompt within the test's own entries (a recorded entry names its test),
+never by call order; every script of a test gets its own fresh TMPDIR, removed afterwards. Scripts
+still run in their template's folder, as under `taskdsl run`: files they write there are shared.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
+import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from taskdsl import expr
-from taskdsl.document import Document
+from taskdsl.document import Document, Span
 
 REPLAY_SUFFIX = ".replay.json"
 CONCURRENCY = 4  # tests run side by side, each its own run (own environment, trace and memory)
@@ -33,18 +43,32 @@ class TestCase:
     inputs: dict[str, str] = field(default_factory=dict)
     expects: tuple[str, ...] = ()
     expect_error: tuple[str, str | None] | None = None  # (type, reason)
+    span: Span | None = None  # the <test> tag's name (the editor's lens, an error's diagnostic)
+    expect_spans: tuple[Span, ...] = ()  # each <expect>, in order; the <expect_error> last when there is one
 
     @property
     def id(self) -> str:
         return f"{self.file}::{self.name}"
 
 
+PASSED, FAILED, ERROR = "passed", "failed", "error"
+
+
 @dataclass
 class Outcome:
+    """passed; failed (an expect does not hold, or the run failed otherwise than expected); error
+    (the run failed where the test expected an output, or the task could not be run at all)."""
+
     case: TestCase
-    passed: bool
-    message: str = ""  # why it failed
+    status: str
+    message: str = ""  # why it did not pass
     output: Any = None  # what the run returned (text or parsed JSON), None when it failed
+    expect: int | None = None  # which expect_spans entry failed
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
 
 
 def test_cases(document: Document, file: str) -> list[TestCase]:
@@ -55,32 +79,36 @@ def test_cases(document: Document, file: str) -> list[TestCase]:
     cases = []
     for test in root.children_named("test"):
         error = test.child("expect_error")
+        expects = test.children_named("expect")
         inputs = {i.get("name"): i.text.strip() for i in test.children_named("input") if i.get("name")}
         cases.append(TestCase(
             file=file, name=test.get("name") or "", task=(test.get("task") or "").strip(),
             line=document.position(test.span.start)[0] + 1, model=(test.get("model") or "").strip() or None,
-            inputs=inputs, expects=tuple(e.get("test") or "" for e in test.children_named("expect")),
+            inputs=inputs, expects=tuple(e.get("test") or "" for e in expects),
             expect_error=(error.get("type").strip(), (error.get("reason") or "").strip() or None)
-            if error is not None and error.get("type") else None))
+            if error is not None and error.get("type") else None,
+            span=test.name_span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ())))
     return cases
 
 
 def replay_fixture(test_file: str) -> str | None:
-    """`name.replay.json` beside `name.test.xml`: recorded answers for the file's model calls."""
-    base = test_file[: -len(".test.xml")] if test_file.endswith(".test.xml") else os.path.splitext(test_file)[0]
-    path = base + REPLAY_SUFFIX
+    """`name.replay.json` beside `name.test.xml`, when there is one: recorded answers for the file's model calls."""
+    path = fixture_path(test_file)
     return path if os.path.isfile(path) else None
 
 
-def chosen_model(case: TestCase, override: str | None, fixture: str | None) -> str | None:
-    """The model every atomic task of the case uses (None: each task's own, else the configured
-    one). With a replay fixture, every model but an offline one is answered from the fixture."""
+def fixture_path(test_file: str) -> str:
+    base = test_file[: -len(".test.xml")] if test_file.endswith(".test.xml") else os.path.splitext(test_file)[0]
+    return base + REPLAY_SUFFIX
+
+
+def planned_model(case: TestCase, override: str | None, fixture: str | None) -> str | None:
+    """The model a plan of the case shows (the editor's consent): with a replay fixture every real
+    model answers from it, so the plan's calls are offline."""
     from taskdsl.evaluator.providers import is_offline
 
     model = override or case.model
-    if fixture and not (model and is_offline(model)):
-        return "taskdsl/replay"
-    return model
+    return "taskdsl/replay" if fixture and not (model and is_offline(model)) else model
 
 
 def preview(value: Any, limit: int = 120) -> str:
@@ -91,64 +119,152 @@ def preview(value: Any, limit: int = 120) -> str:
 
 def judge(case: TestCase, output: Any, error: Any) -> Outcome:
     """Pass or fail, with the reason a user needs to fix it. `error` is the run's TaskError."""
+    last = len(case.expect_spans) - 1 if case.expect_spans else None  # the <expect_error>, when there is one
     if error is not None:
         if case.expect_error is None:
-            return Outcome(case, False, f"the run failed: {error}")
+            return Outcome(case, ERROR, f"the run failed: {error}")
         kind, reason = case.expect_error
         if error.type != kind or (reason is not None and error.reason != reason):
             wanted = kind + (f" ({reason})" if reason else "")
-            return Outcome(case, False, f"expected a {wanted} error, the run failed with {error}")
-        return Outcome(case, True)
+            return Outcome(case, FAILED, f"expected a {wanted} error, the run failed with {error}", expect=last)
+        return Outcome(case, PASSED)
     if case.expect_error is not None:
         kind, reason = case.expect_error
         wanted = kind + (f" ({reason})" if reason else "")
-        return Outcome(case, False, f"expected a {wanted} error, the run succeeded with output {preview(output)}",
-                       output)
-    for test in case.expects:
+        return Outcome(case, FAILED, f"expected a {wanted} error, the run succeeded with output {preview(output)}",
+                       output, expect=last)
+    for number, test in enumerate(case.expects):
         try:
             held = expr.holds(test, output)
         except (expr.ExprError, expr.ExprEvalError) as e:
-            return Outcome(case, False, f"expect {test!r}: {e}; output: {preview(output)}", output)
+            return Outcome(case, FAILED, f"expect {test!r}: {e}; output: {preview(output)}", output, number)
         if not held:
-            return Outcome(case, False, f"expect {test!r} does not hold; output: {preview(output)}", output)
-    return Outcome(case, True, output=output)
+            return Outcome(case, FAILED, f"expect {test!r} does not hold; output: {preview(output)}", output, number)
+    return Outcome(case, PASSED, output=output)
 
 
-async def run_case(case: TestCase, index, settings=None, model: str | None = None) -> Outcome:
-    """Prepare and execute the task under test as a run would, then judge the result."""
-    from taskdsl.evaluator.compiler import CompileError
-    from taskdsl.evaluator.handler import HandlerConfig, default_model
-    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate, prepare
-    from taskdsl.evaluator.results import TaskError
-    from taskdsl.evaluator.runner import execute
+class NotInLibrary(LookupError):
+    pass
+
+
+def prepare_case(case: TestCase, index, settings=None, read=None):
+    """What a run of the task under test does (plan.Prepared), from the file that defines it;
+    `read` gives other files' texts (the editor's buffers). Raises NotInLibrary, or what
+    plan.prepare raises."""
+    from taskdsl.evaluator.plan import disk_reader, prepare
 
     definition = index.definition(case.task)
     if definition is None or definition.path is None:
-        return Outcome(case, False, f"task '{case.task}' is not in the library")
-    fixture = replay_fixture(case.file)
+        raise NotInLibrary(f"task '{case.task}' is not in the library")
+    text = read(definition.path) if read is not None else None
+    return prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
+                   read=read or disk_reader)
+
+
+async def run_case(case: TestCase, index, settings=None, model: str | None = None,
+                   recorder: Recorder | None = None, prepared=None) -> Outcome:
+    """Prepare (unless `prepared` is given: the plan the editor's user agreed to) and execute the
+    task under test as a run would, then judge the result (timed). With a recorder, model calls
+    go to the real model and are recorded (no replay fixture)."""
+    started = time.monotonic()
+    outcome = await _run_case(case, index, settings, model, recorder, prepared)
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None,
+                    prepared) -> Outcome:
+    from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.handler import HandlerConfig, default_model
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import execute
+
+    fixture = None if recorder else replay_fixture(case.file)
+    # with a replay fixture every model but an offline one answers from it; the case's model (or
+    # --model) wins over each task's <model>
+    config = HandlerConfig(model=settings.default_model if settings else default_model(), replay_file=fixture,
+                           replay_scope=case.name, replay_real_models=fixture is not None,
+                           recorder=recorder.for_case(case) if recorder else None)
+    scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
-        prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings)
-        result = await execute(prepared, model=chosen_model(case, model, fixture),
-                               config=HandlerConfig(model=settings.default_model if settings else default_model(),
-                                                   replay_file=fixture))
-    except TaskError as error:
-        return judge(case, None, error)
-    except TemplateErrors as e:
-        first = e.diagnostics[0]
-        return Outcome(case, False, f"{e.path} does not check ({len(e.diagnostics)} error(s)): {first.code} "
-                                    f"{first.message}")
-    except (CompileError, UnreadableTemplate) as e:
-        return Outcome(case, False, f"{definition.path}: {e}")
+        prepared = prepared or prepare_case(case, index, settings)
+        result = await execute(prepared, model=model or case.model, config=config,
+                               script_env={"TMPDIR": scratch})
+    except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
+        return error_outcome(case, error, index)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return judge(case, result.value, None)
 
 
-async def run_cases(cases: list[tuple[TestCase, Any]], settings=None, model: str | None = None,
-                    concurrency: int = CONCURRENCY) -> list[Outcome]:
-    """Run (case, index) pairs side by side; outcomes in the cases' order."""
+def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
+    """The outcome of a case whose run (or its preparation) raised `error`."""
+    from taskdsl.evaluator.plan import TemplateErrors
+    from taskdsl.evaluator.results import TaskError
+
+    if isinstance(error, TaskError):
+        return judge(case, None, error)
+    if isinstance(error, TemplateErrors):
+        first = error.diagnostics[0]
+        return Outcome(case, ERROR, f"{error.path} does not check ({len(error.diagnostics)} error(s)): {first.code} "
+                                    f"{first.message}")
+    if isinstance(error, NotInLibrary):
+        return Outcome(case, ERROR, str(error))
+    return Outcome(case, ERROR, f"{index.definition(case.task).path}: {error}")  # CompileError, UnreadableTemplate
+
+
+async def run_cases(cases: list[tuple], settings=None, model: str | None = None,
+                    concurrency: int = CONCURRENCY, recorder: Recorder | None = None) -> list[Outcome]:
+    """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order."""
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(case: TestCase, index) -> Outcome:
+    async def one(case: TestCase, index, prepared=None) -> Outcome:
         async with gate:
-            return await run_case(case, index, settings, model)
+            return await run_case(case, index, settings, model, recorder, prepared)
 
-    return list(await asyncio.gather(*(one(case, index) for case, index in cases)))
+    return list(await asyncio.gather(*(one(*entry) for entry in cases)))
+
+
+class Recorder:
+    """`--record`: the real model calls of each test, kept per test (tests run side by side), then
+    written as each test file's replay fixture. Only prompts and answers are kept, with the
+    environment's secret values masked: never a key, a header or a base URL."""
+
+    def __init__(self) -> None:
+        self.calls: dict[tuple[str, int], tuple[TestCase, list[tuple[str, str]]]] = {}
+
+    def for_case(self, case: TestCase):
+        _, calls = self.calls.setdefault((case.file, case.line), (case, []))
+
+        def record(prompt: str, answer: str) -> None:
+            if all(prompt != seen for seen, _ in calls):  # replay answers a prompt with its first answer
+                calls.append((prompt, answer))
+
+        return record
+
+    def fixtures(self) -> dict[str, dict]:
+        """{fixture path: its JSON} for every test file with a recorded call, tests in file order."""
+        from taskdsl.redaction import Redactor
+
+        mask = Redactor().text
+        files: dict[str, list[dict]] = {}
+        for key in sorted(self.calls):
+            case, calls = self.calls[key]
+            entries = files.setdefault(case.file, [])
+            entries += [{"test": case.name, "contains": mask(prompt), "answer": mask(answer)} for prompt, answer in calls]
+        return {fixture_path(file): {"answers": entries} for file, entries in files.items() if entries}
+
+    def write(self) -> list[str]:
+        written = []
+        for path, data in self.fixtures().items():
+            partial = path + ".partial"
+            try:
+                with open(partial, "w", encoding="utf-8") as f:
+                    f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+                os.replace(partial, path)  # a reader never sees half a fixture
+            finally:
+                if os.path.exists(partial):
+                    os.remove(partial)
+            written.append(path)
+        return written

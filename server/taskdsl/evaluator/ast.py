@@ -47,6 +47,7 @@ class RunState:
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
     budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
     preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
+    script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -329,7 +330,8 @@ class TaskNode:
             return f"<files listed by the command: {fp.text.strip()}>", []
         elif fp.source == "command":
             command = await render_command(fp.text, scope, ctx, self.name)
-            out = await run_script(command.text, self.folder, command.env, None, 60, True, ctx.run.on_script_start)
+            out = await run_script(command.text, self.folder, {**ctx.run.script_env, **command.env}, None, 60, True,
+                                   ctx.run.on_script_start)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
@@ -434,7 +436,8 @@ class Script(TaskNode):
         stdin = ctx.previous.content if ctx.previous is not None else None
         ctx.run.trace.write(event="script", path=ctx.path, command=command.shown(), cwd=self.folder)
         try:
-            result = await run_script(command.text, self.folder, {**exported, **command.env}, stdin, self.timeout,
+            result = await run_script(command.text, self.folder, {**ctx.run.script_env, **exported, **command.env},
+                                      stdin, self.timeout,
                                       self.fail_on_error, ctx.run.on_script_start)
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from .outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
 from . import usage
@@ -29,6 +30,9 @@ class HandlerConfig:
     api_base: str | None = None
     api_key: str | None = None
     replay_file: str | None = None
+    replay_scope: str | None = None  # the test whose recorded answers replay uses (taskdsl test)
+    replay_real_models: bool = False  # every model but an offline one answers from replay_file (taskdsl test)
+    recorder: Callable[[str, str], None] | None = None  # told (prompt, answer) of each real model call
     timeout: float = 600.0
 
 

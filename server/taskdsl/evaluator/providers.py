@@ -109,8 +109,12 @@ def read_fixture(path: str) -> list[dict]:
     return entries
 
 
-def replay_answer(entries: list[dict], prompt: str) -> str:
+def replay_answer(entries: list[dict], prompt: str, scope: str | None = None) -> str:
+    """The first entry whose `contains` all occur in the prompt. An entry naming a `test` answers
+    only that test's calls (scope); without a scope (a plain run) every entry is tried."""
     for entry in entries:
+        if scope is not None and entry.get("test", scope) != scope:
+            continue
         needles = entry.get("contains", [])
         needles = [needles] if isinstance(needles, str) else needles
         if all(n in prompt for n in needles):
@@ -121,8 +125,8 @@ def replay_answer(entries: list[dict], prompt: str) -> str:
 
 
 class OfflineProvider:
-    def __init__(self, model: str, replay_file: str | None = None):
-        self.model, self.replay_file = model, replay_file
+    def __init__(self, model: str, replay_file: str | None = None, replay_scope: str | None = None):
+        self.model, self.replay_file, self.replay_scope = model, replay_file, replay_scope
 
     @property
     def name(self) -> str:
@@ -149,7 +153,7 @@ class OfflineProvider:
         path = self.replay_file or os.environ.get("TASKDSL_REPLAY_FILE")
         if not path:
             raise ValueError("taskdsl/replay needs a fixture: set TASKDSL_REPLAY_FILE")
-        return replay_answer(read_fixture(path), prompt)
+        return replay_answer(read_fixture(path), prompt, self.replay_scope)
 
     async def complete(self, messages: list[dict]) -> Completion:
         try:
@@ -307,5 +311,26 @@ def _short(error: Exception) -> str:
 async def provider_for(config) -> Provider:
     """The provider of config.model (a HandlerConfig): offline models never import litellm."""
     if is_offline(config.model):
-        return OfflineProvider(config.model, config.replay_file)
-    return LitellmProvider(await litellm_module(), config.model, config.api_base, config.api_key, config.timeout)
+        return OfflineProvider(config.model, config.replay_file, config.replay_scope)
+    if config.replay_real_models and config.replay_file:
+        return OfflineProvider(f"{PROVIDER}/replay", config.replay_file, config.replay_scope)
+    provider = LitellmProvider(await litellm_module(), config.model, config.api_base, config.api_key, config.timeout)
+    return Recording(provider, config.recorder) if config.recorder else provider
+
+
+class Recording:
+    """A real model whose every answer is also told to `record(prompt, answer)` (`taskdsl test
+    --record` writes them as a replay fixture). Only the user prompt and the answer's text are
+    told: never the request's key, headers or base URL."""
+
+    def __init__(self, provider: Provider, record: Callable[[str, str], None]):
+        self.provider, self.record = provider, record
+        self.model = provider.model
+
+    def __getattr__(self, name: str):
+        return getattr(self.provider, name)
+
+    async def complete(self, messages: list[dict]) -> Completion:
+        answer = await self.provider.complete(messages)
+        self.record(user_prompt(messages), answer.content)
+        return answer

@@ -87,9 +87,11 @@ def environments(prepared: Prepared) -> tuple[Env, Env]:
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
-                  max_cost: float | None = None, timeout: float | None = None) -> TaskResult:
+                  max_cost: float | None = None, timeout: float | None = None,
+                  script_env: dict[str, str] | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
-    task (or setting `cancel`) stops model calls and kills scripts' process groups."""
+    task (or setting `cancel`) stops model calls and kills scripts' process groups. `script_env`
+    is added to every script's environment."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
     global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
@@ -103,7 +105,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
-                     allow_read=prepared.allow_read, redactor=redactor, budget=budget)
+                     allow_read=prepared.allow_read, redactor=redactor, budget=budget, script_env=script_env or {})
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag

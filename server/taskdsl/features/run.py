@@ -515,8 +515,11 @@ def register_run(server) -> Runs:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls, params: types.CodeLensParams):
         try:
-            analysis = ls.analysis(params.text_document.uri)
-            return run_code_lenses(analysis.document, params.text_document.uri, analysis.positions, analysis.path)
+            from taskdsl.authoring.test_lsp import test_code_lenses
+
+            analysis, uri = ls.analysis(params.text_document.uri), params.text_document.uri
+            return (run_code_lenses(analysis.document, uri, analysis.positions, analysis.path)
+                    + test_code_lenses(analysis.document, uri, analysis.positions, analysis.path))
         except Exception:
             log.exception("code lens failed")
             return []

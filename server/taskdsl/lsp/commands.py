@@ -15,6 +15,7 @@ from lsprotocol import types
 from taskdsl.authoring.graph_lsp import register_graph
 from taskdsl.authoring.new_task_lsp import register_new_task
 from taskdsl.authoring.preview_lsp import register_preview
+from taskdsl.authoring.test_lsp import register_tests
 from taskdsl.features import actions
 from taskdsl.features.match import register_match
 from taskdsl.features.run import register_run
@@ -60,6 +61,7 @@ runs = register_run(server)
 register_preview(server, runs)
 register_graph(server, runs)  # taskdsl.graph: the task tree (with a run's steps on it)
 register_new_task(server, runs)  # taskdsl.newTask: a checked task from plain words, not run
+register_tests(server, runs)  # taskdsl.runTest: the tests of a *.test.xml file, failures as diagnostics
 
 # -- taskdsl.matchTasks ------------------------------------------------------------------------
 

@@ -27,8 +27,10 @@ class Publishing:
     """The diagnostics half of ``TaskdslServer`` (it holds the state, documents and checks)."""
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
+        from taskdsl.authoring.test_lsp import test_diagnostics
+
         diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for, self.state.settings.rules_url)
-                       for d in self.check(analysis).diagnostics]
+                       for d in self.check(analysis).diagnostics] + test_diagnostics(self, analysis)
         if self.state.warm_up is None:
             self.state.warm_up = asyncio.get_running_loop().create_future()  # once
             asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out

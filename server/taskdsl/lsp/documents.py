@@ -10,6 +10,7 @@ import asyncio
 from lsprotocol import types
 
 from taskdsl import config
+from taskdsl.authoring.test_lsp import result_stamp
 from taskdsl.document import parse
 from taskdsl.features.util import Positions, path_to_uri, uri_to_path
 from taskdsl.lsp.diagnostics import is_config_uri
@@ -121,7 +122,7 @@ def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParam
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     analysis = ls.analysis(params.text_document.uri)
     ls.check(analysis)
-    result_id = f"{analysis.version}:{ls.state.generation}"
+    result_id = f"{analysis.version}:{ls.state.generation}:{result_stamp(ls, analysis.uri)}"  # tests' failures too
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(items=ls.lsp_diagnostics(analysis), result_id=result_id)
