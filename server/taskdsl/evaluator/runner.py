@@ -103,7 +103,8 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
-                     allow_read=prepared.allow_read, redactor=redactor, budget=budget)
+                     allow_read=prepared.allow_read, redactor=redactor, budget=budget,
+                     allowed_commands=tuple(prepared.commands), sources=dict(prepared.sources))
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
