@@ -70,7 +70,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         raise stands(error, "the model taskdsl/echo repeats its prompt and cannot write a structure; "
                             "run with a model (--model) to re-plan")
     window, count = await window_and_counter(run, model)
-    values = {name: scope[name] for name in names if name in scope}
+    values = {name: scope.lookup(name) for name in used_names(node, names) if scope.is_bound(name)}
     parts = split_inputs(values, window, count, run.config.max_context_window_fraction)
     where = os.path.join(node.folder, f".taskdsl-replan-{uuid.uuid4().hex}.task.xml")  # never a project file
     settings = bound_settings(index, where, [*values, *parts])
@@ -105,6 +105,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
                             "may execute only the commands of the plan it was started with; write the structure "
                             "into the template to run it", proposal=structure, commands=extra)
     attempt["structure"] = structure
+    run.sources.update(prepared.sources)  # a task of it that fails in turn is shown to the model as written
     run.replans.append(attempt)
     run.trace.write(event="replan", path=ctx.path, error=error.to_json(), depth=depth, model=model,
                     structure=structure)
@@ -122,7 +123,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
     inside = result.notes.get("replanned")
     return TaskResult(result.content, result.status, {**notes, "replanned": {
         "task": ctx.path, "error": error.type, "reason": error.reason, "depth": depth, "structure": structure,
-        "model": model, **({"inside": inside} if inside else {})}}, result.parsed_content)
+        "model": model, "template": template_path, **({"inside": inside} if inside else {})}}, result.parsed_content)
 
 
 def stands(error: TaskError, why: str, **details) -> TaskError:
@@ -219,6 +220,16 @@ async def window_and_counter(run, model: str):
         return provider.count_messages([{"role": "user", "content": text}]) - overhead
 
     return window, count
+
+
+def used_names(node, names: list[str]) -> list[str]:
+    """The names the failed task works on: its inputs, and the variables its texts use (a step
+    may use its parent's inputs without declaring them)."""
+    from taskdsl.templating import find_placeholders
+
+    texts = (getattr(node, "instructions", None), node.description, getattr(node, "system", None))
+    used = [ph.name for text in texts for ph in find_placeholders(text or "") if ph.kind == "var"]
+    return list(dict.fromkeys([*names, *used]))
 
 
 def split_inputs(values: dict, window: int | None, count, fraction: float) -> dict[str, str]:
