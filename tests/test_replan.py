@@ -47,6 +47,14 @@ def report_of(done):
     return json.loads(done.stdout)
 
 
+def failed(done, type_="RESOURCE_EXHAUSTION", reason="context") -> dict:
+    """The run's error, after checking it failed with `type_` (`reason`)."""
+    assert done.returncode == 1, done.stderr
+    error = report_of(done)["error"]
+    assert (error["type"], error["reason"]) == (type_, reason)
+    return error
+
+
 @pytest.fixture
 def project(tmp_path):
     (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
@@ -106,31 +114,33 @@ LOCKED = TASK.replace("  </inputs>\n", "  </inputs>\n  <{lock}>true</{lock}>\n")
 
 def test_disable_reparsing_leaves_the_error_standing(project):
     done = run_report(project, LOCKED.format(lock="disable_reparsing"))
-    assert done.returncode == 1
-    error = report_of(done)["error"]
-    assert (error["type"], error["reason"]) == ("RESOURCE_EXHAUSTION", "context")
+    error = failed(done)
     assert error["details"]["not_replanned"] == ("the task or a task around it sets "
                                                  "<disable_reparsing>true</disable_reparsing>")
     assert "proposal" not in error["details"]
     assert [s["path"] for s in report_of(done)["steps"]] == ["summarise_report"]
 
 
-def test_disable_reparsing_on_an_ancestor_covers_its_steps(project):
-    task = textwrap.dedent("""\
+def in_a_sequential(before: str = "", after: str = "") -> str:
+    """The summarising step inside a sequential, with `before` steps and `after` its steps."""
+    return textwrap.dedent("""\
         <task name="summarise_report" type="sequential">
           <description>Summarise a long report</description>
           <inputs>
             <input name="report"/>
           </inputs>
           <steps>
-            <task>
+        {before}    <task>
               <description>Summarise it</description>
-              <instructions>Summarise this report in one line: {{report}}</instructions>
+              <instructions>Summarise this report in one line: {{{{report}}}}</instructions>
             </task>
           </steps>
-          <disable_reparsing>true</disable_reparsing>
-        </task>
-        """)
+        {after}</task>
+        """).format(before=before, after=after)
+
+
+def test_disable_reparsing_on_an_ancestor_covers_its_steps(project):
+    task = in_a_sequential(after="  <disable_reparsing>true</disable_reparsing>\n")
     done = run_report(project, task)
     assert done.returncode == 1
     inner = report_of(done)["error"]["details"]["error"]
@@ -142,9 +152,7 @@ def test_disable_reparsing_on_an_ancestor_covers_its_steps(project):
 
 def test_manual_xml_returns_the_proposal_without_running_it(project):
     done = run_report(project, LOCKED.format(lock="manual_xml"))
-    assert done.returncode == 1
-    error = report_of(done)["error"]
-    assert (error["type"], error["reason"]) == ("RESOURCE_EXHAUSTION", "context")
+    error = failed(done)
     assert error["details"]["proposal"].strip() == REDUCE.strip()
     assert error["details"]["not_replanned"].startswith("the task or a task around it sets <manual_xml>true</manual_xml>")
     assert [s["path"] for s in report_of(done)["steps"]] == ["summarise_report"]
@@ -168,9 +176,7 @@ AGAIN = textwrap.dedent("""\
 
 def test_a_third_failure_after_two_levels_is_the_error_with_both_attempts(project):
     done = run_report(project, TASK, proposing(AGAIN))
-    assert done.returncode == 1
-    error = report_of(done)["error"]
-    assert (error["type"], error["reason"]) == ("RESOURCE_EXHAUSTION", "context")
+    error = failed(done)
     attempts = error["details"]["replans"]
     assert [(a["task"], a["depth"]) for a in attempts] == [
         ("summarise_report", 1), ("summarise_report/replan/steps[1]", 2)]
@@ -256,9 +262,7 @@ def test_a_proposal_with_a_dtd_is_an_xml_parse_error_and_reads_nothing(project):
     hostile = (f'<!DOCTYPE task [<!ENTITY leak SYSTEM "file://{secret}">]>\n'
                "<task><description>&leak;</description><instructions>&leak;</instructions></task>")
     done = run_report(project, TASK, proposing(hostile))
-    assert done.returncode == 1
-    error = report_of(done)["error"]
-    assert (error["type"], error["reason"]) == ("XML_PARSE_ERROR", "dtd")
+    error = failed(done, "XML_PARSE_ERROR", "dtd")
     assert error["details"]["replan_of"]["task"] == "summarise_report"
     assert error["details"]["replan_of"]["error"]["type"] == "RESOURCE_EXHAUSTION"
     assert "TOP-SECRET" not in done.stdout + done.stderr
@@ -273,9 +277,7 @@ SCRIPT = textwrap.dedent("""\
 
 def test_a_proposal_running_a_shell_command_is_refused_without_consent(project):
     done = run_report(project, TASK, proposing(SCRIPT))
-    assert done.returncode == 1
-    error = report_of(done)["error"]
-    assert (error["type"], error["reason"]) == ("RESOURCE_EXHAUSTION", "context")
+    error = failed(done)
     assert error["details"]["not_replanned"] == (
         "the structure runs shell commands the run was not allowed to run ($ touch pwned): a run may execute only "
         "the commands of the plan it was started with; write the structure into the template to run it")
@@ -285,24 +287,8 @@ def test_a_proposal_running_a_shell_command_is_refused_without_consent(project):
 
 def test_a_command_the_run_was_started_with_may_run_again(project):
     # the run's own plan holds `date +%Y`: a structure running that same command is within its consent
-    task = textwrap.dedent("""\
-        <task name="summarise_report" type="sequential">
-          <description>Summarise a long report</description>
-          <inputs>
-            <input name="report"/>
-          </inputs>
-          <steps>
-            <task type="script">
-              <description>The year</description>
-              <command>date +%Y</command>
-            </task>
-            <task>
-              <description>Summarise it</description>
-              <instructions>Summarise this report in one line: {{report}}</instructions>
-            </task>
-          </steps>
-        </task>
-        """)
+    task = in_a_sequential(before=("    <task type=\"script\">\n      <description>The year</description>\n"
+                                    "      <command>date +%Y</command>\n    </task>\n"))
     structure = SCRIPT.replace("touch pwned", "date +%Y")
     done = run_report(project, task, proposing(structure))
     assert done.returncode == 0, done.stderr
