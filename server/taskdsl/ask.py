@@ -34,6 +34,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from taskdsl.document import parse
 from taskdsl.matching import find_matching_tasks
+from taskdsl.vocabulary import LOCKS
 
 USE_THRESHOLD = 0.6
 REPAIR_ROUNDS = 3
@@ -43,7 +44,6 @@ MAX_REPORTED_ERRORS = 20  # per repair round: the first errors are the ones that
 MAX_FAILURE_CHARS = 2_000  # of a failed run's message in a re-plan prompt
 REPLAN_ERRORS = ("RESOURCE_EXHAUSTION", "INVALID_OUTPUT", "TASK_FAILURE")  # what another task may avoid
 FINAL_REASONS = ("model_error", "cancelled")  # the model could not be called, or the user stopped the run
-LOCKS = ("manual_xml", "disable_reparsing")  # a task that sets one to true is never replaced
 NO_TASK_REASONS = ("too_large", "dtd", "not_xml", "repair_failed")  # the TaskError reasons raised here
 SYSTEM_PROMPT = ("You write task templates in the taskdsl XML language. Answer with one XML document and "
                  "nothing else: no prose, no DOCTYPE, no entity declarations.")

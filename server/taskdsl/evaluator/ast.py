@@ -50,6 +50,7 @@ class RunState:
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text each template was compiled from
     replans: list[dict] = field(default_factory=list)  # every re-planning of the run (taskdsl.evaluator.replan)
+    recover: Callable[..., Any] | None = None  # replan.recover for a run (a preview re-plans nothing)
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -270,9 +271,9 @@ class TaskNode:
             try:
                 result = await self.run(scope, ctx, settings, names)
             except TaskError as error:  # another structure may avoid it (replan.recover), else it stands
-                from .replan import recover
-
-                result = await recover(self, error, scope, ctx, names)
+                if ctx.run.recover is None:
+                    raise
+                result = await ctx.run.recover(self, error, scope, ctx, names)
             inherited = ctx.inherited if settings.inherit_context != "none" else ""
             result.notes["dataUsage"] = usage.data_usage(names, inherited, ctx.accumulated,
                                                          result.notes.get("dataUsage"))

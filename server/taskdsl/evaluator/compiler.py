@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 
 from taskdsl import expr as cond_expr
 from taskdsl import semantics
-from taskdsl.ask import LOCKS
 from taskdsl.document import Element, parse
 from taskdsl.names import file_stem
-from taskdsl.vocabulary import BRANCH_TAGS, TASK_TAGS, boolean, collapse, enum_value, matches
+from taskdsl.vocabulary import BRANCH_TAGS, LOCKS, TASK_TAGS, boolean, collapse, enum_value, matches
 
 from . import ast
 from .ast import ContextSettings

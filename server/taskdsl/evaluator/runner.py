@@ -23,6 +23,7 @@ from .ast import Ctx, RunState
 from .env import Env
 from .handler import HandlerConfig, default_model
 from .memory import MemorySystem
+from .replan import recover
 from .plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
 from .results import TaskError, TaskResult
 from .trace import Trace
@@ -104,7 +105,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
                      allow_read=prepared.allow_read, redactor=redactor, budget=budget,
-                     allowed_commands=tuple(prepared.commands), sources=dict(prepared.sources))
+                     allowed_commands=tuple(prepared.commands), sources=dict(prepared.sources), recover=recover)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
