@@ -79,6 +79,7 @@ def test_an_overflowing_step_is_replanned_into_a_reduce_over_parts(project):
     assert steps[:3] == [("summarise_report", "COMPLETE"), ("summarise_report/replan", "COMPLETE"),
                          ("summarise_report/replan/inner_task[1]", "COMPLETE")]
     assert len([p for p, _ in steps if "inner_task" in p]) == 3  # the report in three parts, one per section
+    assert report["notes"]["dataUsage"]["model_calls"] == 7  # the model writing the reduce, then its 6 calls
     text = taskdsl(project, "run", "summarise_report.task.xml", "--model", "taskdsl/replay",
                    "--input", f"report={REPORT}")
     assert text.stdout == SUMMARY + "\n"

@@ -278,10 +278,11 @@ def check_answer(xml: str, path: str, library, settings=None, keep: bool = True)
 # --------------------------------------------------------------------------- the loop
 
 
-def handler_ask(model: str, replay_file: str | None = None, config=None, budget=None) -> Ask:
+def handler_ask(model: str, replay_file: str | None = None, config=None, budget=None,
+                spent: list | None = None) -> Ask:
     """A model call through the evaluator's Handler: the provider path atomic tasks take. `config`:
     a run's HandlerConfig (its endpoint, key and fixture), `budget`: the run's --max-cost budget,
-    charged as an atomic task's call is."""
+    charged as an atomic task's call is; each call's notes.dataUsage is appended to `spent`."""
     from dataclasses import replace
 
     from taskdsl.evaluator.handler import Handler, HandlerConfig
@@ -294,6 +295,8 @@ def handler_ask(model: str, replay_file: str | None = None, config=None, budget=
         result = await Handler(replace(base, model=model)).execute(system, user)
         if budget is not None:
             budget.charge(model, result.notes)
+        if spent is not None:
+            spent.append(result.notes["dataUsage"])
         return result.content
 
     return ask

@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import usage
 from .env import Env
 from .results import TaskError, TaskResult
 
@@ -85,9 +86,11 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
 
     attempt: dict[str, Any] = {"task": ctx.path, "error": error.type, "reason": error.reason, "depth": depth,
                                "model": model, "template": template_path}
+    spent: list[dict] = []  # the reparse calls' usage: the result's dataUsage counts them
     try:
-        answer = await ask.write_checked(ask.handler_ask(model, config=run.config, budget=run.budget), prompt_for,
-                                         where, index, system=system, settings=settings, keep=False)
+        writer = ask.handler_ask(model, config=run.config, budget=run.budget, spent=spent)
+        answer = await ask.write_checked(writer, prompt_for, where, index, system=system, settings=settings,
+                                         keep=False)
     except TaskError as refused:
         if refused.reason in HOSTILE_REASONS:
             refused.details["replan_of"] = {"task": ctx.path, "error": error.to_json()}
@@ -120,6 +123,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         raise stands(error, f"the re-planned structure failed too: {failed}", replans=beneath,
                      replan_error=failed.to_json()) from None
     notes = {k: v for k, v in result.notes.items() if k != "replanned"}
+    notes["dataUsage"] = usage.summed([result.notes.get("dataUsage") or {}, *spent])
     inside = result.notes.get("replanned")
     return TaskResult(result.content, result.status, {**notes, "replanned": {
         "task": ctx.path, "error": error.type, "reason": error.reason, "depth": depth, "structure": structure,
