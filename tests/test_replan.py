@@ -353,3 +353,42 @@ def test_a_reduce_making_no_progress_is_replanned(project):
     report = report_of(done)
     assert report["content"] == "2 yes votes"
     assert (report["notes"]["replanned"]["task"], report["notes"]["replanned"]["error"]) == ("tally", "NO_PROGRESS")
+
+
+# --------------------------------------------------------------------------- which template, which model
+
+
+def reparse_library(project, body: str) -> None:
+    (project / "lib.task.xml").write_text(textwrap.dedent("""\
+        <library>
+          <template name="our_reparse" params="task_xml, error">
+            <task subtype="reparse">
+              <description>Re-plan a failed task</description>
+              <instructions>Failed: {{task_xml}} Error: {{error}}</instructions>
+        {body}    </task>
+          </template>
+        </library>
+        """).format(body=body), encoding="utf-8")
+
+
+def test_the_reparse_template_s_own_model_answers(project):
+    # the failed task runs on replay, the project's reparse template names echo: echo is asked (and cannot)
+    reparse_library(project, "      <model>taskdsl/echo</model>\n")
+    (project / "release.task.xml").write_text(RELEASE.replace(
+        '  <output_format', '  <model>taskdsl/replay</model>\n  <output_format'), encoding="utf-8")
+    done = taskdsl(project, "run", "release.task.xml", "--json", answers=RELEASE_ANSWERS)
+    error = failed(done, "INVALID_OUTPUT", "schema_mismatch")
+    assert error["details"]["not_replanned"].startswith("the model taskdsl/echo repeats its prompt")
+
+
+def test_a_reparse_template_that_is_not_atomic_leaves_the_error_standing(project):
+    reparse_library(project, "      <steps><task><description>x</description></task></steps>\n")
+    (project / "lib.task.xml").write_text((project / "lib.task.xml").read_text().replace(
+        '<task subtype="reparse">', '<task type="sequential" subtype="reparse">').replace(
+        "      <instructions>Failed: {{task_xml}} Error: {{error}}</instructions>\n", ""), encoding="utf-8")
+    (project / "release.task.xml").write_text(RELEASE, encoding="utf-8")
+    done = taskdsl(project, "run", "release.task.xml", "--model", "taskdsl/replay", "--json", answers=RELEASE_ANSWERS)
+    error = failed(done, "INVALID_OUTPUT", "schema_mismatch")
+    assert error["details"]["not_replanned"] == (
+        f"no structure: VALIDATION_ERROR (reparse_template): the reparse template 'our_reparse' "
+        f"({project / 'lib.task.xml'}) must be an atomic task or a template whose task is atomic")

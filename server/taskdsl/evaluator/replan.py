@@ -65,12 +65,15 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
     if depth > MAX_DEPTH:
         raise stands(error, f"at most {MAX_DEPTH} levels of re-planning", replans=list(ctx.replans))
     index = project_index(scope)
-    template, template_path = reparse_template(index, node, error)
-    model = template.model_for(run) if template.model else failed_model(node, run)
+    try:
+        template, template_path = reparse_template(index, node, error)
+        model = template.model_for(run) if template.model else failed_model(node, run)
+        window, count = await window_and_counter(run, model) if model != ECHO else (None, None)
+    except TaskError as unusable:  # a reparse template that does not compile, a model that cannot be reached
+        raise stands(error, f"no structure: {unusable}", replan_error=unusable.to_json()) from None
     if model == ECHO:
         raise stands(error, "the model taskdsl/echo repeats its prompt and cannot write a structure; "
                             "run with a model (--model) to re-plan")
-    window, count = await window_and_counter(run, model)
     values = {name: scope.lookup(name) for name in used_names(node, names) if scope.is_bound(name)}
     parts = split_inputs(values, window, count, run.config.max_context_window_fraction)
     where = os.path.join(node.folder, f".taskdsl-replan-{uuid.uuid4().hex}.task.xml")  # never a project file
@@ -78,7 +81,6 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
     xml = node_xml(node, ctx)
     args = {"task_xml": xml[:SHOWN_XML], "error": str(error), "inputs": inputs_text(values, parts, count),
             "context_window": str(window or "unknown"), "grammar": _grammar()}
-    system, first = await template_prompt(template, args, scope, ctx)
     from taskdsl import ask
 
     def prompt_for(previous):
@@ -88,6 +90,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
                                "model": model, "template": template_path}
     spent: list[dict] = []  # the reparse calls' usage: the result's dataUsage counts them
     try:
+        system, first = await template_prompt(template, args, scope, ctx)
         writer = ask.handler_ask(model, config=run.config, budget=run.budget, spent=spent)
         answer = await ask.write_checked(writer, prompt_for, where, index, system=system, settings=settings,
                                          keep=False)
@@ -110,6 +113,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
     attempt["structure"] = structure
     run.sources.update(prepared.sources)  # a task of it that fails in turn is shown to the model as written
     run.replans.append(attempt)
+    first_after = len(run.replans)
     run.trace.write(event="replan", path=ctx.path, error=error.to_json(), depth=depth, model=model,
                     structure=structure)
     run.emit(event="replan", path=ctx.path, error=error.type, depth=depth, structure=structure)
@@ -119,7 +123,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         result = await prepared.node.eval(env, inner)
     except TaskError as failed:
         attempt["failure"] = {"type": failed.type, "reason": failed.reason, "message": failed.message}
-        beneath = [a for a in run.replans if a["task"] == ctx.path or a["task"].startswith(inner.path)]
+        beneath = [attempt] + [a for a in run.replans[first_after:] if a["task"].startswith(inner.path + "/")]
         raise stands(error, f"the re-planned structure failed too: {failed}", replans=beneath,
                      replan_error=failed.to_json()) from None
     notes = {k: v for k, v in result.notes.items() if k != "replanned"}
@@ -174,12 +178,17 @@ def atomic_of(path: str, name: str):
     from taskdsl.workspace import read_text
 
     from .ast import Atomic, Template
-    from .compiler import Compiler, parse_entry
+    from .compiler import CompileError, Compiler, parse_entry
 
     text = read_text(path)
     if text is None:
         raise TaskError("VALIDATION_ERROR", f"the reparse template {path} cannot be read", "reparse_template")
-    for definition in Compiler(path).definitions(parse_entry(text, path)):
+    try:
+        definitions = Compiler(path).definitions(parse_entry(text, path))
+    except CompileError as broken:
+        raise TaskError("VALIDATION_ERROR", f"the reparse template {path} does not compile: {broken.code} "
+                        f"{broken.message}", "reparse_template") from None
+    for definition in definitions:
         if definition.name == name:
             node = definition.ast_node
             node = node.body if isinstance(node, Template) else node
