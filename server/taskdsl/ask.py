@@ -18,6 +18,9 @@ rules, at most N times. A failure no other task can fix (the model call itself f
 was cancelled) is not re-planned, nor a task that sets `manual_xml` or `disable_reparsing` to
 true (or calls a template that does): the run's error stands.
 
+The write-check-repair loop (`write_checked`) is also how a run re-plans one failed task in
+place (taskdsl.evaluator.replan): its prompt comes from the reparse template instead.
+
 Every model answer is hostile. It is read only by the project's parsers (document.parse and the
 safe lxml configuration behind the checker: no DTD, no entities, no network); an answer over
 MAX_ANSWER_CHARS, or one that declares a DTD or an entity (the door to entity expansion and external
