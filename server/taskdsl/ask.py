@@ -18,6 +18,9 @@ rules, at most N times. A failure no other task can fix (the model call itself f
 was cancelled) is not re-planned, nor a task that sets `manual_xml` or `disable_reparsing` to
 true (or calls a template that does): the run's error stands.
 
+The write-check-repair loop (`write_checked`) is also how a run re-plans one failed task in
+place (taskdsl.evaluator.replan): its prompt comes from the reparse template instead.
+
 Every model answer is hostile. It is read only by the project's parsers (document.parse and the
 safe lxml configuration behind the checker: no DTD, no entities, no network); an answer over
 MAX_ANSWER_CHARS, or one that declares a DTD or an entity (the door to entity expansion and external
@@ -34,6 +37,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from taskdsl.document import parse
 from taskdsl.matching import find_matching_tasks
+from taskdsl.vocabulary import LOCKS
 
 USE_THRESHOLD = 0.6
 REPAIR_ROUNDS = 3
@@ -43,7 +47,6 @@ MAX_REPORTED_ERRORS = 20  # per repair round: the first errors are the ones that
 MAX_FAILURE_CHARS = 2_000  # of a failed run's message in a re-plan prompt
 REPLAN_ERRORS = ("RESOURCE_EXHAUSTION", "INVALID_OUTPUT", "TASK_FAILURE")  # what another task may avoid
 FINAL_REASONS = ("model_error", "cancelled")  # the model could not be called, or the user stopped the run
-LOCKS = ("manual_xml", "disable_reparsing")  # a task that sets one to true is never replaced
 NO_TASK_REASONS = ("too_large", "dtd", "not_xml", "repair_failed")  # the TaskError reasons raised here
 SYSTEM_PROMPT = ("You write task templates in the taskdsl XML language. Answer with one XML document and "
                  "nothing else: no prose, no DOCTYPE, no entity declarations.")
@@ -218,12 +221,17 @@ def build_prompt(request: str, library, previous: Attempt | None = None, failed:
                      "Write a different task for the request that avoids this failure (another structure, "
                      "other inputs or files, smaller steps). Answer with the whole XML document only.")
     if previous is not None:
-        found = "\n".join(f"- line {e['line']} column {e['column']}: {e['code']} {e['message']}"
-                          for e in previous.errors[:MAX_REPORTED_ERRORS])
-        parts.append(f"Your previous answer:\n```xml\n{previous.xml}\n```\n"
-                     f"The checker found these errors in it:\n{found}\n"
-                     "Answer with the whole corrected XML document only.")
+        parts.append(repair_text(previous))
     return "\n\n".join(parts)
+
+
+def repair_text(previous: Attempt) -> str:
+    """What a repair round adds to the prompt: the rejected answer and the checker's errors in it."""
+    found = "\n".join(f"- line {e['line']} column {e['column']}: {e['code']} {e['message']}"
+                      for e in previous.errors[:MAX_REPORTED_ERRORS])
+    return (f"Your previous answer:\n```xml\n{previous.xml}\n```\n"
+            f"The checker found these errors in it:\n{found}\n"
+            "Answer with the whole corrected XML document only.")
 
 
 # --------------------------------------------------------------------------- reading an answer
@@ -248,30 +256,50 @@ def refuse_hostile(answer: str) -> None:
     refuse_hostile_xml(answer, MAX_ANSWER_CHARS, "a written task", "ask again, or write the task by hand")
 
 
-def check_answer(xml: str, path: str, library) -> list[dict]:
+def check_answer(xml: str, path: str, library, settings=None, keep: bool = True) -> list[dict]:
     """The error diagnostics of the answer: the check a run of it at `path` makes (the same
-    function, the project's settings), against `library`."""
+    function; the project's settings unless `settings` are given), against `library`. With
+    `keep` false the answer leaves the index again once checked (a structure a run re-planned:
+    it is never a file of the project)."""
     from taskdsl.config import settings_for
     from taskdsl.evaluator.plan import check_errors
 
     library.update_file(path, xml)
-    document = parse(xml)
-    errors = []
-    for diagnostic in check_errors(document, path, library, settings_for(path)[0]):
-        line, column = document.position(diagnostic.span.start)
-        errors.append({"code": diagnostic.code, "message": diagnostic.message, "line": line + 1, "column": column + 1})
-    return errors
+    try:
+        document = parse(xml)
+        errors = []
+        for diagnostic in check_errors(document, path, library, settings or settings_for(path)[0]):
+            line, column = document.position(diagnostic.span.start)
+            errors.append({"code": diagnostic.code, "message": diagnostic.message, "line": line + 1,
+                           "column": column + 1})
+        return errors
+    finally:
+        if not keep:
+            library.remove_file(path)
 
 
 # --------------------------------------------------------------------------- the loop
 
 
-def handler_ask(model: str, replay_file: str | None = None) -> Ask:
-    """A model call through the evaluator's Handler: the provider path atomic tasks take."""
+def handler_ask(model: str, replay_file: str | None = None, config=None, budget=None,
+                spent: list | None = None) -> Ask:
+    """A model call through the evaluator's Handler: the provider path atomic tasks take. `config`:
+    a run's HandlerConfig (its endpoint, key and fixture), `budget`: the run's --max-cost budget,
+    charged as an atomic task's call is; each call's notes.dataUsage is appended to `spent`."""
+    from dataclasses import replace
+
     from taskdsl.evaluator.handler import Handler, HandlerConfig
 
+    base = config or HandlerConfig(replay_file=replay_file)
+
     async def ask(system: str, user: str) -> str:
-        result = await Handler(HandlerConfig(model=model, replay_file=replay_file)).execute(system, user)
+        if budget is not None:
+            budget.before(model, system + user)
+        result = await Handler(replace(base, model=model)).execute(system, user)
+        if budget is not None:
+            budget.charge(model, result.notes)
+        if spent is not None:
+            spent.append(result.notes["dataUsage"])
         return result.content
 
     return ask
@@ -283,8 +311,6 @@ async def decompose(request: str, library, path: str, ask: Ask, failed: tuple | 
     Raises TaskError: XML_PARSE_ERROR (a hostile answer, or the last one is not XML),
     VALIDATION_ERROR (the last answer still has checker errors: in details["diagnostics"]), or
     the model call's own error."""
-    from taskdsl.evaluator.results import TaskError
-
     request = request[:MAX_REQUEST_CHARS]
     match = usable_match(library, request) if failed is None else None
     if match is not None:
@@ -292,17 +318,31 @@ async def decompose(request: str, library, path: str, ask: Ask, failed: tuple | 
         errors = check_answer(xml, path, library)
         if not errors:
             return Answer(xml, "library", match, inputs)
+    answer = await write_checked(ask, lambda previous: build_prompt(request, library, previous, failed), path, library)
+    answer.match = best_match(library, request)
+    return answer
+
+
+async def write_checked(ask: Ask, prompt_for: Callable[[Attempt | None], str], path: str, library, *,
+                        system: str = SYSTEM_PROMPT, settings=None, keep: bool = True) -> Answer:
+    """A model-written task document that checks at `path` against `library`: the model gets
+    `prompt_for(None)`, then `prompt_for(the rejected attempt)` for each repair round, at most
+    REPAIR_ROUNDS. Every answer is refused unparsed when hostile (refuse_hostile). `settings` and
+    `keep` are check_answer's. Raises TaskError as decompose does."""
+    from taskdsl.evaluator.results import TaskError
+
     attempts: list[Attempt] = []
     previous = None
     for _ in range(1 + REPAIR_ROUNDS):
-        raw = await ask(SYSTEM_PROMPT, build_prompt(request, library, previous, failed))
+        raw = await ask(system, prompt_for(previous))
         refuse_hostile(raw)
         xml = extract_xml(raw).strip() + "\n"
-        previous = Attempt(len(raw), xml, check_answer(xml, path, library))
+        previous = Attempt(len(raw), xml, check_answer(xml, path, library, settings, keep))
         attempts.append(previous)
         if not previous.errors:
-            return Answer(xml, "model", best_match(library, request), {}, attempts)
-    library.remove_file(path)
+            return Answer(xml, "model", None, {}, attempts)
+    if keep:
+        library.remove_file(path)
     last = previous.errors
     details = {"diagnostics": last, "rounds": len(attempts), "answer": previous.xml[:2000]}
     if all(e["code"] == "TD001" for e in last):

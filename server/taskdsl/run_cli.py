@@ -84,6 +84,9 @@ class Progress:
     def __call__(self, event: dict) -> None:
         from taskdsl.features.run_result import MARKS, STATUS_DEGRADED
 
+        if event["event"] == "replan" and not self.quiet:  # the step's line follows when the structure is done
+            print(f"{'  ' * event['path'].count('/')}↻ {event['path']}: {event['error']}, re-planned (level "
+                  f"{event['depth']}): {replan_summary(event['structure'])}", file=self.stream or sys.stderr, flush=True)
         step = self.recorder.on_event(event)
         if step is None or event["event"] == "begin" or self.quiet:
             return
@@ -185,6 +188,8 @@ def run_command(args) -> int:
         if args.json:
             print(masked_json({"error": e.to_json(), **progress.report()}))
         print(masked(f"taskdsl run: {e}"), file=sys.stderr)
+        if why := not_replanned(e):
+            print(masked(f"  not re-planned: {why}"), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
@@ -199,6 +204,30 @@ def run_command(args) -> int:
     else:
         print(masked(result.content))
     return 0
+
+
+def replan_summary(structure: str) -> str:
+    "One line for a re-planned structure: its root's type and description."
+    from taskdsl.document import parse
+    from taskdsl.semantics import task_type
+
+    root = parse(structure).root
+    if root is None:
+        return "a new structure"
+    described = root.child("description")
+    what = f" — {' '.join(described.text.split())[:80]}" if described is not None else ""
+    return f"a {task_type(root) or root.tag} task{what} (see --json)"
+
+
+def not_replanned(error) -> str | None:
+    "Why the failed step (the innermost error) was not re-planned, when re-planning was considered."
+    details = error.details
+    while details is not None:
+        if details.get("not_replanned"):
+            return str(details["not_replanned"])
+        inner = details.get("error")
+        details = inner.get("details") if isinstance(inner, dict) else None
+    return None
 
 
 def print_plan(prepared, default_model: str, model: str | None) -> None:

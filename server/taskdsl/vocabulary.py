@@ -16,6 +16,8 @@ TASK_TAGS = ("task", "inner_task", "reduction_task")
 RUNNABLE_TAGS = ("task", "call", "cond")
 #: what a case, a default, an input or an arg may hold: exactly one of these (XSD group "branch")
 BRANCH_TAGS = ("task", "call")
+#: the booleans that keep a task as written: true on a task (or around it) and no model replaces it
+LOCKS = ("manual_xml", "disable_reparsing")
 #: the roots a document may have
 ROOT_TAGS = ("task", "template", "library", "call", "cond")
 

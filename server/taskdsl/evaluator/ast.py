@@ -48,6 +48,10 @@ class RunState:
     budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
     preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
+    allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
+    sources: dict[str, str | None] = field(default_factory=dict)  # path → the text each template was compiled from
+    replans: list[dict] = field(default_factory=list)  # every re-planning of the run (taskdsl.evaluator.replan)
+    recover: Callable[..., Any] | None = None  # replan.recover for a run (a preview re-plans nothing)
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -88,6 +92,8 @@ class Ctx:
     inherited: str = ""  # context text inherited from the parent task
     calls: int = 0  # nested refs and calls on the way here (MAX_CALL_DEPTH bounds recursion)
     chain: tuple[str, ...] = ()  # the names called on the way here, outermost first (a cycle's message)
+    locks: frozenset = frozenset()  # manual_xml / disable_reparsing set true by this task or one around it
+    replans: tuple[dict, ...] = ()  # the re-plannings this structure runs inside (outermost first)
 
     def at(self, segment: str, **changes) -> Ctx:
         return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
@@ -252,14 +258,23 @@ class TaskNode:
     inputs: list[Input] = field(default_factory=list)
     description: str = ""
     file_paths: FilePaths | None = None
+    origin: tuple[str | None, int, int] | None = None  # (file, start, end) of the task's XML
+    locks: frozenset = frozenset()  # the LOCKS this task sets to true
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings: ContextSettings | None = None) -> TaskResult:
         settings = settings or self.settings
+        if self.locks:
+            ctx = replace(ctx, locks=ctx.locks | self.locks)
         ctx.run.emit(event="begin", path=ctx.path, kind=self.kind, name=self.name)
         started = time.monotonic()
         try:
             scope, ctx, names = await self.bind(env, ctx, args, settings)
-            result = await self.run(scope, ctx, settings, names)
+            try:
+                result = await self.run(scope, ctx, settings, names)
+            except TaskError as error:  # another structure may avoid it (replan.recover), else it stands
+                if ctx.run.recover is None:
+                    raise
+                result = await ctx.run.recover(self, error, scope, ctx, names)
             inherited = ctx.inherited if settings.inherit_context != "none" else ""
             result.notes["dataUsage"] = usage.data_usage(names, inherited, ctx.accumulated,
                                                          result.notes.get("dataUsage"))

@@ -14,12 +14,11 @@ from taskdsl import expr as cond_expr
 from taskdsl import semantics
 from taskdsl.document import Element, parse
 from taskdsl.names import file_stem
-from taskdsl.vocabulary import BRANCH_TAGS, TASK_TAGS, boolean, collapse, enum_value, matches
+from taskdsl.vocabulary import BRANCH_TAGS, LOCKS, TASK_TAGS, boolean, collapse, enum_value, matches
 
 from . import ast
 from .ast import ContextSettings
 from .results import TaskError
-
 
 
 class CompileError(Exception):
@@ -169,7 +168,8 @@ class Compiler:
             self.fail(*semantics.unknown_type(el), el)
         common = dict(name=name, kind=kind, settings=effective_settings(el), folder=self.folder,
                       inputs=self.inputs(el, name), description=_text(el.child("description")) or "",
-                      file_paths=self.file_paths(el))
+                      file_paths=self.file_paths(el), origin=(self.path, el.start, el.span.end),
+                      locks=frozenset(lock for lock in LOCKS if boolean(_text(el.child(lock)), False)))
         if kind == "atomic":
             instructions, description = _text(el.child("instructions")), common["description"]
             if not instructions and not description:

@@ -15,7 +15,8 @@ offline models and a run through litellm look the same.
          `contains` (a string or a list of strings, all required) occurs in the user prompt
          answers; an entry without `contains` matches every prompt. A non-string answer is sent
          as its JSON text. The file is the run's `replay_file` setting or the
-         TASKDSL_REPLAY_FILE environment variable.
+         TASKDSL_REPLAY_FILE environment variable. A fixture may set "context_window": N
+         (tokens) to have replay claim a smaller window (a demo of what overflows it).
   Their tokens are counted by ``count_tokens`` below (deterministic, documented in
   docs/evaluator.md), and they claim a window of CONTEXT_WINDOW tokens.
 - ``LitellmProvider``: every other model, through litellm (its token counter, model map and
@@ -109,6 +110,18 @@ def read_fixture(path: str) -> list[dict]:
     return entries
 
 
+def fixture_window(path: str) -> int:
+    """The window a replay fixture claims ("context_window", a whole number of tokens), else CONTEXT_WINDOW;
+    a fixture that cannot be read claims the default (its answers' reading says what is wrong)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return CONTEXT_WINDOW
+    window = data.get("context_window") if isinstance(data, dict) else None
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else CONTEXT_WINDOW
+
+
 def replay_answer(entries: list[dict], prompt: str, scope: str | None = None) -> str:
     """The first entry whose `contains` all occur in the prompt. An entry naming a `test` answers
     only that test's calls (scope); without a scope (a plain run) every entry is tried."""
@@ -141,16 +154,20 @@ class OfflineProvider:
         return count_message_tokens(messages)
 
     def context_window(self) -> int | None:
-        return CONTEXT_WINDOW
+        path = self.fixture_path() if self.name == "replay" else None
+        return fixture_window(path) if path else CONTEXT_WINDOW
 
     def credential_problem(self) -> TaskError | None:
         return None
+
+    def fixture_path(self) -> str | None:
+        return self.replay_file or os.environ.get("TASKDSL_REPLAY_FILE")
 
     def answer(self, messages: list[dict]) -> str:
         prompt = user_prompt(messages)
         if self.name == "echo":
             return prompt
-        path = self.replay_file or os.environ.get("TASKDSL_REPLAY_FILE")
+        path = self.fixture_path()
         if not path:
             raise ValueError("taskdsl/replay needs a fixture: set TASKDSL_REPLAY_FILE")
         return replay_answer(read_fixture(path), prompt, self.replay_scope)

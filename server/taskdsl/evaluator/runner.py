@@ -23,6 +23,7 @@ from .ast import Ctx, RunState
 from .env import Env
 from .handler import HandlerConfig, default_model
 from .memory import MemorySystem
+from .replan import recover
 from .plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
 from .results import TaskError, TaskResult
 from .trace import Trace
@@ -105,7 +106,9 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
-                     allow_read=prepared.allow_read, redactor=redactor, budget=budget, script_env=script_env or {})
+                     allow_read=prepared.allow_read, redactor=redactor, budget=budget,
+                     allowed_commands=tuple(prepared.commands), sources=dict(prepared.sources), recover=recover,
+                     script_env=script_env or {})
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = task or (root.get("name") if root.tag == "task" else None) or root.tag
