@@ -205,3 +205,11 @@ def test_td210_task_parameters_wrapped_in_template():
         </template>
     """)
     assert check(fixed).diagnostics == []
+
+
+def test_a_name_that_starts_with_a_line_break_is_quoted_on_one_line():
+    from taskdsl.checker import check_text
+    text = '<template name="\r\ntranslate">\n  <task type="atomic"><instructions>x</instructions></task>\n</template>\n'
+    [message] = [d.message for d in check_text(text).diagnostics if d.code == "TD207"]
+    assert message == ("template name '\\r\\ntranslate' is not an identifier: use letters, digits and '_' "
+                       "(e.g. 'translate')")

@@ -17,6 +17,9 @@ TASK_TYPES = task_types()
 
 def make(code: str, span: Span, message: str, *, severity: Severity | None = None,
          related: Iterable[Related] = (), fixes: Iterable[Fix] = ()) -> Diagnostic:
+    # A message is one line in every editor: a line break quoted from the user's text (a name that
+    # starts with one) is shown as its escape.
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
     return Diagnostic(code, severity or RULES[code].severity, span, message, list(related), list(fixes))
 
 
