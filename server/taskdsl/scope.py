@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from taskdsl.context import effective_settings
 from taskdsl.document import Attr, Element, Span
 from taskdsl.names import PARAM_RE
-from taskdsl.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_ref, step_index, task_type
+from taskdsl.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_later_step, is_ref, task_type
 from taskdsl.vocabulary import TASK_TAGS
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -150,7 +150,7 @@ class Scopes:
                 if child is not None and child.tag == "inputs":
                     direction = INPUTS
                 elif child is not None and child.tag == "steps" and grandchild is not None \
-                        and (step_index(grandchild) or 0) >= 2 and task_type(current) == "sequential":
+                        and is_later_step(grandchild) and task_type(current) == "sequential":
                     direction = LATER_STEP
                 else:
                     direction = BODY
