@@ -90,10 +90,11 @@ class Scopes:
     everything under it: one Frame per (scope element, direction). What the methods return is
     shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_frames", "_top", "_globals")
+    __slots__ = ("settings", "_frames", "_top", "_globals", "_settings_of")
 
-    def __init__(self, settings=None):
+    def __init__(self, settings=None, settings_of=effective_settings):
         self.settings = settings
+        self._settings_of = settings_of  # a task's effective settings (the file model's memo)
         self._frames: tuple[dict[Element, _Frame], ...] = ({}, {}, {})
         self._top: dict[bool, _Frame] = {}
         self._globals: _Frame | None = None
@@ -193,7 +194,7 @@ class Scopes:
                 for name, span in param_list(current, "parameters"):
                     _declare(found, Binding("param", name, current, parameters, span))
             if not is_ref(current):
-                inherit = effective_settings(current).inherit_context
+                inherit = self._settings_of(current).inherit_context
                 if inherit != "full":
                     closed = True
                     kept = self._global_frame().bindings

@@ -4,12 +4,14 @@ Element-level answers (a task's type, whether an input has a value, the steps of
 the params of a template) are plain functions of an element; :class:`FileModel` holds what is
 computed once per text (effective settings, scopes and visibility, the uses of variables and what
 is wrong with them). The rules read ``RuleContext.model``; the compiler and the runner ask
-:func:`model_of` for the document they compile, so a template means the same thing in both.
+:func:`model_of` for the document they compile, so a template means the same thing in both;
+:func:`model_of` builds one model per parsed text, which the rules, hover and completion share.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -95,6 +97,19 @@ def last_output_message(use: VariableUse) -> str:
             "in a sequential's second and later steps")
 
 
+_models: "weakref.WeakKeyDictionary[Document, FileModel]" = weakref.WeakKeyDictionary()
+
+
+def model_of(document: Document, settings=None) -> FileModel:
+    """The model of a parsed text, built once and shared by everyone who asks about the same
+    Document (which is never modified after the scan) with the same settings: the rules, hover
+    and completion of one version share its scopes. Kept as long as the Document lives."""
+    found = _models.get(document)
+    if found is None or found.settings is not settings:
+        found = _models[document] = FileModel(document, settings)
+    return found
+
+
 class FileModel:
     """The meaning of one parsed text, computed on first use and kept for the text's lifetime."""
 
@@ -104,6 +119,7 @@ class FileModel:
         self._scopes = None
         self._uses: list[VariableUse] | None = None
         self._placeholders: list | None = None
+        self._settings: dict = {}
 
     @property
     def root(self) -> Element | None:
@@ -114,8 +130,18 @@ class FileModel:
         if self._scopes is None:
             from taskdsl.scope import Scopes
 
-            self._scopes = Scopes(self.settings)
+            self._scopes = Scopes(self.settings, self.settings_of)
         return self._scopes
+
+    def settings_of(self, task: Element):
+        """The effective context settings of a task-like element, read once per text (the rules
+        and the scopes both ask for every task)."""
+        found = self._settings.get(task)
+        if found is None:
+            from taskdsl.context import effective_settings
+
+            found = self._settings[task] = effective_settings(task)
+        return found
 
     def elements(self, *tags: str) -> Iterable[Element]:
         wanted = set(tags)
