@@ -65,3 +65,22 @@ def test_a_new_version_or_new_settings_build_a_new_model(builds):
     globals_added = Settings(globals=("topc",))
     assert ask_everything(TEXT.replace("rivers", "lakes"), globals_added)[0] == []  # topc is now a global
     assert builds == {"model": 3, "scopes": 3}
+
+
+def test_a_checked_document_is_freed_without_the_cyclic_collector():
+    """A Document, its model and its scopes hold no reference cycle: an edit's old version is freed
+    the moment its last reference goes, not at the next full collection (which walks the heap)."""
+    import gc
+    import weakref
+
+    doc = parse(TEXT.replace("rivers", "seas"))
+    check_document(doc, settings=Settings())
+    hover.describe_at(doc, doc.text.index("{{topic}}") + 3)
+    watched = [weakref.ref(doc), weakref.ref(semantics.model_of(doc)), weakref.ref(doc.root)]
+    gc.disable()
+    try:
+        del doc
+        parse("<task/>"), parse("<cond/>")  # push it out of the parse cache
+        assert [ref() for ref in watched] == [None, None, None]
+    finally:
+        gc.enable()

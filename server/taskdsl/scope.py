@@ -90,11 +90,11 @@ class Scopes:
     everything under it: one Frame per (scope element, direction). What the methods return is
     shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_frames", "_top", "_globals", "_settings_of")
+    __slots__ = ("settings", "_frames", "_top", "_globals", "_effective")
 
-    def __init__(self, settings=None, settings_of=effective_settings):
+    def __init__(self, settings=None):
         self.settings = settings
-        self._settings_of = settings_of  # a task's effective settings (the file model's memo)
+        self._effective: dict[Element, object] = {}  # task → its effective context settings
         self._frames: tuple[dict[Element, _Frame], ...] = ({}, {}, {})
         self._top: dict[bool, _Frame] = {}
         self._globals: _Frame | None = None
@@ -110,6 +110,14 @@ class Scopes:
     def closed(self, element: Element) -> bool:
         """True when nothing outside the file can add a visible name at element."""
         return self._frame(element).closed
+
+    def settings_of(self, task: Element):
+        """The effective context settings of a task-like element, read once (the scopes and the
+        rules both ask for every task)."""
+        found = self._effective.get(task)
+        if found is None:
+            found = self._effective[task] = effective_settings(task)
+        return found
 
     def everywhere(self) -> dict[str, Binding]:
         """What is visible everywhere (the globals): part of every visible()."""
@@ -194,7 +202,7 @@ class Scopes:
                 for name, span in param_list(current, "parameters"):
                     _declare(found, Binding("param", name, current, parameters, span))
             if not is_ref(current):
-                inherit = self._settings_of(current).inherit_context
+                inherit = self.settings_of(current).inherit_context
                 if inherit != "full":
                     closed = True
                     kept = self._global_frame().bindings

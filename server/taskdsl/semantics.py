@@ -119,7 +119,6 @@ class FileModel:
         self._scopes = None
         self._uses: list[VariableUse] | None = None
         self._placeholders: list | None = None
-        self._settings: dict = {}
 
     @property
     def root(self) -> Element | None:
@@ -130,18 +129,13 @@ class FileModel:
         if self._scopes is None:
             from taskdsl.scope import Scopes
 
-            self._scopes = Scopes(self.settings, self.settings_of)
+            self._scopes = Scopes(self.settings)
         return self._scopes
 
     def settings_of(self, task: Element):
         """The effective context settings of a task-like element, read once per text (the rules
-        and the scopes both ask for every task)."""
-        found = self._settings.get(task)
-        if found is None:
-            from taskdsl.context import effective_settings
-
-            found = self._settings[task] = effective_settings(task)
-        return found
+        and the scopes both ask for every task; the scopes keep them)."""
+        return self.scopes.settings_of(task)
 
     def elements(self, *tags: str) -> Iterable[Element]:
         wanted = set(tags)
