@@ -61,6 +61,9 @@ def main() -> int:
             print(f"round {round_number + 1} {label}: load {load:.2f}", file=sys.stderr)
             for row in rows:
                 figures.setdefault(row["name"], {label: [] for label, _ in trees})[label].append(row["value"])
+                if row.get("floor"):  # the figure's own floor, measured in the same run
+                    name = f"{row['name']} ÷ floor ({row['floor_name']})"
+                    figures.setdefault(name, {label: [] for label, _ in trees})[label].append(row["value"] / row["floor"])
     reference = trees[0][0]
     print("trees: " + ", ".join(f"[{i}] {label}" for i, (label, _) in enumerate(trees)))
     print(f"{'measure (median of the rounds; ratio to [0])':70} " + " ".join(f"{f'[{i}]':>18}" for i in range(len(trees))))
