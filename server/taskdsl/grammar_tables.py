@@ -9,17 +9,86 @@ does not wait ~0.2 s for xmlschema's import and content-model build.
 The tables hold one entry per element declaration (its name, documentation and type) and one
 per type (children in order with effective occurrences, attributes, the values of its text, its
 content kind). A path resolves from the roots through the children, as in the XSD model.
+The answers' shapes (``ChildInfo``, ``AttrInfo``) and the queries both models share
+(``GrammarQueries``) live here, so that ``schema`` imports this module and not the reverse.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from taskdsl.schema import AttrInfo, ChildInfo, ElementPath, GrammarQueries
+ElementPath = tuple[str, ...]
 
 TABLES_FILE = Path(__file__).with_name("grammar_tables.json")
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class ChildInfo:
+    """A child element allowed under some parent; occurrences are effective ones
+    (a choice of several makes each optional; a repeating group makes each unbounded)."""
+
+    name: str
+    min_occurs: int
+    max_occurs: int | None  # None = unbounded
+    documentation: str | None
+
+
+@dataclass(frozen=True)
+class AttrInfo:
+    name: str
+    required: bool
+    default: str | None
+    documentation: str | None
+    enum: list[str] | None  # allowed (or, if open_enum, suggested) values
+    pattern: str | None  # XSD regex the value must match (implicitly anchored)
+    open_enum: bool = False  # True: enum lists known values, but any text is valid
+    type_name: str | None = None  # the named simple type, e.g. "identifier", "taskKind"
+
+
+class GrammarQueries:
+    """What every grammar model answers from the other queries (the XSD one and the tables)."""
+
+    def max_occurs(self, path: ElementPath) -> int | None:
+        """How often the last element of ``path`` may appear under its parent:
+        an int, None for unbounded, 0 where it is not allowed at all."""
+        path = tuple(path)
+        if not path:
+            return 0
+        for info in self.allowed_children(path[:-1]):
+            if info.name == path[-1]:
+                return info.max_occurs
+        return 0
+
+    def iter_paths(self) -> Iterator[ElementPath]:
+        """A path to every element declaration and reference, each once, breadth first
+        (so the shortest); a type already walked is not walked again (types recurse)."""
+        seen_declarations: set[int] = set()
+        walked_types: set[int] = set()
+        queue = deque((info.name,) for info in self.allowed_children(()))
+        while queue:
+            path = queue.popleft()
+            declaration, kind = self._identity(path)
+            if declaration in seen_declarations:
+                continue
+            seen_declarations.add(declaration)
+            yield path
+            if kind not in walked_types:
+                walked_types.add(kind)
+                queue.extend(path + (info.name,) for info in self.allowed_children(path))
+
+    def _identity(self, path: ElementPath) -> tuple[int, int]:
+        """(declaration, type) of an allowed path, as keys that tell them apart."""
+        raise NotImplementedError
+
+
 
 
 def serialise(tables: dict) -> str:

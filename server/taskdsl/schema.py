@@ -19,15 +19,14 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lxml import etree
 
-ElementPath = tuple[str, ...]
+from taskdsl.grammar_tables import AttrInfo, ChildInfo, ElementPath, GrammarQueries, TableModel  # noqa: F401
+
 XS = "{http://www.w3.org/2001/XMLSchema}"
 
 # Seconds spent loading the model, set by model() (reported by benchmarks).
@@ -54,29 +53,6 @@ def lxml_schema() -> etree.XMLSchema:
 
 
 # --------------------------------------------------------------------------- answers
-
-
-@dataclass(frozen=True)
-class ChildInfo:
-    """A child element allowed under some parent; occurrences are effective ones
-    (a choice of several makes each optional; a repeating group makes each unbounded)."""
-
-    name: str
-    min_occurs: int
-    max_occurs: int | None  # None = unbounded
-    documentation: str | None
-
-
-@dataclass(frozen=True)
-class AttrInfo:
-    name: str
-    required: bool
-    default: str | None
-    documentation: str | None
-    enum: list[str] | None  # allowed (or, if open_enum, suggested) values
-    pattern: str | None  # XSD regex the value must match (implicitly anchored)
-    open_enum: bool = False  # True: enum lists known values, but any text is valid
-    type_name: str | None = None  # the named simple type, e.g. "identifier", "taskKind"
 
 
 def _doc(elem: Any) -> str | None:
@@ -152,42 +128,6 @@ def _particles(group: Any, min_factor: int, max_factor: int | None) -> Iterator[
             yield from _particles(item, group_min, group_max)
         elif item.name is not None:  # an element (wildcards have no name)
             yield item, item.min_occurs * group_min, _mul(item.max_occurs, group_max)
-
-
-class GrammarQueries:
-    """What every grammar model answers from the other queries (the XSD one and the tables)."""
-
-    def max_occurs(self, path: ElementPath) -> int | None:
-        """How often the last element of ``path`` may appear under its parent:
-        an int, None for unbounded, 0 where it is not allowed at all."""
-        path = tuple(path)
-        if not path:
-            return 0
-        for info in self.allowed_children(path[:-1]):
-            if info.name == path[-1]:
-                return info.max_occurs
-        return 0
-
-    def iter_paths(self) -> Iterator[ElementPath]:
-        """A path to every element declaration and reference, each once, breadth first
-        (so the shortest); a type already walked is not walked again (types recurse)."""
-        seen_declarations: set[int] = set()
-        walked_types: set[int] = set()
-        queue = deque((info.name,) for info in self.allowed_children(()))
-        while queue:
-            path = queue.popleft()
-            declaration, kind = self._identity(path)
-            if declaration in seen_declarations:
-                continue
-            seen_declarations.add(declaration)
-            yield path
-            if kind not in walked_types:
-                walked_types.add(kind)
-                queue.extend(path + (info.name,) for info in self.allowed_children(path))
-
-    def _identity(self, path: ElementPath) -> tuple[int, int]:
-        """(declaration, type) of an allowed path, as keys that tell them apart."""
-        raise NotImplementedError
 
 
 class GrammarModel(GrammarQueries):
@@ -404,8 +344,6 @@ def model() -> GrammarQueries:
     with _model_lock:
         if _model is None:
             started = time.perf_counter()
-            from taskdsl.grammar_tables import TableModel
-
             _model = TableModel.load()
             model_build_seconds = time.perf_counter() - started
     return _model
