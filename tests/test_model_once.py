@@ -84,3 +84,14 @@ def test_a_checked_document_is_freed_without_the_cyclic_collector():
         assert [ref() for ref in watched] == [None, None, None]
     finally:
         gc.enable()
+
+
+def test_a_bulk_check_keeps_only_the_last_few_models():
+    """`taskdsl check` keeps thousands of documents to the end: their models must not all stay."""
+    settings = Settings()
+    documents = [parse(TEXT.replace("rivers", f"river {i}")) for i in range(3 * semantics.MODELS_KEPT)]
+    for doc in documents:
+        check_document(doc, settings=settings)
+    assert len(semantics._models) <= semantics.MODELS_KEPT
+    last = documents[-1]
+    assert semantics.model_of(last, settings) is semantics.model_of(last, settings)

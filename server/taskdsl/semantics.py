@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -97,16 +98,25 @@ def last_output_message(use: VariableUse) -> str:
             "in a sequential's second and later steps")
 
 
+MODELS_KEPT = 8  # the documents asked about last: the editor's open ones, not a whole workspace
 _models: "weakref.WeakKeyDictionary[Document, FileModel]" = weakref.WeakKeyDictionary()
+_kept: deque = deque()  # weak references to their Documents, oldest first
 
 
 def model_of(document: Document, settings=None) -> FileModel:
     """The model of a parsed text, built once and shared by everyone who asks about the same
     Document (which is never modified after the scan) with the same settings: the rules, hover
-    and completion of one version share its scopes. Kept as long as the Document lives."""
+    and completion of one version share its scopes. Kept while the Document lives, for the last
+    MODELS_KEPT documents (a check of thousands of files keeps each file's model only while its
+    rules run)."""
     found = _models.get(document)
     if found is None or found.settings is not settings:
         found = _models[document] = FileModel(document, settings)
+        _kept.append(weakref.ref(document))
+        while len(_kept) > MODELS_KEPT:
+            oldest = _kept.popleft()()
+            if oldest is not None and oldest is not document:
+                _models.pop(oldest, None)
     return found
 
 
