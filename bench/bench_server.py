@@ -6,7 +6,9 @@
   only imports pygls and lxml (goal ≤ 1.5x);
 - open → diagnostics over stdio for templates of 100, 2,000 and 20,000 lines, beside lxml parse +
   XSD validation of the same text in process (goal ≤ 3x at 2,000 lines), and against a bare
-  pygls server that publishes nothing (the transport alone, for scale);
+  pygls server that publishes nothing (the transport alone, for scale); measured once the server
+  is idle (its first diagnostics start a background import of litellm, seconds of CPU), with
+  one more row for an open during that import;
 - edit → re-diagnosis (debounce set to 0), completion and hover latency at the end of a
   2,000-line template (goal p95 ≤ 30 ms).
 """
@@ -41,14 +43,15 @@ def template_of_lines(lines: int) -> str:
     head = '<task type="sequential" name="big">\n  <description>A long pipeline</description>\n  <steps>\n'
     step = (
         '    <task type="atomic">\n'
-        "      <description>Step {i}: summarise {{{{last_output}}}}</description>\n"
+        "      <description>Step {i}: summarise {{{{{used}}}}}</description>\n"
         "      <context_management><inherit_context>full</inherit_context></context_management>\n"
         '      <inputs><input name="n{i}">value {i}</input></inputs>\n'
         "      <output_format type=\"text\"/>\n"
         "    </task>\n"
     )
     count = max(1, (lines - 5) // 6)
-    return head + "".join(step.format(i=i) for i in range(count)) + "  </steps>\n</task>\n"
+    # the first step has no previous output: it summarises its own input (no TD402)
+    return head + "".join(step.format(i=i, used="last_output" if i else "n0") for i in range(count)) + "  </steps>\n</task>\n"
 
 
 def floor_validate(text: str, repeat: int = 5) -> float:
@@ -150,12 +153,20 @@ def main() -> int:
         client = LspClient(settings={"debounce": 0})
         client.initialize(workspace)
         open_to_diagnostics(client, workspace, SMALL, "warm", 1)  # first check imports the rules
+        # right after the first diagnostics the server imports litellm in a background thread
+        # (for the first run with a real model): an open then shares the CPU with that import
+        during_import = open_to_diagnostics(client, workspace, template_of_lines(2000), "early", repeat)
+        client.settle()  # the rows below are what a request costs once that start-up work is over
         for lines in (100, 2000, 20000):
             text = template_of_lines(lines)
             floor = floor_validate(text)
             measured = open_to_diagnostics(client, workspace, text, f"open{lines}", repeat if lines < 20000 else max(2, repeat // 2))
             rows.append(ratio_row(group, f"open → diagnostics, {lines:,} lines", measured * 1000, floor * 1000,
                                   "lxml parse+XSD in process", 3.0 if lines == 2000 else None))
+            if lines == 2000:
+                rows.append(ratio_row(group, "open → diagnostics, 2,000 lines, in the first seconds (litellm's "
+                                      "background import running)", during_import * 1000, measured * 1000,
+                                      "the same open once the server is idle", None))
         latencies = end_of_document_latencies(client, workspace, template_of_lines(2000), samples)
         client.close()
 

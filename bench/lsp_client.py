@@ -125,6 +125,26 @@ class LspClient:
                 params["_received"] = message["_received"]
                 return params
 
+    def cpu_seconds(self) -> float:
+        """The server process's CPU time so far (user + system, Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def settle(self, timeout: float = 60.0, window: float = 1.0) -> float:
+        """Wait until the server is idle (under 5 % of a core over ``window`` seconds): its start-up
+        work — the background import of litellm that its first diagnostics start — is over, so what
+        is measured next is what a request costs, not a share of the CPU with that import. Returns
+        the seconds waited."""
+        started = time.perf_counter()
+        last = self.cpu_seconds()
+        while time.perf_counter() - started < timeout:
+            time.sleep(window)
+            now = self.cpu_seconds()
+            if now - last < 0.05 * window:
+                break
+            last = now
+        return time.perf_counter() - started
+
     def open(self, uri: str, text: str, version: int = 1) -> None:
         self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "taskxml", "version": version, "text": text}})
 

@@ -53,6 +53,7 @@ def test_the_wheel_carries_the_grammar(installed):
 
     names = zipfile.ZipFile(wheel).namelist()
     assert "taskdsl/schemas/task.xsd" in names
+    assert "taskdsl/grammar_tables.json" in names  # completion, hover and TD1xx read it (no xmlschema at run time)
     assert "taskdsl/cli.py" in names
 
 

@@ -185,12 +185,14 @@ def effective_settings(element: Element) -> ContextSettings:
 _PLAIN: dict[tuple[str, str], ContextSettings] = {}  # (operator key, kind) → a task's settings when it sets none
 
 
-def effective_settings_map(document: Document, tasks: Iterable[Element] | None = None) -> dict[Element, ContextSettings]:
+def effective_settings_map(document: Document, tasks: Iterable[Element] | None = None,
+                           read=effective_settings) -> dict[Element, ContextSettings]:
     """Effective settings of every task, inner_task and reduction_task (ref tasks included).
-    `tasks`: those elements of the document, in document order, when the caller has them listed."""
+    `tasks`: those elements of the document, in document order, when the caller has them listed;
+    `read`: how one task's settings are read (the file model passes its memo)."""
     if tasks is None:
         tasks = [element for element in document.iter() if element.tag in TASK_TAGS]
-    return {element: effective_settings(element) for element in tasks}
+    return {element: read(element) for element in tasks}
 
 
 def describe(settings: ContextSettings) -> str:

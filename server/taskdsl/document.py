@@ -157,7 +157,10 @@ class Element:
     @property
     def text(self) -> str:
         """The element's own decoded text, without comments and without its children's text."""
-        return "".join(piece.value for piece in self.text_pieces)
+        pieces = self.text_pieces
+        if len(pieces) == 1:  # the common case: one run of text
+            return pieces[0].value
+        return "".join(piece.value for piece in pieces)
 
     @property
     def has_text(self) -> bool:

@@ -159,3 +159,12 @@ def step_index(step: Element) -> int | None:
     if parent is None or parent.tag != "steps" or step.tag not in RUNNABLE_TAGS:
         return None
     return runnable_children(parent).index(step) + 1
+
+
+def is_later_step(step: Element) -> bool:
+    """A second or later step of its <steps> (what sees last_output): step_index(step) >= 2, found
+    without counting the siblings before it (every step of a long sequential asks)."""
+    parent = step.parent
+    if parent is None or parent.tag != "steps" or step.tag not in RUNNABLE_TAGS:
+        return False
+    return next(c for c in parent.children if c.tag in RUNNABLE_TAGS) is not step

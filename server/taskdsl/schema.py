@@ -1,8 +1,11 @@
 """The grammar: where ``task.xsd`` lives, its compiled lxml validator, and a content model.
 
-``lxml_schema()`` validates (fast, libxml2). ``model()`` answers what completion and hover
-ask — which children and attributes an element may have, their enumeration values and their
-documentation — by reading the XSD through xmlschema. Nothing here restates the element list:
+``lxml_schema()`` validates (fast, libxml2). ``model()`` answers what completion, hover,
+formatting and the schema diagnostics ask — which children and attributes an element may have,
+their enumeration values and their documentation — from tables generated from the XSD at build
+time (``grammar_tables``: loaded in ~2 ms, no xmlschema). ``xsd_model()`` answers the same by
+reading the XSD through xmlschema; it writes the tables (``python -m taskdsl.schema
+--write-tables``) and a test proves both answer alike. Nothing here restates the element list:
 every answer comes from the XSD.
 
 Elements are addressed by *path*: the tag names from the root down, e.g.
@@ -16,18 +19,17 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lxml import etree
 
-ElementPath = tuple[str, ...]
+from taskdsl.grammar_tables import AttrInfo, ChildInfo, ElementPath, GrammarQueries, TableModel  # noqa: F401
+
 XS = "{http://www.w3.org/2001/XMLSchema}"
 
-# Seconds spent building the xmlschema model, set by model() (reported by benchmarks).
+# Seconds spent loading the model, set by model() (reported by benchmarks).
 model_build_seconds: float | None = None
 
 
@@ -51,29 +53,6 @@ def lxml_schema() -> etree.XMLSchema:
 
 
 # --------------------------------------------------------------------------- answers
-
-
-@dataclass(frozen=True)
-class ChildInfo:
-    """A child element allowed under some parent; occurrences are effective ones
-    (a choice of several makes each optional; a repeating group makes each unbounded)."""
-
-    name: str
-    min_occurs: int
-    max_occurs: int | None  # None = unbounded
-    documentation: str | None
-
-
-@dataclass(frozen=True)
-class AttrInfo:
-    name: str
-    required: bool
-    default: str | None
-    documentation: str | None
-    enum: list[str] | None  # allowed (or, if open_enum, suggested) values
-    pattern: str | None  # XSD regex the value must match (implicitly anchored)
-    open_enum: bool = False  # True: enum lists known values, but any text is valid
-    type_name: str | None = None  # the named simple type, e.g. "identifier", "taskKind"
 
 
 def _doc(elem: Any) -> str | None:
@@ -151,8 +130,10 @@ def _particles(group: Any, min_factor: int, max_factor: int | None) -> Iterator[
             yield item, item.min_occurs * group_min, _mul(item.max_occurs, group_max)
 
 
-class GrammarModel:
-    """Content-model and documentation queries over the XSD, by element path."""
+class GrammarModel(GrammarQueries):
+    """Content-model and documentation queries over the XSD read by xmlschema, by element path.
+    Slow to import and build (~0.2 s): the tables generated from it (``grammar_tables``) answer
+    at run time; this model generates them and proves them equal."""
 
     def __init__(self, schema: Any) -> None:
         self._schema = schema
@@ -168,7 +149,13 @@ class GrammarModel:
                 (el, ChildInfo(name, 0, 1, self._element_doc(el))) for name, el in self._roots.items()
             )
         decl = self._resolve(path)
-        if decl is None or decl.type.is_simple() or decl.type.has_simple_content():
+        return () if decl is None else self.particles_under(decl)
+
+    @classmethod
+    def particles_under(cls, decl: Any) -> tuple[tuple[Any, ChildInfo], ...]:
+        """(declaration, ChildInfo) for each element allowed directly under the declaration
+        ``decl`` (a function of its type alone)."""
+        if decl.type.is_simple() or decl.type.has_simple_content():
             return ()
         content = decl.type.content
         if content is None or not hasattr(content, "model"):
@@ -178,7 +165,7 @@ class GrammarModel:
             if particle.local_name not in seen:  # first declaration wins; names are unique here
                 seen[particle.local_name] = (
                     particle,
-                    ChildInfo(particle.local_name, lo, hi, self._element_doc(particle)),
+                    ChildInfo(particle.local_name, lo, hi, cls._element_doc(particle)),
                 )
         return tuple(seen.values())
 
@@ -208,28 +195,22 @@ class GrammarModel:
         return decl.type.attributes.get(attr)
 
     def _text_type(self, path: ElementPath) -> Any | None:
-        """The simple type of an element's text (simple type or simple content)."""
         decl = self._resolve(path)
-        if decl is None:
-            return None
+        return None if decl is None else self.text_type(decl)
+
+    @staticmethod
+    def text_type(decl: Any) -> Any | None:
+        """The simple type of an element's text (simple type or simple content)."""
         if decl.type.is_simple():
             return decl.type
         if decl.type.has_simple_content():
             return decl.type.content
         return None
 
-    # -- queries ----------------------------------------------------------------------
-
-    def exists(self, path: ElementPath) -> bool:
-        return path == () or self._resolve(path) is not None
-
-    def allowed_children(self, path: ElementPath) -> list[ChildInfo]:
-        """Elements allowed directly under ``path``, in schema order ([] for text/empty)."""
-        return [info for _, info in self._children(tuple(path))]
-
-    def attributes(self, path: ElementPath) -> list[AttrInfo]:
-        decl = self._resolve(tuple(path))
-        if decl is None or decl.type.is_simple():
+    @staticmethod
+    def attribute_infos(decl: Any) -> list[AttrInfo]:
+        """The attributes the declaration ``decl`` allows (a function of its type alone)."""
+        if decl.type.is_simple():
             return []
         infos = []
         for name, attribute in decl.type.attributes.items():
@@ -249,6 +230,19 @@ class GrammarModel:
                 )
             )
         return infos
+
+    # -- queries ----------------------------------------------------------------------
+
+    def exists(self, path: ElementPath) -> bool:
+        return path == () or self._resolve(path) is not None
+
+    def allowed_children(self, path: ElementPath) -> list[ChildInfo]:
+        """Elements allowed directly under ``path``, in schema order ([] for text/empty)."""
+        return [info for _, info in self._children(tuple(path))]
+
+    def attributes(self, path: ElementPath) -> list[AttrInfo]:
+        decl = self._resolve(tuple(path))
+        return [] if decl is None else self.attribute_infos(decl)
 
     def enum_values(self, path: ElementPath, attr: str | None = None) -> list[tuple[str, str | None]]:
         """(value, documentation) of the element's text, or of attribute ``attr``."""
@@ -284,55 +278,73 @@ class GrammarModel:
         """True for an element whose content is text only (description, inherit_context, command)."""
         return self._text_type(tuple(path)) is not None
 
-    def max_occurs(self, path: ElementPath) -> int | None:
-        """How often the last element of ``path`` may appear under its parent:
-        an int, None for unbounded, 0 where it is not allowed at all."""
-        path = tuple(path)
-        if not path:
-            return 0
-        for info in self.allowed_children(path[:-1]):
-            if info.name == path[-1]:
-                return info.max_occurs
-        return 0
+    def _identity(self, path: ElementPath) -> tuple[int, int]:
+        decl = self._resolve(path)
+        return id(decl), id(decl.type)
 
-    def iter_paths(self) -> Iterator[ElementPath]:
-        """A path to every element declaration and reference, each once, breadth first
-        (so the shortest); a type already walked is not walked again (types recurse)."""
-        seen_particles: set[int] = set()
-        walked_types: set[int] = set()
-        queue = deque((name,) for name in self._roots)
-        while queue:
-            path = queue.popleft()
-            decl = self._resolve(path)
-            if id(decl) in seen_particles:
-                continue
-            seen_particles.add(id(decl))
-            yield path
-            if id(decl.type) not in walked_types:
-                walked_types.add(id(decl.type))
-                queue.extend(path + (info.name,) for info in self.allowed_children(path))
+    # -- the tables -------------------------------------------------------------------
+
+    def tables(self) -> dict:
+        """Everything the queries above answer, as plain data: one entry per element declaration
+        (name, documentation, type) and per type (children, attributes, text values, content
+        kind). The run-time model (``grammar_tables``) answers from it without xmlschema."""
+        declarations: list[dict | None] = []
+        types: list[dict | None] = []
+        declaration_ids: dict[int, int] = {}
+        type_ids: dict[int, int] = {}
+
+        def declare(decl: Any) -> int:
+            if id(decl) not in declaration_ids:
+                declaration_ids[id(decl)] = len(declarations)
+                declarations.append(None)
+                entry = {"name": decl.local_name, "documentation": self._element_doc(decl), "type": type_of(decl)}
+                declarations[declaration_ids[id(decl)]] = entry
+            return declaration_ids[id(decl)]
+
+        def type_of(decl: Any) -> int:
+            if id(decl.type) not in type_ids:  # types recurse: the id is taken before the children
+                type_ids[id(decl.type)] = len(types)
+                types.append(None)
+                types[type_ids[id(decl.type)]] = self._type_table(decl, declare)
+            return type_ids[id(decl.type)]
+
+        roots = [declare(decl) for decl in self._roots.values()]
+        return {"roots": roots, "declarations": declarations, "types": types}
+
+    def _type_table(self, decl: Any, declare) -> dict:
+        complex_type = not decl.type.is_simple()
+        text_type = self.text_type(decl)
+        attributes = []
+        for info in self.attribute_infos(decl):
+            values, _ = _enumerations(decl.type.attributes[info.name].type)
+            attributes.append({"name": info.name, "required": info.required, "default": info.default,
+                               "documentation": info.documentation, "values": [list(v) for v in values],
+                               "open_enum": info.open_enum, "pattern": info.pattern, "type_name": info.type_name})
+        return {
+            "children": [[declare(particle), info.min_occurs, info.max_occurs]
+                         for particle, info in self.particles_under(decl)],
+            "attributes": attributes,
+            "text": None if text_type is None else [list(v) for v in _enumerations(text_type)[0]],
+            "mixed": bool(complex_type and decl.type.mixed),
+            "empty": bool(complex_type and decl.type.is_empty()),
+        }
 
 
-_model: GrammarModel | None = None
+_model: Any = None
 _model_lock = threading.Lock()
 
 
-def model() -> GrammarModel:
-    """The grammar model, built on first use (xmlschema is slow to import and build: ~0.2 s).
-    The language server builds it in a background thread once its first diagnostics are out
-    (``warm_up``), so no request pays for it; a caller that comes while it is being built waits
-    for that build rather than starting another."""
+def model() -> GrammarQueries:
+    """The grammar model completion, hover, formatting and the schema diagnostics ask: the tables
+    generated from ``task.xsd`` at build time (``grammar_tables.json``, loaded in a few ms, no
+    xmlschema). Loaded once per process, also when several threads ask together."""
     global _model, model_build_seconds
     if _model is not None:
         return _model
     with _model_lock:
         if _model is None:
             started = time.perf_counter()
-            import xmlschema  # lazy: not on the path to the first diagnostic
-
-            source = xsd_path().read_text(encoding="utf-8")
-            schema = xmlschema.XMLSchema10(source, base_url=str(xsd_path().parent), allow="sandbox")
-            _model = GrammarModel(schema)
+            _model = TableModel.load()
             model_build_seconds = time.perf_counter() - started
     return _model
 
@@ -340,3 +352,35 @@ def model() -> GrammarModel:
 def model_ready() -> bool:
     return _model is not None
 
+
+@functools.cache
+def xsd_model() -> GrammarModel:
+    """The grammar model read from ``task.xsd`` by xmlschema (~0.2 s to import and build): what
+    generates the tables and proves them equal, not what a request waits for."""
+    import xmlschema
+
+    source = xsd_path().read_text(encoding="utf-8")
+    return GrammarModel(xmlschema.XMLSchema10(source, base_url=str(xsd_path().parent), allow="sandbox"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m taskdsl.schema --write-tables``: regenerate grammar_tables.json from task.xsd
+    (run after every change to the XSD; a test fails while the two differ)."""
+    import argparse
+
+    from taskdsl import grammar_tables
+
+    parser = argparse.ArgumentParser(prog="python -m taskdsl.schema", description=main.__doc__.splitlines()[0])
+    parser.add_argument("--write-tables", nargs="?", const=grammar_tables.TABLES_FILE, type=Path, metavar="PATH",
+                        help="write the tables from task.xsd (to the package's grammar_tables.json unless PATH)")
+    args = parser.parse_args(argv)
+    if args.write_tables is None:
+        parser.print_help()
+        return 2
+    path = grammar_tables.write(xsd_model().tables(), args.write_tables)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -15,8 +15,8 @@ inside it), so one pass would hide the rest. Hence:
    further unexpected child is pruned in turn, until libxml2 has nothing new to say (bounded).
 
 A pruned element that is a task, call or cond is validated on its own, so the errors inside a
-misplaced task are not lost. The grammar model (xmlschema, slow to build) is only consulted
-when libxml2 found something: a valid template costs one libxml2 validation.
+misplaced task are not lost. The grammar model (the tables generated from the XSD) is only
+consulted when libxml2 found something: a valid template costs one libxml2 validation.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from taskdsl.context import effective_settings
 from taskdsl.document import Attr, Element, Span
 from taskdsl.names import PARAM_RE
-from taskdsl.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_ref, step_index, task_type
+from taskdsl.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_later_step, is_ref, task_type
 from taskdsl.vocabulary import TASK_TAGS
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -90,10 +90,11 @@ class Scopes:
     everything under it: one Frame per (scope element, direction). What the methods return is
     shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_frames", "_top", "_globals")
+    __slots__ = ("settings", "_frames", "_top", "_globals", "_effective")
 
     def __init__(self, settings=None):
         self.settings = settings
+        self._effective: dict[Element, object] = {}  # task → its effective context settings
         self._frames: tuple[dict[Element, _Frame], ...] = ({}, {}, {})
         self._top: dict[bool, _Frame] = {}
         self._globals: _Frame | None = None
@@ -109,6 +110,14 @@ class Scopes:
     def closed(self, element: Element) -> bool:
         """True when nothing outside the file can add a visible name at element."""
         return self._frame(element).closed
+
+    def settings_of(self, task: Element):
+        """The effective context settings of a task-like element, read once (the scopes and the
+        rules both ask for every task)."""
+        found = self._effective.get(task)
+        if found is None:
+            found = self._effective[task] = effective_settings(task)
+        return found
 
     def everywhere(self) -> dict[str, Binding]:
         """What is visible everywhere (the globals): part of every visible()."""
@@ -150,7 +159,7 @@ class Scopes:
                 if child is not None and child.tag == "inputs":
                     direction = INPUTS
                 elif child is not None and child.tag == "steps" and grandchild is not None \
-                        and (step_index(grandchild) or 0) >= 2 and task_type(current) == "sequential":
+                        and is_later_step(grandchild) and task_type(current) == "sequential":
                     direction = LATER_STEP
                 else:
                     direction = BODY
@@ -193,7 +202,7 @@ class Scopes:
                 for name, span in param_list(current, "parameters"):
                     _declare(found, Binding("param", name, current, parameters, span))
             if not is_ref(current):
-                inherit = effective_settings(current).inherit_context
+                inherit = self.settings_of(current).inherit_context
                 if inherit != "full":
                     closed = True
                     kept = self._global_frame().bindings

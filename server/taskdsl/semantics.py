@@ -4,12 +4,15 @@ Element-level answers (a task's type, whether an input has a value, the steps of
 the params of a template) are plain functions of an element; :class:`FileModel` holds what is
 computed once per text (effective settings, scopes and visibility, the uses of variables and what
 is wrong with them). The rules read ``RuleContext.model``; the compiler and the runner ask
-:func:`model_of` for the document they compile, so a template means the same thing in both.
+:func:`model_of` for the document they compile, so a template means the same thing in both;
+:func:`model_of` builds one model per parsed text, which the rules, hover and completion share.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -95,6 +98,28 @@ def last_output_message(use: VariableUse) -> str:
             "in a sequential's second and later steps")
 
 
+MODELS_KEPT = 8  # the documents asked about last: the editor's open ones, not a whole workspace
+_models: "weakref.WeakKeyDictionary[Document, FileModel]" = weakref.WeakKeyDictionary()
+_kept: deque = deque()  # weak references to their Documents, oldest first
+
+
+def model_of(document: Document, settings=None) -> FileModel:
+    """The model of a parsed text, built once and shared by everyone who asks about the same
+    Document (which is never modified after the scan) with the same settings: the rules, hover
+    and completion of one version share its scopes. Kept while the Document lives, for the last
+    MODELS_KEPT documents (a check of thousands of files keeps each file's model only while its
+    rules run)."""
+    found = _models.get(document)
+    if found is None or found.settings is not settings:
+        found = _models[document] = FileModel(document, settings)
+        _kept.append(weakref.ref(document))
+        while len(_kept) > MODELS_KEPT:
+            oldest = _kept.popleft()()
+            if oldest is not None and oldest is not document:
+                _models.pop(oldest, None)
+    return found
+
+
 class FileModel:
     """The meaning of one parsed text, computed on first use and kept for the text's lifetime."""
 
@@ -116,6 +141,11 @@ class FileModel:
 
             self._scopes = Scopes(self.settings)
         return self._scopes
+
+    def settings_of(self, task: Element):
+        """The effective context settings of a task-like element, read once per text (the rules
+        and the scopes both ask for every task; the scopes keep them)."""
+        return self.scopes.settings_of(task)
 
     def elements(self, *tags: str) -> Iterable[Element]:
         wanted = set(tags)

@@ -84,6 +84,8 @@ def enum_value(value: str | None, type_name: str) -> str | None:
     """The collapsed value when the XSD type allows it, else None (absent or not understood)."""
     if value is None:
         return None
+    if value in enumeration(type_name):  # already collapsed: an enumeration value has no spaces to fold
+        return value
     collapsed = collapse(value)
     return collapsed if collapsed in enumeration(type_name) else None
 

@@ -117,7 +117,7 @@ def _items(doc, offset, positions, client, library, settings, path=None) -> list
         prefix = _VAR_BEFORE.search(before).group(0)
         span = Span(offset - len(prefix), offset)
         if re.fullmatch(r"\s*[A-Za-z0-9_]*", before[open_braces + 2:]):
-            return _variables(container, span, positions, client, library, settings)
+            return _variables(doc, container, span, positions, client, library, settings)
         return []
 
     path = container.path
@@ -294,7 +294,7 @@ def _attribute_values(doc, element, attr, offset, positions, client, library, se
     if element.tag == "call" and attr.name in ("template", "task"):
         return _library_names(library, span, positions, client, kinds=None, here=path)
     if element.tag == "input" and attr.name == "from":
-        return _variables(element, span, positions, client, None, settings, calls=False)
+        return _variables(doc, element, span, positions, client, None, settings, calls=False)
     if attr.name == "name" and element.tag in ("arg", "input"):
         reference = binding_reference(doc, element, path)
         if reference is not None:
@@ -434,11 +434,11 @@ def _library_names(library, span, positions, client, kinds, here=None) -> list[t
     return items
 
 
-def _variables(element, span, positions, client, library, settings, calls: bool = True):
-    from taskdsl import scope
+def _variables(doc, element, span, positions, client, library, settings, calls: bool = True):
+    from taskdsl.semantics import model_of
 
     items = []
-    for name, binding in scope.visible_names(element, settings).items():
+    for name, binding in model_of(doc, settings).scopes.visible(element).items():
         items.append(types.CompletionItem(
             label=name, kind=K.Variable, detail=binding.kind,
             sort_text=f"{ {'input': 0, 'param': 0, 'reduce': 1, 'global': 2, 'builtin': 3}.get(binding.kind, 4)}{name}",

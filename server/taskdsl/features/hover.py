@@ -93,7 +93,7 @@ def describe_at(doc: Document, offset: int, markdown: bool = True, library=None,
                 out.para(f"{out.code(attr.value)} is not in the library.")
             return out.value(), span
         if element.tag == "input" and attr.name == "from":
-            return _variable(out, element, attr.value.split(".")[0].split("[")[0], settings, span)
+            return _variable(out, doc, element, attr.value.split(".")[0].split("[")[0], settings, span)
         if attr.name == "name" and element.tag in ("arg", "input"):
             found = _bound_param(out, doc, element, attr.value, library)
             if found:
@@ -115,7 +115,7 @@ def describe_at(doc: Document, offset: int, markdown: bool = True, library=None,
                     start, end = piece.span.start + placeholder.start, piece.span.start + placeholder.end
                     if start <= offset <= end:
                         if placeholder.kind == "var" and placeholder.name:
-                            return _variable(out, element, placeholder.name, settings, Span(start, end))
+                            return _variable(out, doc, element, placeholder.name, settings, Span(start, end))
                         if placeholder.kind == "call" and placeholder.name:
                             out.title(f"{placeholder.name}(…)")
                             if not _target(out, placeholder.name, library, positions_for):
@@ -215,10 +215,10 @@ def _bound_param(out: _Text, doc: Document, element: Element, name: str, library
     return True
 
 
-def _variable(out: _Text, element: Element, name: str, settings, span: Span):
-    from taskdsl import scope
+def _variable(out: _Text, doc: Document, element: Element, name: str, settings, span: Span):
+    from taskdsl.semantics import model_of
 
-    binding = scope.visible_names(element, settings).get(name)
+    binding = model_of(doc, settings).scopes.visible(element).get(name)
     out.title(name)
     if binding is None:
         out.para(f"{out.code(name)} names nothing visible here.")

@@ -104,16 +104,16 @@ class RuleContext:
     @once
     def model(self):
         """The document's semantic model (taskdsl.semantics): what the rules ask about meaning."""
-        from taskdsl.semantics import FileModel
+        from taskdsl.semantics import model_of
 
-        return FileModel(self.document, self.settings)
+        return model_of(self.document, self.settings)
 
     @once
     def effective(self) -> dict:
         """Element → effective context settings, for every task-like element of the document."""
         from taskdsl.context import TASK_TAGS, effective_settings_map
 
-        return effective_settings_map(self.document, self.tagged(*TASK_TAGS))
+        return effective_settings_map(self.document, self.tagged(*TASK_TAGS), self.model.settings_of)
 
 
 _NONE: list = []  # the shared empty result of tagged() (never modified)
