@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from taskdsl.authoring import testcases
+from taskdsl.lazy import OnFirstUse
+
+testcases = OnFirstUse("taskdsl.authoring.testcases")  # the evaluator: after initialize is answered
 
 RUN_TEST_COMMAND = "taskdsl.runTest"
 RUN_TEST_TITLE = "▶ Run test"

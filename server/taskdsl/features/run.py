@@ -17,18 +17,26 @@ import os
 import re
 import tempfile
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from taskdsl.document import Document
+from taskdsl.lazy import OnFirstUse
 from taskdsl.redaction import Redactor, open_private
-from taskdsl.evaluator.plan import InputPlan, RunTarget, file_stem, missing_inputs_message, runnable_targets
 from taskdsl.features.run_result import (
     STATUS_CANCELLED, STATUS_COMPLETE, STATUS_FAILED, RunReport, StepRecorder, error_json, failure,
     render_result, step_log_line, template_errors_message)
 
+if TYPE_CHECKING:
+    from taskdsl.evaluator.plan import RunTarget
+
 log = logging.getLogger("taskdsl.run")
+
+
+# The evaluator (compiler, forms) is imported on the first run or code lens, not before the server
+# answers initialize: the run command and its code lens are registered before that.
+plan_module = OnFirstUse("taskdsl.evaluator.plan")
 
 COMMAND = "taskdsl.runTask"
 RUN_TITLE = "▶ Run task"
@@ -53,7 +61,7 @@ def run_command(uri: str, target: RunTarget, title: str = RUN_TITLE) -> types.Co
 def run_code_lenses(document: Document, uri: str, positions, path: str | None = None) -> list[types.CodeLens]:
     """A "▶ Run task" lens on the start tag of each runnable target."""
     lenses = []
-    for target in runnable_targets(document, path):
+    for target in plan_module.runnable_targets(document, path):
         title = RUN_TITLE if target.name is None else f"{RUN_TITLE} '{target.name}'"
         lenses.append(types.CodeLens(range=positions.range(target.element.name_span),
                                      command=run_command(uri, target, title)))
@@ -67,7 +75,7 @@ def run_code_actions(document: Document, uri: str, range: types.Range, positions
     ``only`` (the client wants specific kinds) gets none: these actions have no kind."""
     if only:
         return []
-    targets = runnable_targets(document, path)
+    targets = plan_module.runnable_targets(document, path)
     if not targets:
         return []
     if len(targets) > 1 or targets[0].name is not None:
@@ -313,7 +321,7 @@ class Runs:
             return refuse(f"cannot run {os.path.basename(path)}: {e.reason}", "unreadable")
         document = _parse(text)
         if task is None and document.root is not None and document.root.tag == "library":
-            entries = [t.name for t in runnable_targets(document, path)]
+            entries = [t.name for t in plan_module.runnable_targets(document, path)]
             return refuse(f"{os.path.basename(path)} is a library: choose one of its tasks to run "
                           f"({', '.join(entries) or 'it defines none'})", "no_entry", tasks=entries)
         # what would run, from the live index (on the event loop: the index is not thread-safe,
@@ -326,12 +334,12 @@ class Runs:
             found = error_json(error)
             return refuse(found["message"], found.get("reason") or "compile_error")
         if prepared.missing:
-            plan = InputPlan(prepared.inputs, prepared.missing, prepared.label)
+            plan = plan_module.InputPlan(prepared.inputs, prepared.missing, prepared.label)
             if getattr(getattr(self.server, "state", None), "client_prompts_for_inputs", False):
                 # the client (the VS Code extension) asks for them and runs again: no error toast
                 return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None,
-                        "error": failure(missing_inputs_message(plan), "missing_input", missing=plan.missing)}
-            return refuse(missing_inputs_message(plan), "missing_input", missing=plan.missing)
+                        "error": failure(plan_module.missing_inputs_message(plan), "missing_input", missing=plan.missing)}
+            return refuse(plan_module.missing_inputs_message(plan), "missing_input", missing=plan.missing)
         return prepared
 
     async def agree(self, prepared, model: str | None, settings, prepare_again, refuse):
@@ -392,7 +400,7 @@ class Runs:
 
         path, label, task, inputs = prepared.path, prepared.label, prepared.task, prepared.inputs
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        base = f"{file_stem(path)}{'-' + re.sub(r'[^A-Za-z0-9_.-]', '_', task) if task else ''}-{stamp}-{os.getpid()}-{run_id}"
+        base = f"{plan_module.file_stem(path)}{'-' + re.sub(r'[^A-Za-z0-9_.-]', '_', task) if task else ''}-{stamp}-{os.getpid()}-{run_id}"
         trace_path = None
         if settings.trace_dir:
             try:

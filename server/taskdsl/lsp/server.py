@@ -13,7 +13,7 @@ Decisions (see docs/server.md):
   newer one;
 - a feature that raises is logged once (per feature) and answered with an empty result;
 - initialize is answered before the checker, the rules and the features are imported
-  (``_OnFirstUse``); ``initialized`` imports them at once (``import_features``). No module of
+  (``taskdsl.lazy.OnFirstUse``); ``initialized`` imports them at once (``import_features``). No module of
   this package imports them at its top.
 """
 
@@ -36,6 +36,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from taskdsl import __version__
 from taskdsl.document import parse
+from taskdsl.lazy import OnFirstUse
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
 from taskdsl.lsp.diagnostics import Publishing
 from taskdsl.lsp.library import ProjectIndex, build_library, pull_settings, register_watchers
@@ -46,22 +47,13 @@ if TYPE_CHECKING:
     from taskdsl.checker import CheckResult
 
 
-class _OnFirstUse:
-    """A module imported when first used. initialize is answered before the checker, the rules
-    and the features are imported (the client waits for that answer); `initialized` imports them
-    at once (import_features), before the first document arrives."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __getattr__(self, attribute: str):
-        return getattr(importlib.import_module(self._name), attribute)
-
-
+# initialize is answered before the checker, the rules and the features are imported (the client
+# waits for that answer); `initialized` imports them at once (import_features), before the first
+# document arrives.
 completion, formatting, hover, inlay, navigation, symbols = (
-    _OnFirstUse(f"taskdsl.features.{name}")
+    OnFirstUse(f"taskdsl.features.{name}")
     for name in ("completion", "formatting", "hover", "inlay", "navigation", "symbols"))
-checker = _OnFirstUse("taskdsl.checker")
+checker = OnFirstUse("taskdsl.checker")
 
 
 def import_features() -> None:
