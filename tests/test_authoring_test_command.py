@@ -51,8 +51,16 @@ def test_the_examples_tests_pass_through_the_cli(capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     code, out, err = run(capsys, "test", "examples")
     assert code == 0, out + err
-    assert out.splitlines()[-1] == "7 passed, 0 failed"
-    assert "PASS examples/examples.test.xml::the pipeline greets, shouts and translates" in out
+    assert out.splitlines()[-1] == "9 passed, 0 failed"
+    assert "PASS examples/greet_pipeline.test.xml::the pipeline greets, shouts and translates" in out
+    assert ("PASS examples/replan/summarise_report.test.xml::the report overflows the window and is re-planned into "
+            "a reduce over its parts") in out  # answered from summarise_report.replay.json beside the test file
+
+
+def test_every_example_has_its_test_file_beside_it():
+    templates = sorted((REPO / "examples").rglob("*.task.xml"))
+    assert templates
+    assert [str(t.relative_to(REPO)) for t in templates if not t.with_name(t.name.replace(".task.xml", ".test.xml")).is_file()] == []
 
 
 def test_pass_fail_and_the_reason_of_each_failure(project, capsys):

@@ -15,7 +15,7 @@ from paths import REPO
 
 EXAMPLE = REPO / "examples" / "replan"
 REPORT = (EXAMPLE / "report.txt").read_text(encoding="utf-8")
-FIXTURE = json.loads((EXAMPLE / "replay.json").read_text(encoding="utf-8"))
+FIXTURE = json.loads((EXAMPLE / "summarise_report.replay.json").read_text(encoding="utf-8"))
 REDUCE = FIXTURE["answers"][0]["answer"]  # the structure the example's model proposes
 TASK = (EXAMPLE / "summarise_report.task.xml").read_text(encoding="utf-8")
 SUMMARY = "Sales grew, costs fell, hiring paused."
@@ -100,7 +100,7 @@ def test_the_example_in_the_docs_runs_as_written(tmp_path):
     folder = tmp_path / "replan"
     shutil.copytree(EXAMPLE, folder)
     environment = {**{k: v for k, v in os.environ.items() if k != "TASKDSL_MODEL"},
-                   "TASKDSL_REPLAY_FILE": str(folder / "replay.json")}
+                   "TASKDSL_REPLAY_FILE": str(folder / "summarise_report.replay.json")}
     done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "summarise_report.task.xml", "--model",
                            "taskdsl/replay", "--input", f"report={REPORT}"], cwd=folder, env=environment,
                           capture_output=True, text=True, timeout=300)
