@@ -12,14 +12,14 @@ records every request. Nothing here mocks litellm.
 
 import json
 import os
-import textwrap
 
 import pytest
 
-from evaluator_helpers import taskdsl_async
+from evaluator_helpers import taskdsl_async, write
 from taskdsl.evaluator.providers import load_litellm
 from test_evaluator_models import openai_server  # noqa: F401 (the loopback OpenAI-compatible server)
 from test_evaluator_outputs import XML_TASK
+from test_replan import LOCKED, REDUCE, REPARSE, SUMMARY, TASK, proposing
 from test_task_system import HAIKU, HAIKU_GOOD, haiku_replay, library  # noqa: F401 (the library fixture)
 
 MODEL = "gpt-4o-mini"
@@ -62,47 +62,7 @@ async def test_ask_repairs_the_first_answer_saves_and_runs_the_second(library, o
 LINES = 2620  # per section: the three make the prompt a little over the usable window (≈115,400 tokens)
 REPORT = "\n".join(f"SECTION {n}\n" + "".join(f"Line {i} of section {n}: the quarterly figures held steady.\n"
                                              for i in range(1, LINES + 1)) for n in (1, 2, 3))
-TASK = textwrap.dedent("""\
-    <task name="summarise_report">
-      <description>Summarise a long report in one line</description>
-      <instructions>Summarise this report in one line: {{report}}</instructions>
-      <inputs>
-        <input name="report"/>
-      </inputs>
-    </task>
-    """)
-REDUCE = textwrap.dedent("""\
-    <task type="reduce">
-      <description>Summarise the report part by part</description>
-      <inputs>
-        <input name="part1" from="report_part1"/>
-        <input name="part2" from="report_part2"/>
-        <input name="part3" from="report_part3"/>
-      </inputs>
-      <initial_value></initial_value>
-      <inner_task>
-        <description>Summarise one part of the report</description>
-        <instructions>Summarise this part of the report in a few words: {{current_data}}</instructions>
-      </inner_task>
-      <reduction_task>
-        <description>Add one part's summary to the summary so far</description>
-        <instructions>Add this part's summary ({{current_result}}) to the summary so far: {{accumulator}}</instructions>
-      </reduction_task>
-    </task>""")
-SUMMARY = "Sales grew, costs fell, hiring paused."
-SCRIPT = [
-    # the reparse prompt names the parts the input was cut into (half the usable window each: 3 here)
-    {"contains": ["This task failed when it ran", "RESOURCE_EXHAUSTION", "report_part3 ("],
-     "answer": REDUCE},
-    {"contains": ["Summarise this part of the report", "SECTION 1"], "answer": "sales grew"},
-    {"contains": ["Summarise this part of the report", "SECTION 2"], "answer": "costs fell"},
-    {"contains": ["Summarise this part of the report", "SECTION 3"], "answer": "hiring paused"},
-    {"contains": "Add this part's summary (sales grew) to the summary so far: ", "answer": "Sales grew."},
-    {"contains": "Add this part's summary (costs fell) to the summary so far: Sales grew.",
-     "answer": "Sales grew, costs fell."},
-    {"contains": "Add this part's summary (hiring paused) to the summary so far: Sales grew, costs fell.",
-     "answer": SUMMARY},
-]
+SCRIPT = proposing(REDUCE)  # the replan example's answers: the reduce, then a summary per SECTION and the reductions
 
 
 async def run_report(folder, task):
@@ -124,14 +84,15 @@ async def test_an_overflowing_step_is_replanned_into_a_reduce_and_completes(tmp_
     assert code == 0, err
     assert report["content"] == SUMMARY
     replanned = report["notes"]["replanned"]
-    assert {k: v for k, v in replanned.items() if k != "template"} == {
-        "task": "summarise_report", "error": "RESOURCE_EXHAUSTION", "reason": "context", "depth": 1,
-        "structure": REDUCE + "\n", "model": MODEL}  # the answer as written to the structure's file
+    assert {k: v for k, v in replanned.items() if k not in ("template", "structure")} == {
+        "task": "summarise_report", "error": "RESOURCE_EXHAUSTION", "reason": "context", "depth": 1, "model": MODEL}
+    assert replanned["structure"].strip() == REDUCE.strip()
     assert replanned["template"].endswith(os.path.join("taskdsl", "templates", "reparse.task.xml"))
 
     prompts = sent_prompts(fake)
     assert len(prompts) == 7  # the structure asked for once, then a summary and a reduction per part
-    assert "This task failed when it ran" in prompts[0] and "report_part4" not in prompts[0]
+    # the reparse prompt names the parts the input was cut into (half the usable window each: 3 here)
+    assert REPARSE in prompts[0] and "report_part3 (" in prompts[0] and "report_part4" not in prompts[0]
     parts = [p for p in prompts if p.startswith("Summarise this part of the report")]
     assert [[n for n in (1, 2, 3) if f"SECTION {n}\n" in p] for p in parts] == [[1], [2], [3]]  # cut at sections
     # the overflowing prompt was never sent: every request fits the usable window
@@ -144,8 +105,7 @@ async def test_an_overflowing_step_is_replanned_into_a_reduce_and_completes(tmp_
 
 async def test_with_reparsing_disabled_the_overflow_stands_and_nothing_is_sent(tmp_path, openai_server):
     fake = await openai_server(script=SCRIPT)
-    locked = TASK.replace("  </inputs>\n", "  </inputs>\n  <disable_reparsing>true</disable_reparsing>\n")
-    code, report, err = await run_report(tmp_path, locked)
+    code, report, err = await run_report(tmp_path, LOCKED.format(lock="disable_reparsing"))
     assert code == 1, err  # the task failed
     error = report["error"]
     assert (error["type"], error["reason"]) == ("RESOURCE_EXHAUSTION", "context")
@@ -169,7 +129,7 @@ async def test_with_reparsing_disabled_the_overflow_stands_and_nothing_is_sent(t
 async def test_an_xml_answer_becomes_fields_or_degrades_with_a_note(tmp_path, openai_server, answer, parsed, status,
                                                                     note):
     fake = await openai_server(script=[{"contains": "Review the text", "answer": answer}])
-    (tmp_path / "review.task.xml").write_text(textwrap.dedent(XML_TASK).strip() + "\n", encoding="utf-8")
+    write(tmp_path, "review.task.xml", XML_TASK)
     code, out, err = await taskdsl_async(tmp_path, "run", "review.task.xml", "--model", MODEL, "--json")
     assert code == 0, err
     report = json.loads(out)
