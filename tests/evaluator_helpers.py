@@ -1,5 +1,6 @@
 """Shared helpers of the evaluator tests: write a template, run it, collect events."""
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -64,3 +65,13 @@ def _pgid(pid):
 def run_python(code: str, **kwargs) -> subprocess.CompletedProcess:
     "Run code in a fresh interpreter (what it imports is its own): stdout, stderr, exit code."
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, **kwargs)
+
+
+async def taskdsl_async(folder, *args):
+    """The command line (`python -m taskdsl ARGS` in `folder`) while this test's event loop serves the
+    loopback model: (exit code, stdout, stderr)."""
+    environment = {k: v for k, v in os.environ.items() if k != "TASKDSL_MODEL"}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "taskdsl", *args, cwd=folder, env=environment,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 300)
+    return process.returncode, out.decode(), err.decode()

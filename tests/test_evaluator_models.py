@@ -9,7 +9,7 @@ from aiohttp import web
 
 from evaluator_helpers import run
 from taskdsl.evaluator.handler import strip_code_fences
-from taskdsl.evaluator.providers import load_litellm
+from taskdsl.evaluator.providers import load_litellm, replay_answer, user_prompt
 from taskdsl.evaluator.results import TaskError
 from taskdsl.evaluator.runner import run_file
 
@@ -18,10 +18,12 @@ SECRET = "sk-test-very-secret-4242"
 
 
 class FakeOpenAI:
-    """POST /v1/chat/completions: answers from a list, records every request."""
+    """POST /v1/chat/completions: answers from a list in turn, or from a `script` of replay entries
+    ({"contains": …, "answer": …}, matched against the user prompt as taskdsl/replay matches them);
+    records every request."""
 
-    def __init__(self, answers=("ok",), status=200):
-        self.answers, self.status, self.requests = list(answers), status, []
+    def __init__(self, answers=("ok",), status=200, script=None):
+        self.answers, self.status, self.requests, self.script = list(answers), status, [], script
 
     async def handle(self, request):
         body = await request.json()
@@ -29,7 +31,14 @@ class FakeOpenAI:
         if self.status != 200:
             return web.json_response({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                                                 "code": "invalid_api_key"}}, status=self.status)
-        answer = self.answers[min(len(self.requests), len(self.answers)) - 1]
+        if self.script is not None:
+            try:
+                answer = replay_answer(self.script, user_prompt(body["messages"]))
+            except ValueError as unscripted:  # the run fails saying which prompt the script lacks
+                return web.json_response({"error": {"message": str(unscripted), "type": "invalid_request_error"}},
+                                         status=400)
+        else:
+            answer = self.answers[min(len(self.requests), len(self.answers)) - 1]
         return web.json_response({
             "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],

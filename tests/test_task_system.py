@@ -1,7 +1,6 @@
 """`taskdsl match` and `taskdsl ask` through the real command line (a subprocess), with the offline
 replay model or a loopback OpenAI-compatible server. Nothing here mocks litellm."""
 
-import asyncio
 import json
 import os
 import subprocess
@@ -10,6 +9,7 @@ import textwrap
 
 import pytest
 
+from evaluator_helpers import taskdsl_async
 from test_evaluator_models import FakeOpenAI, serve_chat_completions
 
 LIBRARY = {
@@ -73,15 +73,6 @@ def taskdsl(folder, *args, replay=None, env=None):
         environment["TASKDSL_REPLAY_FILE"] = str(fixture)
     return subprocess.run([sys.executable, "-m", "taskdsl", *args], cwd=folder, env=environment,
                           capture_output=True, text=True, timeout=300)
-
-
-async def taskdsl_async(folder, *args):
-    """The command line while this test's event loop serves the loopback model."""
-    environment = {k: v for k, v in os.environ.items() if k != "TASKDSL_MODEL"}
-    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "taskdsl", *args, cwd=folder, env=environment,
-                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 300)
-    return process.returncode, out.decode(), err.decode()
 
 
 # --------------------------------------------------------------------------- match
