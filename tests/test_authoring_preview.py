@@ -2,8 +2,9 @@
 
 import json
 
-from evaluator_helpers import write
+from evaluator_helpers import taskdsl_async, write
 from taskdsl.cli import main
+from test_evaluator_models import openai_server  # noqa: F401 (the loopback OpenAI-compatible server)
 
 PROMPTED = """<task name="ask">
   <description>Answer a question</description>
@@ -101,3 +102,21 @@ def test_a_file_that_does_not_check_is_exit_2(tmp_path, capsys):
     code, _, err = run(capsys, "render", path)
     assert code == 2
     assert f"taskdsl render: {path} does not check" in err
+
+
+async def test_render_prints_what_the_model_server_then_receives_byte_for_byte(tmp_path, openai_server):
+    """A real litellm model pointed at the loopback OpenAI-compatible server: the messages the run
+    sends are, byte for byte, the system and user texts `render` printed before it."""
+    fake = await openai_server(answers=('{"answer": "Rayleigh scattering"}',))
+    write(tmp_path, "ask.task.xml", PROMPTED)
+    code, out, err = await taskdsl_async(tmp_path, "render", "ask.task.xml", "--model", "gpt-4o-mini",
+                                         "--input", "question=Why?", "--json")
+    assert code == 0, err
+    [shown] = json.loads(out)
+    assert fake.requests == []  # a preview calls nothing
+    code, out, err = await taskdsl_async(tmp_path, "run", "ask.task.xml", "--model", "gpt-4o-mini",
+                                         "--input", "question=Why?", "--json")
+    assert code == 0, err
+    [request] = fake.requests
+    assert request["body"]["messages"] == [{"role": "system", "content": shown["system"]},
+                                           {"role": "user", "content": shown["user"]}]
