@@ -90,7 +90,7 @@ class Scopes:
     everything under it: one Frame per (scope element, direction). What the methods return is
     shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_frames", "_top", "_globals", "_effective")
+    __slots__ = ("settings", "_frames", "_top", "_globals", "_effective", "_sequential")
 
     def __init__(self, settings=None):
         self.settings = settings
@@ -98,6 +98,7 @@ class Scopes:
         self._frames: tuple[dict[Element, _Frame], ...] = ({}, {}, {})
         self._top: dict[bool, _Frame] = {}
         self._globals: _Frame | None = None
+        self._sequential: dict[Element, bool] = {}  # scope element → a sequential task? (every step asks)
 
     def visible(self, element: Element) -> dict[str, Binding]:
         """visible_names(element, settings)."""
@@ -106,6 +107,10 @@ class Scopes:
     def names(self, element: Element) -> frozenset[str]:
         """The names of visible(element)."""
         return self._frame(element).names
+
+    def sees(self, element: Element, name: str) -> bool:
+        """name in names(element), without building the name set (the checks ask for every use)."""
+        return name in self._frame(element).bindings
 
     def closed(self, element: Element) -> bool:
         """True when nothing outside the file can add a visible name at element."""
@@ -159,7 +164,7 @@ class Scopes:
                 if child is not None and child.tag == "inputs":
                     direction = INPUTS
                 elif child is not None and child.tag == "steps" and grandchild is not None \
-                        and is_later_step(grandchild) and task_type(current) == "sequential":
+                        and is_later_step(grandchild) and self._is_sequential(current):
                     direction = LATER_STEP
                 else:
                     direction = BODY
@@ -175,6 +180,12 @@ class Scopes:
         for scope, direction in reversed(pending):
             known = self._frames[direction][scope] = self._build(scope, direction, known)
         return known
+
+    def _is_sequential(self, task: Element) -> bool:
+        found = self._sequential.get(task)
+        if found is None:
+            found = self._sequential[task] = task_type(task) == "sequential"
+        return found
 
     def _build(self, current: Element, direction: int, outer: _Frame) -> _Frame:
         """What current declares (innermost first), over what its environment's outer holds."""

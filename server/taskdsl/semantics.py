@@ -194,12 +194,9 @@ class FileModel:
         everywhere = scopes.everywhere_names()
         problems = []
         for use in self.variable_uses(**listed_elements):
-            if use.name in everywhere:
+            if use.name in everywhere or scopes.sees(use.element, use.name):
                 continue
-            visible = scopes.names(use.element)
-            if use.name in visible:
-                continue
-            problems.append(self._problem(use, visible))
+            problems.append(self._problem(use, scopes.names(use.element)))
         return problems
 
     def _problem(self, use: VariableUse, visible: frozenset[str]) -> VariableProblem:
