@@ -39,15 +39,28 @@ from taskdsl.vocabulary import TASK_TAGS
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Binding:
     """Where a visible name comes from."""
 
     kind: str  # input | param | reduce | builtin | global
     name: str
-    element: Element | None = None  # the <input>, <template>/<task> (params), inner_task/reduction_task
-    attr: Attr | None = None  # the name=/params= attribute
-    span: Span | None = None  # the declaration itself (the name inside the attribute value)
+    element: Element | None  # the <input>, <template>/<task> (params), inner_task/reduction_task
+    attr: Attr | None  # the name=/params= attribute
+    span: Span | None  # the declaration itself (the name inside the attribute value)
+
+    def __init__(self, kind: str, name: str, element: Element | None = None, attr: Attr | None = None,
+                 span: Span | None = None) -> None:
+        # the slot setters directly, as document.Span does: one Binding per declaration a check meets
+        _set_kind(self, kind)
+        _set_name(self, name)
+        _set_element(self, element)
+        _set_attr(self, attr)
+        _set_span(self, span)
+
+
+_set_kind, _set_name, _set_element, _set_attr, _set_span = (
+    getattr(Binding, field).__set__ for field in ("kind", "name", "element", "attr", "span"))
 
 
 from taskdsl.facts import inputs as input_elements  # noqa: E402  (the names other modules import)
@@ -203,11 +216,11 @@ class Scopes:
             if direction == LATER_STEP:
                 _declare(found, Binding("builtin", LAST_OUTPUT, current))
             for item in input_elements(current):
-                name = item.get("name")
-                if name:
-                    attr = item.attr("name")
-                    _declare(found, Binding("input", name, item, attr, attr.value_span if attr else None))
-            self._declare_reduce(found, current)
+                attr = item.attr("name")
+                if attr is not None and attr.value:
+                    _declare(found, Binding("input", attr.value, item, attr, attr.value_span))
+            if current.tag != "task":
+                self._declare_reduce(found, current)
             parameters = current.attr("parameters") if current.tag == "task" else None
             if parameters is not None and (current.parent is None or current.parent.tag == "library"):
                 for name, span in param_list(current, "parameters"):
