@@ -13,7 +13,7 @@ understood at all (a typo the schema reports as TD105) is ignored: the default a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 from taskdsl.document import Document, Element, Span
@@ -55,7 +55,7 @@ OPERATOR_DEFAULTS: dict[str, Defaults] = {
 TASK_TYPES = task_types()
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True, init=False)
 class ContextSettings:
     """Effective settings of one task, with where each explicit value was written."""
 
@@ -64,9 +64,22 @@ class ContextSettings:
     accumulate_data: bool | None
     accumulation_format: str | None
     fresh_context: str
-    explicit: frozenset[str] = frozenset()  # fields the template sets (leniently read)
-    elements: dict[str, Element] = field(default_factory=dict)  # field → the element that sets it
-    legacy: frozenset[str] = frozenset()  # fields whose value was a legacy form, mapped
+    explicit: frozenset[str]  # fields the template sets (leniently read)
+    elements: dict[str, Element]  # field → the element that sets it
+    legacy: frozenset[str]  # fields whose value was a legacy form, mapped
+
+    def __init__(self, operator: str, inherit_context: str, accumulate_data: bool | None,
+                 accumulation_format: str | None, fresh_context: str, explicit: frozenset[str] = frozenset(),
+                 elements: dict[str, Element] | None = None, legacy: frozenset[str] = frozenset()) -> None:
+        # the slot setters directly, as document.Span does: one per task that sets anything, every check
+        _set_operator(self, operator)
+        _set_inherit(self, inherit_context)
+        _set_accumulate(self, accumulate_data)
+        _set_format(self, accumulation_format)
+        _set_fresh(self, fresh_context)
+        _set_explicit(self, explicit)
+        _set_elements(self, {} if elements is None else elements)
+        _set_legacy(self, legacy)
 
     def is_default(self, name: str) -> bool:
         return name not in self.explicit
@@ -77,6 +90,10 @@ class ContextSettings:
 
     def value(self, name: str):
         return getattr(self, name)
+
+
+_set_operator, _set_inherit, _set_accumulate, _set_format, _set_fresh, _set_explicit, _set_elements, _set_legacy = (
+    getattr(ContextSettings, name).__set__ for name in ("operator", *FIELDS, "explicit", "elements", "legacy"))
 
 
 def operator_key(element: Element) -> str:

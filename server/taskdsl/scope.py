@@ -39,15 +39,28 @@ from taskdsl.vocabulary import TASK_TAGS
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Binding:
     """Where a visible name comes from."""
 
     kind: str  # input | param | reduce | builtin | global
     name: str
-    element: Element | None = None  # the <input>, <template>/<task> (params), inner_task/reduction_task
-    attr: Attr | None = None  # the name=/params= attribute
-    span: Span | None = None  # the declaration itself (the name inside the attribute value)
+    element: Element | None  # the <input>, <template>/<task> (params), inner_task/reduction_task
+    attr: Attr | None  # the name=/params= attribute
+    span: Span | None  # the declaration itself (the name inside the attribute value)
+
+    def __init__(self, kind: str, name: str, element: Element | None = None, attr: Attr | None = None,
+                 span: Span | None = None) -> None:
+        # the slot setters directly, as document.Span does: one Binding per declaration a check meets
+        _set_kind(self, kind)
+        _set_name(self, name)
+        _set_element(self, element)
+        _set_attr(self, attr)
+        _set_span(self, span)
+
+
+_set_kind, _set_name, _set_element, _set_attr, _set_span = (
+    getattr(Binding, field).__set__ for field in ("kind", "name", "element", "attr", "span"))
 
 
 from taskdsl.facts import inputs as input_elements  # noqa: E402  (the names other modules import)
@@ -90,7 +103,7 @@ class Scopes:
     everything under it: one Frame per (scope element, direction). What the methods return is
     shared: callers must not modify it."""
 
-    __slots__ = ("settings", "_frames", "_top", "_globals", "_effective")
+    __slots__ = ("settings", "_frames", "_top", "_globals", "_effective", "_sequential")
 
     def __init__(self, settings=None):
         self.settings = settings
@@ -98,6 +111,7 @@ class Scopes:
         self._frames: tuple[dict[Element, _Frame], ...] = ({}, {}, {})
         self._top: dict[bool, _Frame] = {}
         self._globals: _Frame | None = None
+        self._sequential: dict[Element, bool] = {}  # scope element → a sequential task? (every step asks)
 
     def visible(self, element: Element) -> dict[str, Binding]:
         """visible_names(element, settings)."""
@@ -106,6 +120,10 @@ class Scopes:
     def names(self, element: Element) -> frozenset[str]:
         """The names of visible(element)."""
         return self._frame(element).names
+
+    def sees(self, element: Element, name: str) -> bool:
+        """name in names(element), without building the name set (the checks ask for every use)."""
+        return name in self._frame(element).bindings
 
     def closed(self, element: Element) -> bool:
         """True when nothing outside the file can add a visible name at element."""
@@ -159,7 +177,7 @@ class Scopes:
                 if child is not None and child.tag == "inputs":
                     direction = INPUTS
                 elif child is not None and child.tag == "steps" and grandchild is not None \
-                        and is_later_step(grandchild) and task_type(current) == "sequential":
+                        and is_later_step(grandchild) and self._is_sequential(current):
                     direction = LATER_STEP
                 else:
                     direction = BODY
@@ -175,6 +193,12 @@ class Scopes:
         for scope, direction in reversed(pending):
             known = self._frames[direction][scope] = self._build(scope, direction, known)
         return known
+
+    def _is_sequential(self, task: Element) -> bool:
+        found = self._sequential.get(task)
+        if found is None:
+            found = self._sequential[task] = task_type(task) == "sequential"
+        return found
 
     def _build(self, current: Element, direction: int, outer: _Frame) -> _Frame:
         """What current declares (innermost first), over what its environment's outer holds."""
@@ -192,11 +216,11 @@ class Scopes:
             if direction == LATER_STEP:
                 _declare(found, Binding("builtin", LAST_OUTPUT, current))
             for item in input_elements(current):
-                name = item.get("name")
-                if name:
-                    attr = item.attr("name")
-                    _declare(found, Binding("input", name, item, attr, attr.value_span if attr else None))
-            self._declare_reduce(found, current)
+                attr = item.attr("name")
+                if attr is not None and attr.value:
+                    _declare(found, Binding("input", attr.value, item, attr, attr.value_span))
+            if current.tag != "task":
+                self._declare_reduce(found, current)
             parameters = current.attr("parameters") if current.tag == "task" else None
             if parameters is not None and (current.parent is None or current.parent.tag == "library"):
                 for name, span in param_list(current, "parameters"):

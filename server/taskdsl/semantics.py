@@ -49,7 +49,7 @@ from taskdsl.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
 
 # ------------------------------------------------------------------ the file model
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class VariableUse:
     """A name a text or a cond uses: `{{x}}`, an inline call's variable argument, or the output a
     cond tests (``last_output``)."""
@@ -58,6 +58,17 @@ class VariableUse:
     name: str
     span: Span  # the whole {{…}} (the cond's tag name for a cond)
     kind: str  # var | call-arg | cond
+
+    def __init__(self, element: Element, name: str, span: Span, kind: str) -> None:
+        # the slot setters directly, as document.Span does: one VariableUse per {{…}} of the file
+        _use_element(self, element)
+        _use_name(self, name)
+        _use_span(self, span)
+        _use_kind(self, kind)
+
+
+_use_element, _use_name, _use_span, _use_kind = (
+    getattr(VariableUse, field).__set__ for field in ("element", "name", "span", "kind"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,12 +205,9 @@ class FileModel:
         everywhere = scopes.everywhere_names()
         problems = []
         for use in self.variable_uses(**listed_elements):
-            if use.name in everywhere:
+            if use.name in everywhere or scopes.sees(use.element, use.name):
                 continue
-            visible = scopes.names(use.element)
-            if use.name in visible:
-                continue
-            problems.append(self._problem(use, visible))
+            problems.append(self._problem(use, scopes.names(use.element)))
         return problems
 
     def _problem(self, use: VariableUse, visible: frozenset[str]) -> VariableProblem:

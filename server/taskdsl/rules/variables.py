@@ -64,7 +64,7 @@ def _scopes(ctx: RuleContext) -> Scopes:
       fix="Correct the name (did-you-mean quick fix), declare an input, or add it to `taskdsl.globals`.",
       tags=(*TEXT_TAGS, "cond"))
 def unknown_variable_rule(ctx: RuleContext):
-    problems = ctx.model.variable_problems(conds=ctx.tagged("cond"))
+    problems = ctx.model.variable_problems(text_elements=ctx.tagged(*TEXT_TAGS), conds=ctx.tagged("cond"))
     for problem in problems:
         use = problem.use
         fixes = []
