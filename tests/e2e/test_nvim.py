@@ -16,6 +16,8 @@ pytestmark = pytest.mark.e2e
 
 HARNESS = Path(__file__).parent / "nvim" / "harness.lua"
 CONFIG = ROOT / "editors" / "nvim" / "taskdsl.lua"
+# first answer: a task with checker errors (TD101, TD204); second: the repaired autumn_haiku
+REPLAY = ROOT / "examples" / "ask" / "replay.json"
 
 
 NVIM_011 = ROOT / ".tools" / "nvim-0.11.4" / "bin" / "nvim"
@@ -37,7 +39,9 @@ def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env,
     env = dict(isolated_env,
                TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
                TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"),
-               TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"))
+               TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"),
+               # :TaskdslNew's model (the templates run name taskdsl/echo) and the answers it replays
+               TASKDSL_E2E_MODEL="taskdsl/replay", TASKDSL_REPLAY_FILE=str(REPLAY))
     t0 = time.monotonic()
     proc = subprocess.run([nvim, "--headless", "-i", "NONE", "--noplugin", "-u", str(HARNESS)],
                           cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
@@ -100,3 +104,14 @@ def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env,
     assert run["prompts"] == ["taskdsl input who: "], run
     finished = [n["msg"] for n in run["notes"] if n["msg"].startswith("taskdsl: run finished")]
     assert finished and "Greet Ada warmly" in finished[0], run["notes"]
+
+    # :TaskdslNew: the replayed task failed the checker, was repaired once, and opens in a new buffer
+    new = result["new_task"]
+    assert new["done"] and new["new_buffer"], new
+    assert new["filetype"] == "taskxml" and new["name"] == "" and new["modified"] is False, new
+    assert '<task name="autumn_haiku">' in new["text"], new["text"]
+    assert "<instructions>Write a haiku (5, 7 and 5 syllables) about {{topic}}.</instructions>" in new["text"]
+    assert "<prompt>" not in new["text"], new["text"]
+    shown = [n["msg"] for n in new["notes"]]
+    assert shown == ["taskdsl: writing a task…", "taskdsl: the new task written by taskdsl/replay in 2 answer(s); "
+                     ":w name.task.xml saves it"], shown

@@ -5,7 +5,8 @@
 --   nvim --headless -i NONE --noplugin -u harness.lua
 -- env: TASKDSL_E2E_CONFIG (taskdsl.lua), TASKDSL_E2E_PYTHON, TASKDSL_E2E_OUT,
 --      TASKDSL_E2E_BAD (TD301 template), TASKDSL_E2E_TYPO (TD101 template),
---      TASKDSL_E2E_HELLO (a runnable template with the input `name`)
+--      TASKDSL_E2E_HELLO (a runnable template with the input `name`),
+--      TASKDSL_E2E_MODEL (the `model` setting: :TaskdslNew's model; the templates run name their own)
 local out_path = assert(os.getenv('TASKDSL_E2E_OUT'), 'TASKDSL_E2E_OUT')
 local result = { steps = {}, messages = {} }
 local t0 = vim.loop.hrtime()
@@ -21,7 +22,7 @@ end
 
 vim.g.taskdsl = {
   python = os.getenv('TASKDSL_E2E_PYTHON'),
-  settings = { debounce = 50 },
+  settings = { debounce = 50, model = os.getenv('TASKDSL_E2E_MODEL') },
 }
 dofile(assert(os.getenv('TASKDSL_E2E_CONFIG'), 'TASKDSL_E2E_CONFIG'))
 -- which path of the config this Neovim takes: vim.lsp.config/enable (0.11+) or the FileType autocmd
@@ -184,6 +185,25 @@ local function run()
     result.run_library = { done = library_done, notes = notes, prompts = prompts, picks = picks }
     step('run library')
     vim.ui.input, vim.ui.select = ui_input, ui_select
+
+    -- :TaskdslNew: the server writes a checked task with the `model` setting, the config opens it
+    -- in a new buffer and says where it came from
+    notes = {}
+    local before = vim.api.nvim_get_current_buf()
+    vim.cmd('TaskdslNew write a haiku about autumn leaves')
+    local new_done = vim.wait(90000, function()
+      for _, n in ipairs(notes) do
+        if n.msg:match('^taskdsl: the new task ') or n.msg:match('^taskdsl: no task') then return true end
+      end
+      return false
+    end, 50)
+    local nb = vim.api.nvim_get_current_buf()
+    result.new_task = {
+      done = new_done, notes = notes, new_buffer = nb ~= before, filetype = vim.bo[nb].filetype,
+      name = vim.api.nvim_buf_get_name(nb), modified = vim.bo[nb].modified,
+      text = table.concat(vim.api.nvim_buf_get_lines(nb, 0, -1, false), '\n'),
+    }
+    step('new task')
     vim.notify = notify
   end
 
