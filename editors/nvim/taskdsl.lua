@@ -215,7 +215,8 @@ local function new_task(text)
       vim.bo[buf].modified = false
       local origin = result.source == 'library' and type(result.match) == 'table'
         and ('uses the template ' .. tostring(result.match.name))
-        or ('written by ' .. tostring(result.model) .. ' in ' .. tostring(result.rounds) .. ' answer(s)')
+        or ('written by ' .. tostring(result.model)
+          .. ((tonumber(result.rounds) or 1) > 1 and (' and repaired in ' .. (result.rounds - 1) .. ' round(s)') or ''))
       vim.notify('taskdsl: the new task ' .. origin .. '; :w name.task.xml saves it', vim.log.levels.INFO)
     end)
 end

@@ -113,5 +113,5 @@ def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env,
     assert "<instructions>Write a haiku (5, 7 and 5 syllables) about {{topic}}.</instructions>" in new["text"]
     assert "<prompt>" not in new["text"], new["text"]
     shown = [n["msg"] for n in new["notes"]]
-    assert shown == ["taskdsl: writing a task…", "taskdsl: the new task written by taskdsl/replay in 2 answer(s); "
+    assert shown == ["taskdsl: writing a task…", "taskdsl: the new task written by taskdsl/replay and repaired in 1 round(s); "
                      ":w name.task.xml saves it"], shown
