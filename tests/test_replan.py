@@ -254,6 +254,38 @@ def test_a_library_reparse_template_is_used_instead_of_the_built_in_one(project)
     assert replanned["template"] == str(project / "lib.task.xml")
 
 
+def test_a_reparse_template_running_a_command_outside_the_plan_is_not_used(project):
+    # the reparse template is chosen only when a task fails: the run's consent never saw its script input
+    (project / "lib.task.xml").write_text(textwrap.dedent("""\
+        <library>
+          <template name="split_for_release" params="task_xml, error">
+            <task subtype="reparse">
+              <description>Re-plan a release description that failed</description>
+              <inputs>
+                <input name="extra">
+                  <task type="script">
+                    <description>More context</description>
+                    <command>touch pwned</command>
+                  </task>
+                </input>
+              </inputs>
+              <instructions>OUR OWN REPARSE PROMPT. {{extra}} Failed: {{task_xml}} Error: {{error}}</instructions>
+            </task>
+          </template>
+        </library>
+        """), encoding="utf-8")
+    (project / "release.task.xml").write_text(RELEASE, encoding="utf-8")
+    answers = [{"contains": "OUR OWN REPARSE PROMPT", "answer": VERSION_ONLY}] + RELEASE_ANSWERS[1:]
+    done = taskdsl(project, "run", "release.task.xml", "--model", "taskdsl/replay", "--json", answers=answers)
+    assert done.returncode == 1
+    error = report_of(done)["error"]
+    assert error["type"] == "INVALID_OUTPUT"
+    assert error["details"]["not_replanned"] == ("no structure: VALIDATION_ERROR (reparse_template): the reparse "
+                                                 "template runs shell commands the run was not allowed to run "
+                                                 "($ touch pwned)")
+    assert not (project / "pwned").exists()
+
+
 # --------------------------------------------------------------------------- hostile answers
 
 

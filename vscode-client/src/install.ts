@@ -2,6 +2,7 @@
 // .vsix into its own environment (a venv in its global storage folder), reuses it on later starts and
 // re-installs it when an update brings another wheel.
 import * as vscode from 'vscode';
+import * as fs from 'fs';
 import * as path from 'path';
 import {
   basePythonAdvice, BundledWheel, bundledWheel, checkBasePython, installServer, lastLines, Running, StepFailure,
@@ -81,7 +82,9 @@ export class OwnServer {
     if (!wheel) {
       return false;
     }
-    const base = await checkBasePython(BASE_PYTHON);
+    const storage = path.dirname(this.venvDir);
+    fs.mkdirSync(storage, { recursive: true });
+    const base = await checkBasePython(BASE_PYTHON, storage);
     if (!base.ok) {
       const advice = basePythonAdvice(BASE_PYTHON, base);
       this.channel.appendLine(`Cannot install the taskdsl server: ${advice}`);

@@ -75,10 +75,14 @@ export type BasePythonCheck =
 const CHECK_CODE = "import sys\nprint('%d.%d' % sys.version_info[:2])\nsys.stdout.flush()\n" +
   'try:\n import venv, ensurepip\nexcept ImportError as e:\n sys.stderr.write(str(e)); sys.exit(4)\n';
 
+// The base Python and the install steps run in `cwd`, a folder of the extension's own: inherited, the
+// working folder may be a hostile clone (an editor started there), and `python -c`/`-m` import from it
+// first (a `venv.py` or `pip/` there would run instead of the real one).
+
 /** Whether `python` can make the server's venv: it runs, is 3.11 or newer, and has venv with ensurepip. */
-export function checkBasePython(python: string): Promise<BasePythonCheck> {
+export function checkBasePython(python: string, cwd: string): Promise<BasePythonCheck> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', CHECK_CODE], { timeout: 20000 }, (err, stdout, stderr) => {
+    execFile(python, ['-c', CHECK_CODE], { cwd, timeout: 20000 }, (err, stdout, stderr) => {
       const version = stdout.trim().split('\n')[0] ?? '';
       const code = (err as { code?: string | number } | null)?.code;
       if (code === 'ENOENT' || code === 'EACCES') {
@@ -135,10 +139,11 @@ export interface Running {
 }
 
 /** Runs one command, every output line to `log`; the failure keeps the output's last lines. */
-export function runStep(command: string, args: string[], log: (line: string) => void, timeoutMs: number): Running {
+export function runStep(command: string, args: string[], log: (line: string) => void, timeoutMs: number,
+  cwd: string): Running {
   const shown = [command, ...args].join(' ');
   log(`$ ${shown}`);
-  const child = spawn(command, args, { env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONUNBUFFERED: '1' } });
+  const child = spawn(command, args, { cwd, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONUNBUFFERED: '1' } });
   let tail: string[] = [];
   const collect = (chunk: Buffer) => {
     for (const line of chunk.toString().split(/\r?\n/)) {
@@ -182,7 +187,7 @@ export async function installServer(
     ['Checking the install', venvPython(venvDir), ['-m', 'taskdsl', 'schema'], 120000],
   ];
   for (const [title, command, args, timeout] of steps) {
-    const running = runStep(command, args, log, timeout);
+    const running = runStep(command, args, log, timeout, path.dirname(venvDir));
     onStep(running, title);
     const failed = await running.done;
     if (failed) {

@@ -7,7 +7,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const { bundledWheel, venvState, checkBasePython, basePythonAdvice, venvPython } = require('../out/test/serverVenv.js');
+const {
+  bundledWheel, venvState, checkBasePython, basePythonAdvice, venvPython, installServer,
+} = require('../out/test/serverVenv.js');
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'taskdsl-venv-test-'));
 const fakePython = (dir, body) => {
@@ -17,23 +19,23 @@ const fakePython = (dir, body) => {
 };
 
 test('the python3 on PATH can make the venv', async () => {
-  const check = await checkBasePython('python3');
+  const check = await checkBasePython('python3', tmp());
   assert.strictEqual(check.ok, true, JSON.stringify(check));
   assert.match(check.version, /^3\.\d+$/);
 });
 
 test('a missing, an old and a venv-less Python are told apart, each with what to install', async () => {
   const dir = tmp();
-  const missing = await checkBasePython(path.join(dir, 'nope'));
+  const missing = await checkBasePython(path.join(dir, 'nope'), dir);
   assert.strictEqual(missing.reason, 'missing');
   assert.match(basePythonAdvice('python3', missing), /^python3 was not found on PATH: install Python 3\.11 or newer/);
 
-  const old = await checkBasePython(fakePython(dir, 'echo 3.9'));
+  const old = await checkBasePython(fakePython(dir, 'echo 3.9'), dir);
   assert.deepStrictEqual([old.ok, old.reason, old.version], [false, 'too-old', '3.9']);
   assert.strictEqual(basePythonAdvice('python3', old),
     'python3 is Python 3.9; taskdsl needs Python 3.11 or newer: install it, or set "taskdsl.server.python" to a Python where taskdsl is installed.');
 
-  const noVenv = await checkBasePython(fakePython(dir, "echo 3.12; echo \"No module named 'ensurepip'\" >&2; exit 4"));
+  const noVenv = await checkBasePython(fakePython(dir, "echo 3.12; echo \"No module named 'ensurepip'\" >&2; exit 4"), dir);
   assert.deepStrictEqual([noVenv.ok, noVenv.reason, noVenv.version], [false, 'no-venv', '3.12']);
   assert.match(basePythonAdvice('python3', noVenv), /has no venv module .*apt install python3\.12-venv/);
 });
@@ -76,4 +78,27 @@ test('a taskdsl folder in the workspace never stands in for the installed packag
   assert.match(run(['-m', 'taskdsl', 'serve']), /workspace code ran/); // what the guard is for
   assert.doesNotMatch(run(SERVER_ARGS), /workspace code ran/);
   assert.match(run(['-c', PROBE_CODE]), /No module named 'taskdsl'/);
+});
+
+test('a venv, ensurepip or pip module in the working folder (a hostile clone) never runs in the install', async () => {
+  // an editor started inside a cloned repository: the extension host's working folder is the clone
+  const clone = tmp();
+  const marker = path.join(clone, 'RAN');
+  const hostile = `open(${JSON.stringify(marker)}, 'a').write(__name__ + '\\n')\nraise SystemExit(1)\n`;
+  for (const name of ['venv.py', 'ensurepip.py', 'pip.py']) {
+    fs.writeFileSync(path.join(clone, name), hostile);
+  }
+  const own = tmp();
+  const before = process.cwd();
+  process.chdir(clone);
+  try {
+    const check = await checkBasePython('python3', own);
+    assert.strictEqual(check.ok, true, JSON.stringify(check));
+    const wheel = { file: path.join(own, 'taskdsl-0.0.0-py3-none-any.whl'), sha256: 'x' };
+    const failed = await installServer('python3', path.join(own, 'server-venv'), wheel, () => {}, () => {});
+    assert.match(failed.command, / -m pip install /);  // the venv was made; the missing wheel stops the install
+  } finally {
+    process.chdir(before);
+  }
+  assert.strictEqual(fs.existsSync(marker), false, fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
 });

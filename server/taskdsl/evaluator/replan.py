@@ -67,6 +67,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
     index = project_index(scope)
     try:
         template, template_path = reparse_template(index, node, error)
+        refuse_unplanned_commands(template, scope, run)
         model = template.model_for(run) if template.model else failed_model(node, run)
         window, count = await window_and_counter(run, model) if model != ECHO else (None, None)
     except TaskError as unusable:  # a reparse template that does not compile, a model that cannot be reached
@@ -138,6 +139,18 @@ def stands(error: TaskError, why: str, **details) -> TaskError:
     """The original error, told why it was not re-planned (details.not_replanned) and what more."""
     error.details.update({"not_replanned": why, **details})
     return error
+
+
+def refuse_unplanned_commands(template, scope: Env, run) -> None:
+    """The reparse template is chosen only when a task fails, so the run's consent never saw it:
+    a shell command its inputs or {{fn(…)}} calls would run that the plan did not hold is refused."""
+    from .plan import script_commands
+
+    library = scope.root.get("taskLibrary")  # where its calls resolve (template.bind)
+    extra = [c for c in script_commands(template, library) if c not in run.allowed_commands]
+    if extra:
+        raise TaskError("VALIDATION_ERROR", "the reparse template runs shell commands the run was not allowed to "
+                        f"run ($ {'; '.join(' '.join(c.split())[:160] for c in extra)})", "reparse_template")
 
 
 def failed_model(node, run) -> str:
