@@ -424,3 +424,32 @@ def test_a_reparse_template_that_is_not_atomic_leaves_the_error_standing(project
     assert error["details"]["not_replanned"] == (
         f"no structure: VALIDATION_ERROR (reparse_template): the reparse template 'our_reparse' "
         f"({project / 'lib.task.xml'}) must be an atomic task or a template whose task is atomic")
+
+
+# --------------------------------------------------------------------------- models the consent never saw
+
+
+def test_a_reparse_template_naming_a_paid_model_the_plan_did_not_call_is_not_used(project):
+    # the run's plan calls only the offline replay model (no cost question); the project's reparse
+    # template would call a paid model nobody agreed to
+    reparse_library(project, "      <model>gpt-4o-mini</model>\n")
+    (project / "release.task.xml").write_text(RELEASE.replace(
+        '  <output_format', '  <model>taskdsl/replay</model>\n  <output_format'), encoding="utf-8")
+    done = taskdsl(project, "run", "release.task.xml", "--json", answers=RELEASE_ANSWERS)
+    error = failed(done, "INVALID_OUTPUT", "schema_mismatch")
+    assert error["details"]["not_replanned"] == (
+        "no structure: VALIDATION_ERROR (reparse_template): the reparse template names the model gpt-4o-mini, which "
+        "the run's plan did not call: it may cost money and the run's consent did not cover it")
+
+
+def test_a_structure_calling_a_paid_model_the_plan_did_not_call_is_not_run(project):
+    (project / "release.task.xml").write_text(RELEASE.replace(
+        '  <output_format', '  <model>taskdsl/replay</model>\n  <output_format'), encoding="utf-8")
+    paid = VERSION_ONLY.replace("  <output_format", "  <model>gpt-4o-mini</model>\n  <output_format")
+    done = taskdsl(project, "run", "release.task.xml", "--json",
+                   answers=[{"contains": [REPARSE, "INVALID_OUTPUT"], "answer": paid}] + RELEASE_ANSWERS[1:])
+    error = failed(done, "INVALID_OUTPUT", "schema_mismatch")
+    assert error["details"]["not_replanned"] == (
+        "the structure calls models the run's plan did not (gpt-4o-mini): they may cost money and the run's "
+        "consent did not cover them")
+    assert error["details"]["models"] == ["gpt-4o-mini"]

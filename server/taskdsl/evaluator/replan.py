@@ -69,6 +69,9 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         template, template_path = reparse_template(index, node, error)
         refuse_unplanned_commands(template, scope, run)
         model = template.model_for(run) if template.model else failed_model(node, run)
+        if template.model and unagreed_models([model], run):
+            raise TaskError("VALIDATION_ERROR", f"the reparse template names the model {model}, which the run's plan "
+                            "did not call: it may cost money and the run's consent did not cover it", "reparse_template")
         window, count = await window_and_counter(run, model) if model != ECHO else (None, None)
     except TaskError as unusable:  # a reparse template that does not compile, a model that cannot be reached
         raise stands(error, f"no structure: {unusable}", replan_error=unusable.to_json()) from None
@@ -111,6 +114,13 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         raise stands(error, f"the structure runs shell commands the run was not allowed to run ($ {shown}): a run "
                             "may execute only the commands of the plan it was started with; write the structure "
                             "into the template to run it", proposal=structure, commands=extra)
+    from taskdsl import cost
+
+    models = unagreed_models([name for name, _ in cost.plan_calls(prepared.node, prepared.library, model,
+                                                                    run.model_override)], run)
+    if models:
+        raise stands(error, f"the structure calls models the run's plan did not ({', '.join(models)}): they may cost "
+                            "money and the run's consent did not cover them", proposal=structure, models=models)
     attempt["structure"] = structure
     run.sources.update(prepared.sources)  # a task of it that fails in turn is shown to the model as written
     run.replans.append(attempt)
@@ -151,6 +161,15 @@ def refuse_unplanned_commands(template, scope: Env, run) -> None:
     if extra:
         raise TaskError("VALIDATION_ERROR", "the reparse template runs shell commands the run was not allowed to "
                         f"run ($ {'; '.join(' '.join(c.split())[:160] for c in extra)})", "reparse_template")
+
+
+def unagreed_models(models, run) -> list[str]:
+    """Those of `models` that may cost money and that the run's plan did not call: its consent never
+    saw them (offline models and models the plan already calls are free to use)."""
+    from .consent import costs_money
+
+    agreed = run.agreed_models() if run.agreed_models else frozenset()
+    return [name for name in dict.fromkeys(models) if name not in agreed and costs_money(name)]
 
 
 def failed_model(node, run) -> str:

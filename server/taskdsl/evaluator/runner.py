@@ -12,6 +12,7 @@ or `library_paths`), then `plan.prepare` checks, compiles and plans the run from
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from dataclasses import replace
 from typing import Any, Callable
@@ -85,6 +86,17 @@ def environments(prepared: Prepared) -> tuple[Env, Env]:
     return global_env, Env(prepared.inputs, outer=global_env)  # --input values: seen by the entry and its calls
 
 
+def planned_models(prepared: Prepared, default_model: str, model: str | None):
+    """The models the run's plan calls (what its consent showed), computed once when first asked."""
+    @functools.cache
+    def models() -> frozenset[str]:
+        from taskdsl import cost
+
+        return frozenset(name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model))
+
+    return models
+
+
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
@@ -107,7 +119,8 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
                      allow_read=prepared.allow_read, redactor=redactor, budget=budget,
-                     allowed_commands=tuple(prepared.commands), sources=dict(prepared.sources), recover=recover,
+                     allowed_commands=tuple(prepared.commands), agreed_models=planned_models(prepared, config.model, model),
+                     sources=dict(prepared.sources), recover=recover,
                      script_env=script_env or {})
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
