@@ -36,10 +36,10 @@ from lxml import etree  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from report import limit_row, ratio_row, write as write_rows  # noqa: E402
 
-from taskdsl.checker import check_index, check_text  # noqa: E402
+from taskdsl.rules.checker import check_index, check_text  # noqa: E402
 from taskdsl.library import Library  # noqa: E402
-from taskdsl.safexml import parser as safe_parser  # noqa: E402
-from taskdsl.schema import lxml_schema  # noqa: E402
+from taskdsl.language.safexml import parser as safe_parser  # noqa: E402
+from taskdsl.language.schema import lxml_schema  # noqa: E402
 
 LIBRARY_FILES = 40  # each holds TEMPLATES_PER_LIBRARY templates and a named task
 TEMPLATES_PER_LIBRARY = 9
@@ -124,8 +124,8 @@ FLOOR_PROCESS = """
 import os, sys
 from lxml import etree
 sys.path.insert(0, sys.argv[1])
-from taskdsl.safexml import parser
-from taskdsl.schema import lxml_schema
+from taskdsl.language.safexml import parser
+from taskdsl.language.schema import lxml_schema
 schema, parser = lxml_schema(), parser()
 paths = [os.path.join(d, f) for d, _, files in os.walk(sys.argv[2]) for f in files if f.endswith(".task.xml")]
 for path in paths:
@@ -179,9 +179,9 @@ def break_even(sizes: list[int], runs: int = 5) -> None:
     On a shared machine the wall time says little (other jobs hold the cores), so the CPU
     critical path is printed too: this process's CPU time plus the busiest worker's, i.e. the
     wall time the same work takes when the cores are free."""
-    from taskdsl import parallel
-    from taskdsl.cli import Report, build_library, check_source, collect_files, fix_source, project_settings, read_source
-    from taskdsl.document import gc_paused
+    from taskdsl.rules import parallel
+    from taskdsl.cli.check import Report, build_library, check_source, collect_files, fix_source, project_settings, read_source
+    from taskdsl.language.document import gc_paused
 
     cores = os.cpu_count() or 1
     parallel.MIN_PARALLEL_FILES = 1

@@ -33,12 +33,12 @@ from lxml import etree  # noqa: E402
 
 # taskdsl as installed, or from the tree PYTHONPATH names (compare_trees.py), imported before
 # bench_library, which puts this checkout's server/ first on sys.path
-from taskdsl import schema_check  # noqa: E402
-from taskdsl.document import gc_paused, parse  # noqa: E402
+from taskdsl.language import schema_check  # noqa: E402
+from taskdsl.language.document import gc_paused, parse  # noqa: E402
 from taskdsl.rules import run_rules  # noqa: E402
-from taskdsl.safexml import parser as safe_parser, wellformedness  # noqa: E402
-from taskdsl.schema import lxml_schema  # noqa: E402
-from taskdsl.settings import Settings  # noqa: E402
+from taskdsl.language.safexml import parser as safe_parser, wellformedness  # noqa: E402
+from taskdsl.language.schema import lxml_schema  # noqa: E402
+from taskdsl.project.settings import Settings  # noqa: E402
 
 try:
     from taskdsl.library.definitions import index_document  # noqa: E402

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from lsp_client import LspClient  # noqa: E402
 from report import Row, limit_row, ratio_row, table, write  # noqa: E402
 
-from taskdsl import schema  # noqa: E402
+from taskdsl.language import schema  # noqa: E402
 
 SMALL = """<task type="atomic" name="small">
   <description>Summarise {{text}}</description>

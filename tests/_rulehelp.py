@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from taskdsl.checker import check_text
-from taskdsl.diagnostics import apply_edits
+from taskdsl.rules.checker import check_text
+from taskdsl.language.diagnostics import apply_edits
 
 
 def dedent(text: str) -> str:

@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from evaluator_helpers import write
-from taskdsl.cli import main
+from taskdsl.cli.main import main
 from tests.paths import REPO
 
 LIB = """<library>

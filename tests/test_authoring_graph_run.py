@@ -114,7 +114,7 @@ def test_steps_the_picture_does_not_have_are_listed_not_guessed(tmp_path):
 
 
 def test_without_graphviz_the_editor_gets_the_dot_text_and_a_hint(tmp_path, monkeypatch):
-    from taskdsl.authoring.graph_lsp import picture
+    from taskdsl.lsp.graph import picture
 
     write(tmp_path, "lib.task.xml", LIB)
     prepared = runner.prepare_file(write(tmp_path, "flow.task.xml", FLOW))

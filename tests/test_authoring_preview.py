@@ -3,7 +3,7 @@
 import json
 
 from evaluator_helpers import taskdsl_async, write
-from taskdsl.cli import main
+from taskdsl.cli.main import main
 from test_evaluator_models import openai_server  # noqa: F401 (the loopback OpenAI-compatible server)
 
 PROMPTED = """<task name="ask">

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl.cli import main
+from taskdsl.cli.main import main
 from tests.paths import REPO
 
 SHOUT = """<library>

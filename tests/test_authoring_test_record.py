@@ -11,7 +11,7 @@ import sys
 from aiohttp import web
 
 from taskdsl.authoring import testcases
-from taskdsl.cli import main
+from taskdsl.cli.main import main
 from test_evaluator_models import SECRET, serve_chat_completions
 
 LIB = """<library>
@@ -157,7 +157,7 @@ FIXTURE = {"answers": [{"test": "asked second", "contains": "Is it true?", "answ
 
 
 def isolated_project(tmp_path):
-    from taskdsl import cli
+    from taskdsl.cli import check as cli
 
     (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
     (tmp_path / "lib.task.xml").write_text(SCRIPTS, encoding="utf-8")

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 
 from mutations import meaningful_mutations, mutated_templates
 from paths import CORPUS
-from taskdsl.checker import check_text
-from taskdsl.document import parse
+from taskdsl.rules.checker import check_text
+from taskdsl.language.document import parse
 from taskdsl.evaluator.compiler import CompileError, Compiler, refuse_malformed
 from taskdsl.evaluator.plan import prepare
 from taskdsl.evaluator.results import TaskError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl.cli import main
+from taskdsl.cli.main import main
 
 BROKEN = '<task typ="atomic">\n  <descripton>Summarize</descripton>\n  <description>x</description>\n</task>\n'
 CLEAN = '<task>\n  <description>Summarize the notes</description>\n</task>\n'
@@ -285,8 +285,8 @@ def test_usage_errors_exit_2(capsys):
 
 def test_python_dash_m_and_a_cheap_path_to_the_first_diagnostic(workdir):
     write(workdir / "broken.task.xml", BROKEN)
-    probe = ("import sys; from taskdsl.cli import main; code = main(['check', 'broken.task.xml']); "
-             "heavy = sorted(m for m in ('litellm', 'pygls', 'taskdsl.server', 'taskdsl.evaluator') if m in sys.modules); "
+    probe = ("import sys; from taskdsl.cli.main import main; code = main(['check', 'broken.task.xml']); "
+             "heavy = sorted(m for m in ('litellm', 'pygls', 'taskdsl.lsp.server', 'taskdsl.evaluator') if m in sys.modules); "
              "print('HEAVY', heavy, file=sys.stderr); sys.exit(code)")
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 1
@@ -299,8 +299,8 @@ def test_python_dash_m_and_a_cheap_path_to_the_first_diagnostic(workdir):
 
 def test_check_of_a_folder_scans_each_file_once(tmp_path, monkeypatch, capsys):
     """The index and the check share one parse per file (the CLI used to parse everything twice)."""
-    from taskdsl import document
-    from taskdsl.cli import main
+    from taskdsl.language import document
+    from taskdsl.cli.main import main
 
     (tmp_path / "lib.task.xml").write_text('<template name="t" params="x"><task><description>{{x}}</description></task></template>\n')
     (tmp_path / "use.task.xml").write_text('<call template="t"><arg>hello</arg></call>\n')

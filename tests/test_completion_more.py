@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from taskdsl.document import parse
+from taskdsl.language.document import parse
 from taskdsl.features import completion
 from taskdsl.features.util import Positions
 from taskdsl.library import Library
-from taskdsl.settings import Settings
+from taskdsl.project.settings import Settings
 
 LIB = {
     "lib.task.xml": '<library>\n'

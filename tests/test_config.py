@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl.config import load_config
-from taskdsl.settings import Settings, overlay
-from taskdsl.suppression import rule_enabled
-from taskdsl.tomlkeys import key_places
+from taskdsl.project.config import load_config
+from taskdsl.project.settings import Settings, overlay
+from taskdsl.rules.suppression import rule_enabled
+from taskdsl.project.tomlkeys import key_places
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -277,7 +277,7 @@ def test_github_format_is_exact_workflow_commands(tmp_path):
 
 
 def test_github_format_escapes_properties_and_data():
-    from taskdsl.cli import _github_escape
+    from taskdsl.cli.check import _github_escape
 
     assert _github_escape("a,b:c%\n", property_value=True) == "a%2Cb%3Ac%25%0A"
     assert _github_escape("a,b:c%\r\n") == "a,b:c%25%0D%0A"

@@ -10,12 +10,12 @@ import textwrap
 
 import pytest
 
-from taskdsl import cost
+from taskdsl.evaluator import cost
 from taskdsl.evaluator import consent
 from taskdsl.evaluator.handler import BASE_SYSTEM_PROMPT
 from taskdsl.evaluator.plan import prepare
 from taskdsl.evaluator.runner import prepare_file
-from taskdsl.models import prices
+from taskdsl.language.models import prices
 
 PIPELINE = """\
 <task type="sequential" name="pipeline">

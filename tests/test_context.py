@@ -1,8 +1,8 @@
-"""taskdsl.context: the SPEC §4 defaults table, merging, legacy reading, describe()."""
+"""taskdsl.meaning.context: the SPEC §4 defaults table, merging, legacy reading, describe()."""
 
 from _rulehelp import dedent
-from taskdsl.context import OPERATOR_DEFAULTS, describe, effective_settings_map
-from taskdsl.document import parse
+from taskdsl.meaning.context import OPERATOR_DEFAULTS, describe, effective_settings_map
+from taskdsl.language.document import parse
 
 
 def settings_of(text: str):

@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 from paths import CORPUS
-from taskdsl.checker import check_text
+from taskdsl.rules.checker import check_text
 
 INDEX = CORPUS / "INDEX.tsv"
 pytestmark = pytest.mark.skipif(not INDEX.is_file(), reason="the shared corpus is not beside the checkout")

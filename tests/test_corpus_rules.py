@@ -9,8 +9,8 @@ import csv
 
 import pytest
 from paths import CORPUS
-from taskdsl.checker import check_text
-from taskdsl.fixer import apply_safe_fixes
+from taskdsl.rules.checker import check_text
+from taskdsl.rules.fixer import apply_safe_fixes
 
 if not (CORPUS / "INDEX.tsv").is_file():
     pytest.skip("the shared corpus is not beside this checkout", allow_module_level=True)

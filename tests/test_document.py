@@ -1,7 +1,7 @@
 """The document model: exact spans, tolerant parsing, positions, and TD001 from the scanner + lxml."""
 
-from taskdsl.document import Span, parse
-from taskdsl.safexml import wellformedness
+from taskdsl.language.document import Span, parse
+from taskdsl.language.safexml import wellformedness
 
 TEMPLATE = """<task type="sequential" name="t1">
   <description>Sum &amp; check {{x}}</description>
@@ -122,7 +122,7 @@ def test_start_tag_fast_path_builds_the_same_tree_as_the_general_path(monkeypatc
     import random
     from pathlib import Path
 
-    from taskdsl import document
+    from taskdsl.language import document
 
     examples = sorted(Path(__file__).resolve().parents[1].joinpath("examples").rglob("*.task.xml"))
     texts = [p.read_text(encoding="utf-8") for p in examples] or ['<task name="a"><description>x</description></task>']

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from evaluator_helpers import write
-from taskdsl.run_cli import main
+from taskdsl.cli.run import main
 
 SEQ = """
     <task type="sequential" name="pipe">

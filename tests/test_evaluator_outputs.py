@@ -8,7 +8,7 @@ import pytest
 
 from evaluator_helpers import write
 from taskdsl.evaluator.outputs import MAX_XML_ANSWER
-from taskdsl.run_cli import main
+from taskdsl.cli.run import main
 from test_evaluator_models import openai_server  # noqa: F401 (the loopback OpenAI-compatible server)
 
 
@@ -269,7 +269,7 @@ def test_data_usage_of_a_sequential_sums_its_steps(tmp_path, capsys, monkeypatch
 
 async def test_retry_and_cost_through_a_real_http_endpoint(tmp_path, openai_server):
     from evaluator_helpers import run
-    from taskdsl.models import price_of
+    from taskdsl.language.models import price_of
 
     fake = await openai_server(answers=["Sure, here it is", '{"title": "XML"}'])
     result, _ = await run(tmp_path, """<task name="t"><instructions>Title?</instructions>

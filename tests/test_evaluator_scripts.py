@@ -132,7 +132,7 @@ def test_interrupting_taskdsl_run_kills_the_script_and_exits_130(tmp_path):
     pidfile = tmp_path / "pid"
     path = write(tmp_path, "long.task.xml", f"""
         <task type="script" name="long"><command>echo $$ > {pidfile}; sleep 30</command></task>""")
-    proc = subprocess.Popen([sys.executable, "-m", "taskdsl.run_cli", "run", path, "-q"],
+    proc = subprocess.Popen([sys.executable, "-m", "taskdsl.cli.run", "run", path, "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:

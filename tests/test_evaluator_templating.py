@@ -2,7 +2,7 @@
 
 import pytest
 
-from taskdsl.templating import Arg, find_placeholders, render
+from taskdsl.language.templating import Arg, find_placeholders, render
 
 
 def test_variables_with_dotted_and_indexed_access_and_offsets():
@@ -165,7 +165,7 @@ async def test_the_evaluator_refuses_an_unterminated_literal_clearly(tmp_path):
     (r"""'a\\"', "b\\'" """, False), (r"""'it\'s', "say \'hi\'" """, False), (r"""'a\\', 'b'""", False),
     (r"""'a\', 'b'""", True), (r'''"a\\\", "b"''', True)])
 def test_the_checker_agrees_with_the_evaluator_on_escaped_literals(arguments, malformed):
-    from taskdsl.checker import check_text
+    from taskdsl.rules.checker import check_text
 
     text = ('<library><template name="pair" params="a b"><task><description>{{a}}{{b}}</description></task></template>'
             f'<task name="t"><description>{{{{pair({arguments})}}}}</description></task></library>')
@@ -176,7 +176,7 @@ def test_the_checker_agrees_with_the_evaluator_on_escaped_literals(arguments, ma
 @pytest.mark.parametrize("quote", ['"', "'"])
 @pytest.mark.parametrize("control, escape", [("\t", "\\t"), ("\n", "\\n")])
 def test_a_raw_tab_or_line_break_in_a_quoted_literal_is_named(quote, control, escape):
-    from taskdsl.templating import parse_placeholder
+    from taskdsl.language.templating import parse_placeholder
 
     placeholder = parse_placeholder(f"pair({quote}a{control}b{quote}, 1)")
     assert placeholder.kind == "malformed"

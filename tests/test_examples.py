@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl.checker import check_text
+from taskdsl.rules.checker import check_text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FILES = sorted(EXAMPLES.rglob("*.task.xml"))
@@ -12,7 +12,7 @@ FILES = sorted(EXAMPLES.rglob("*.task.xml"))
 
 def workspace_library():
     from taskdsl.library import Library
-    from taskdsl.settings import Settings
+    from taskdsl.project.settings import Settings
 
     library = Library(Settings())
     for path in FILES:

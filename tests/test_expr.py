@@ -2,7 +2,7 @@
 
 import pytest
 
-from taskdsl.expr import ExprEvalError, ExprForbidden, ExprSyntaxError, evaluate, holds, parse_expr
+from taskdsl.language.cond import ExprEvalError, ExprForbidden, ExprSyntaxError, evaluate, holds, parse_expr
 
 OUTPUT = {"valid": True, "errors": 2, "items": ["a", "b"], "user": {"name": "Ada", "tags": ["x"]},
           "k k": 1, "zero": 0, "empty": "", "nothing": None, "ratio": 0.5}

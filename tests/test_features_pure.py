@@ -6,8 +6,8 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from taskdsl.diagnostics import TextEdit, apply_edits
-from taskdsl.document import Span, parse
+from taskdsl.language.diagnostics import TextEdit, apply_edits
+from taskdsl.language.document import Span, parse
 from taskdsl.features import actions, completion, formatting, hover, inlay, navigation, symbols
 from taskdsl.features.util import ClientFeatures, Positions
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from taskdsl.checker import check_text
-from taskdsl.document import parse
+from taskdsl.rules.checker import check_text
+from taskdsl.language.document import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 from mutations import mutated_templates  # noqa: E402

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from lsp_client import LspClient  # noqa: E402
 
-from taskdsl.checker import check_text  # noqa: E402
+from taskdsl.rules.checker import check_text  # noqa: E402
 from taskdsl.library import Library  # noqa: E402
-from taskdsl.settings import Settings  # noqa: E402
+from taskdsl.project.settings import Settings  # noqa: E402
 
 from mutations import mutated_templates  # noqa: E402
 from paths import CORPUS  # noqa: E402

@@ -1,7 +1,7 @@
 """The grammar tables (what completion, hover, formatting and the schema diagnostics ask at run
 time) are generated from task.xsd and answer exactly what the xmlschema model of the XSD answers.
 
-- the committed grammar_tables.json is what `python -m taskdsl.schema --write-tables` writes now
+- the committed grammar_tables.json is what `python -m taskdsl.language.schema --write-tables` writes now
   (the XSD stays the one source: change it, regenerate, or this fails);
 - every query, on every path the grammar allows down to a depth that walks each recursion more
   than once, and on paths it does not allow, gives the same answer from both;
@@ -21,9 +21,11 @@ import pytest
 from evaluator_helpers import run_python
 from lsprotocol import converters
 
-from taskdsl import grammar_tables, schema
-from taskdsl.checker import check_text
-from taskdsl.document import parse
+from taskdsl.language import grammar_tables
+
+from taskdsl.language import schema
+from taskdsl.rules.checker import check_text
+from taskdsl.language.document import parse
 from taskdsl.features import completion, hover
 from taskdsl.features.util import Positions
 
@@ -48,7 +50,7 @@ def test_the_committed_tables_are_what_the_xsd_generates_now(xsd):
 
 def test_write_tables_writes_what_the_package_loads(tmp_path):
     target = tmp_path / "tables.json"
-    done = subprocess.run([sys.executable, "-m", "taskdsl.schema", "--write-tables", str(target)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "taskdsl.language.schema", "--write-tables", str(target)], capture_output=True,
                           text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(target)
@@ -56,7 +58,7 @@ def test_write_tables_writes_what_the_package_loads(tmp_path):
 
 
 def test_the_server_model_is_the_tables_and_needs_no_xmlschema():
-    done = run_python("import sys\nfrom taskdsl import schema\nm = schema.model()\n"
+    done = run_python("import sys\nfrom taskdsl.language import schema\nm = schema.model()\n"
                       "m.documentation(('task', 'steps', 'task'))\n"
                       "print(type(m).__name__, 'xmlschema' in sys.modules)\n")
     assert done.returncode == 0, done.stderr

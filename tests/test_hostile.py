@@ -18,7 +18,7 @@ TIMEOUT = 60
 # parent's high-water mark across fork+exec, so it would report pytest's size.
 MEASURED = (
     "import sys\n"
-    "from taskdsl.cli import main\n"
+    "from taskdsl.cli.main import main\n"
     "code = main(sys.argv[1:])\n"
     "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
     "print('MAXRSS_KB', hwm, file=sys.stderr)\n"

@@ -7,8 +7,8 @@ from evaluator_helpers import run_python
 def test_the_server_module_leaves_the_checker_rules_and_features_for_after_initialize():
     code = (
         "import sys\n"
-        "import taskdsl.server as server\n"
-        "late = ('taskdsl.checker', 'taskdsl.rules', 'taskdsl.schema_check', 'taskdsl.features.completion', "
+        "import taskdsl.lsp.server as server\n"
+        "late = ('taskdsl.rules.checker', 'taskdsl.rules', 'taskdsl.language.schema_check', 'taskdsl.features.completion', "
         "'taskdsl.features.hover', 'xmlschema', 'litellm', 'taskdsl.evaluator.plan', 'taskdsl.evaluator.compiler', "
         "'taskdsl.authoring.testcases')\n"
         "print(sorted(m for m in late if m in sys.modules))\n"
@@ -19,14 +19,14 @@ def test_the_server_module_leaves_the_checker_rules_and_features_for_after_initi
     assert done.returncode == 0, done.stderr
     before, after = done.stdout.splitlines()
     assert before == "[]"
-    assert after == ("['taskdsl.checker', 'taskdsl.features.completion', 'taskdsl.features.hover', "
-                     "'taskdsl.rules', 'taskdsl.schema_check']")
+    assert after == ("['taskdsl.features.completion', 'taskdsl.features.hover', 'taskdsl.language.schema_check', "
+                     "'taskdsl.rules', 'taskdsl.rules.checker']")
 
 
 def test_the_grammar_model_is_built_once_when_two_threads_ask_together():
     code = (
         "import threading\n"
-        "from taskdsl import schema\n"
+        "from taskdsl.language import schema\n"
         "models = []\n"
         "threads = [threading.Thread(target=lambda: models.append(schema.model())) for _ in range(4)]\n"
         "[t.start() for t in threads]; [t.join() for t in threads]\n"

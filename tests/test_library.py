@@ -6,14 +6,14 @@ import os
 
 import pytest
 
-from taskdsl.diagnostics import apply_edits
+from taskdsl.language.diagnostics import apply_edits
 from taskdsl.library import Library, RenameError
-from taskdsl.settings import Settings
+from taskdsl.project.settings import Settings
 
 
 def check_workspace(paths, settings=None):
     """What `taskdsl check` does with folders: index them, check their files against the index."""
-    from taskdsl.checker import check_index
+    from taskdsl.rules.checker import check_index
 
     library = Library.from_paths(paths, settings, keep_documents=True)
     return library, check_index(library)
@@ -53,7 +53,7 @@ def codes(results, path) -> list[str]:
 
 
 def diagnostics(library: Library, path, code: str):
-    from taskdsl.checker import check_text
+    from taskdsl.rules.checker import check_text
 
     text = open(path, encoding="utf-8").read()
     result = check_text(text, path=str(path), library=library)
@@ -251,9 +251,9 @@ def test_unreadable_bytes_and_garbage_never_break_the_index(tmp_path):
 
 def references(library: Library, path, needle: str, within: int = 1, **options) -> list[tuple[str, tuple]]:
     """(file name, (line, column)) of every reference to the name at needle in path."""
-    from taskdsl.document import parse
-    from taskdsl.semantics_uses import Workspace
-    from taskdsl.workspace import read_text
+    from taskdsl.language.document import parse
+    from taskdsl.meaning.uses import Workspace
+    from taskdsl.project.workspace import read_text
 
     text = read_text(str(path))
     space = Workspace(parse(text), str(path), library=library, document_of=lambda p: parse(read_text(p)))
@@ -285,9 +285,9 @@ def test_names_matching_a_prefix(workspace):
 
 
 def test_rename_across_files_then_check(workspace):
-    from taskdsl.document import parse
-    from taskdsl.semantics_uses import Workspace
-    from taskdsl.workspace import read_text
+    from taskdsl.language.document import parse
+    from taskdsl.meaning.uses import Workspace
+    from taskdsl.project.workspace import read_text
 
     write(workspace, {"more.task.xml": '<template name="more" params="">\n  <task><description>{{analyze_data(1, 2)}}</description></task>\n</template>\n'})
     library = Library.from_paths([workspace])
@@ -299,7 +299,7 @@ def test_rename_across_files_then_check(workspace):
         "tools.task.xml": [(1, 18)],
         "more.task.xml": [(1, 23)],
     }
-    from taskdsl.diagnostics import TextEdit
+    from taskdsl.language.diagnostics import TextEdit
     for path, found in edits.items():
         text = open(path, encoding="utf-8").read()
         open(path, "w", encoding="utf-8").write(apply_edits(text, [TextEdit(s, "study") for s in found]))

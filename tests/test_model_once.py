@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from taskdsl import scope, semantics
-from taskdsl.checker import check_document
-from taskdsl.document import parse
+from taskdsl.meaning import scope
+
+from taskdsl.meaning import model as semantics
+from taskdsl.rules.checker import check_document
+from taskdsl.language.document import parse
 from taskdsl.features import completion, hover
 from taskdsl.features.util import Positions
-from taskdsl.settings import Settings
+from taskdsl.project.settings import Settings
 
 TEXT = """<task type="sequential" name="pipeline">
   <inputs><input name="topic">rivers</input></inputs>

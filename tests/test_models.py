@@ -1,11 +1,11 @@
-"""taskdsl.models: litellm's bundled map read as JSON (never imported), prefixes, did-you-mean; TD601."""
+"""taskdsl.language.models: litellm's bundled map read as JSON (never imported), prefixes, did-you-mean; TD601."""
 
 import subprocess
 import sys
 
 from _rulehelp import apply_fix, check, found, where
-from taskdsl import models
-from taskdsl.diagnostics import Severity
+from taskdsl.language import models
+from taskdsl.language.diagnostics import Severity
 
 
 def test_known_models_and_prefixes():
@@ -43,7 +43,7 @@ def test_td601_unknown_model_with_did_you_mean():
 def test_td601_never_imports_litellm():
     code = (
         "import sys\n"
-        "from taskdsl.checker import check_text\n"
+        "from taskdsl.rules.checker import check_text\n"
         "r = check_text('<task><description>x</description><model>gpt-4o-mni</model></task>')\n"
         "assert [d.code for d in r.diagnostics] == ['TD601'], r.diagnostics\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"

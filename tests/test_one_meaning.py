@@ -12,11 +12,11 @@ import os
 import pytest
 
 from evaluator_helpers import write
-from taskdsl.checker import check_text
+from taskdsl.rules.checker import check_text
 from taskdsl.evaluator.compiler import CompileError
 from taskdsl.evaluator.runner import TemplateErrors, run_file
 from taskdsl.library import Library
-from taskdsl.run_cli import main
+from taskdsl.cli.run import main
 
 
 def check(path: str) -> list:
@@ -355,7 +355,7 @@ async def test_an_empty_input_of_a_nested_task_is_the_empty_text(tmp_path):
 
 
 def test_formatting_writes_enumerations_collapsed():
-    from taskdsl.document import parse
+    from taskdsl.language.document import parse
     from taskdsl.features.formatting import value_edits
 
     text = '<task type=" sequential "><steps><task type="script"><command fail_on_error="\n false">x</command></task></steps></task>'

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl import parallel, workspace
-from taskdsl.cli import FORMATS, main
+from taskdsl.rules import parallel
+
+from taskdsl.project import workspace
+from taskdsl.cli.check import FORMATS
+from taskdsl.cli.main import main
 from paths import CORPUS, REPO
 
 # the repository's folders, and the upstream templates named one by one (they are *.xml)
@@ -109,7 +112,7 @@ def test_a_worker_whose_check_fails_leaves_its_files_to_this_process(tmp_path, c
     folder = project(tmp_path / "proj", 20)
     serial = run(capsys, "check", "--jobs", "1", str(folder))
     parent = os.getpid()
-    from taskdsl import cli
+    from taskdsl.cli import check as cli
 
     real = cli.check_source
 
@@ -163,7 +166,7 @@ def test_without_fork_the_check_runs_in_this_process(tmp_path, capsys, monkeypat
 def test_the_garbage_collector_is_paused_for_the_bulk_work_and_resumed(tmp_path, capsys, monkeypatch):
     import gc
 
-    from taskdsl import cli
+    from taskdsl.cli import check as cli
 
     folder = project(tmp_path / "proj", 3)
     seen = []

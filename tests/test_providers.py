@@ -30,7 +30,7 @@ def test_an_offline_run_never_imports_litellm(tmp_path, model):
     fixture.write_text(json.dumps({"answers": [{"answer": "- one\n- two\n- three"}]}))
     code = (
         "import sys\n"
-        "from taskdsl.cli import main\n"
+        "from taskdsl.cli.main import main\n"
         f"code = main(['run', {SUMMARISE!r}, '--model', {model!r}, '--json', '--trace', {str(tmp_path / 't.jsonl')!r}])\n"
         "assert code == 0, code\n"
         "print('litellm imported' if 'litellm' in sys.modules else 'litellm not imported')\n"

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from _rulehelp import check, dedent
-from taskdsl.cli import main
-from taskdsl.fixer import fix_text
+from taskdsl.cli.main import main
+from taskdsl.rules.fixer import fix_text
 
 LIBRARY = dedent("""
     <library>
@@ -207,7 +207,7 @@ def test_a_name_typed_half_way_is_a_guess_not_a_safe_fix():
 
 
 def test_a_typo_close_to_two_words_is_a_guess():
-    from taskdsl.names import nearest
+    from taskdsl.language.names import nearest
 
     assert nearest("sequental", ["atomic", "sequential", "reduce", "script"]) == ("sequential", True)
     assert nearest("inputx", ["inputs", "input"]) == ("input", False)  # both close: not safe
@@ -229,6 +229,6 @@ def test_a_close_but_different_word_is_not_a_safe_rename():
     ("output_slot", "output_format", 5), ("", "abc", 3), ("abc", "abc", 0),
 ])
 def test_typo_distance(a, b, distance):
-    from taskdsl.names import typo_distance
+    from taskdsl.language.names import typo_distance
 
     assert typo_distance(a, b) == distance == typo_distance(b, a)

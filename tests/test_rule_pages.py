@@ -5,14 +5,14 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from paths import REPO
-from taskdsl import rule_pages
+from taskdsl.rules import pages as rule_pages
 from taskdsl.rules import RULES
 
 
 def test_every_code_has_an_up_to_date_page():
     folder = REPO / "docs" / "rules"
     written = {path.name: path.read_text(encoding="utf-8") for path in folder.glob("TD*.md")}
-    assert written == rule_pages.pages(), "regenerate with: .venv/bin/python -m taskdsl.rule_pages"
+    assert written == rule_pages.pages(), "regenerate with: .venv/bin/python -m taskdsl.rules.pages"
 
 
 def test_a_page_holds_the_registry_entry():

@@ -1,7 +1,7 @@
 """TD701–TD703: cond tests parsed by the expression language, positions inside the attribute value."""
 
 from _rulehelp import check, dedent, found, where
-from taskdsl.diagnostics import Severity
+from taskdsl.language.diagnostics import Severity
 
 
 def cond(test: str) -> str:

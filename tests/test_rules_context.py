@@ -1,8 +1,8 @@
 """TD301–TD307 over effective settings; legacy values replace the schema's TD105."""
 
 from _rulehelp import apply_fix, check, codes, dedent, found, where
-from taskdsl.diagnostics import Severity
-from taskdsl.fixer import apply_safe_fixes
+from taskdsl.language.diagnostics import Severity
+from taskdsl.rules.fixer import apply_safe_fixes
 
 
 def test_td301_explicit_fresh_with_default_inherit_of_sequential():

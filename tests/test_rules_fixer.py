@@ -1,7 +1,7 @@
-"""taskdsl.fixer.apply_safe_fixes: every safe fix, nothing else changed, stable when re-run."""
+"""taskdsl.rules.fixer.apply_safe_fixes: every safe fix, nothing else changed, stable when re-run."""
 
 from _rulehelp import check, dedent
-from taskdsl.fixer import apply_safe_fixes
+from taskdsl.rules.fixer import apply_safe_fixes
 
 TEXT = dedent("""
     <!-- a comment   with  odd spacing -->

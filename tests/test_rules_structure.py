@@ -1,7 +1,7 @@
 """TD201–TD210: each rule fires where it should, stays silent where it should not, fixes re-check clean."""
 
 from _rulehelp import apply_fix, check, codes, dedent, found, where
-from taskdsl.diagnostics import Severity
+from taskdsl.language.diagnostics import Severity
 
 OK_SEQ = dedent("""
     <task type="sequential">
@@ -208,7 +208,7 @@ def test_td210_task_parameters_wrapped_in_template():
 
 
 def test_a_name_that_starts_with_a_line_break_is_quoted_on_one_line():
-    from taskdsl.checker import check_text
+    from taskdsl.rules.checker import check_text
     text = '<template name="\r\ntranslate">\n  <task type="atomic"><instructions>x</instructions></task>\n</template>\n'
     [message] = [d.message for d in check_text(text).diagnostics if d.code == "TD207"]
     assert message == ("template name '\\r\\ntranslate' is not an identifier: use letters, digits and '_' "

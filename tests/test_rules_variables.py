@@ -1,8 +1,8 @@
 """TD401–TD404: inputs and {{…}} variables against the names in scope."""
 
 from _rulehelp import apply_fix, check, dedent, found, where
-from taskdsl.diagnostics import Severity
-from taskdsl.settings import Settings
+from taskdsl.language.diagnostics import Severity
+from taskdsl.project.settings import Settings
 
 
 def test_td401_duplicate_input():

@@ -6,11 +6,12 @@ import textwrap
 import pytest
 from lsprotocol import types
 
-from taskdsl.document import parse
+from taskdsl.language.document import parse
 from taskdsl.evaluator import runner
 from taskdsl.evaluator.results import TaskResult
 from taskdsl.evaluator import plan
-from taskdsl.features import run, run_result
+from taskdsl.features import run_result
+from taskdsl.lsp import run
 from taskdsl.features.util import Positions
 
 LIBRARY = textwrap.dedent("""\

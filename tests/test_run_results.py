@@ -4,7 +4,7 @@ whose output does not parse marked as degraded, unknown --input names refused, s
 import json
 
 from evaluator_helpers import write
-from taskdsl.run_cli import main
+from taskdsl.cli.run import main
 
 TWO_PROMPTS = """
     <task type="sequential" name="pipe">

@@ -1,10 +1,10 @@
 """Schema diagnostics TD100–TD107: the code, the range (1-based line:column and what it covers)
 and the message of each error kind, on templates written for these tests."""
 
-from taskdsl.checker import check_text
-from taskdsl.document import parse
-from taskdsl.safexml import wellformedness
-from taskdsl.schema_check import validate
+from taskdsl.rules.checker import check_text
+from taskdsl.language.document import parse
+from taskdsl.language.safexml import wellformedness
+from taskdsl.language.schema_check import validate
 
 ALL_TASK_CHILDREN = ("description, instructions, system, model, criteria, output_format, context_management, "
                      "inputs, file_paths, steps, initial_value, inner_task, reduction_task, command, manual_xml, "

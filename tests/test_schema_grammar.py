@@ -1,4 +1,4 @@
-"""The grammar (schemas/task.xsd) and the queries taskdsl.schema answers from it."""
+"""The grammar (schemas/task.xsd) and the queries taskdsl.language.schema answers from it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import xmlschema
 from lxml import etree
 
-from taskdsl import schema
+from taskdsl.language import schema
 
 from paths import CORPUS  # noqa: E402  (shared/ beside the checkout, as in CI)
 XS = "{http://www.w3.org/2001/XMLSchema}"

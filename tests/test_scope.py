@@ -1,9 +1,9 @@
-"""taskdsl.scope: the names visible at a point, with where each is declared."""
+"""taskdsl.meaning.scope: the names visible at a point, with where each is declared."""
 
 from _rulehelp import dedent
-from taskdsl.document import parse
-from taskdsl.scope import Scopes, visible_names
-from taskdsl.settings import Settings
+from taskdsl.language.document import parse
+from taskdsl.meaning.scope import Scopes, visible_names
+from taskdsl.project.settings import Settings
 
 TEXT = dedent("""
     <task type="sequential">

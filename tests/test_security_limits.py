@@ -6,9 +6,9 @@ import json
 import pytest
 
 from evaluator_helpers import write
-from taskdsl import cost
+from taskdsl.evaluator import cost
 from taskdsl.evaluator.script import OUTPUT_CAP
-from taskdsl.run_cli import main
+from taskdsl.cli.run import main
 
 CAP_MB = OUTPUT_CAP // (1024 * 1024)
 
@@ -54,7 +54,7 @@ PRICED = """<task type="sequential" name="priced"><description>d</description><s
 
 def test_an_estimate_over_the_budget_refuses_before_anything_runs(tmp_path, capsys):
     from taskdsl.evaluator.handler import BASE_SYSTEM_PROMPT
-    from taskdsl.models import prices
+    from taskdsl.language.models import prices
 
     marker = tmp_path / "ran"
     path = write(tmp_path, "t.task.xml", PRICED.format(text="x" * 4000).replace(

@@ -8,8 +8,8 @@ import stat
 import pytest
 
 from evaluator_helpers import write
-from taskdsl.checker import check_text
-from taskdsl.run_cli import main
+from taskdsl.rules.checker import check_text
+from taskdsl.cli.run import main
 
 READER = """<task name="reader">
   <description>summarise</description>
@@ -147,7 +147,7 @@ def test_memory_matching_sends_paths_and_sizes_never_contents(tmp_path, capsys, 
 
 
 def test_the_editor_setting_allows_a_folder_for_the_checker_too(project):
-    from taskdsl.settings import Settings
+    from taskdsl.project.settings import Settings
 
     path = write(project, "t.task.xml", READER.format(paths="<path>../outside.txt</path>"))
     text = open(path, encoding="utf-8").read()
@@ -160,7 +160,7 @@ def test_server_logs_are_masked_before_any_handler_writes_them():
     import io
     import logging
 
-    from taskdsl.redaction import MaskingFilter, Redactor
+    from taskdsl.support.redaction import MaskingFilter, Redactor
 
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)

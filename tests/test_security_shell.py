@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaluator_helpers import run, write
-from taskdsl import shell
-from taskdsl.checker import check_text
+from taskdsl.language import shell
+from taskdsl.rules.checker import check_text
 from taskdsl.evaluator.results import TaskError
 from taskdsl.evaluator.runner import run_file
 
@@ -57,7 +57,7 @@ def test_the_quick_fix_closes_the_quotes_and_the_fixed_command_runs_the_value(tm
     [diagnostic] = [d for d in check_text(text).diagnostics if d.code == "TD801"]
     [fix] = diagnostic.fixes
     assert not fix.safe  # inside an awk or jq program the value would become code: offered, never applied by --fix
-    from taskdsl.diagnostics import apply_edits
+    from taskdsl.language.diagnostics import apply_edits
     fixed = apply_edits(text, fix.edits)
     assert "<command>printf 'value: '{{x}}'!'</command>" in fixed
     path = write(tmp_path, "t.task.xml", fixed)

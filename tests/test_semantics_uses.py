@@ -1,4 +1,4 @@
-"""Every use of every name (taskdsl.semantics_uses) and the navigation built on it, without a server.
+"""Every use of every name (taskdsl.meaning.uses) and the navigation built on it, without a server.
 
 Each rename is applied to the files, the workspace is checked again (no new diagnostics) and run
 with the offline echo model: the output must not change."""
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl.cli import main
-from taskdsl.document import Span, parse
+from taskdsl.cli.main import main
+from taskdsl.language.document import Span, parse
 from taskdsl.library import Library, RenameError
-from taskdsl.workspace import read_text
-from taskdsl.semantics_uses import Workspace, document_uses
-from taskdsl.settings import Settings
+from taskdsl.project.workspace import read_text
+from taskdsl.meaning.uses import Workspace, document_uses
+from taskdsl.project.settings import Settings
 
 from rename_texts import LIB, MAIN, OUTPUT, nth
 
@@ -53,7 +53,7 @@ def apply(found: dict[str, list[Span]], new: str) -> None:
 
 
 def diagnostics(folder: Path) -> dict[str, list[tuple]]:
-    from taskdsl.checker import check_index
+    from taskdsl.rules.checker import check_index
 
     results = check_index(Library.from_paths([folder], Settings(), keep_documents=True))
     return {Path(p).name: [(d.code, d.message) for d in r.diagnostics] for p, r in results.items()}

@@ -421,7 +421,9 @@ def test_the_runtime_library_ranks_as_match_does(library):
                      '    <call template="summarise"><arg name="text">{{last_output}}</arg></call>\n'
                      '  </steps>\n</task>\n', encoding="utf-8")
     prepared = prepare_file(str(entry))
-    found = prepared.library.find_matching_tasks("count the words of my essay", limit=2)
+    from taskdsl.task_system.matching import find_in_task_library
+
+    found = find_in_task_library(prepared.library, "count the words of my essay", limit=2)
     assert [(d.name, k) for d, _, k in found] == [("word_count", "standard"), ("entry", "standard")]
     assert found[0][0] is prepared.library.by_name["word_count"]  # the runtime definition, ready to run
     cli = taskdsl(library, "match", "count the words of my essay", "--json", "--limit", "1")

@@ -4,8 +4,8 @@ the cond language (TD701/TD702), and `taskdsl check FOLDER` finds them."""
 
 from __future__ import annotations
 
-from taskdsl.checker import check_text
-from taskdsl.cli import main
+from taskdsl.rules.checker import check_text
+from taskdsl.cli.main import main
 from taskdsl.library import Library
 
 SHOUT = """<task name="shout">

@@ -5,10 +5,10 @@ import dataclasses
 
 import pytest
 
-from taskdsl.context import ContextSettings, effective_settings
-from taskdsl.document import parse
-from taskdsl.scope import Binding
-from taskdsl.semantics import VariableUse
+from taskdsl.meaning.context import ContextSettings, effective_settings
+from taskdsl.language.document import parse
+from taskdsl.meaning.scope import Binding
+from taskdsl.meaning.model import VariableUse
 
 
 def test_binding_sets_every_field_and_stays_frozen():

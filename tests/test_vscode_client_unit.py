@@ -30,8 +30,8 @@ import json  # noqa: E402
 import re  # noqa: E402
 import struct  # noqa: E402
 
-from taskdsl.checker import check_text  # noqa: E402
-from taskdsl.diagnostics import Severity  # noqa: E402
+from taskdsl.rules.checker import check_text  # noqa: E402
+from taskdsl.language.diagnostics import Severity  # noqa: E402
 from taskdsl.library import Library  # noqa: E402
 
 PACKAGE = json.loads((CLIENT / "package.json").read_text(encoding="utf-8"))

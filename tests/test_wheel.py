@@ -53,8 +53,8 @@ def test_the_wheel_carries_the_grammar(installed):
 
     names = zipfile.ZipFile(wheel).namelist()
     assert "taskdsl/schemas/task.xsd" in names
-    assert "taskdsl/grammar_tables.json" in names  # completion, hover and TD1xx read it (no xmlschema at run time)
-    assert "taskdsl/cli.py" in names
+    assert "taskdsl/language/grammar_tables.json" in names  # completion, hover and TD1xx read it (no xmlschema at run time)
+    assert "taskdsl/cli/main.py" in names
 
 
 def test_schema_points_inside_the_venv(installed):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from taskdsl import workspace
-from taskdsl.cli import main
-from taskdsl.settings import Settings
+from taskdsl.project import workspace
+from taskdsl.cli.main import main
+from taskdsl.project.settings import Settings
 
 MAIN = """<task type="sequential" name="main">
   <description>run the helper</description>
@@ -162,7 +162,7 @@ def test_library_paths_from_the_environment_reach_check_and_run(project, tmp_pat
 
 
 def test_check_fix_writes_what_the_fixer_computes(project, capsys):
-    from taskdsl.fixer import fix_text
+    from taskdsl.rules.fixer import fix_text
 
     text = ('<task>\n  <description>x</description>\n  <context_management>\n'
             '    <inherit_context>true</inherit_context>\n    <accumulate_data>yes</accumulate_data>\n'
@@ -178,7 +178,7 @@ def test_check_fix_writes_what_the_fixer_computes(project, capsys):
 
 
 def test_the_cli_has_no_fixer_of_its_own():
-    import taskdsl.cli as cli_module
+    import taskdsl.cli.main as cli_module
 
     source = Path(cli_module.__file__).read_text(encoding="utf-8")
     assert "apply_edits" not in source and "_fix_file" not in source
@@ -234,16 +234,16 @@ def test_no_module_imports_itself_back_through_others():
     # the library (the package and each of its modules) imports no checker: the checks read it
     library_modules = {name for name in graph if name == "taskdsl.library" or name.startswith("taskdsl.library.")}
     assert {"taskdsl.library", "taskdsl.library.index"} <= library_modules
-    assert {name for name in library_modules if "taskdsl.checker" in graph[name]} == set()
+    assert {name for name in library_modules if "taskdsl.rules.checker" in graph[name]} == set()
 
 
 def test_the_fix_all_code_action_is_the_fixer_of_check_fix(tmp_path):
     from lsprotocol import types
 
-    from taskdsl.document import parse
+    from taskdsl.language.document import parse
     from taskdsl.features.actions import FIX_ALL_KIND, code_actions
     from taskdsl.features.util import Positions
-    from taskdsl.fixer import fix_text
+    from taskdsl.rules.fixer import fix_text
 
     text = ('<task type="atomc">\n  <description>x</description>\n  <model>gpt-4o-mni</model>\n  <context_management>\n'
             '    <inherit_context>true</inherit_context>\n    <accumulate_data>yes</accumulate_data>\n'

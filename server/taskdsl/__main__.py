@@ -1,3 +1,3 @@
-from taskdsl.cli import main
+from taskdsl.cli.main import main
 
 raise SystemExit(main())

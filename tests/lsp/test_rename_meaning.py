@@ -17,7 +17,7 @@ from conftest import encoding, pos
 from rename_texts import LIB, MAIN, OUTPUT, nth
 
 from taskdsl.library import Library
-from taskdsl.settings import Settings
+from taskdsl.project.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -53,7 +53,7 @@ def places(found) -> set[tuple[str, int, int, int]]:
 
 
 def diagnostics(folder: Path) -> dict[str, list[tuple]]:
-    from taskdsl.checker import check_index
+    from taskdsl.rules.checker import check_index
 
     results = check_index(Library.from_paths([folder], Settings(), keep_documents=True))
     return {Path(p).name: [(d.code, d.message) for d in r.diagnostics] for p, r in results.items()}

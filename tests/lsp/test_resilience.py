@@ -19,7 +19,7 @@ BROKEN_HOVER = (
     "def boom(*args, **kwargs):\n"
     "    raise RuntimeError('hover exploded')\n"
     "hover.describe_at = boom\n"
-    "from taskdsl.server import main\n"
+    "from taskdsl.lsp.server import main\n"
     "main()\n"
 )
 TEXT = "<task>\n  <description>Use {{nothing}}</description>\n</task>\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from taskdsl.features.run import ALWAYS, PLAN_CHANGED, PLAN_CHANGED_HEADER
+from taskdsl.lsp.run import ALWAYS, PLAN_CHANGED, PLAN_CHANGED_HEADER
 
 SETTINGS = {"model": "taskdsl/echo", "trace": {"dir": tempfile.mkdtemp(prefix="taskdsl-consent-tests-")}}
 

@@ -5,7 +5,7 @@ A preview runs no model, no script and no nested task: a value only a run can kn
 step's output, a nested task's, an inline call's, an input nobody gave) stays as its `{{…}}`
 placeholder, and files listed by a command are named by the command. The entry's own inputs are
 the ones given (and the literal defaults), so an atomic entry's preview is exactly what its run
-sends. Token counts and prices are the `--max-cost` estimate's (taskdsl.cost).
+sends. Token counts and prices are the `--max-cost` estimate's (taskdsl.evaluator.cost).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 
-from taskdsl import confine, cost
+from taskdsl.project import confine
+
+from taskdsl.evaluator import cost
 
 
 @dataclass(frozen=True)

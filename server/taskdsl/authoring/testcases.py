@@ -3,7 +3,7 @@
 A test case is run as `taskdsl run` runs a file: `plan.prepare(index, path, task, inputs)` on the
 file that defines the task under test (found by the same resolution as a `ref`: the project's
 index), then `runner.execute`. Its `<expect test>` are evaluated by the cond language's safe
-evaluator (`taskdsl.expr`) over the output: the parsed JSON when the task declares JSON output,
+evaluator (`taskdsl.language.cond`) over the output: the parsed JSON when the task declares JSON output,
 else the text. Model answers are hostile text: they only ever reach that evaluator.
 
 Isolation (tests run up to CONCURRENCY side by side, in any order, with the same outcomes):
@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from taskdsl import expr
-from taskdsl.document import Document, Span
+from taskdsl.language import cond as expr
+from taskdsl.language.document import Document, Span
 
 REPLAY_SUFFIX = ".replay.json"
 CONCURRENCY = 4  # tests run side by side, each its own run (own environment, trace and memory)
@@ -162,18 +162,19 @@ def prepare_case(case: TestCase, index, settings=None, read=None):
 
 
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
-                   recorder: Recorder | None = None, prepared=None) -> Outcome:
+                   recorder: Recorder | None = None, prepared=None, recover=None) -> Outcome:
     """Prepare (unless `prepared` is given: the plan the editor's user agreed to) and execute the
     task under test as a run would, then judge the result (timed). With a recorder, model calls
-    go to the real model and are recorded (no replay fixture)."""
+    go to the real model and are recorded (no replay fixture). `recover`: the re-planning hook
+    (`runner.execute`), handed in by the command that runs the tests."""
     started = time.monotonic()
-    outcome = await _run_case(case, index, settings, model, recorder, prepared)
+    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover)
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
 async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None,
-                    prepared) -> Outcome:
+                    prepared, recover) -> Outcome:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
@@ -190,7 +191,7 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     try:
         prepared = prepared or prepare_case(case, index, settings)
         result = await execute(prepared, model=model or case.model, config=config,
-                               script_env={"TMPDIR": scratch})
+                               script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
         return error_outcome(case, error, index)
     finally:
@@ -215,13 +216,15 @@ def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
 
 
 async def run_cases(cases: list[tuple], settings=None, model: str | None = None,
-                    concurrency: int = CONCURRENCY, recorder: Recorder | None = None) -> list[Outcome]:
-    """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order."""
+                    concurrency: int = CONCURRENCY, recorder: Recorder | None = None,
+                    recover=None) -> list[Outcome]:
+    """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order.
+    `recover`: the re-planning hook (see `run_case`)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(case: TestCase, index, prepared=None) -> Outcome:
         async with gate:
-            return await run_case(case, index, settings, model, recorder, prepared)
+            return await run_case(case, index, settings, model, recorder, prepared, recover)
 
     return list(await asyncio.gather(*(one(*entry) for entry in cases)))
 
@@ -245,7 +248,7 @@ class Recorder:
 
     def fixtures(self) -> dict[str, dict]:
         """{fixture path: its JSON} for every test file with a recorded call, tests in file order."""
-        from taskdsl.redaction import Redactor
+        from taskdsl.support.redaction import Redactor
 
         mask = Redactor().text
         files: dict[str, list[dict]] = {}
@@ -268,3 +271,11 @@ class Recorder:
                     os.remove(partial)
             written.append(path)
         return written
+
+
+def outcome_json(outcome: Outcome) -> dict:
+    """One outcome as `taskdsl test --json` and the editor's taskdsl.runTest give it."""
+    case = outcome.case
+    return {"file": os.path.normpath(case.file), "name": case.name, "line": case.line, "task": case.task,
+            "status": outcome.status, "passed": outcome.passed, "message": outcome.message or None,
+            "output": outcome.output}

@@ -1,8 +1,8 @@
 """`taskdsl match TEXT` and `taskdsl ask TEXT`: the library against a request in plain words.
 
-match  ranks the library's templates and tasks (taskdsl.matching). Exit 0 (also when nothing
+match  ranks the library's templates and tasks (taskdsl.task_system.matching). Exit 0 (also when nothing
        matches: the list is empty), 2 on a usage problem.
-ask    uses a matching template or has a model write a task (taskdsl.ask), prints or saves it,
+ask    uses a matching template or has a model write a task (taskdsl.task_system.ask), prints or saves it,
        and unless --dry-run runs it. Exit codes:
          0  the task checks (and, without --dry-run, ran to completion)
          1  the run failed, or the model call failed
@@ -73,7 +73,7 @@ def _count(value: str) -> int:
 
 
 def library_roots(args) -> list[str]:
-    from taskdsl.workspace import env_library_paths
+    from taskdsl.project.workspace import env_library_paths
 
     return [os.path.abspath(p) for p in (args.library or [os.getcwd()])] + [os.path.abspath(p) for p in env_library_paths()]
 
@@ -107,7 +107,7 @@ def _error(command: str, message: str) -> None:
 
 
 def match_command(args) -> int:
-    from taskdsl.matching import find_matching_tasks
+    from taskdsl.task_system.matching import find_matching_tasks
 
     library = request_library("match", args)
     if library is None:
@@ -129,7 +129,7 @@ def match_command(args) -> int:
 
 
 def ask_command(args) -> int:
-    from taskdsl import ask
+    from taskdsl.task_system import ask
     from taskdsl.evaluator.handler import default_model
     from taskdsl.evaluator.results import TaskError
 
@@ -190,7 +190,7 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
     The consent reads the commands of the prepared run, and exactly that run is executed; every
     task, re-planned ones too, runs shell commands only with --allow-scripts."""
     from taskdsl.evaluator import runner
-    from taskdsl.run_cli import Progress
+    from taskdsl.cli.run import Progress
 
     try:
         prepared = runner.prepare_file(path, text=answer.xml, inputs=answer.inputs, library_paths=roots)
@@ -207,8 +207,11 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
+    from taskdsl.task_system import replan
+
     try:
-        result = asyncio.run(runner.execute(prepared, model=args.model, on_event=Progress(quiet=args.quiet or args.json)))
+        result = asyncio.run(runner.execute(prepared, model=args.model, on_event=Progress(quiet=args.quiet or args.json),
+                                            recover=replan.recover))
     except Exception as error:  # TaskError, CompileError: the run failed
         return None, _as_task_error(error)
     report["result"] = result.to_json()

@@ -1,4 +1,4 @@
-"""The command line: `taskdsl check|rules|schema|run|serve` (SPEC §9).
+"""`taskdsl check PATH…`: check templates and folders of templates (SPEC §9).
 
 Importing this module stays cheap: the checker, the evaluator and the language server are
 imported only by the subcommand that needs them (never litellm or pygls for `check`).
@@ -18,103 +18,6 @@ from pathlib import Path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FORMATS = ("text", "json", "sarif", "github", "junit")
-
-
-# --------------------------------------------------------------------------- entry point
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(wants_run=_command_of(argv) == "run")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exit_.code or 0)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return 2
-    try:
-        return args.func(args)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `taskdsl check … | head`
-        return 0
-
-
-def _command_of(argv: list[str]) -> str | None:
-    return next((arg for arg in argv if not arg.startswith("-")), None)
-
-
-def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="taskdsl", description="Checker, task runner and language server for taskdsl XML task templates.")
-    commands = parser.add_subparsers(metavar="COMMAND")
-
-    check = commands.add_parser("check", help="check templates and folders of templates",
-                                description="Check templates: well-formedness, the grammar and the rules. "
-                                            "Folders are searched for *.task.xml; files named explicitly are checked whatever their name.")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="template files or folders")
-    check.add_argument("--format", choices=FORMATS, default="text",
-                       help="output format (default text; github: GitHub Actions annotations; junit: JUnit XML)")
-    check.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what remains")
-    check.add_argument("--unsafe-fixes", action="store_true",
-                       help="with --fix, apply the unsafe quick fixes too (a guessed name, an added empty argument)")
-    check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
-                       help="check with N processes (default: one per core; 1: in this process; --fix: always 1)")
-    check.set_defaults(func=check_command)
-
-    rules = commands.add_parser("rules", help="list the diagnostic codes, or show one code's documentation")
-    rules.add_argument("code", nargs="?", help="a code such as TD101")
-    rules.set_defaults(func=rules_command)
-
-    schema_ = commands.add_parser("schema", help="print the path of the installed task.xsd")
-    schema_.set_defaults(func=schema_command)
-
-    run = _run_parser(commands) if wants_run else None
-    if run is None:
-        stub = commands.add_parser("run", help="run a template (see `taskdsl run --help`)", add_help=False)
-        stub.set_defaults(func=lambda _args: _unavailable("run"))
-
-    from taskdsl import cli_ask  # match, ask: cheap to import (their work imports on use)
-    from taskdsl.authoring import cli_commands  # test, render, graph
-
-    cli_ask.add_parsers(commands)
-    cli_commands.add_parsers(commands, checking=sys.modules[__name__])  # `test` finds and checks files as `check`
-
-    serve = commands.add_parser("serve", help="start the language server (stdio by default)")
-    transport = serve.add_mutually_exclusive_group()
-    transport.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
-    transport.add_argument("--tcp", metavar="[HOST:]PORT", type=host_port,
-                           help="listen on a TCP socket (127.0.0.1 unless a host is given; clients need the token "
-                                "printed at start, or TASKDSL_SERVER_TOKEN)")
-    transport.add_argument("--ws", metavar="[HOST:]PORT", type=host_port, help="listen on a WebSocket (as --tcp)")
-    serve.add_argument("--log-level", default="WARNING", type=str.upper, choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                       help="log level (logs go to stderr)")
-    serve.set_defaults(func=serve_command)
-    return parser
-
-
-def host_port(value: str) -> str:
-    """HOST:PORT with a port number (HOST is 127.0.0.1 when only PORT or ':PORT' is given; 0 = any free port)."""
-    host, _, port = value.rpartition(":")
-    if not port.isdigit() or not 0 <= int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT with a port from 1 to 65535 (0: any free port), "
-                                         f"got {value!r}")
-    return f"{host or '127.0.0.1'}:{port}"
-
-
-def _run_parser(commands):
-    """`taskdsl run` is defined by the evaluator's run_cli (imported only when it is asked for)."""
-    try:
-        from taskdsl import run_cli
-    except ImportError:
-        return None
-    return run_cli.add_run_parser(commands)
-
-
-def _unavailable(what: str, why: str = "") -> int:
-    because = f": {why}" if why else ""
-    print(f"taskdsl: error: `taskdsl {what}` is not available in this installation{because}", file=sys.stderr)
-    return 2
 
 
 # --------------------------------------------------------------------------- check: files
@@ -143,7 +46,7 @@ class Targets:
 def collect_files(paths: list[str], settings, report: Report) -> Targets:
     """Explicit files as given; folders: the templates discovery finds in them. Each path's
     project (its root folder) is discovered as a whole, so references resolve across it."""
-    from taskdsl import workspace
+    from taskdsl.project import workspace
 
     given: list[tuple[str, Path]] = []
     for raw in paths:
@@ -175,7 +78,7 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
 
 def read_source(path: str):
     """Read a file as a template (the one reader): bad bytes become a TD001, never an exception."""
-    from taskdsl.workspace import read_source as read
+    from taskdsl.project.workspace import read_source as read
 
     return read(path)
 
@@ -183,8 +86,8 @@ def read_source(path: str):
 # --------------------------------------------------------------------------- check: checking
 
 
-def _jobs(value: str) -> int:
-    from taskdsl.parallel import positive_jobs
+def jobs(value: str) -> int:
+    from taskdsl.rules.parallel import positive_jobs
 
     return positive_jobs(value)
 
@@ -192,8 +95,8 @@ def _jobs(value: str) -> int:
 def check_command(args) -> int:
     import functools
 
-    from taskdsl.document import gc_paused
-    from taskdsl.parallel import FileCheck, check_paths, default_jobs
+    from taskdsl.language.document import gc_paused
+    from taskdsl.rules.parallel import FileCheck, check_paths, default_jobs
 
     report = Report()
     if args.unsafe_fixes and not args.fix:
@@ -215,9 +118,9 @@ def check_command(args) -> int:
 def project_settings(paths: list[str], report: Report):
     """The settings of the checked project (its taskdsl.toml or [tool.taskdsl]: the project of the
     first path given); the config file's own problems are reported with the templates'."""
-    from taskdsl.config import settings_for
-    from taskdsl.document import Document
-    from taskdsl.workspace import Source
+    from taskdsl.project.config import settings_for
+    from taskdsl.language.document import Document
+    from taskdsl.project.workspace import Source
 
     first = next((path for path in paths if os.path.exists(path)), os.curdir)
     settings, config = settings_for(first)
@@ -244,10 +147,10 @@ def build_library(targets: Targets, settings):
 
 def check_source(source, library, settings):
     """(Document, diagnostics) of one file, with the reading problems in front."""
-    from taskdsl.checker import check_document
-    from taskdsl.diagnostics import Diagnostic, Severity
-    from taskdsl.document import Span
-    from taskdsl.parallel import source_document
+    from taskdsl.rules.checker import check_document
+    from taskdsl.language.diagnostics import Diagnostic, Severity
+    from taskdsl.language.document import Span
+    from taskdsl.rules.parallel import source_document
 
     if source.refused:
         offset, message = source.problem
@@ -266,8 +169,8 @@ def check_source(source, library, settings):
 def fix_source(source, library, settings, report: Report, unsafe: bool = False) -> None:
     """`--fix`: the fixer's safe fixes (all fixes with `--unsafe-fixes`), written back only when the
     file changed."""
-    from taskdsl.fixer import fix_text
-    from taskdsl.workspace import write_source
+    from taskdsl.rules.fixer import fix_text
+    from taskdsl.project.workspace import write_source
 
     fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings,
                      unsafe=unsafe)
@@ -443,7 +346,7 @@ def github_report(report: Report) -> list[str]:
 def junit_report(report: Report) -> str:
     """JUnit XML: a test suite per checked file, a failing test case per diagnostic (its type the
     severity), one passing test case for a file without any."""
-    from taskdsl.junit import Case, Problem, Suite, junit_xml
+    from taskdsl.support.junit import Case, Problem, Suite, junit_xml
 
     suites = []
     for source, document, diagnostics in report.results:
@@ -468,52 +371,3 @@ def _sarif_related(source, document, number: int, related) -> dict:
         location = _artifact(related.path or source.path)
     return {"id": number, "message": {"text": related.message},
             "physicalLocation": {"artifactLocation": location, "region": region}}
-
-
-# --------------------------------------------------------------------------- rules, schema, serve
-
-
-def rules_command(args) -> int:
-    import difflib
-
-    from taskdsl.rules import RULES
-
-    if not args.code:
-        for code in sorted(RULES):
-            rule = RULES[code]
-            print(f"{code}  {rule.severity.value:<8} {rule.title}")
-        return 0
-    code = args.code.strip().upper()
-    if code not in RULES:
-        starting = [known for known in sorted(RULES) if known.startswith(code)][:3]
-        close = starting or difflib.get_close_matches(code, sorted(RULES), n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(close)}?" if close else "; `taskdsl rules` lists them"
-        print(f"taskdsl: error: unknown rule code '{args.code}'{hint}", file=sys.stderr)
-        return 2
-    print(RULES[code].doc(), end="")
-    return 0
-
-
-def schema_command(_args) -> int:
-    from taskdsl import schema
-
-    path = schema.xsd_path()
-    if not path.is_file():
-        print(f"taskdsl: error: the grammar is missing from this installation (looked at {path})", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
-
-
-def serve_command(args) -> int:
-    """Delegate to the language server module (pygls is imported only here)."""
-    try:
-        from taskdsl import server
-    except ImportError as error:
-        return _unavailable("serve", str(error))
-    for entry in ("main", "serve", "start"):
-        function = getattr(server, entry, None)
-        if callable(function):
-            result = function(args)
-            return int(result or 0)
-    return _unavailable("serve")

@@ -32,7 +32,7 @@ def graph_command(args) -> int:
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import prepare_file
-    from taskdsl.run_cli import refused
+    from taskdsl.cli.run import refused
 
     try:
         prepared = prepare_file(args.file, args.task)

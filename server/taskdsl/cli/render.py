@@ -32,12 +32,12 @@ def add_render_parser(commands) -> argparse.ArgumentParser:
 
 def render_command(args) -> int:
     from taskdsl.authoring.preview import preview_prompts, preview_text
-    from taskdsl.config import settings_for
+    from taskdsl.project.config import settings_for
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import prepare_file
-    from taskdsl.run_cli import masked, masked_json, parse_inputs, refused
+    from taskdsl.cli.run import masked, masked_json, parse_inputs, refused
 
     try:
         inputs = parse_inputs(args.input, args.inputs)

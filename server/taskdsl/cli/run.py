@@ -12,7 +12,7 @@ import json
 import signal
 import sys
 
-from taskdsl.config import run_defaults
+from taskdsl.project.config import run_defaults
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
 USAGE_REASONS = ("no_entry", "unknown_input")
@@ -103,7 +103,7 @@ class Progress:
 
 
 def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
-    from taskdsl.document import parse
+    from taskdsl.language.document import parse
 
     doc = parse(text)
     for d in diagnostics:
@@ -154,6 +154,7 @@ def run_command(args) -> int:
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.runner import prepare_file, run_file
+    from taskdsl.task_system.replan import recover
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -175,6 +176,7 @@ def run_command(args) -> int:
             loop.add_signal_handler(sig, task.cancel)
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
                               on_event=progress, allow_read=tuple(args.allow_read), globals=global_values, settings=project,
+                              recover=recover,
                               config=HandlerConfig(model=project.model or default_model()),
                               max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
                               timeout=(args.timeout if args.timeout is not None
@@ -208,8 +210,8 @@ def run_command(args) -> int:
 
 def replan_summary(structure: str) -> str:
     "One line for a re-planned structure: its root's type and description."
-    from taskdsl.document import parse
-    from taskdsl.semantics import task_type
+    from taskdsl.language.document import parse
+    from taskdsl.meaning.model import task_type
 
     root = parse(structure).root
     if root is None:
@@ -238,15 +240,15 @@ def print_plan(prepared, default_model: str, model: str | None) -> None:
 
 
 def masked(text: str) -> str:
-    "What the command prints, with every secret value masked (taskdsl.redaction)."
-    from taskdsl.redaction import Redactor
+    "What the command prints, with every secret value masked (taskdsl.support.redaction)."
+    from taskdsl.support.redaction import Redactor
 
     return Redactor().text(text)
 
 
 def masked_json(value) -> str:
     "value as indented JSON, secrets masked in its strings (before escaping) and in the text."
-    from taskdsl.redaction import Redactor
+    from taskdsl.support.redaction import Redactor
 
     redactor = Redactor()
     return redactor.text(json.dumps(redactor.mask(value), ensure_ascii=False, indent=2, default=str))

@@ -59,7 +59,7 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | No
               recorder: testcases.Recorder | None = None) -> Results:
     """Check the test files of `paths` and run their tests (`cli`: the module whose discovery and
     per-file check `taskdsl check` uses)."""
-    from taskdsl.run_cli import _print_diagnostics
+    from taskdsl.cli.run import _print_diagnostics
 
     report = cli.Report()
     settings = cli.project_settings(paths, report)  # the project's taskdsl.toml
@@ -86,20 +86,22 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | No
             continue
         cases += selected
     if cases and index is not None:
+        from taskdsl.task_system.replan import recover
+
         results.outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, model,
-                                                           recorder=recorder))
+                                                           recorder=recorder, recover=recover))
     return results
 
 
 def test_command(args) -> int:
-    from taskdsl.run_cli import masked, masked_json
+    from taskdsl.cli.run import masked, masked_json
 
     recorder = testcases.Recorder() if args.record else None
     results = run_tests(args.checking, args.paths, args.pattern, args.model, recorder)
     if args.format == "json":
         print(masked_json({"passed": results.count(testcases.PASSED), "failed": results.count(testcases.FAILED),
                            "errors": results.count(testcases.ERROR), "broken_files": results.broken_files,
-                           "tests": [_as_json(o) for o in results.outcomes]}))
+                           "tests": [testcases.outcome_json(o) for o in results.outcomes]}))
     elif args.format == "junit":
         sys.stdout.write(masked(junit(results)))
     else:
@@ -135,7 +137,7 @@ def summary(results: Results) -> str:
 def junit(results: Results) -> str:
     """A suite per test file; a test's classname is its file, its failure or error the message a
     text run prints, and the tests of a file that does not check skipped."""
-    from taskdsl.junit import Case, Problem, Suite, junit_xml
+    from taskdsl.support.junit import Case, Problem, Suite, junit_xml
 
     suites: dict[str, Suite] = {}
     for outcome in results.outcomes:
@@ -155,10 +157,3 @@ def _first_line(message: str) -> str:
 
 def _selected(case: testcases.TestCase, pattern: str | None) -> bool:
     return not pattern or pattern.lower() in case.name.lower()
-
-
-def _as_json(outcome: testcases.Outcome) -> dict:
-    case = outcome.case
-    return {"file": os.path.normpath(case.file), "name": case.name, "line": case.line, "task": case.task,
-            "status": outcome.status, "passed": outcome.passed, "message": outcome.message or None,
-            "output": outcome.output}

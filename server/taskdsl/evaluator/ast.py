@@ -14,20 +14,21 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from taskdsl import expr as cond_expr
-from taskdsl.semantics import argument_problems
-from taskdsl import confine, shell
-from taskdsl.redaction import Redactor
-from taskdsl.templating import Placeholder, find_placeholders
+from taskdsl.language import cond as cond_expr
+from taskdsl.meaning.model import argument_problems
+from taskdsl.project import confine
+from taskdsl.language import shell
+from taskdsl.support.redaction import Redactor
+from taskdsl.language.templating import Placeholder, find_placeholders
 
-from .env import Env, UnboundVariable
-from .handler import Handler, HandlerConfig
-from .memory import ContextGenerationInput, MemorySystem
-from .outputs import read_answer
-from . import usage
-from .results import COMPLETE, TaskError, TaskResult, failure
-from .script import run_script
-from .trace import Trace
+from taskdsl.evaluator.env import Env, UnboundVariable
+from taskdsl.evaluator.handler import Handler, HandlerConfig
+from taskdsl.evaluator.memory import ContextGenerationInput, MemorySystem
+from taskdsl.evaluator.outputs import read_answer
+from taskdsl.evaluator import usage
+from taskdsl.evaluator.results import COMPLETE, TaskError, TaskResult, failure
+from taskdsl.evaluator.script import run_script
+from taskdsl.evaluator.trace import Trace
 
 
 # ---------------------------------------------------------------- run context
@@ -42,16 +43,16 @@ class RunState:
     trace: Trace = field(default_factory=lambda: Trace(None))
     on_event: Callable[[dict], Any] | None = None
     on_script_start: Callable[[int], Any] | None = None  # pid of each script's process group
-    root: str = ""  # the project root: what a run may read (taskdsl.confine), with allow_read
+    root: str = ""  # the project root: what a run may read (taskdsl.project.confine), with allow_read
     allow_read: tuple[str, ...] = ()
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
-    budget: Any = None  # taskdsl.cost.Budget of --max-cost, or None
+    budget: Any = None  # taskdsl.evaluator.cost.Budget of --max-cost, or None
     preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
     agreed_models: Callable[[], frozenset[str]] | None = None  # the models of that plan (asked for when a re-plan needs it)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text each template was compiled from
-    replans: list[dict] = field(default_factory=list)  # every re-planning of the run (taskdsl.evaluator.replan)
+    replans: list[dict] = field(default_factory=list)  # every re-planning of the run (taskdsl.task_system.replan)
     recover: Callable[..., Any] | None = None  # replan.recover for a run (a preview re-plans nothing)
 
     def emit(self, **event) -> None:
@@ -166,7 +167,7 @@ async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
 
 async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
     """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
-    value (taskdsl.shell), so no value is ever shell syntax. A placeholder no reference can stand
+    value (taskdsl.language.shell), so no value is ever shell syntax. A placeholder no reference can stand
     for is refused (TD801) before any value is computed."""
     unsafe = shell.unsafe_sites(command)
     if unsafe:
@@ -420,7 +421,7 @@ class Atomic(TaskNode):
         run = ctx.run
         model = self.model_for(run)
         handler = Handler(replace(run.config, model=model))
-        if run.budget is not None:  # --max-cost (taskdsl.cost)
+        if run.budget is not None:  # --max-cost (taskdsl.evaluator.cost)
             run.budget.before(model, system + user)
         started = time.monotonic()
         try:

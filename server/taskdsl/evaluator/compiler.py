@@ -1,4 +1,4 @@
-"""Compile `taskdsl.document` Elements into AST nodes, and the TaskLibrary they register into.
+"""Compile `taskdsl.language.document` Elements into AST nodes, and the TaskLibrary they register into.
 
 What cannot compile raises CompileError carrying the checker's rule code; a run checks the
 template first, so these are the last line of defence, not the user's usual message.
@@ -10,15 +10,15 @@ import difflib
 import os
 from dataclasses import dataclass, field
 
-from taskdsl import expr as cond_expr
-from taskdsl import semantics
-from taskdsl.document import Element, parse
-from taskdsl.names import file_stem
-from taskdsl.vocabulary import BRANCH_TAGS, LOCKS, TASK_TAGS, boolean, collapse, enum_value, matches
+from taskdsl.language import cond as cond_expr
+from taskdsl.meaning import model as semantics
+from taskdsl.language.document import Element, parse
+from taskdsl.language.names import file_stem
+from taskdsl.language.vocabulary import BRANCH_TAGS, LOCKS, TASK_TAGS, boolean, collapse, enum_value, matches
 
-from . import ast
-from .ast import ContextSettings
-from .results import TaskError
+from taskdsl.evaluator import ast
+from taskdsl.evaluator.ast import ContextSettings
+from taskdsl.evaluator.results import TaskError
 
 
 class CompileError(Exception):
@@ -34,8 +34,8 @@ class CompileError(Exception):
 
 def effective_settings(element: Element) -> ContextSettings:
     """SPEC §4 defaults merged with the element's <context_management>, from the one shared
-    table (taskdsl.context), reduced to what the evaluator needs."""
-    from taskdsl.context import effective_settings as shared
+    table (taskdsl.meaning.context), reduced to what the evaluator needs."""
+    from taskdsl.meaning.context import effective_settings as shared
 
     s = shared(element)
     return ContextSettings(s.inherit_context, bool(s.accumulate_data), s.accumulation_format or "notes_only",
@@ -98,11 +98,6 @@ class TaskLibrary:
     def names(self) -> list[str]:
         return sorted(self.by_name)
 
-    def find_matching_tasks(self, text: str, limit: int = 5) -> list[tuple]:
-        """(TaskDefinition, score, kind) by relevance to `text`, best first (taskdsl.matching)."""
-        from taskdsl.matching import find_in_task_library
-
-        return find_in_task_library(self, text, limit)
 
 
 # ---------------------------------------------------------------- compiler
@@ -410,7 +405,7 @@ class Compiler:
 def refuse_malformed(doc, path: str | None = None) -> None:
     """Refuse (TD001, the checker's first message) a text that is not well-formed XML: a
     half-parsed tree would run something the author did not write."""
-    from taskdsl.safexml import wellformedness
+    from taskdsl.language.safexml import wellformedness
 
     _, problems = wellformedness(doc)
     if problems or len(doc.roots) > 1 or doc.root is None:

@@ -26,10 +26,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from taskdsl import cost, shell
-from taskdsl.confine import within
-from taskdsl.models import prices
-from taskdsl.redaction import SECRET_NAME, Redactor, secret_values
+from taskdsl.evaluator import cost
+
+from taskdsl.language import shell
+from taskdsl.project.confine import within
+from taskdsl.language.models import prices
+from taskdsl.support.redaction import SECRET_NAME, Redactor, secret_values
 
 LIST_LIMIT = 10  # lines of a kind shown; the rest are counted
 VALUE_LIMIT = 80  # characters of an input's value shown
@@ -64,7 +66,7 @@ class PlanView:
     folder: str  # where scripts run and where "outside" starts
     commands: tuple[PlannedCommand, ...]
     models: tuple[tuple[str, bool], ...]  # (model, priced by litellm's map)
-    estimate: float  # dollars for the priced models' calls (a floor: see taskdsl.cost)
+    estimate: float  # dollars for the priced models' calls (a floor: see taskdsl.evaluator.cost)
     files: ReadFiles
     inputs: tuple[tuple[str, str], ...]  # (name, value as shown: secrets masked, long values cut)
     templates: tuple[str, ...]  # the template files compiled for the run
@@ -84,7 +86,7 @@ def read_files(node: Any, library: Any) -> ReadFiles:
     """The files the file_paths of every task the run may reach read (each task's folder is
     where its relative paths start)."""
     from taskdsl.evaluator.plan import reach
-    from taskdsl.templating import find_placeholders
+    from taskdsl.language.templating import find_placeholders
 
     paths: list[str] = []
     unknown: list[str] = []

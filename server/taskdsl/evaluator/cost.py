@@ -1,5 +1,5 @@
 """A run's cost budget (`--max-cost`, `[run] max_cost`): estimated before the run from litellm's
-prices (read from its bundled map by taskdsl.models, never by importing litellm), and enforced
+prices (read from its bundled map by taskdsl.language.models, never by importing litellm), and enforced
 while it runs from the tokens each model call really used.
 
 The estimate counts each atomic task of the plan once (refs and calls followed), with its prompt's
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from taskdsl.models import price_of
+from taskdsl.language.models import price_of
 
 CHARS_PER_TOKEN = 4
 ANSWER_TOKENS = 500

@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
-from . import usage
-from .results import TaskError, TaskResult
+from taskdsl.evaluator.outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
+from taskdsl.evaluator import usage
+from taskdsl.evaluator.results import TaskError, TaskResult
 
 DEFAULT_MODEL = "taskdsl/echo"  # offline-first: nothing leaves the machine unless a model is chosen
 BASE_SYSTEM_PROMPT = "You carry out one task of a larger workflow. Answer with the task's output only."
@@ -44,7 +44,7 @@ class Handler:
         self.turns = 0
 
     async def execute(self, system: str, user: str, output_format: dict | None = None) -> TaskResult:
-        from .providers import provider_for
+        from taskdsl.evaluator.providers import provider_for
 
         config = self.config
         provider = await provider_for(config)

@@ -2,7 +2,7 @@
 jsonschema) or XML whose top-level elements become named fields.
 
 Answers are hostile input. XML is read by the project's one safe lxml configuration
-(taskdsl.safexml: no DTD loaded, no entity expanded, no network, no huge trees), and before lxml
+(taskdsl.language.safexml: no DTD loaded, no entity expanded, no network, no huge trees), and before lxml
 sees anything an answer that declares a DTD or an entity, or is larger than MAX_XML_ANSWER, is
 refused as XML_PARSE_ERROR: nothing is expanded, read or fetched. An answer that is merely not
 well-formed degrades to its whole text with a note (graceful degradation).
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .results import TaskError
+from taskdsl.evaluator.results import TaskError
 
 MAX_XML_ANSWER = 5_000_000  # characters: far above any real answer, far below what could hurt
 
@@ -88,7 +88,7 @@ def read_xml(text: str) -> Reading:
     does not parse. A DTD, an entity declaration or an oversized answer is XML_PARSE_ERROR."""
     from lxml import etree
 
-    from taskdsl.safexml import parser
+    from taskdsl.language.safexml import parser
 
     refuse_hostile_xml(text)
     body = _XML_DECLARATION.sub("", strip_code_fences(text), count=1)

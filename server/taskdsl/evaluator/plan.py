@@ -17,12 +17,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from taskdsl import facts, names, semantics
-from taskdsl.document import Document, Element, parse
-from taskdsl.templating import find_placeholders
+from taskdsl.meaning import facts
 
-from .compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
-from .results import TaskError
+from taskdsl.language import names
+
+from taskdsl.meaning import model as semantics
+from taskdsl.language.document import Document, Element, parse
+from taskdsl.language.templating import find_placeholders
+
+from taskdsl.evaluator.compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
+from taskdsl.evaluator.results import TaskError
 
 # where runs are offered: the root, and each named task / template of a library file
 
@@ -284,13 +288,13 @@ class Prepared:
     calls_models: bool = False  # an atomic task may call a model
     files: list[str] = field(default_factory=list)  # the template files compiled for it
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
-    allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.confine)
+    allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
 
 
 def read_entry(path: str) -> str:
     """The entry file's text through the one reader; a file that is not UTF-8 text is refused."""
-    from taskdsl.workspace import read_source
+    from taskdsl.project.workspace import read_source
 
     source = read_source(path)
     if source.problem is not None:
@@ -307,7 +311,7 @@ class UnreadableTemplate(ValueError):
 
 
 def disk_reader(path: str) -> str | None:
-    from taskdsl.workspace import read_text
+    from taskdsl.project.workspace import read_text
 
     return read_text(path)
 
@@ -394,7 +398,7 @@ def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None,
 
 def check_errors(document: Document, path: str, index, settings=None) -> list:
     """The errors `taskdsl check FILE` reports for this text against the same index."""
-    from taskdsl.checker import check_document
+    from taskdsl.rules.checker import check_document
 
     return check_document(document, path=path, library=index, settings=settings or getattr(index, "settings", None)
                           ).errors

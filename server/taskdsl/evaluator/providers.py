@@ -37,7 +37,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from .results import TaskError
+from taskdsl.evaluator.results import TaskError
 
 PROVIDER = "taskdsl"
 MODELS = ("echo", "replay")

@@ -17,23 +17,22 @@ import os
 from dataclasses import replace
 from typing import Any, Callable
 
-from taskdsl import confine
-from taskdsl.redaction import Redactor
+from taskdsl.project import confine
+from taskdsl.support.redaction import Redactor
 
-from .ast import Ctx, RunState
-from .env import Env
-from .handler import HandlerConfig, default_model
-from .memory import MemorySystem
-from .replan import recover
-from .plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
-from .results import TaskError, TaskResult
-from .trace import Trace
+from taskdsl.evaluator.ast import Ctx, RunState
+from taskdsl.evaluator.env import Env
+from taskdsl.evaluator.handler import HandlerConfig, default_model
+from taskdsl.evaluator.memory import MemorySystem
+from taskdsl.evaluator.plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
+from taskdsl.evaluator.results import TaskError, TaskResult
+from taskdsl.evaluator.trace import Trace
 
 
 def project_index(path: str, settings=None):
     """The index a run of `path` resolves against: its project and the library paths."""
     from taskdsl.library import Library
-    from taskdsl.workspace import project_root
+    from taskdsl.project.workspace import project_root
 
     return Library.from_paths([project_root(path), path], settings)
 
@@ -43,7 +42,7 @@ def prepare_file(path: str, task: str | None = None, inputs: dict | None = None,
                  allow_read: tuple[str, ...] = (), global_values: dict[str, str] | None = None) -> Prepared:
     """`prepare` for the command line: the project's settings (taskdsl.toml) and index built from
     disk, with what the command line adds over them (library paths, --allow-read, --global)."""
-    from taskdsl.config import settings_for
+    from taskdsl.project.config import settings_for
 
     settings = settings or settings_for(path)[0]
     changes: dict[str, Any] = {}
@@ -64,19 +63,20 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                    config: HandlerConfig | None = None, check: bool = True,
                    on_script_start: Callable[[int], Any] | None = None, text: str | None = None,
                    allow_read: tuple[str, ...] = (), max_cost: float | None = None,
-                   timeout: float | None = None, globals: dict[str, str] | None = None, settings=None) -> TaskResult:
+                   timeout: float | None = None, globals: dict[str, str] | None = None, settings=None,
+                   recover: Callable[..., Any] | None = None) -> TaskResult:
     """Run the template at path. Raises TemplateErrors (does not check), CompileError, or
     TaskError (the run failed); cancelling the asyncio task (or setting `cancel`) stops model
     calls and kills scripts' process groups. `text` overrides the file's content on disk.
-    `allow_read`: folders outside the project the run may read (taskdsl.confine); `max_cost`: the
-    dollars model calls may cost (taskdsl.cost); `timeout`: seconds the whole run may take;
+    `allow_read`: folders outside the project the run may read (taskdsl.project.confine); `max_cost`: the
+    dollars model calls may cost (taskdsl.evaluator.cost); `timeout`: seconds the whole run may take;
     `globals` (name → value, `--global`) over the project's globals, visible everywhere;
-    `settings`: the project's (read from its taskdsl.toml when None)."""
+    `settings`: the project's (read from its taskdsl.toml when None); `recover`: see `execute`."""
 
     prepared = prepare_file(path, task, inputs, text=text, library_paths=library_paths, check=check,
                             settings=settings, allow_read=tuple(allow_read), global_values=globals)
     return await execute(prepared, model=model, trace=trace, on_event=on_event, cancel=cancel, config=config,
-                         on_script_start=on_script_start, max_cost=max_cost, timeout=timeout)
+                         on_script_start=on_script_start, max_cost=max_cost, timeout=timeout, recover=recover)
 
 
 def environments(prepared: Prepared) -> tuple[Env, Env]:
@@ -90,7 +90,7 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     """The models the run's plan calls (what its consent showed), computed once when first asked."""
     @functools.cache
     def models() -> frozenset[str]:
-        from taskdsl import cost
+        from taskdsl.evaluator import cost
 
         return frozenset(name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model))
 
@@ -101,16 +101,19 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
                   max_cost: float | None = None, timeout: float | None = None,
-                  script_env: dict[str, str] | None = None) -> TaskResult:
+                  script_env: dict[str, str] | None = None,
+                  recover: Callable[..., Any] | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups. `script_env`
-    is added to every script's environment."""
+    is added to every script's environment. `recover` (a failed task, its error, … → a result) is
+    how a task that failed may be re-planned: the caller hands in `task_system.replan.recover`
+    (the evaluator never imports the layer above it); None re-plans nothing."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
     global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
     budget = None
     if max_cost is not None:
-        from taskdsl import cost
+        from taskdsl.evaluator import cost
 
         cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)
         budget = cost.Budget(max_cost)

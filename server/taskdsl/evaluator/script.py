@@ -6,7 +6,7 @@ import asyncio
 import os
 import signal
 
-from .results import TaskResult, failure
+from taskdsl.evaluator.results import TaskResult, failure
 
 
 def kill_group(proc: asyncio.subprocess.Process) -> None:

@@ -1,5 +1,5 @@
 """Run traces as JSON lines, readable by their owner only. Secrets never reach the file: every
-secret value (taskdsl.redaction) is masked wherever it appears, and so are the values of fields
+secret value (taskdsl.support.redaction) is masked wherever it appears, and so are the values of fields
 named like secrets (an input called api_key)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 
-from taskdsl.redaction import MASK, SECRET_NAME, Redactor, open_private
+from taskdsl.support.redaction import MASK, SECRET_NAME, Redactor, open_private
 
 _NOT_SECRET = {"tokens", "prompt_tokens", "completion_tokens", "max_tokens"}
 

@@ -15,7 +15,7 @@ COUNTS = ("model_calls", "prompt_tokens", "completion_tokens", "cost")
 
 def of_call(model: str, calls: int, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
     """The counts of one atomic task's model calls."""
-    from taskdsl.models import price_of
+    from taskdsl.language.models import price_of
 
     return {"model_calls": calls, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
             "cost": price_of(model, prompt_tokens, completion_tokens)}

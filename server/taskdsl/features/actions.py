@@ -27,8 +27,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from taskdsl.diagnostics import Diagnostic
-from taskdsl.document import Document, Element, Span, parse
+from taskdsl.language.diagnostics import Diagnostic
+from taskdsl.language.document import Document, Element, Span, parse
 from taskdsl.features import libview
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri
 
@@ -138,7 +138,7 @@ def free_variables(doc: Document, task: Element, source: str) -> list[str]:
     """The names the inline task uses that its surroundings bind: once it stands alone in its own file
     (``source``) they would name nothing (TD402), and an ``<arg>`` naming one would turn literal.
     Asked of the semantic model of both texts; the two trees have the same elements in the same order."""
-    from taskdsl.semantics import FileModel
+    from taskdsl.meaning.model import FileModel
 
     here, alone = FileModel(doc), FileModel(parse(source))
     if alone.root is None:
@@ -191,7 +191,7 @@ def _after(doc: Document, task: Element, inputs: Element) -> str:
 
 
 def _reindent(source: str) -> str:
-    from taskdsl.diagnostics import TextEdit, apply_edits
+    from taskdsl.language.diagnostics import TextEdit, apply_edits
     from taskdsl.features.formatting import indentation_edits
 
     doc = parse(source)
@@ -232,7 +232,7 @@ def fix_all_action(doc: Document, positions: Positions, uri: str, *, client: Cli
                    version: int | None = None, path: str | None = None, library=None, settings=None
                    ) -> types.CodeAction | None:
     """The fixer's result for the whole document as one edit (None when nothing is fixable)."""
-    from taskdsl.fixer import fix_text
+    from taskdsl.rules.fixer import fix_text
 
     fixed = fix_text(doc.text, path=path, library=library, settings=settings)
     if not fixed.applied or fixed.text == doc.text:

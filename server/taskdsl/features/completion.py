@@ -31,7 +31,7 @@ import re
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Element, Span
+from taskdsl.language.document import Document, Element, Span
 from taskdsl.features import libview
 from taskdsl.features.util import ClientFeatures, Positions
 
@@ -42,7 +42,7 @@ _VAR_BEFORE = re.compile(r"[A-Za-z0-9_]*$")
 
 
 def _schema():
-    from taskdsl import schema
+    from taskdsl.language import schema
 
     return schema.model()
 
@@ -435,7 +435,7 @@ def _library_names(library, span, positions, client, kinds, here=None) -> list[t
 
 
 def _variables(doc, element, span, positions, client, library, settings, calls: bool = True):
-    from taskdsl.semantics import model_of
+    from taskdsl.meaning.model import model_of
 
     items = []
     for name, binding in model_of(doc, settings).scopes.visible(element).items():
@@ -460,7 +460,7 @@ def _variables(doc, element, span, positions, client, library, settings, calls: 
 
 def _models(word: Span, typed: str, positions: Positions, doc: Document | None = None, library=None,
             settings=None) -> list[types.CompletionItem]:
-    from taskdsl import models
+    from taskdsl.language import models
 
     typed = typed.strip().lower()
     first = [settings.default_model] if settings is not None else []
@@ -485,7 +485,7 @@ def model_rank(preferred: list[str]):
     1 a popular provider's current chat model (no dated snapshot, not deprecated), 2 the rest."""
     import datetime
 
-    from taskdsl import models
+    from taskdsl.language import models
 
     order = {name: index for index, name in reversed(list(enumerate(preferred)))}
     today = datetime.date.today().isoformat()

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Element, Span
+from taskdsl.language.document import Document, Element, Span
 from taskdsl.features.util import Positions
 
 
 def _schema_simple(path: tuple[str, ...]) -> bool:
     try:
-        from taskdsl import schema
+        from taskdsl.language import schema
 
         return schema.model().has_simple_content(path)
     except Exception:  # no schema model: judge by the text alone
@@ -90,7 +90,7 @@ def indentation_edits(doc: Document, options: types.FormattingOptions | None = N
 
 def value_edits(doc: Document, lines: range | None = None) -> list[tuple[Span, str]]:
     """(value span, collapsed value) of each enumerated attribute value written with extra whitespace."""
-    from taskdsl.vocabulary import ENUM_ATTRIBUTES, collapse, enum_value
+    from taskdsl.language.vocabulary import ENUM_ATTRIBUTES, collapse, enum_value
 
     if doc.problems or doc.root is None:
         return []

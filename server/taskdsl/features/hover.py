@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Element, Span
+from taskdsl.language.document import Document, Element, Span
 from taskdsl.features import libview
 from taskdsl.features.util import TASK_TAGS, ClientFeatures, Positions, stripped_span
 
@@ -109,7 +109,7 @@ def describe_at(doc: Document, offset: int, markdown: bool = True, library=None,
         # a {{…}} placeholder?
         for piece in element.text_pieces:
             if piece.span.start <= offset <= piece.span.end and not piece.cdata:
-                from taskdsl.templating import find_placeholders
+                from taskdsl.language.templating import find_placeholders
 
                 for placeholder in find_placeholders(piece.raw):
                     start, end = piece.span.start + placeholder.start, piece.span.start + placeholder.end
@@ -140,7 +140,7 @@ def describe_at(doc: Document, offset: int, markdown: bool = True, library=None,
 
 def _schema():
     try:
-        from taskdsl import schema
+        from taskdsl.language import schema
 
         return schema.model()
     except Exception:
@@ -155,7 +155,7 @@ def _text_span(doc: Document, element: Element) -> Span | None:
 
 
 def _context(out: _Text, element: Element) -> None:
-    from taskdsl import context
+    from taskdsl.meaning import context
 
     settings = context.effective_settings(element)
     out.para(f"Effective context ({settings.operator}): {out.code(context.describe(settings))}")
@@ -216,7 +216,7 @@ def _bound_param(out: _Text, doc: Document, element: Element, name: str, library
 
 
 def _variable(out: _Text, doc: Document, element: Element, name: str, settings, span: Span):
-    from taskdsl.semantics import model_of
+    from taskdsl.meaning.model import model_of
 
     binding = model_of(doc, settings).scopes.visible(element).get(name)
     out.title(name)
@@ -239,7 +239,7 @@ def _variable(out: _Text, doc: Document, element: Element, name: str, settings, 
 
 def _literal_default(binding) -> str | None:
     """The literal text an <input> gives its name (its default when a ref leaves it unbound)."""
-    from taskdsl import scope
+    from taskdsl.meaning import scope
 
     element = binding.element
     if binding.kind != "input" or element is None or element.tag != "input":
@@ -250,7 +250,7 @@ def _literal_default(binding) -> str | None:
 
 
 def _model(out: _Text, name: str) -> str:
-    from taskdsl import models
+    from taskdsl.language import models
 
     out.title(name)
     if not models.is_known_model(name):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Element, Span
+from taskdsl.language.document import Document, Element, Span
 from taskdsl.features.util import TASK_TAGS, Positions
 
 
@@ -25,7 +25,7 @@ def applicable(settings) -> list[str]:
 
 def hint_for(element: Element):
     """(offset, label, tooltip) for a task, or None when it leaves nothing implicit."""
-    from taskdsl import context
+    from taskdsl.meaning import context
 
     if element.tag not in TASK_TAGS or element.get("ref") or not element.start_tag_complete:
         return None

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from lsprotocol import types
 
-from taskdsl.document import Span
+from taskdsl.language.document import Span
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@
 
 The arguments are the request text and, optionally, the most results to return (default 5); an
 object {"text": …, "limit": …} works too. The answer is the JSON list `taskdsl match --json`
-prints, from the same ranking (taskdsl.matching).
+prints, from the same ranking (taskdsl.task_system.matching).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ MAX_LIMIT = 100
 
 def parse_arguments(args: tuple | list) -> tuple[str, int]:
     """(text, limit) from the command's arguments; ValueError with a message for bad ones."""
-    from taskdsl.matching import DEFAULT_LIMIT
+    from taskdsl.task_system.matching import DEFAULT_LIMIT
 
     first = args[0] if args else None
     text, limit = first, args[1] if len(args) > 1 else DEFAULT_LIMIT
@@ -37,7 +37,7 @@ def register_match(server) -> None:
 
     @server.command(COMMAND)
     async def match_tasks(ls, *args: Any):
-        from taskdsl.matching import find_matching_tasks
+        from taskdsl.task_system.matching import find_matching_tasks
 
         try:
             text, limit = parse_arguments(args)

@@ -1,4 +1,4 @@
-"""Definition, references, prepareRename and rename: LSP views over ``taskdsl.semantics_uses``.
+"""Definition, references, prepareRename and rename: LSP views over ``taskdsl.meaning.uses``.
 
 Every use of every name (``{{x}}``, ``{{fn(x)}}``, ``<arg>x</arg>``, ``from="x"``, a ref's
 ``<input name=>``, ``<arg name=>``, ``ref=``, ``<call template=>``, the declarations) and what it
@@ -14,9 +14,9 @@ from typing import Callable
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Span
+from taskdsl.language.document import Document, Span
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
-from taskdsl.semantics_uses import RenameError, Workspace
+from taskdsl.meaning.uses import RenameError, Workspace
 
 __all__ = ["RenameError", "definition", "references", "prepare_rename", "rename", "workspace_edit"]
 

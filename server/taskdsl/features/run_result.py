@@ -240,7 +240,7 @@ def error_json(error: BaseException) -> dict:
 
 def template_errors_message(error: Any, text: str | None = None) -> str:
     """One line for runner.TemplateErrors: the count and the first errors with line:column."""
-    from taskdsl.document import parse
+    from taskdsl.language.document import parse
 
     diagnostics = list(getattr(error, "diagnostics", []))
     text = text if text is not None else getattr(error, "text", None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from taskdsl.document import Document, Element
+from taskdsl.language.document import Document, Element
 from taskdsl.features.util import Positions, path_to_uri, stripped_span, task_type
 
 K = types.SymbolKind

@@ -13,8 +13,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from taskdsl.document import Document, Element, Span
-from taskdsl import vocabulary
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.language import vocabulary
 
 # elements that are tasks (have a type, context settings, inputs)
 TASK_TAGS = frozenset(vocabulary.TASK_TAGS)
@@ -134,7 +134,7 @@ def enclosing(element: Element | None, tags: frozenset[str] | set[str]) -> Eleme
 
 
 def task_type(element: Element) -> str:
-    from taskdsl.semantics import task_kind  # the one answer (XSD whitespace collapsed)
+    from taskdsl.meaning.model import task_kind  # the one answer (XSD whitespace collapsed)
 
     return task_kind(element)
 

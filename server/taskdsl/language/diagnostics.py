@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from taskdsl.document import Span
+from taskdsl.language.document import Span
 
 
 class Severity(str, Enum):

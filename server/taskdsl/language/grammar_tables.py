@@ -1,6 +1,6 @@
 """The grammar model the server asks at run time: tables generated from ``task.xsd``.
 
-``grammar_tables.json`` (shipped in the package) is written by ``python -m taskdsl.schema
+``grammar_tables.json`` (shipped in the package) is written by ``python -m taskdsl.language.schema
 --write-tables`` from the xmlschema model (``schema.xsd_model().tables()``), and a test fails
 while regenerating it would give a different file: the XSD stays the one source. Loading it
 takes a few milliseconds and imports no xmlschema, so the first hover or completion after start

@@ -22,7 +22,21 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from taskdsl.semantics import BUILTIN_MODELS  # noqa: E402  (under taskdsl/ only these exist)
+
+#: under taskdsl/ only these exist: the offline models (SPEC §7)
+BUILTIN_MODELS = ("taskdsl/echo", "taskdsl/replay")
+
+
+def builtin_model_problem(name: str) -> str | None:
+    """Under taskdsl/ only the built-in offline models exist (TD601, an error: the run refuses)."""
+    from difflib import get_close_matches
+
+    if not name.startswith("taskdsl/") or name in BUILTIN_MODELS:
+        return None
+    guess = get_close_matches(name, BUILTIN_MODELS, n=1, cutoff=0.6)
+    hint = f": did you mean '{guess[0]}'?" if guess else f": taskdsl's own models are {', '.join(BUILTIN_MODELS)}"
+    return f"model '{name}' is not one of taskdsl's offline models{hint}"
+
 
 #: providers whose model part is free: litellm passes any name through to the server or deployment
 OPEN_PROVIDERS = frozenset({

@@ -56,3 +56,12 @@ def typo_distance(a: str, b: str) -> int:
             current.append(cost)
         previous2, previous = previous, current
     return previous[-1]
+
+
+def suggest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
+    """Did-you-mean: a case-insensitive match first, then the closest spellings."""
+    lowered = name.lower()
+    exact = [c for c in candidates if c.lower() == lowered and c != name]
+    close = difflib.get_close_matches(name, candidates, n=limit + len(exact), cutoff=0.6)
+    ordered = exact + [c for c in close if c not in exact and c != name]
+    return ordered[:limit]

@@ -11,8 +11,8 @@ import re
 
 from lxml import etree
 
-from taskdsl.diagnostics import Diagnostic, Related, Severity
-from taskdsl.document import MAX_DEPTH, Document, Span  # noqa: F401 (MAX_DEPTH: imported from here by others)
+from taskdsl.language.diagnostics import Diagnostic, Related, Severity
+from taskdsl.language.document import MAX_DEPTH, Document, Span  # noqa: F401 (MAX_DEPTH: imported from here by others)
 
 
 

@@ -4,7 +4,7 @@
 formatting and the schema diagnostics ask — which children and attributes an element may have,
 their enumeration values and their documentation — from tables generated from the XSD at build
 time (``grammar_tables``: loaded in ~2 ms, no xmlschema). ``xsd_model()`` answers the same by
-reading the XSD through xmlschema; it writes the tables (``python -m taskdsl.schema
+reading the XSD through xmlschema; it writes the tables (``python -m taskdsl.language.schema
 --write-tables``) and a test proves both answer alike. Nothing here restates the element list:
 every answer comes from the XSD.
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from lxml import etree
 
-from taskdsl.grammar_tables import AttrInfo, ChildInfo, ElementPath, GrammarQueries, TableModel  # noqa: F401
+from taskdsl.language.grammar_tables import AttrInfo, ChildInfo, ElementPath, GrammarQueries, TableModel  # noqa: F401
 
 XS = "{http://www.w3.org/2001/XMLSchema}"
 
@@ -38,7 +38,7 @@ model_build_seconds: float | None = None
 
 def xsd_path() -> Path:
     """The installed ``task.xsd``: inside the wheel, else the source tree's ``schemas/``."""
-    from taskdsl.resources import installed
+    from taskdsl.support.resources import installed
 
     return installed("schemas/task.xsd", "schemas/task.xsd")
 
@@ -364,13 +364,13 @@ def xsd_model() -> GrammarModel:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m taskdsl.schema --write-tables``: regenerate grammar_tables.json from task.xsd
+    """``python -m taskdsl.language.schema --write-tables``: regenerate grammar_tables.json from task.xsd
     (run after every change to the XSD; a test fails while the two differ)."""
     import argparse
 
-    from taskdsl import grammar_tables
+    from taskdsl.language import grammar_tables
 
-    parser = argparse.ArgumentParser(prog="python -m taskdsl.schema", description=main.__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m taskdsl.language.schema", description=main.__doc__.splitlines()[0])
     parser.add_argument("--write-tables", nargs="?", const=grammar_tables.TABLES_FILE, type=Path, metavar="PATH",
                         help="write the tables from task.xsd (to the package's grammar_tables.json unless PATH)")
     args = parser.parse_args(argv)

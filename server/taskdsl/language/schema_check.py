@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from taskdsl import schema
-from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
-from taskdsl.document import Document, Element, Span
-from taskdsl.names import nearest as nearest_name
+from taskdsl.language import schema
+from taskdsl.language.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.language.names import nearest as nearest_name
 
 log = logging.getLogger(__name__)
 

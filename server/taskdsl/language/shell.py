@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from taskdsl.templating import Placeholder, find_placeholders
+from taskdsl.language.templating import Placeholder, find_placeholders
 
 SUB_PREFIX = "TASKDSL_SUB_"
 INPUT_PREFIX = "TASKDSL_INPUT_"

@@ -41,7 +41,7 @@ def collapse(value: str) -> str:
 def _simple_type(type_name: str):
     from lxml import etree
 
-    from taskdsl.schema import XS, xsd_path
+    from taskdsl.language.schema import XS, xsd_path
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
     found = etree.parse(str(xsd_path()), parser).getroot().find(f"{XS}simpleType[@name='{type_name}']")
@@ -53,7 +53,7 @@ def _simple_type(type_name: str):
 @functools.cache
 def enumeration(type_name: str) -> tuple[str, ...]:
     """The enumeration values of the XSD's named simple type (e.g. ``taskKind``), in XSD order."""
-    from taskdsl.schema import XS
+    from taskdsl.language.schema import XS
 
     return tuple(e.get("value") for e in _simple_type(type_name).iter(f"{XS}enumeration"))
 
@@ -62,7 +62,7 @@ def enumeration(type_name: str) -> tuple[str, ...]:
 def _pattern(type_name: str):
     import re
 
-    from taskdsl.schema import XS
+    from taskdsl.language.schema import XS
 
     found = _simple_type(type_name).find(f".//{XS}pattern")
     return re.compile(found.get("value")) if found is not None else None

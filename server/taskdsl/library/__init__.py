@@ -1,4 +1,8 @@
-"""The workspace task library: every task and template definition, and every reference to one.
+"""Rank 4, library: what the project defines — the index over the file models, definitions, the
+reference graph.
+May import: support, language, project, meaning.
+
+The workspace task library: every task and template definition, and every reference to one.
 
 The editor and the checker see the library through this index (the evaluator compiles its own
 runtime `TaskLibrary` from the files this index resolves to). A ref resolves by name first, then
@@ -7,8 +11,7 @@ checks the files of a project through it). Its modules, none importing this pack
 `definitions` (the data classes, and what one file defines and references: `index_document`),
 `graph` (the reference graph between names and its cycles) and `index` (the `Library` class: the
 files, per-file updates, queries, the rename check, `suggest`). This module re-exports the names
-the rest of the project imports from `taskdsl.library`.
-"""
+the rest of the project imports from `taskdsl.library`."""
 
 from taskdsl.library.definitions import (
     IDENTIFIER_RE,
@@ -27,8 +30,8 @@ from taskdsl.library.definitions import (
 )
 from taskdsl.library.graph import _Graph
 from taskdsl.library.index import Library, _stamp, normalize, suggest
-from taskdsl.semantics_uses import RenameError
-from taskdsl.workspace import read_text
+from taskdsl.meaning.uses import RenameError
+from taskdsl.project.workspace import read_text
 
 __all__ = [
     "IDENTIFIER_RE", "SETTING_TAGS", "TASK_NAME_RE", "TASK_REF_RE", "TEMPLATE_SUFFIX",

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-from taskdsl.document import Document, Element, Span
-from taskdsl.facts import inputs as input_elements, literal_default, subtype, task_kind
-from taskdsl.names import file_stem, split_params
-from taskdsl.templating import find_placeholders
-from taskdsl.vocabulary import TASK_TAGS
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.meaning.facts import inputs as input_elements, literal_default, subtype, task_kind
+from taskdsl.language.names import file_stem, split_params
+from taskdsl.language.templating import find_placeholders
+from taskdsl.language.vocabulary import TASK_TAGS
 
 Range = tuple[tuple[int, int], tuple[int, int]]  # 0-based (line, code-point column), end exclusive
 
@@ -241,7 +241,7 @@ def _effective_settings_function():
     """context.effective_settings, once context.py exists (it is written by another module)."""
     if not _EFFECTIVE:
         try:
-            from taskdsl.context import effective_settings
+            from taskdsl.meaning.context import effective_settings
         except ImportError:
             effective_settings = None
         _EFFECTIVE.append(effective_settings)

@@ -12,18 +12,18 @@ thread-safe: the server serialises calls.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from taskdsl.document import Document, parse
+from taskdsl.language.document import Document, parse
 from taskdsl.library.definitions import IDENTIFIER_RE, TASK_NAME_RE, Definition, FileIndex, index_document
 from taskdsl.library.graph import _Graph
-from taskdsl.semantics_uses import RenameError
-from taskdsl.settings import Settings
-from taskdsl.workspace import belongs, discover, read_source, read_text
+from taskdsl.meaning.uses import RenameError
+from taskdsl.language.names import suggest  # noqa: F401  (re-exported: Library.suggestions)
+from taskdsl.project.settings import Settings
+from taskdsl.project.workspace import belongs, discover, read_source, read_text
 
 
 @dataclass(slots=True)
@@ -440,15 +440,6 @@ def _changed_keys(old: list[Definition], new: list[Definition]) -> set[str]:
 
 def _order(definition: Definition) -> tuple:
     return (definition.path or "", definition.span.start)
-
-
-def suggest(name: str, candidates: list[str], limit: int = 3) -> list[str]:
-    """Did-you-mean: a case-insensitive match first, then the closest spellings."""
-    lowered = name.lower()
-    exact = [c for c in candidates if c.lower() == lowered and c != name]
-    close = difflib.get_close_matches(name, candidates, n=limit + len(exact), cutoff=0.6)
-    ordered = exact + [c for c in close if c not in exact and c != name]
-    return ordered[:limit]
 
 
 def _defined_names(entry: _Entry | None) -> set[str]:

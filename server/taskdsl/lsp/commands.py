@@ -1,9 +1,9 @@
 """The server's workspace commands: ``taskdsl.extractTask`` (extraction for clients without
 CreateFile), ``taskdsl.revalidateAll`` (settings, index and open documents anew), the run
-(``taskdsl.runTask`` and its code lens, registered by ``taskdsl.features.run``) and
+(``taskdsl.runTask`` and its code lens, registered by ``taskdsl.lsp.run``) and
 ``taskdsl.matchTasks`` (the library's templates ranked against a request, registered by
 ``taskdsl.features.match``) and ``taskdsl.previewPrompt`` (the prompts a run would send,
-registered by ``taskdsl.authoring.preview_lsp`` over the run command's live index and buffers),
+registered by ``taskdsl.lsp.preview`` over the run command's live index and buffers),
 ``taskdsl.graph`` (authoring.graph_lsp) and ``taskdsl.newTask`` (authoring.new_task_lsp)."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import Any
 
 from lsprotocol import types
 
-from taskdsl.authoring.graph_lsp import register_graph
-from taskdsl.authoring.new_task_lsp import register_new_task
-from taskdsl.authoring.preview_lsp import register_preview
-from taskdsl.authoring.test_lsp import register_tests
+from taskdsl.lsp.graph import register_graph
+from taskdsl.lsp.new_task import register_new_task
+from taskdsl.lsp.preview import register_preview
+from taskdsl.lsp.tests import register_tests
 from taskdsl.features import actions
 from taskdsl.features.match import register_match
-from taskdsl.features.run import register_run
+from taskdsl.lsp.run import register_run
 from taskdsl.lsp.library import build_library, pull_settings
 from taskdsl.lsp.server import TaskdslServer, navigation, server
 

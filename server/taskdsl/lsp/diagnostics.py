@@ -2,7 +2,7 @@
 published only for the version they were computed from and never over a newer one; the
 re-check queue after a settings or library change (one document per turn of the event loop);
 the project configuration's problems (always pushed); the background warm-up that follows the
-first diagnostics; and the conversion of a ``taskdsl.diagnostics.Diagnostic`` into LSP's
+first diagnostics; and the conversion of a ``taskdsl.language.diagnostics.Diagnostic`` into LSP's
 (``to_lsp_diagnostic``). ``Publishing`` is a part of ``TaskdslServer``; the pulled diagnostics'
 handlers are in ``documents``."""
 
@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from taskdsl import config
-from taskdsl.document import Document, Span
+from taskdsl.project import config
+from taskdsl.language.document import Document, Span
 from taskdsl.features.util import Positions, path_to_uri, uri_to_path
 from taskdsl.lsp.state import Analysis, log
 
 if TYPE_CHECKING:
-    from taskdsl.diagnostics import Diagnostic
+    from taskdsl.language.diagnostics import Diagnostic
 
 
 class Publishing:
     """The diagnostics half of ``TaskdslServer`` (it holds the state, documents and checks)."""
 
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
-        from taskdsl.authoring.test_lsp import test_diagnostics
+        from taskdsl.lsp.tests import test_diagnostics
 
         diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for, self.state.settings.rules_url)
                        for d in self.check(analysis).diagnostics] + test_diagnostics(self, analysis)
@@ -137,7 +137,7 @@ class Publishing:
 
 
 def warm_up() -> None:
-    from taskdsl import schema
+    from taskdsl.language import schema
     from taskdsl.evaluator import providers
 
     try:
@@ -203,7 +203,7 @@ def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for, rules_ur
 
 def _code_description(code: str, rules_url: str | None) -> types.CodeDescription | None:
     """The link to the code's rule page (``docs.rulesUrl``, else the pages installed with taskdsl)."""
-    from taskdsl import rule_pages  # imports the rules: not before the first check needs them
+    from taskdsl.rules import pages as rule_pages  # imports the rules: not before the first check needs them
 
     href = rule_pages.href(code, rules_url)
     return types.CodeDescription(href=href) if href else None

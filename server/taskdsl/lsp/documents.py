@@ -9,15 +9,15 @@ import asyncio
 
 from lsprotocol import types
 
-from taskdsl import config
-from taskdsl.authoring.test_lsp import result_stamp
-from taskdsl.document import parse
+from taskdsl.project import config
+from taskdsl.lsp.tests import result_stamp
+from taskdsl.language.document import parse
 from taskdsl.features.util import Positions, path_to_uri, uri_to_path
 from taskdsl.lsp.diagnostics import is_config_uri
 from taskdsl.lsp.library import pull_settings
 from taskdsl.lsp.server import TaskdslServer, guarded, server
 from taskdsl.lsp.state import Analysis
-from taskdsl.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
+from taskdsl.project.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -14,10 +14,10 @@ import os
 
 from lsprotocol import types
 
-from taskdsl import config
+from taskdsl.project import config
 from taskdsl.features.util import path_to_uri, uri_to_path
 from taskdsl.lsp.state import log
-from taskdsl.settings import Settings, overlay
+from taskdsl.project.settings import Settings, overlay
 
 # The functions below take the server as ``ls: TaskdslServer``; the name is not imported, as
 # ``taskdsl.lsp.server`` imports this module (annotations are not evaluated).

@@ -1,5 +1,5 @@
 """The server command `taskdsl.newTask`: a checked task from a request in plain words, as `taskdsl
-ask --dry-run` makes it (taskdsl.ask.decompose: a library template that fits, else a task the model
+ask --dry-run` makes it (taskdsl.task_system.ask.decompose: a library template that fits, else a task the model
 writes, checked and repaired from the checker's diagnostics). It never runs the task.
 
     {"text": "write a haiku about autumn leaves", "model"?: "taskdsl/replay", "uri"?: "file:///…/haiku.task.xml"}
@@ -37,7 +37,7 @@ def register_new_task(server, runs) -> None:
 
 def parse_new_task_arguments(args) -> dict:
     """{text, model, uri}; ValueError naming what is wrong."""
-    from taskdsl.ask import MAX_REQUEST_CHARS
+    from taskdsl.task_system.ask import MAX_REQUEST_CHARS
     from taskdsl.features.util import command_spec
 
     spec = command_spec(args, ("text", "model", "uri"))
@@ -73,11 +73,11 @@ def target_path(ls, uri: str | None) -> str | None:
 
 
 async def new_task_command(ls, runs, args) -> dict:
-    from taskdsl import ask
+    from taskdsl.task_system import ask
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import project_index
     from taskdsl.features.run_result import error_json, failure
-    from taskdsl.redaction import Redactor
+    from taskdsl.support.redaction import Redactor
 
     def refuse(error: dict, model: str | None = None, path: str | None = None) -> dict:
         return {"xml": None, "source": None, "rounds": 0, "attempts": [], "match": None, "model": model,

@@ -25,10 +25,10 @@ def register_preview(server, runs) -> None:
 async def preview_command(runs, args) -> dict:
     from taskdsl.authoring.preview import preview_prompts, preview_text
     from taskdsl.evaluator.plan import prepare
-    from taskdsl.features.run import parse_arguments
+    from taskdsl.lsp.run import parse_arguments
     from taskdsl.features.run_result import error_json, failure
     from taskdsl.features.util import uri_to_path
-    from taskdsl.redaction import Redactor
+    from taskdsl.support.redaction import Redactor
 
     def refuse(error: dict) -> dict:
         return {"text": "", "prompts": [], "error": error}

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from taskdsl.document import Document
-from taskdsl.lazy import OnFirstUse
-from taskdsl.redaction import Redactor, open_private
+from taskdsl.language.document import Document
+from taskdsl.support.lazy import OnFirstUse
+from taskdsl.support.redaction import Redactor, open_private
 from taskdsl.features.run_result import (
     STATUS_CANCELLED, STATUS_COMPLETE, STATUS_FAILED, RunReport, StepRecorder, error_json, failure,
     render_result, step_log_line, template_errors_message)
@@ -34,62 +34,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("taskdsl.run")
 
 
-# The evaluator (compiler, forms) is imported on the first run or code lens, not before the server
-# answers initialize: the run command and its code lens are registered before that.
-plan_module = OnFirstUse("taskdsl.evaluator.plan")
+from taskdsl.features.run import (  # noqa: F401  (the command's name, lenses and actions)
+    COMMAND, RUN_TITLE, plan_module, run_code_actions, run_code_lenses, run_command)
 
-COMMAND = "taskdsl.runTask"
-RUN_TITLE = "▶ Run task"
 RUN, ALWAYS, CANCEL = "Run", "Always run this plan", "Cancel"  # the consent question's answers
 MAX_QUESTIONS = 3  # a plan that changes under every answer is refused after this many
 PLAN_CHANGED_HEADER = "The template changed after you agreed; this is the new plan."
 PLAN_CHANGED = "the template changed after you agreed: run it again to review the new plan"
-
-
-# ---------------------------------------------------------------------------------------------
-# where runs are offered: the root, and each named task / template of a library file
-
-
-def _arguments(uri: str, target: RunTarget) -> list[Any]:
-    return [uri] if target.name is None else [uri, target.name]
-
-
-def run_command(uri: str, target: RunTarget, title: str = RUN_TITLE) -> types.Command:
-    return types.Command(title=title, command=COMMAND, arguments=_arguments(uri, target))
-
-
-def run_code_lenses(document: Document, uri: str, positions, path: str | None = None) -> list[types.CodeLens]:
-    """A "▶ Run task" lens on the start tag of each runnable target."""
-    lenses = []
-    for target in plan_module.runnable_targets(document, path):
-        title = RUN_TITLE if target.name is None else f"{RUN_TITLE} '{target.name}'"
-        lenses.append(types.CodeLens(range=positions.range(target.element.name_span),
-                                     command=run_command(uri, target, title)))
-    return lenses
-
-
-def run_code_actions(document: Document, uri: str, range: types.Range, positions=None,
-                     path: str | None = None, only: list[str] | None = None) -> list[types.CodeAction]:
-    """"Run task" code actions (offered everywhere: Neovim 0.10 has no code lens). In a library
-    file, the entry around the range; outside any, one action per entry. A request filtered by
-    ``only`` (the client wants specific kinds) gets none: these actions have no kind."""
-    if only:
-        return []
-    targets = plan_module.runnable_targets(document, path)
-    if not targets:
-        return []
-    if len(targets) > 1 or targets[0].name is not None:
-        if positions is None:
-            from taskdsl.features.util import Positions
-            positions = Positions(document)
-        offset = positions.offset(range.start)
-        around = [t for t in targets if t.element.span.start <= offset <= t.element.span.end]
-        targets = around or targets
-    actions = []
-    for target in targets:
-        title = "Run task" if target.name is None else f"Run task '{target.name}'"
-        actions.append(types.CodeAction(title=title, command=run_command(uri, target, title)))
-    return actions
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,7 +102,7 @@ class Runs:
         state = getattr(self.server, "state", None)
         settings = getattr(state, "settings", None)
         if settings is None:
-            from taskdsl.settings import Settings
+            from taskdsl.project.settings import Settings
 
             settings = Settings()
         return settings
@@ -205,7 +156,7 @@ class Runs:
     def reader(self):
         """How a run reads the other files it reaches: open buffers first, then the disk."""
         from taskdsl.features.util import uri_to_path
-        from taskdsl.workspace import read_text
+        from taskdsl.project.workspace import read_text
 
         try:
             workspace = self.server.workspace
@@ -395,6 +346,7 @@ class Runs:
     async def run(self, run_id: int, prepared, model: str | None, settings) -> dict:
         """Execute a prepared run: progress, log lines, the result document, the answer."""
         from taskdsl.evaluator import runner
+        from taskdsl.task_system import replan
         from taskdsl.evaluator.handler import HandlerConfig
         from taskdsl.features.util import path_to_uri
 
@@ -434,7 +386,8 @@ class Runs:
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
             result = await asyncio.wait_for(runner.execute(prepared, model=model, trace=trace_path, on_event=on_event,
-                                                           config=config), settings.run_timeout)
+                                                           config=config, recover=replan.recover),
+                                           settings.run_timeout)
             content, parsed = result.content, result.parsed_content
             status = STATUS_FAILED if result.status == STATUS_FAILED else STATUS_COMPLETE
         except asyncio.TimeoutError:
@@ -454,7 +407,7 @@ class Runs:
                            inputs=inputs, trace_uri=path_to_uri(trace_path) if trace_path else None)
         try:
             result_path = os.path.join(results_folder(settings.trace_dir), base + ".md")
-            with open_private(result_path) as f:  # owner-only, secrets masked (taskdsl.redaction)
+            with open_private(result_path) as f:  # owner-only, secrets masked (taskdsl.support.redaction)
                 f.write(Redactor(extra=[config.api_key]).text(render_result(report)))
             report.result_uri = path_to_uri(result_path)
         except OSError as e:
@@ -507,7 +460,7 @@ class Runs:
 
 
 def _parse(text: str) -> Document:
-    from taskdsl.document import parse
+    from taskdsl.language.document import parse
 
     return parse(text)
 
@@ -523,7 +476,7 @@ def register_run(server) -> Runs:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls, params: types.CodeLensParams):
         try:
-            from taskdsl.authoring.test_lsp import test_code_lenses
+            from taskdsl.lsp.tests import test_code_lenses
 
             analysis, uri = ls.analysis(params.text_document.uri), params.text_document.uri
             return (run_code_lenses(analysis.document, uri, analysis.positions, analysis.path)

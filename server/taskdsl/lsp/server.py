@@ -13,7 +13,7 @@ Decisions (see docs/server.md):
   newer one;
 - a feature that raises is logged once (per feature) and answered with an empty result;
 - initialize is answered before the checker, the rules and the features are imported
-  (``taskdsl.lazy.OnFirstUse``); ``initialized`` imports them at once (``import_features``). No module of
+  (``taskdsl.support.lazy.OnFirstUse``); ``initialized`` imports them at once (``import_features``). No module of
   this package imports them at its top.
 """
 
@@ -35,16 +35,16 @@ from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec
 
 from taskdsl import __version__
-from taskdsl.document import parse
-from taskdsl.lazy import OnFirstUse
+from taskdsl.language.document import parse
+from taskdsl.support.lazy import OnFirstUse
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
 from taskdsl.lsp.diagnostics import Publishing
 from taskdsl.lsp.library import ProjectIndex, build_library, pull_settings, register_watchers
 from taskdsl.lsp.state import Analysis, State, log
-from taskdsl.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
+from taskdsl.project.workspace import read_text  # the one way a template is read from disk (same offsets as the index)
 
 if TYPE_CHECKING:
-    from taskdsl.checker import CheckResult
+    from taskdsl.rules.checker import CheckResult
 
 
 # initialize is answered before the checker, the rules and the features are imported (the client
@@ -53,14 +53,14 @@ if TYPE_CHECKING:
 completion, formatting, hover, inlay, navigation, symbols = (
     OnFirstUse(f"taskdsl.features.{name}")
     for name in ("completion", "formatting", "hover", "inlay", "navigation", "symbols"))
-checker = OnFirstUse("taskdsl.checker")
+checker = OnFirstUse("taskdsl.rules.checker")
 
 
 def import_features() -> None:
     """What the first diagnostic and the first requests need; then keep the cyclic GC off it."""
-    from taskdsl.gc_tuning import freeze_imports
+    from taskdsl.support.gc_tuning import freeze_imports
 
-    for name in ("taskdsl.checker", *(f"taskdsl.features.{m}" for m in (
+    for name in ("taskdsl.rules.checker", "taskdsl.language.schema_check", *(f"taskdsl.features.{m}" for m in (
             "completion", "formatting", "hover", "inlay", "navigation", "symbols"))):
         importlib.import_module(name)
     freeze_imports()
@@ -260,10 +260,11 @@ def main(args: Any = None) -> int:
         # clients cancel requests all the time; pygls warns about each one it already answered,
         # and every client shows the server's stderr as errors
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
-    from taskdsl import redaction, remote
+    from taskdsl.support import redaction
+    from taskdsl.lsp import remote
 
     redaction.mask_logs()
-    if getattr(args, "tcp", None):  # a socket: only a client holding the token is served (taskdsl.remote)
+    if getattr(args, "tcp", None):  # a socket: only a client holding the token is served (taskdsl.lsp.remote)
         remote.serve_tcp(server, *_host_port(args.tcp))
     elif getattr(args, "ws", None):
         remote.serve_ws(server, *_host_port(args.ws))

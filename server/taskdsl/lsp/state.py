@@ -10,12 +10,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from taskdsl.document import Document
+from taskdsl.language.document import Document
 from taskdsl.features.util import ClientFeatures, Positions
-from taskdsl.settings import Settings
+from taskdsl.project.settings import Settings
 
 if TYPE_CHECKING:
-    from taskdsl.checker import CheckResult
+    from taskdsl.rules.checker import CheckResult
 
 log = logging.getLogger("taskdsl.server")
 
@@ -37,7 +37,7 @@ class Analysis:
 class State:
     settings: Settings = field(default_factory=Settings)  # the project's configuration with the editor's over it
     editor_settings: Settings = field(default_factory=Settings)  # the editor's alone
-    config: Any = None  # taskdsl.config.Config of the first workspace folder's project
+    config: Any = None  # taskdsl.project.config.Config of the first workspace folder's project
     config_published: str | None = None  # uri of the config file whose problems were last published
     client: ClientFeatures = field(default_factory=ClientFeatures)
     pull: bool = False

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from taskdsl.lazy import OnFirstUse
+from taskdsl.support.lazy import OnFirstUse
 
 testcases = OnFirstUse("taskdsl.authoring.testcases")  # the evaluator: after initialize is answered
 
@@ -143,15 +143,14 @@ def register_tests(server, runs) -> TestResults:
 
 
 def refused(message: str, reason: str) -> dict:
-    from taskdsl.redaction import Redactor
+    from taskdsl.support.redaction import Redactor
 
     return {"error": {"type": "TASK_FAILURE", "reason": reason, "message": Redactor().text(message)}}
 
 
 async def run_test_command(server, runs, uri: str, name: str | None) -> dict:
-    from taskdsl.authoring.test_cli import _as_json
     from taskdsl.features.run_result import STATUS_FAILED
-    from taskdsl.redaction import Redactor
+    from taskdsl.support.redaction import Redactor
 
     analysis = server.analysis(uri)
     if analysis.path is None:
@@ -178,7 +177,9 @@ async def run_test_command(server, runs, uri: str, name: str | None) -> dict:
                 not_run.append(case.name)
         else:
             agreed.append((case, index, prepared))
-    outcomes = early + await testcases.run_cases(agreed, settings)
+    from taskdsl.task_system.replan import recover
+
+    outcomes = early + await testcases.run_cases(agreed, settings, recover=recover)
     outcomes.sort(key=lambda o: o.case.line)
     if server.analysis(uri) is analysis:  # the file did not change while the tests ran
         server.test_results.report(uri, analysis.version, outcomes, analysis.positions)
@@ -189,7 +190,7 @@ async def run_test_command(server, runs, uri: str, name: str | None) -> dict:
         f", {count['error']} error(s)" if count["error"] else "") + (f", {len(not_run)} not run" if not_run else "")
     runs.log(f"[tests] {analysis.path}: {summary}")
     return Redactor().mask({"passed": count["passed"], "failed": count["failed"], "errors": count["error"],
-                            "not_run": not_run, "tests": [_as_json(o) for o in outcomes]})
+                            "not_run": not_run, "tests": [testcases.outcome_json(o) for o in outcomes]})
 
 
 async def agreed_plan(runs, case: testcases.TestCase, index, settings):

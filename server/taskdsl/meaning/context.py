@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from taskdsl.document import Document, Element, Span
-from taskdsl.facts import subtype, task_kind
-from taskdsl.vocabulary import TASK_TAGS, collapse, task_types
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.meaning.facts import subtype, task_kind
+from taskdsl.language.vocabulary import TASK_TAGS, collapse, task_types
 
 FIELDS = ("inherit_context", "accumulate_data", "accumulation_format", "fresh_context")
 

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from taskdsl.document import Document, Element, Span
-from taskdsl.names import split_params
-from taskdsl.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.language.names import split_params
+from taskdsl.language.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 LAST_OUTPUT = "last_output"
@@ -63,7 +63,7 @@ def unknown_type(element: Element) -> tuple[str, str] | None:
         return None
     from difflib import get_close_matches
 
-    from taskdsl.vocabulary import task_types
+    from taskdsl.language.vocabulary import task_types
 
     written = raw_type(element)
     if get_close_matches(written, task_types(), n=1, cutoff=0.75):

@@ -16,8 +16,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from taskdsl.document import Document, Element, Span
-from taskdsl.facts import (  # noqa: F401  (the model's element facts, importable from here too)
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.meaning.facts import (  # noqa: F401  (the model's element facts, importable from here too)
     IDENT_RE,
     LAST_OUTPUT,
     INNER_BOUND,
@@ -43,8 +43,8 @@ from taskdsl.facts import (  # noqa: F401  (the model's element facts, importabl
     enclosing,
     step_index,
 )
-from taskdsl.names import split_params
-from taskdsl.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
+from taskdsl.language.names import split_params
+from taskdsl.language.vocabulary import RUNNABLE_TAGS, TASK_TAGS, collapse, enum_value
 
 
 # ------------------------------------------------------------------ the file model
@@ -148,7 +148,7 @@ class FileModel:
     @property
     def scopes(self):
         if self._scopes is None:
-            from taskdsl.scope import Scopes
+            from taskdsl.meaning.scope import Scopes
 
             self._scopes = Scopes(self.settings)
         return self._scopes
@@ -166,7 +166,7 @@ class FileModel:
         """(element, Placeholder, span in the text) of every {{…}} in text that may hold one, in
         document order (the caller may pass the elements it has listed already)."""
         if self._placeholders is None:
-            from taskdsl.templating import find_placeholders
+            from taskdsl.language.templating import find_placeholders
 
             found = []
             texts = text_elements if text_elements is not None else self.elements(*TEXT_TAGS)
@@ -274,18 +274,7 @@ def top_of(element: Element) -> Element:
 
 # ------------------------------------------------------------------ models, references, arguments
 
-BUILTIN_MODELS = ("taskdsl/echo", "taskdsl/replay")
-
-
-def builtin_model_problem(name: str) -> str | None:
-    """Under taskdsl/ only the built-in offline models exist (TD601, an error: the run refuses)."""
-    from difflib import get_close_matches
-
-    if not name.startswith("taskdsl/") or name in BUILTIN_MODELS:
-        return None
-    guess = get_close_matches(name, BUILTIN_MODELS, n=1, cutoff=0.6)
-    hint = f": did you mean '{guess[0]}'?" if guess else f": taskdsl's own models are {', '.join(BUILTIN_MODELS)}"
-    return f"model '{name}' is not one of taskdsl's offline models{hint}"
+from taskdsl.language.models import BUILTIN_MODELS, builtin_model_problem  # noqa: E402,F401  (asked here too)
 
 
 def ambiguous_key_message(key: str, names: list[str]) -> str:
@@ -296,7 +285,7 @@ def ambiguous_key_message(key: str, names: list[str]) -> str:
 def unknown_target_message(name: str, options: list[str], exclude: str | None = None, where: str = "the library") -> str:
     """TD501: `name` is not defined; did-you-mean never offers `exclude` (the enclosing definition:
     calling it would make a cycle)."""
-    from taskdsl.library import suggest
+    from taskdsl.language.names import suggest
 
     guesses = [o for o in suggest(name, [o for o in options if o != exclude])]
     hint = f"; did you mean '{guesses[0]}'?" if guesses else ""

@@ -30,11 +30,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from taskdsl.context import effective_settings
-from taskdsl.document import Attr, Element, Span
-from taskdsl.names import PARAM_RE
-from taskdsl.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_later_step, is_ref, task_type
-from taskdsl.vocabulary import TASK_TAGS
+from taskdsl.meaning.context import effective_settings
+from taskdsl.language.document import Attr, Element, Span
+from taskdsl.language.names import PARAM_RE
+from taskdsl.meaning.facts import INNER_BOUND, LAST_OUTPUT, REDUCTION_BOUND, input_has_value, is_later_step, is_ref, task_type
+from taskdsl.language.vocabulary import TASK_TAGS
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -63,7 +63,7 @@ _set_kind, _set_name, _set_element, _set_attr, _set_span = (
     getattr(Binding, field).__set__ for field in ("kind", "name", "element", "attr", "span"))
 
 
-from taskdsl.facts import inputs as input_elements  # noqa: E402  (the names other modules import)
+from taskdsl.meaning.facts import inputs as input_elements  # noqa: E402  (the names other modules import)
 
 
 def is_placeholder_input(element: Element) -> bool:

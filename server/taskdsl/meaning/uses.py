@@ -27,11 +27,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from taskdsl.document import Attr, Document, Element, Span, parse
-from taskdsl.names import file_stem
-from taskdsl.facts import LAST_OUTPUT, inputs as input_elements
-from taskdsl.scope import TASK_TAGS, Binding, Scopes, param_list
-from taskdsl.templating import find_placeholders
+from taskdsl.language.document import Attr, Document, Element, Span, parse
+from taskdsl.language.names import file_stem
+from taskdsl.meaning.facts import LAST_OUTPUT, inputs as input_elements
+from taskdsl.meaning.scope import TASK_TAGS, Binding, Scopes, param_list
+from taskdsl.language.templating import find_placeholders
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TASK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")

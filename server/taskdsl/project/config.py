@@ -12,6 +12,7 @@ value is dropped; the rest of the file still applies.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import tomllib
@@ -19,10 +20,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from taskdsl.diagnostics import Diagnostic, Severity
-from taskdsl.document import Document, Span
-from taskdsl.settings import Settings
-from taskdsl.tomlkeys import KeyPlace, key_places
+from taskdsl.language.diagnostics import Diagnostic, Severity
+from taskdsl.language.document import Document, Span
+from taskdsl.project.settings import Settings
+from taskdsl.project.tomlkeys import KeyPlace, key_places
 
 CONFIG_NAMES = ("taskdsl.toml", "pyproject.toml")
 PYPROJECT_TABLE = ("tool", "taskdsl")
@@ -60,7 +61,7 @@ class Config:
 
 def project_root(start: str | os.PathLike) -> Path:
     """The project start belongs to (workspace.project_root: the one answer)."""
-    from taskdsl.workspace import project_root as root
+    from taskdsl.project.workspace import project_root as root
 
     return Path(root(start))
 
@@ -249,10 +250,14 @@ def _shown(value: Any) -> str:
     return repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
 
 
+@functools.cache
 def known_codes() -> list[str]:
-    from taskdsl.rules import RULES
+    """Every diagnostic code, from the rule pages shipped with the package: one page per code of
+    the rule registry, generated from it (tests/test_rule_pages.py keeps the two equal). The
+    project layer sits below the rules, so it reads their pages rather than the registry."""
+    from taskdsl.support.resources import installed
 
-    return sorted(RULES)
+    return sorted(page.stem for page in installed("docs/rules", "docs/rules").glob("TD*.md"))
 
 
 def _selectors(value: Any, dotted: str) -> tuple[Any, str | None]:
@@ -342,7 +347,7 @@ def project_settings(config: Config, base: Settings | None = None) -> Settings:
 
 def settings_for(start: str | os.PathLike) -> tuple[Settings, Config]:
     """Settings of the project holding start (a file or folder), and the config they came from."""
-    from taskdsl.workspace import env_library_paths
+    from taskdsl.project.workspace import env_library_paths
 
     config = load_config(project_root(start))
     settings = project_settings(config)

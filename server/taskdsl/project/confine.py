@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from taskdsl.workspace import project_root  # noqa: F401  (the one answer; importers name it here too)
+from taskdsl.project.workspace import project_root  # noqa: F401  (the one answer; importers name it here too)
 
 NEVER_READ = ("/proc", "/sys", "/dev")
 READ_CODE = "TD802"

@@ -16,7 +16,7 @@ class Settings:
     globals: tuple[str, ...] = ()
     model: str | None = None
     run_allow_scripts: bool = False
-    run_allow_read: tuple[str, ...] = ()  # folders outside the project a run may read (taskdsl.confine)
+    run_allow_read: tuple[str, ...] = ()  # folders outside the project a run may read (taskdsl.project.confine)
     run_timeout: float = 600.0
     trace_dir: str | None = None
     debounce_ms: int = 200

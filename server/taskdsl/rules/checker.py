@@ -11,11 +11,11 @@ import bisect
 import logging
 from dataclasses import dataclass, field
 
-from taskdsl.diagnostics import Diagnostic
-from taskdsl.document import Document, parse
-from taskdsl.safexml import wellformedness
-from taskdsl.settings import Settings
-from taskdsl.suppression import visible
+from taskdsl.language.diagnostics import Diagnostic
+from taskdsl.language.document import Document, parse
+from taskdsl.language.safexml import wellformedness
+from taskdsl.project.settings import Settings
+from taskdsl.rules.suppression import visible
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def check_document(doc: Document, *, path: str | None = None, library=None, sett
     if diagnostics:
         shown = visible(doc, diagnostics, path=path, settings=settings, well_formed=False)
         return CheckResult(doc, _sorted(shown), well_formed=False)
-    from taskdsl import schema_check
+    from taskdsl.language import schema_check
     from taskdsl.rules import run_rules
 
     schema_diagnostics = schema_check.validate(doc, lxml_root)
@@ -90,7 +90,7 @@ def check_index(library, paths=None) -> dict[str, CheckResult]:
     """Check files against a project's index: {path: CheckResult}, in path order. `paths`
     defaults to the project files the index was built from (library-path files are not checked).
     Each file is parsed once: the document parsed while indexing is reused when it is there."""
-    from taskdsl.document import gc_paused
+    from taskdsl.language.document import gc_paused
 
     results = {}
     # every document is kept until the end, so the cyclic GC has nothing to free meanwhile:

@@ -4,7 +4,7 @@ These codes have no check function here: safexml.py and schema_check.py produce 
 registered so that `taskdsl rules` and SARIF output document every code.
 """
 
-from taskdsl.diagnostics import Severity
+from taskdsl.language.diagnostics import Severity
 from taskdsl.rules.registry import document_code
 
 document_code(

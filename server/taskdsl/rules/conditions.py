@@ -1,14 +1,14 @@
-"""cond expressions (TD701–TD703), parsed by taskdsl.expr (the evaluator's own parser)."""
+"""cond expressions (TD701–TD703), parsed by taskdsl.language.cond (the evaluator's own parser)."""
 
 from __future__ import annotations
 
-from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
-from taskdsl.document import Element
-from taskdsl.expr import ExprForbidden, ExprSyntaxError, parse_expr
+from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
+from taskdsl.language.document import Element
+from taskdsl.language.cond import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make, value_subspan
-from taskdsl.semantics import runnable_children, step_index, steps, task_type
-from taskdsl.vocabulary import enum_value
+from taskdsl.meaning.model import runnable_children, step_index, steps, task_type
+from taskdsl.language.vocabulary import enum_value
 
 
 

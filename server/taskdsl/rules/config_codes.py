@@ -1,7 +1,7 @@
-"""Docs of the codes about suppression comments (TD904, TD905, emitted by taskdsl.suppression) and
-about the project configuration file (TD9xx, emitted by taskdsl.config)."""
+"""Docs of the codes about suppression comments (TD904, TD905, emitted by taskdsl.rules.suppression) and
+about the project configuration file (TD9xx, emitted by taskdsl.project.config)."""
 
-from taskdsl.diagnostics import Severity
+from taskdsl.language.diagnostics import Severity
 from taskdsl.rules.registry import document_code
 
 document_code(

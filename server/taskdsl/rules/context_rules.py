@@ -1,4 +1,4 @@
-"""Context management rules (TD3xx), over the effective settings of taskdsl.context.
+"""Context management rules (TD3xx), over the effective settings of taskdsl.meaning.context.
 
 TD307 is this project's code for the historical placement of a setting directly under the task
 (corpus 078): the schema would only say "element not allowed here".
@@ -6,9 +6,9 @@ TD307 is this project's code for the historical placement of a setting directly 
 
 from __future__ import annotations
 
-from taskdsl.context import FIELDS, LEGACY_VALUES, OPERATOR_DEFAULTS, ContextSettings, read_value, value_span
-from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
-from taskdsl.document import Element, Span
+from taskdsl.meaning.context import FIELDS, LEGACY_VALUES, OPERATOR_DEFAULTS, ContextSettings, read_value, value_span
+from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
+from taskdsl.language.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import (
     TASK_TAGS, indent_unit, is_ref, kind, line_indent, make, operators, remove_fix, removal_span, tasks,

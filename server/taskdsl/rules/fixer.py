@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from taskdsl.diagnostics import Diagnostic, Fix, TextEdit, apply_edits
+from taskdsl.language.diagnostics import Diagnostic, Fix, TextEdit, apply_edits
 
 MAX_ROUNDS = 10
 
@@ -49,7 +49,7 @@ def safe_fix(diagnostic: Diagnostic, unsafe: bool = False) -> Fix | None:
 
 def fix_text(text: str, path: str | None = None, library=None, settings=None, unsafe: bool = False) -> Fixed:
     """Apply every safe fix (with unsafe, every fix), round after round, until the text is stable."""
-    from taskdsl.checker import check_text
+    from taskdsl.rules.checker import check_text
 
     fixed = Fixed(text)
     for _ in range(MAX_ROUNDS):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 
-from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
+from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, index_document, normalize, suggest
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.names import nearest as nearest_name
-from taskdsl.vocabulary import matches
+from taskdsl.language.names import nearest as nearest_name
+from taskdsl.language.vocabulary import matches
 from taskdsl.rules.util import append_child_edit, make
-from taskdsl.semantics import ambiguous_key_message, argument_problems, unknown_target_message
+from taskdsl.meaning.model import ambiguous_key_message, argument_problems, unknown_target_message
 
 MAX_RELATED = 5
 
@@ -101,7 +101,7 @@ def _view(ctx: RuleContext) -> _View:
 
 
 def _definition_span(definition: Definition):
-    from taskdsl.document import Span
+    from taskdsl.language.document import Span
 
     return definition.name_span or Span(definition.span.start + 1, definition.span.start + 1 + len("task"))
 

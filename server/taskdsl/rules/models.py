@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from taskdsl.diagnostics import Fix, Severity, TextEdit
+from taskdsl.language.diagnostics import Fix, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import TASK_TAGS, make, text_span
-from taskdsl.semantics import BUILTIN_MODELS, builtin_model_problem
+from taskdsl.meaning.model import BUILTIN_MODELS, builtin_model_problem
 
 
 @rule("TD601", Severity.WARNING, "model identifier unknown to litellm",
@@ -23,7 +23,7 @@ from taskdsl.semantics import BUILTIN_MODELS, builtin_model_problem
       tags=("model",))
 # (TD105 for an empty <model/> is reported here too: the schema allows empty text)
 def model_rule(ctx: RuleContext):
-    from taskdsl import models  # the map loads on first use, as JSON
+    from taskdsl.language import models  # the map loads on first use, as JSON
 
     for element in ctx.tagged("model"):
         span = text_span(element)

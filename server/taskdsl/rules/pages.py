@@ -4,7 +4,7 @@ registry, and the link every diagnostic carries to its page (LSP ``codeDescripti
 Where the links point: the ``docs.rulesUrl`` setting when it is set (for instance a repository's
 ``…/blob/main/docs/rules/``), else the pages installed with the package (a ``file://`` URL: they
 match the installed version and work offline). Regenerate the pages with
-``python -m taskdsl.rule_pages`` (a test fails when they are out of date).
+``python -m taskdsl.rules.pages`` (a test fails when they are out of date).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import functools
 import sys
 from pathlib import Path
 
-from taskdsl.resources import SOURCE_ROOT, installed
+from taskdsl.support.resources import SOURCE_ROOT, installed
 from taskdsl.rules import RULES
 
 SOURCE_PAGES = SOURCE_ROOT / "docs" / "rules"
@@ -31,7 +31,7 @@ def page(code: str) -> str:
         f"## Good\n\n```xml\n{rule.good}\n```\n\n"
         f"## Fix\n\n{rule.fix}\n\n"
         "All codes: [rules.md](../rules.md). Generated from the rule registry by "
-        "`python -m taskdsl.rule_pages`; do not edit by hand.\n"
+        "`python -m taskdsl.rules.pages`; do not edit by hand.\n"
     )
 
 

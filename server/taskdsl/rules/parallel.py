@@ -67,7 +67,7 @@ def check_paths(paths: list[str], library, settings, report, each: FileCheck, jo
 
 def source_document(source, library):
     """The Document a source is checked as: the index's own parse of this text when it kept one."""
-    from taskdsl.document import parse
+    from taskdsl.language.document import parse
 
     if source.refused:
         return parse("")

@@ -11,9 +11,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterable, TypeVar
 
-from taskdsl.diagnostics import Diagnostic, Severity
-from taskdsl.document import Document, Element
-from taskdsl.settings import Settings
+from taskdsl.language.diagnostics import Diagnostic, Severity
+from taskdsl.language.document import Document, Element
+from taskdsl.project.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -103,15 +103,15 @@ class RuleContext:
 
     @once
     def model(self):
-        """The document's semantic model (taskdsl.semantics): what the rules ask about meaning."""
-        from taskdsl.semantics import model_of
+        """The document's semantic model (taskdsl.meaning.model): what the rules ask about meaning."""
+        from taskdsl.meaning.model import model_of
 
         return model_of(self.document, self.settings)
 
     @once
     def effective(self) -> dict:
         """Element → effective context settings, for every task-like element of the document."""
-        from taskdsl.context import TASK_TAGS, effective_settings_map
+        from taskdsl.meaning.context import TASK_TAGS, effective_settings_map
 
         return effective_settings_map(self.document, self.tagged(*TASK_TAGS), self.model.settings_of)
 

@@ -1,16 +1,18 @@
 """Running safely (TD801, TD802): what the runner would refuse, reported while editing.
 
-TD801 asks taskdsl.shell where each {{…}} of a <command> sits in the shell's quoting; TD802 asks
-taskdsl.confine whether a listed file may be read. The runner asks the same functions.
+TD801 asks taskdsl.language.shell where each {{…}} of a <command> sits in the shell's quoting; TD802 asks
+taskdsl.project.confine whether a listed file may be read. The runner asks the same functions.
 """
 
 from __future__ import annotations
 
 import os
 
-from taskdsl import confine, shell
-from taskdsl.diagnostics import Fix, Severity, TextEdit
-from taskdsl.document import Element, Span
+from taskdsl.project import confine
+
+from taskdsl.language import shell
+from taskdsl.language.diagnostics import Fix, Severity, TextEdit
+from taskdsl.language.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make, raw_offsets, text_span
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 
-from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
+from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import TASK_TAGS, line_indent, make, operators, raw_type, tasks
-from taskdsl.document import Span
-from taskdsl.semantics import inputs as input_elements, unbound_placeholder, unknown_type
+from taskdsl.language.document import Span
+from taskdsl.meaning.model import inputs as input_elements, unbound_placeholder, unknown_type
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-from taskdsl.names import PARAM_RE  # noqa: E402  (entries separated by whitespace and/or commas)
+from taskdsl.language.names import PARAM_RE  # noqa: E402  (entries separated by whitespace and/or commas)
 STEP_TAGS = ("task", "call", "cond")
 BRANCH_TAGS = ("task", "call")
 REDUCE_ONLY = ("initial_value", "inner_task", "reduction_task")

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from taskdsl.diagnostics import Diagnostic, Fix, Severity, TextEdit
-from taskdsl.document import Document, Element, Span
-from taskdsl.settings import Settings
+from taskdsl.language.diagnostics import Diagnostic, Fix, Severity, TextEdit
+from taskdsl.language.document import Document, Element, Span
+from taskdsl.project.settings import Settings
 
 ALWAYS_SHOWN = frozenset({"TD001"})
 _DIRECTIVE = re.compile(r"\s*taskdsl\s*:")

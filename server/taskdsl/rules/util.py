@@ -5,12 +5,12 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
-from taskdsl.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
-from taskdsl.document import ENTITY_RE, Attr, Document, Element, Span, decode_entities
+from taskdsl.language.diagnostics import Diagnostic, Fix, Related, Severity, TextEdit
+from taskdsl.language.document import ENTITY_RE, Attr, Document, Element, Span, decode_entities
 from taskdsl.rules.registry import RULES, RuleContext
 
-from taskdsl.semantics import is_ref, raw_type as _raw_type, task_type as kind  # noqa: F401  (the rules' names for them)
-from taskdsl.vocabulary import TASK_TAGS, task_types
+from taskdsl.meaning.model import is_ref, raw_type as _raw_type, task_type as kind  # noqa: F401  (the rules' names for them)
+from taskdsl.language.vocabulary import TASK_TAGS, task_types
 
 TASK_TYPES = task_types()
 

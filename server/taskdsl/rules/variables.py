@@ -1,16 +1,16 @@
-"""Inputs and variables (TD401–TD404), over taskdsl.scope and taskdsl.templating."""
+"""Inputs and variables (TD401–TD404), over taskdsl.meaning.scope and taskdsl.language.templating."""
 
 from __future__ import annotations
 
 import re
 
-from taskdsl.diagnostics import Fix, Related, Severity, TextEdit
-from taskdsl.document import Element, Span
+from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
+from taskdsl.language.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make
-from taskdsl.scope import Scopes
-from taskdsl.semantics import TEXT_TAGS
-from taskdsl.templating import Placeholder, parse_placeholder
+from taskdsl.meaning.scope import Scopes
+from taskdsl.meaning.model import TEXT_TAGS
+from taskdsl.language.templating import Placeholder, parse_placeholder
 
 
 

@@ -7,16 +7,11 @@ def freeze_imports() -> None:
     """Move what is imported by now (it lives as long as the process) out of the cyclic GC's
     reach. Every edit builds a new document, and the full collections that triggers walked the
     ~55k import-time objects each time: ~60% of a 140 ms pause every few edits on a 2,000-line
-    file (bench/run_all.py). The checker's modules are imported first: the first diagnostic
-    needs them anyway (xmlschema and litellm are not among them). The server calls this once
-    initialize is answered (server.import_features)."""
+    file (bench/run_all.py). The caller imports what the process will keep first (the server's
+    import_features: the checker, the rules and the features; xmlschema and litellm are not among
+    them), then calls this once initialize is answered."""
     import gc
 
-    try:
-        import taskdsl.rules  # noqa: F401
-        import taskdsl.schema_check  # noqa: F401
-    except Exception:  # the server reports a broken module itself
-        pass
     gc.freeze()
     # A 2,000-line document is ~12k objects, built again on every edit. With the default young
     # generation of 700 objects each scan triggered ~17 young and ~2 middle collections, and every

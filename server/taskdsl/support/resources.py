@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.resources
 from pathlib import Path
 
-SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the checkout, when running from source
+SOURCE_ROOT = Path(__file__).resolve().parents[3]  # the checkout, when running from source
 
 
 def installed(packaged: str, source: str) -> Path:

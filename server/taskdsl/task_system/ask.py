@@ -6,7 +6,7 @@ a model write one, checked by the checker and repaired from its diagnostics.
     answer.source     # "library" (a template matched) or "model" (written and checked)
 
 A template is used when it is the best match, of kind standard, scores at least USE_THRESHOLD
-(see taskdsl.matching for what the score means) and needs at most one param (the request fills
+(see taskdsl.task_system.matching for what the score means) and needs at most one param (the request fills
 it). Otherwise the model gets the request with the grammar (generated from task.xsd), the rules
 (from the rule registry) and the library's names and params; its answer is checked with the
 same checker and library as `taskdsl check`, and the error diagnostics go back for repair, at
@@ -19,7 +19,7 @@ was cancelled) is not re-planned, nor a task that sets `manual_xml` or `disable_
 true (or calls a template that does): the run's error stands.
 
 The write-check-repair loop (`write_checked`) is also how a run re-plans one failed task in
-place (taskdsl.evaluator.replan): its prompt comes from the reparse template instead.
+place (taskdsl.task_system.replan): its prompt comes from the reparse template instead.
 
 Every model answer is hostile. It is read only by the project's parsers (document.parse and the
 safe lxml configuration behind the checker: no DTD, no entities, no network); an answer over
@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 from xml.sax.saxutils import escape, quoteattr
 
-from taskdsl.document import parse
-from taskdsl.matching import find_matching_tasks
-from taskdsl.vocabulary import LOCKS
+from taskdsl.language.document import parse
+from taskdsl.task_system.matching import find_matching_tasks
+from taskdsl.language.vocabulary import LOCKS
 
 USE_THRESHOLD = 0.6
 REPAIR_ROUNDS = 3
@@ -67,7 +67,7 @@ class Attempt:
 class Answer:
     xml: str
     source: str  # library | model
-    match: Any = None  # the taskdsl.matching.Match used, or the best one seen
+    match: Any = None  # the taskdsl.task_system.matching.Match used, or the best one seen
     inputs: dict = field(default_factory=dict)  # what the run binds (the request, for a matched template)
     attempts: list[Attempt] = field(default_factory=list)
 
@@ -123,7 +123,7 @@ def request_param(definition) -> str | None:
 def task_name_for(path: str) -> str:
     """The name of the task `ask` writes: the file's stem when it is a valid name."""
     from taskdsl.library import TASK_NAME_RE
-    from taskdsl.names import file_stem
+    from taskdsl.language.names import file_stem
 
     stem = file_stem(path) or ""
     return stem if TASK_NAME_RE.match(stem) else "ask_request"
@@ -143,7 +143,7 @@ def _one_line(text: str) -> str:
 @functools.cache
 def grammar_text() -> str:
     """The elements of the language, their attributes and children, from task.xsd (one source)."""
-    from taskdsl import schema
+    from taskdsl.language import schema
 
     model = schema.model()
     lines, seen = [], set()
@@ -261,7 +261,7 @@ def check_answer(xml: str, path: str, library, settings=None, keep: bool = True)
     function; the project's settings unless `settings` are given), against `library`. With
     `keep` false the answer leaves the index again once checked (a structure a run re-planned:
     it is never a file of the project)."""
-    from taskdsl.config import settings_for
+    from taskdsl.project.config import settings_for
     from taskdsl.evaluator.plan import check_errors
 
     library.update_file(path, xml)

@@ -4,14 +4,14 @@ When an atomic task fails with RESOURCE_EXHAUSTION, INVALID_OUTPUT or NO_PROGRES
 makes no progress counts too), `recover` asks the reparse template for another structure for it:
 the failed task's XML, its inputs' sizes (an input too large for the window is offered in parts,
 `NAME_part1` …), the error and the model's context window go in. The answer is written, checked
-and repaired by `taskdsl.ask.write_checked` (the loop `taskdsl ask` uses, its hostile-answer
+and repaired by `taskdsl.task_system.ask.write_checked` (the loop `taskdsl ask` uses, its hostile-answer
 refusals included), prepared by `plan.prepare` (the one run path) and evaluated in the failed
 task's place, with the failed task's bindings (and the parts) visible. A structure that fails
 may be re-planned once more inside (MAX_DEPTH levels); then the error stands.
 
 The reparse template is the built-in `templates/reparse.task.xml`, unless the project's library
 has an atomic task or template with subtype="reparse": the one whose words best match the failed
-task (taskdsl.matching), the first by name when none shares a word. The model is the failed
+task (taskdsl.task_system.matching), the first by name when none shares a word. The model is the failed
 task's, unless that template names one (--model wins over both, as for every task); the offline
 taskdsl/echo cannot write XML, so with it nothing is re-planned (the error says so).
 
@@ -31,9 +31,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import usage
-from .env import Env
-from .results import TaskError, TaskResult
+from taskdsl.evaluator import usage
+from taskdsl.evaluator.env import Env
+from taskdsl.evaluator.results import TaskError, TaskResult
 
 REPLANNED_ERRORS = ("RESOURCE_EXHAUSTION", "INVALID_OUTPUT", "NO_PROGRESS")
 FINAL_REASONS = ("cost", "timeout", "call_depth", "cancelled")  # limits of the run itself: no structure avoids them
@@ -46,7 +46,7 @@ SHOWN_XML = 20_000  # characters of the failed task's XML in the reparse prompt
 
 
 def replannable(node, error: TaskError) -> bool:
-    from .ast import Atomic, Reduce
+    from taskdsl.evaluator.ast import Atomic, Reduce
 
     if error.reason in FINAL_REASONS or error.type not in REPLANNED_ERRORS:
         return False
@@ -85,7 +85,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
     xml = node_xml(node, ctx)
     args = {"task_xml": xml[:SHOWN_XML], "error": str(error), "inputs": inputs_text(values, parts, count),
             "context_window": str(window or "unknown"), "grammar": _grammar()}
-    from taskdsl import ask
+    from taskdsl.task_system import ask
 
     def prompt_for(previous):
         return first if previous is None else f"{first}\n\n{ask.repair_text(previous)}"
@@ -114,7 +114,7 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         raise stands(error, f"the structure runs shell commands the run was not allowed to run ($ {shown}): a run "
                             "may execute only the commands of the plan it was started with; write the structure "
                             "into the template to run it", proposal=structure, commands=extra)
-    from taskdsl import cost
+    from taskdsl.evaluator import cost
 
     models = unagreed_models([name for name, _ in cost.plan_calls(prepared.node, prepared.library, model,
                                                                     run.model_override)], run)
@@ -154,7 +154,7 @@ def stands(error: TaskError, why: str, **details) -> TaskError:
 def refuse_unplanned_commands(template, scope: Env, run) -> None:
     """The reparse template is chosen only when a task fails, so the run's consent never saw it:
     a shell command its inputs or {{fn(…)}} calls would run that the plan did not hold is refused."""
-    from .plan import script_commands
+    from taskdsl.evaluator.plan import script_commands
 
     library = scope.root.get("taskLibrary")  # where its calls resolve (template.bind)
     extra = [c for c in script_commands(template, library) if c not in run.allowed_commands]
@@ -166,7 +166,7 @@ def refuse_unplanned_commands(template, scope: Env, run) -> None:
 def unagreed_models(models, run) -> list[str]:
     """Those of `models` that may cost money and that the run's plan did not call: its consent never
     saw them (offline models and models the plan already calls are free to use)."""
-    from .consent import costs_money
+    from taskdsl.evaluator.consent import costs_money
 
     agreed = run.agreed_models() if run.agreed_models else frozenset()
     return [name for name in dict.fromkeys(models) if name not in agreed and costs_money(name)]
@@ -192,7 +192,7 @@ def project_index(scope: Env):
 def reparse_template(index, node, error: TaskError):
     """(the reparse template's atomic task node, its path): the library's best-matching
     subtype="reparse" definition, else the built-in one."""
-    from taskdsl.matching import find_matching_tasks, kind_of
+    from taskdsl.task_system.matching import find_matching_tasks, kind_of
 
     builtin = os.path.abspath(BUILTIN)
     candidates = [d for d in index.all_definitions() if kind_of(d) == "reparse" and d.path
@@ -207,10 +207,10 @@ def reparse_template(index, node, error: TaskError):
 
 def atomic_of(path: str, name: str):
     """The atomic task (a template's body) defined as `name` in the file at `path`."""
-    from taskdsl.workspace import read_text
+    from taskdsl.project.workspace import read_text
 
-    from .ast import Atomic, Template
-    from .compiler import CompileError, Compiler, parse_entry
+    from taskdsl.evaluator.ast import Atomic, Template
+    from taskdsl.evaluator.compiler import CompileError, Compiler, parse_entry
 
     text = read_text(path)
     if text is None:
@@ -241,7 +241,7 @@ async def template_prompt(template, args: dict, scope: Env, ctx) -> tuple[str, s
 
 
 def _grammar() -> str:
-    from taskdsl.ask import grammar_text
+    from taskdsl.task_system.ask import grammar_text
 
     return grammar_text()
 
@@ -251,7 +251,7 @@ def _grammar() -> str:
 
 async def window_and_counter(run, model: str):
     """(the model's context window or None, a function counting a text's tokens as its provider does)."""
-    from .providers import provider_for
+    from taskdsl.evaluator.providers import provider_for
 
     provider = await provider_for(replace(run.config, model=model))
     try:
@@ -270,7 +270,7 @@ async def window_and_counter(run, model: str):
 def used_names(node, names: list[str]) -> list[str]:
     """The names the failed task works on: its inputs, and the variables its texts use (a step
     may use its parent's inputs without declaring them)."""
-    from taskdsl.templating import find_placeholders
+    from taskdsl.language.templating import find_placeholders
 
     texts = (getattr(node, "instructions", None), node.description, getattr(node, "system", None))
     used = [ph.name for text in texts for ph in find_placeholders(text or "") if ph.kind == "var"]
@@ -280,7 +280,7 @@ def used_names(node, names: list[str]) -> list[str]:
 def split_inputs(values: dict, window: int | None, count, fraction: float) -> dict[str, str]:
     """NAME_part1 … for each input too large for a part (PART_SHARE of the usable window): the
     text cut at line ends, each part within the budget (a longer line is cut where it must)."""
-    from .ast import as_text
+    from taskdsl.evaluator.ast import as_text
 
     if not window:
         return {}
@@ -325,7 +325,7 @@ def units(text: str, budget: int, count):
 
 
 def inputs_text(values: dict, parts: dict, count) -> str:
-    from .ast import as_text
+    from taskdsl.evaluator.ast import as_text
 
     lines = []
     for name, value in values.items():
@@ -342,7 +342,7 @@ def inputs_text(values: dict, parts: dict, count) -> str:
 def bound_settings(index, where: str, names: list[str]):
     """The project's settings with the names bound in the failed task's place as globals: the
     structure may use them everywhere, and the checker knows it."""
-    from taskdsl.config import settings_for
+    from taskdsl.project.config import settings_for
 
     settings = getattr(index, "settings", None) or settings_for(where)[0]
     return replace(settings, globals=tuple(dict.fromkeys((*settings.globals, *names))))
@@ -362,8 +362,8 @@ def node_xml(node, ctx) -> str:
 def prepare_structure(index, where: str, xml: str, settings, error: TaskError):
     """The structure prepared as any run is (plan.prepare, already checked): its library, node
     and commands. A structure that cannot be prepared is not run."""
-    from .compiler import CompileError
-    from .plan import prepare
+    from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.plan import prepare
 
     try:
         return prepare(index, where, text=xml, settings=settings, check=False)
