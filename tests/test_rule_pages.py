@@ -46,3 +46,12 @@ def test_writing_removes_stale_pages_and_is_stable(tmp_path):
     changed = rule_pages.write(tmp_path)
     assert "TD998.md" in changed and not (tmp_path / "TD998.md").exists()
     assert rule_pages.write(tmp_path) == []
+
+
+def test_the_configuration_knows_every_code_of_the_registry_from_the_shipped_pages():
+    """project.config sits below the rules: it reads the codes from the rule pages, which must be
+    exactly the registry's (an unknown code in `select` is TD902, a known one is not)."""
+    from taskdsl.project import config
+    from taskdsl.rules import RULES
+
+    assert config.known_codes() == sorted(RULES)
