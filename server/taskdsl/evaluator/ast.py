@@ -23,7 +23,7 @@ from taskdsl.language.templating import Placeholder, find_placeholders
 
 from taskdsl.evaluator.env import Env, UnboundVariable
 from taskdsl.evaluator.handler import Handler, HandlerConfig
-from taskdsl.evaluator.memory import ContextGenerationInput, MemorySystem
+from taskdsl.evaluator.memory import ContextGenerationInput, FilesRead, MemorySystem, fresh_context
 from taskdsl.evaluator.outputs import read_answer
 from taskdsl.evaluator import usage
 from taskdsl.evaluator.results import COMPLETE, TaskError, TaskResult, failure
@@ -328,15 +328,14 @@ class TaskNode:
         """Context this task works with (inherited text, file contents, fresh memory matches), and
         the paths of the files read."""
         parts = [ctx.inherited] if ctx.inherited and settings.inherit_context != "none" else []
-        files: list[str] = []
+        files = FilesRead()
         if self.file_paths:
-            text, files = await self.read_files(scope, ctx)
+            text, read = await self.read_files(scope, ctx)
             parts.append(text)
-        if settings.fresh_context == "enabled":
-            request = ContextGenerationInput(task_text, ctx.accumulated, ctx.inherited or None)
-            match = ctx.run.memory.get_relevant_context_for(request)
-            if match.context:
-                parts.append(match.context)
+            files.extend(read)
+        if settings.fresh_context == "enabled":  # the memory system (memory.py): matched files, read
+            files.memory = await fresh_context(ctx, task_text)
+            parts.append(files.memory.text)
         return "\n\n".join(p for p in parts if p), files
 
     async def read_files(self, scope: Env, ctx: Ctx) -> tuple[str, list[str]]:
@@ -352,7 +351,9 @@ class TaskNode:
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
-            paths = [p for p, _ in ctx.run.memory.get_relevant_context_for(ContextGenerationInput(text)).matches]
+            memory = ctx.run.memory
+            found = await memory.get_relevant_context_for(ContextGenerationInput(text), ctx)
+            paths = [os.path.join(memory.root or self.folder, p) for p, _ in found.matches]
         blocks = []
         for path in paths:
             full = os.path.join(self.folder, path)
@@ -436,7 +437,10 @@ class Atomic(TaskNode):
                         duration_s=round(time.monotonic() - started, 3))
         if run.budget is not None:
             run.budget.charge(model, result.notes)
-        result.notes["dataUsage"]["files"] = files
+        result.notes["dataUsage"]["files"] = list(files)
+        if files.memory is not None:  # what came from the memory system
+            result.notes["dataUsage"]["memory"] = files.memory.read
+            result.notes["memory"] = files.memory.notes
         return result
 
 
@@ -508,9 +512,12 @@ class Sequential(TaskNode):
                             "timestamp": time.time()})
         final = previous or TaskResult()
         # the history is dropped here (SPEC §7); only a step count and the summed usage stay in the notes
-        spent = usage.summed([{"files": files}] + [entry["notes"].get("dataUsage") or {} for entry in history])
-        return TaskResult(final.content, COMPLETE, {**final.notes, "steps": len(history), "dataUsage": spent},
-                          final.parsed_content)
+        own = {"files": list(files), "memory": files.memory.read if files.memory is not None else []}
+        spent = usage.summed([own] + [entry["notes"].get("dataUsage") or {} for entry in history])
+        notes = {**final.notes, "steps": len(history), "dataUsage": spent}
+        if files.memory is not None:
+            notes["memory"] = files.memory.notes
+        return TaskResult(final.content, COMPLETE, notes, final.parsed_content)
 
 
 NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
