@@ -113,7 +113,9 @@ def load(path: str, root: str, text: str | None = None) -> MemoryIndex:
     if text is None:
         return index
     index.exists, index.text = True, text
-    _parse(index, text)
+    if not _parse(index, text):  # not JSON: nothing in it applies until it parses
+        index.entries, index.spans = {}, {}
+        return index
     for key, span in index.spans.items():
         why = outside_reason(key, root)
         if why is not None:
@@ -124,20 +126,23 @@ def load(path: str, root: str, text: str | None = None) -> MemoryIndex:
             index.problems.append(Diagnostic(CODE_MISSING, Severity.WARNING, span,
                                              f"'{key}' names no file of the project: remove the entry, or run "
                                              "`taskdsl memory index` to refresh the index"))
+    index.problems.sort(key=lambda p: p.span.start)
     return index
 
 
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def _parse(index: MemoryIndex, text: str) -> None:
-    """One JSON object of strings, read key by key so each problem has the key's span."""
+def _parse(index: MemoryIndex, text: str) -> bool:
+    """One JSON object of strings, read key by key so each problem has the key's span. False when
+    the text is not JSON at all."""
     decoder = json.JSONDecoder()
 
-    def bad(at: int, message: str, end: int | None = None) -> None:
+    def bad(at: int, message: str, end: int | None = None) -> bool:
         at = min(at, len(text))
         index.problems.append(Diagnostic(CODE_INVALID, Severity.ERROR, Span(at, end if end is not None else
                                                                            min(at + 1, len(text))), message))
+        return False
 
     position = _WS.match(text, 0).end()
     if not text.startswith("{", position):
@@ -167,9 +172,11 @@ def _parse(index: MemoryIndex, text: str) -> None:
         except json.JSONDecodeError as error:
             return bad(error.pos, f"not valid JSON: {error.msg}")
         if not isinstance(value, str):
-            bad(position, f"the metadata of '{key}' must be a string (what the file is about)", end)
+            index.problems.append(Diagnostic(CODE_INVALID, Severity.ERROR, Span(position, end),
+                                             f"the metadata of '{key}' must be a string (what the file is about)"))
         elif key in index.entries:
-            bad(key_span.start, f"'{key}' is in the index twice: the later entry wins", key_span.end)
+            index.problems.append(Diagnostic(CODE_INVALID, Severity.WARNING, key_span,
+                                             f"'{key}' is in the index twice: the later entry wins"))
             index.entries[key] = value
         else:
             index.entries[key] = value
@@ -183,10 +190,11 @@ def _parse(index: MemoryIndex, text: str) -> None:
         return bad(position, "not valid JSON: expected ',' or '}'")
 
 
-def _trailing(text: str, position: int, bad) -> None:
+def _trailing(text: str, position: int, bad) -> bool:
     position = _WS.match(text, position).end()
     if position < len(text):
-        bad(position, "not valid JSON: text after the index's closing '}'")
+        return bad(position, "not valid JSON: text after the index's closing '}'")
+    return True
 
 
 def dumps(entries: dict[str, str]) -> str:
