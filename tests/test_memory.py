@@ -268,3 +268,47 @@ def test_render_with_the_model_matcher_calls_nothing_and_says_so(root, capsys):
     assert main(["render", path]) == 0
     assert ("Relevant files (memory index): {{the files the model matcher chooses when the task runs}}"
             in capsys.readouterr().out)
+
+
+# --------------------------------------------------------------------------- the checker: TD308
+
+FRESH = """<task name="t">
+  <description>Summarise the quarterly revenue</description>
+  <context_management>
+    <inherit_context>none</inherit_context>
+    <fresh_context>enabled</fresh_context>
+  </context_management>
+</task>
+"""
+REDUCE = """<task type="reduce" name="r">
+  <description>sum</description>
+  <inputs><input name="a">1</input></inputs>
+  <inner_task><task><description>x {{current_data}}</description></task></inner_task>
+  <reduction_task><task><description>y {{accumulator}}</description></task></reduction_task>
+</task>
+"""
+
+
+def td308(root, text):
+    from taskdsl.project.config import settings_for
+    from taskdsl.rules.checker import check_text
+
+    path = write(root, "t.task.xml", text)
+    settings = settings_for(path)[0]  # the project's taskdsl.toml, as `taskdsl check` and the server read it
+    return [(d.severity.value, text[d.span.start:d.span.end], d.message)
+            for d in check_text(text, path=path, settings=settings).diagnostics if d.code == "TD308"]
+
+
+def test_td308_warns_at_an_explicit_fresh_context_in_a_project_without_an_index(root):
+    assert td308(root, FRESH) == [("warning", "enabled", "fresh_context=enabled, but the project has no memory index "
+                                   "(.taskdsl/memory.json): the task gets no files from memory; write the index with "
+                                   "`taskdsl memory index`")]
+    assert td308(root, REDUCE) == []  # the reduce's default is not the author's choice: not told on every reduce
+
+
+def test_td308_follows_the_configured_index_and_is_silent_once_it_exists(root):
+    (root / "taskdsl.toml").write_text('[memory]\nindex = "memory/files.json"\n')
+    assert "(memory/files.json)" in td308(root, FRESH)[0][2]
+    (root / "memory").mkdir()
+    (root / "memory" / "files.json").write_text("{}")
+    assert td308(root, FRESH) == []
