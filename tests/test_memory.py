@@ -312,3 +312,30 @@ def test_td308_follows_the_configured_index_and_is_silent_once_it_exists(root):
     (root / "memory").mkdir()
     (root / "memory" / "files.json").write_text("{}")
     assert td308(root, FRESH) == []
+
+
+# --------------------------------------------------------------------------- consent
+
+
+def test_the_plan_shows_what_the_memory_may_read_and_pins_the_index(root):
+    from taskdsl.evaluator import consent
+    from taskdsl.evaluator.runner import prepare_file
+
+    path = write(root, "revenue.task.xml", TASK)
+
+    def view():
+        return consent.plan_view(prepare_file(path), "taskdsl/echo")
+
+    assert view().files.unknown == ()  # no index: fresh context reads nothing
+    write_index(root, INDEX)
+    first = view()
+    assert first.files.unknown == ("the files the memory index (.taskdsl/memory.json) matches for 'revenue'",)
+    assert consent.reasons(first) == [consent.REASON_FILES]  # the editor asks before such a run
+    write_index(root, {**INDEX, "reports/hr.md": "quarterly revenue, really"})
+    assert view().digest != first.digest  # another index is another plan: the consent is asked again
+
+
+def test_the_associative_matching_subtype_is_of_kind_memory():
+    from taskdsl.task_system.matching import KINDS
+
+    assert KINDS["associative_matching"] == "memory"
