@@ -119,3 +119,15 @@ async def test_the_model_matcher_gets_the_structured_request_and_the_index(tmp_p
     assert [r["path"] for r in refused] == ["../outside/secret.md", "reports/invented.md"]
     assert "is outside the project" in refused[0]["reason"] and refused[0]["reason"].endswith("refused")
     assert refused[1]["reason"] == "not in the memory index: refused"
+
+
+async def test_memory_match_asks_the_model_matcher_when_the_project_says_so(tmp_path, openai_server):
+    fake = await openai_server(script=[{"contains": "<task_text>\nquarterly revenue\n</task_text>",
+                                        "answer": '["reports/q3.md"]'}])
+    root = project(tmp_path, toml='[memory]\nmatcher = "model"\n', index=INDEX)
+    code, out, err = await taskdsl_async(root, "memory", "match", "quarterly revenue", "--model", MODEL, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert (found["matcher"], found["matches"], found["refused"]) == (
+        "model", [{"path": "reports/q3.md", "metadata": "Q3 revenue and costs"}], [])
+    assert len(fake.requests) == 1

@@ -190,7 +190,8 @@ def summary_task(keys: list[str]) -> str:
 
 def summarise(root: str, settings, keys: list[str], args) -> dict[str, str] | None:
     """key → the model's one-line summary, through prepare and execute (None: --plan printed).
-    A file that is empty or not text, or whose path holds {{ }}, keeps its offline metadata."""
+    A file that is empty or not text, or whose path holds {{ }} or a control character, keeps its
+    offline metadata."""
     from taskdsl.cli.run import Progress, masked, print_plan, refused
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
@@ -205,7 +206,7 @@ def summarise(root: str, settings, keys: list[str], args) -> dict[str, str] | No
             source = read_source(os.path.join(root, key))
         except OSError:
             continue
-        if not source.refused and source.text.strip() and "{{" not in key and "}}" not in key:
+        if not source.refused and source.text.strip() and key.isprintable() and "{{" not in key and "}}" not in key:
             chosen.append(key)
     if not chosen:
         return {}
@@ -213,8 +214,11 @@ def summarise(root: str, settings, keys: list[str], args) -> dict[str, str] | No
     config = HandlerConfig(model=settings.model or default_model())
     try:
         prepared = prepare(project_index(where, settings), where, text=summary_task(chosen), settings=settings)
-    except (TemplateErrors, CompileError, TaskError) as e:
-        raise SystemExit(refused("memory index", where, e) if not isinstance(e, TaskError) else 1) from None
+    except (TemplateErrors, CompileError) as e:
+        raise SystemExit(refused("memory index", where, e)) from None
+    except TaskError as e:
+        print(masked(f"taskdsl memory index: {e}"), file=sys.stderr)
+        raise SystemExit(1) from None
     if args.plan:
         print_plan(prepared, config.model, args.model)
         return None
