@@ -239,6 +239,7 @@ async def test_a_project_template_with_the_key_is_the_matcher_and_never_asks_the
     path = model_project(root, OVERRIDE.format(model=""))
     result = await run_file(path, model="openai/local-model")
     assert result.notes["dataUsage"]["memory"] == ["reports/hr.md"]
+    assert result.notes["dataUsage"]["model_calls"] == 2  # the matcher's call counts in the task's usage
     matcher, task = fake.requests
     assert "PROJECT MATCHER" in matcher["body"]["messages"][0]["content"]
     assert "<context>" not in matcher["body"]["messages"][0]["content"]  # its own fresh_context is not used

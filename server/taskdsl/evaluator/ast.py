@@ -438,8 +438,9 @@ class Atomic(TaskNode):
         if run.budget is not None:
             run.budget.charge(model, result.notes)
         result.notes["dataUsage"]["files"] = list(files)
-        if files.memory is not None:  # what came from the memory system
-            result.notes["dataUsage"]["memory"] = files.memory.read
+        if files.memory is not None:  # what came from the memory system, and what matching cost
+            result.notes["dataUsage"] = usage.summed([result.notes["dataUsage"], files.memory.usage,
+                                                      {"memory": files.memory.read}])
             result.notes["memory"] = files.memory.notes
         return result
 
@@ -512,8 +513,8 @@ class Sequential(TaskNode):
                             "timestamp": time.time()})
         final = previous or TaskResult()
         # the history is dropped here (SPEC §7); only a step count and the summed usage stay in the notes
-        own = {"files": list(files), "memory": files.memory.read if files.memory is not None else []}
-        spent = usage.summed([own] + [entry["notes"].get("dataUsage") or {} for entry in history])
+        own = [{"files": list(files)}] + ([files.memory.usage, {"memory": files.memory.read}] if files.memory else [])
+        spent = usage.summed(own + [entry["notes"].get("dataUsage") or {} for entry in history])
         notes = {**final.notes, "steps": len(history), "dataUsage": spent}
         if files.memory is not None:
             notes["memory"] = files.memory.notes

@@ -68,6 +68,7 @@ class AssociativeMatchResult:
     matches: list[tuple[str, str | None]] = field(default_factory=list)
     refused: list[dict] = field(default_factory=list)  # {"path", "reason"}: answered but not used
     matcher: str = "local"
+    usage: dict = field(default_factory=dict)  # the model matcher's calls, tokens and cost (its dataUsage)
 
 
 @dataclass
@@ -76,6 +77,7 @@ class MemoryContext:
     text: str = ""
     read: list[str] = field(default_factory=list)  # the files read (relative to the project root)
     notes: dict[str, Any] = field(default_factory=dict)
+    usage: dict = field(default_factory=dict)  # what matching cost (the model matcher's calls)
 
 
 class MemorySystem:
@@ -145,17 +147,18 @@ class MemorySystem:
             # a preview calls no model: which files is known when the task runs
             return AssociativeMatchResult("Relevant files (memory index): {{the files the model matcher chooses when "
                                           "the task runs}}", [], [], "model")
+        spent: dict = {}
         if self.matcher == "model" and ctx is not None and index:
-            found, refused = await self._model_matches(request, ctx)
+            found, refused = await self._model_matches(request, ctx, spent)
         else:
             found, refused = self.local_matches(request.text()), []
         chosen = set(found)
         matches = [(path, metadata or None) for path, metadata in index.items() if path in chosen]
         lines = [f"- {path}: {metadata}" if metadata else f"- {path}" for path, metadata in matches]
         context = "Relevant files (memory index):\n" + "\n".join(lines) if lines else ""
-        return AssociativeMatchResult(context, matches, refused, self.matcher if ctx is not None else "local")
+        return AssociativeMatchResult(context, matches, refused, self.matcher if ctx is not None else "local", spent)
 
-    async def _model_matches(self, request: ContextGenerationInput, ctx) -> tuple[list[str], list[dict]]:
+    async def _model_matches(self, request: ContextGenerationInput, ctx, spent: dict) -> tuple[list[str], list[dict]]:
         """The paths the associative_matching template answers: those of the index, in its order;
         every other path answered is refused, saying why."""
         from dataclasses import replace
@@ -176,6 +179,7 @@ class MemorySystem:
         args = {"request": request.as_xml(), "index": self.shown_index()}
         settings = replace(atomic.settings, fresh_context="disabled")  # it never asks the memory itself
         result = await atomic.eval(Env(dict(args), outer=run.global_env), ctx.at("memory"), args, settings)
+        spent.update(result.notes.get("dataUsage") or {})
         answer = result.parsed_content if result.parsed_content is not None else _json_or_none(result.content)
         if isinstance(answer, dict):
             answer = answer.get("paths", answer.get("files"))
@@ -228,7 +232,7 @@ class MemorySystem:
             notes["refused"] = refused
         if not self.exists:
             notes["note"] = "the project has no memory index: write one with `taskdsl memory index`"
-        return MemoryContext(text, read, notes)
+        return MemoryContext(text, read, notes, result.usage)
 
     def shown_path(self) -> str | None:
         if not self.index_path:
