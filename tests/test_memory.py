@@ -340,3 +340,13 @@ def test_the_associative_matching_subtype_is_of_kind_memory():
     from taskdsl.task_system.matching import KINDS
 
     assert KINDS["associative_matching"] == "memory"
+
+
+async def test_file_paths_by_description_reads_what_the_index_matches(root):
+    write_index(root, INDEX)
+    path = write(root, "tasks/d.task.xml", """<task name="d">
+          <description>Write the board summary</description>
+          <file_paths source="description"><description>holidays left</description></file_paths>
+        </task>""")
+    result = await run_file(path, model="taskdsl/echo")
+    assert result.notes["dataUsage"]["files"] == ["../reports/hr.md"]  # relative to the template, as written paths

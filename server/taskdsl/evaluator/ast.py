@@ -353,7 +353,8 @@ class TaskNode:
             text = await render(fp.text, scope, ctx, self.name)
             memory = ctx.run.memory
             found = await memory.get_relevant_context_for(ContextGenerationInput(text), ctx)
-            paths = [os.path.join(memory.root or self.folder, p) for p, _ in found.matches]
+            # the index's paths (from the project root) as the template's own: relative to its folder
+            paths = [os.path.relpath(os.path.join(memory.root or self.folder, p), self.folder) for p, _ in found.matches]
         blocks = []
         for path in paths:
             full = os.path.join(self.folder, path)
