@@ -350,3 +350,14 @@ async def test_file_paths_by_description_reads_what_the_index_matches(root):
         </task>""")
     result = await run_file(path, model="taskdsl/echo")
     assert result.notes["dataUsage"]["files"] == ["../reports/hr.md"]  # relative to the template, as written paths
+
+
+async def test_two_project_matchers_with_the_key_are_refused_naming_both(root, openai_server):
+    fake = await openai_server(answers=['["reports/hr.md"]'])
+    path = model_project(root, OVERRIDE.format(model=""))
+    write(root, "other.task.xml", OVERRIDE.format(model="").replace("pick_files", "choose_files"))
+    with pytest.raises(TaskError) as refused:
+        await run_file(path, model="openai/local-model")
+    assert refused.value.message == ("2 tasks of the project have the key atomic:associative_matching "
+                                     "(choose_files, pick_files): keep one")
+    assert fake.requests == []
