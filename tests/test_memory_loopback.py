@@ -16,6 +16,7 @@ import os
 import stat
 
 from evaluator_helpers import taskdsl_async
+from test_evaluator_models import SECRET as KEY  # the API key the loopback server is reached with
 from test_evaluator_models import openai_server  # noqa: F401 (the loopback OpenAI-compatible server)
 
 MODEL = "gpt-4o-mini"
@@ -57,14 +58,15 @@ def prompts(fake):
 
 async def test_memory_index_with_a_model_writes_one_summary_per_file_and_nothing_outside(tmp_path, openai_server):
     fake = await openai_server(script=[{"contains": "Summarise the file reports/q3.md", "answer": "Q3 revenue and costs"},
-                                       {"contains": "Summarise the file reports/hr.md", "answer": "- Holiday policy\n"}])
+                                       {"contains": "Summarise the file reports/hr.md",
+                                        "answer": f"- Holiday policy (ask {KEY})\n"}])
     root = project(tmp_path)
     before = sorted(os.listdir(tmp_path / "outside"))
     code, out, err = await taskdsl_async(root, "memory", "index", "--model", MODEL, "--quiet")
     assert code == 0, err
     index_file = root / ".taskdsl" / "memory.json"
-    assert json.loads(index_file.read_text(encoding="utf-8")) == {
-        **INDEX, "taskdsl.toml": "toml file, 0 bytes"}  # an empty file has nothing to summarise: no call
+    assert json.loads(index_file.read_text(encoding="utf-8")) == {  # the key the answer repeats is masked
+        **INDEX, "reports/hr.md": "Holiday policy (ask ***)", "taskdsl.toml": "toml file, 0 bytes"}  # empty: no call
     assert stat.S_IMODE(os.stat(index_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(root / ".taskdsl").st_mode) == 0o700
     sent = prompts(fake)
