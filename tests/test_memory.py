@@ -361,3 +361,31 @@ async def test_two_project_matchers_with_the_key_are_refused_naming_both(root, o
     assert refused.value.message == ("2 tasks of the project have the key atomic:associative_matching "
                                      "(choose_files, pick_files): keep one")
     assert fake.requests == []
+
+
+def test_memory_index_plan_shows_the_files_and_the_model_and_writes_nothing(root, capsys):
+    assert main(["memory", "index", "reports", "--model", "taskdsl/echo", "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Running 'memory_index' (.taskdsl-memory-index.task.xml) will:\n  call taskdsl/echo (free)\n"
+                          "  read these files:\n    reports/hr.md\n    reports/q3.md\n")
+    assert not (root / ".taskdsl").exists()
+
+
+def test_memory_index_with_the_echo_model_writes_what_it_answers(root, capsys):
+    assert main(["memory", "index", "reports/q3.md", "--model", "taskdsl/echo", "--quiet"]) == 0
+    (summary,) = json.loads((root / ".taskdsl" / "memory.json").read_text()).values()
+    assert summary.startswith("Summarise the file reports/q3.md")  # echo answers with its prompt: one line of it
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('[memory]\nmatcher = "smart"\n', "'memory.matcher' must be \"local\" (offline, the default) or \"model\" (the "
+                                      "associative_matching template), got 'smart'"),
+    ('[memory]\nindex = "../elsewhere.json"\n', "'memory.index' must be a path inside the project, relative to its "
+                                                "root, e.g. \".taskdsl/memory.json\""),
+])
+def test_memory_settings_are_checked_at_the_key(tmp_path, toml, message):
+    from taskdsl.project.config import parse_config
+
+    config = parse_config(toml, tmp_path, tmp_path / "taskdsl.toml")
+    assert [(p.code, p.message, toml[p.span.start:p.span.end]) for p in config.problems] == [
+        ("TD902", message, toml.split(" = ")[1].strip())]
