@@ -389,3 +389,10 @@ def test_memory_settings_are_checked_at_the_key(tmp_path, toml, message):
     config = parse_config(toml, tmp_path, tmp_path / "taskdsl.toml")
     assert [(p.code, p.message, toml[p.span.start:p.span.end]) for p in config.problems] == [
         ("TD902", message, toml.split(" = ")[1].strip())]
+
+
+def test_a_path_with_a_nul_byte_is_a_problem_not_a_crash(root):
+    index = memory_index.load(write_index(root, {"a\u0000b.md": "x", "reports/q3.md": "Q3"}), str(root))
+    assert index.entries == {"reports/q3.md": "Q3"}
+    assert [(p.code, p.message) for p in index.problems] == [
+        ("TD908", "'a\\x00b.md' is not a path relative to the project root: the memory never reads it; remove the entry")]

@@ -66,8 +66,8 @@ def outside_reason(key: str, root: str) -> str | None:
     """Why a key of the index does not name a place inside the project (None: it does)."""
     from taskdsl.project.confine import NEVER_READ, within
 
-    if not key or os.path.isabs(key) or key.startswith("~"):
-        return f"'{key}' is not a path relative to the project root"
+    if not key or "\x00" in key or os.path.isabs(key) or key.startswith("~"):
+        return f"{key!r} is not a path relative to the project root"
     full = os.path.join(root, key)
     real = os.path.realpath(full)
     if any(within(real, never) for never in NEVER_READ):
