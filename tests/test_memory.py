@@ -396,3 +396,9 @@ def test_a_path_with_a_nul_byte_is_a_problem_not_a_crash(root):
     assert index.entries == {"reports/q3.md": "Q3"}
     assert [(p.code, p.message) for p in index.problems] == [
         ("TD908", "'a\\x00b.md' is not a path relative to the project root: the memory never reads it; remove the entry")]
+
+
+@pytest.mark.parametrize("text", ['{"a.md": ' + "[" * 5_000 + "]" * 5_000 + "}", "[" * 5_000 + "]" * 5_000])
+def test_a_deeply_nested_index_is_one_problem_not_a_crash(root, text):
+    index = memory_index.load(write_index(root, None, text=text), str(root))
+    assert index.entries == {} and [p.code for p in index.problems] == ["TD906"]

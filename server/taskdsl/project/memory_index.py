@@ -148,6 +148,8 @@ def _parse(index: MemoryIndex, text: str) -> bool:
     if not text.startswith("{", position):
         try:
             json.loads(text)
+        except RecursionError:
+            return bad(position, 'the memory index must be one JSON object {"path": "what the file is about", …}')
         except json.JSONDecodeError as error:
             return bad(error.pos, f"not valid JSON: {error.msg}; the memory index is one JSON object "
                                   '{"path": "what the file is about", …}')
@@ -171,6 +173,8 @@ def _parse(index: MemoryIndex, text: str) -> bool:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             return bad(error.pos, f"not valid JSON: {error.msg}")
+        except RecursionError:  # the decoder recurses per nested array or object
+            return bad(position, "the value nests arrays or objects too deeply to read: each value is a string")
         if not isinstance(value, str):
             index.problems.append(Diagnostic(CODE_INVALID, Severity.ERROR, Span(position, end),
                                              f"the metadata of '{key}' must be a string (what the file is about)"))
