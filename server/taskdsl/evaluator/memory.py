@@ -154,7 +154,7 @@ class MemorySystem:
             found, refused = self.local_matches(request.text()), []
         chosen = set(found)
         matches = [(path, metadata or None) for path, metadata in index.items() if path in chosen]
-        lines = [f"- {path}: {metadata}" if metadata else f"- {path}" for path, metadata in matches]
+        lines = [f"- {path}: {' '.join(metadata.split())}" if metadata else f"- {path}" for path, metadata in matches]
         context = "Relevant files (memory index):\n" + "\n".join(lines) if lines else ""
         return AssociativeMatchResult(context, matches, refused, self.matcher if ctx is not None else "local", spent)
 
