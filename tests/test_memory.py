@@ -402,3 +402,20 @@ def test_a_path_with_a_nul_byte_is_a_problem_not_a_crash(root):
 def test_a_deeply_nested_index_is_one_problem_not_a_crash(root, text):
     index = memory_index.load(write_index(root, None, text=text), str(root))
     assert index.entries == {} and [p.code for p in index.problems] == ["TD906"]
+
+
+async def test_a_reduce_asks_the_memory_and_both_parts_inherit_what_it_got(root, openai_server):
+    fake = await openai_server(answers=["part", "merged", "part", "merged"])
+    write_index(root, INDEX)
+    path = write(root, "r.task.xml", """<task type="reduce" name="r">
+          <description>Add up the Q3 costs</description>
+          <initial_value>0</initial_value>
+          <inputs><input name="a">1</input><input name="b">2</input></inputs>
+          <inner_task><description>Read {{current_data}}</description></inner_task>
+          <reduction_task><description>Merge {{current_result}} into {{accumulator}}</description></reduction_task>
+        </task>""")
+    result = await run_file(path, model="openai/local-model")
+    assert result.notes["dataUsage"]["memory"] == ["reports/q3.md"]  # the reduce's default: fresh_context enabled
+    assert result.notes["memory"]["matches"] == ["reports/q3.md"]
+    systems = [request["body"]["messages"][0]["content"] for request in fake.requests]
+    assert len(systems) == 4 and all('<file path="reports/q3.md">' in s and "Revenue rose." in s for s in systems)

@@ -534,7 +534,11 @@ class Reduce(TaskNode):
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         accumulator: Any = await render(self.initial_value, scope, ctx, self.name)
         items = [(i.name, scope[i.name]) for i in self.inputs]
-        parts: list[TaskResult] = []  # every inner and reduction result: their usage is the reduce's
+        # its own context (fresh_context: the memory's matches) is what both parts inherit
+        context, files = await self.own_context(scope, ctx, settings, await render(self.description, scope, ctx, self.name))
+        ctx = replace(ctx, inherited=context)
+        own = [{"files": list(files)}] + ([files.memory.usage, {"memory": files.memory.read}] if files.memory else [])
+        parts: list = list(own)  # every inner and reduction result: their usage is the reduce's
         unchanged = 0  # reductions in a row that answered with the accumulator they were given
         for index, (name, value) in enumerate(items, 1):  # 1-based, as steps[n] and case[n]
             inner_args = {"current_data": value, name: value}
@@ -571,8 +575,10 @@ class Reduce(TaskNode):
                                  "repeats": unchanged, "dataUsage": usage.summed(parts)})
             accumulator = reduced.value
         parsed = accumulator if not isinstance(accumulator, str) else None
-        return TaskResult(as_text(accumulator), COMPLETE, {"inputs": len(items), "dataUsage": usage.summed(parts)},
-                          parsed)
+        notes = {"inputs": len(items), "dataUsage": usage.summed(parts)}
+        if files.memory is not None:
+            notes["memory"] = files.memory.notes
+        return TaskResult(as_text(accumulator), COMPLETE, notes, parsed)
 
 
 # ---------------------------------------------------------------- cond
