@@ -10,7 +10,6 @@ sends. Token counts and prices are the `--max-cost` estimate's (taskdsl.evaluato
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 
 from taskdsl.project import confine
@@ -46,7 +45,8 @@ async def preview_prompts(prepared, model: str | None = None, default: str | Non
     reach(prepared.node, prepared.library, on_atomic=atomics.append)
     global_env, run_env = environments(prepared)
     state = RunState(config=HandlerConfig(model=default or default_model()), global_env=global_env, model_override=model,
-                     memory=MemorySystem(os.path.dirname(prepared.path)), root=confine.project_root(prepared.path),
+                     memory=MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings),
+                     root=confine.project_root(prepared.path),
                      allow_read=prepared.allow_read, preview=True)
     template = prepared.node if isinstance(prepared.node, Template) else None
     entry = template.body if template is not None else prepared.node

@@ -23,7 +23,7 @@ from taskdsl.language.templating import Placeholder, find_placeholders
 
 from taskdsl.evaluator.env import Env, UnboundVariable
 from taskdsl.evaluator.handler import Handler, HandlerConfig
-from taskdsl.evaluator.memory import ContextGenerationInput, MemorySystem
+from taskdsl.evaluator.memory import ContextGenerationInput, FilesRead, MemorySystem, fresh_context
 from taskdsl.evaluator.outputs import read_answer
 from taskdsl.evaluator import usage
 from taskdsl.evaluator.results import COMPLETE, TaskError, TaskResult, failure
@@ -328,15 +328,14 @@ class TaskNode:
         """Context this task works with (inherited text, file contents, fresh memory matches), and
         the paths of the files read."""
         parts = [ctx.inherited] if ctx.inherited and settings.inherit_context != "none" else []
-        files: list[str] = []
+        files = FilesRead()
         if self.file_paths:
-            text, files = await self.read_files(scope, ctx)
+            text, read = await self.read_files(scope, ctx)
             parts.append(text)
-        if settings.fresh_context == "enabled":
-            request = ContextGenerationInput(task_text, ctx.accumulated, ctx.inherited or None)
-            match = ctx.run.memory.get_relevant_context_for(request)
-            if match.context:
-                parts.append(match.context)
+            files.extend(read)
+        if settings.fresh_context == "enabled":  # the memory system (memory.py): matched files, read
+            files.memory = await fresh_context(ctx, task_text)
+            parts.append(files.memory.text)
         return "\n\n".join(p for p in parts if p), files
 
     async def read_files(self, scope: Env, ctx: Ctx) -> tuple[str, list[str]]:
@@ -352,7 +351,10 @@ class TaskNode:
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
-            paths = [p for p, _ in ctx.run.memory.get_relevant_context_for(ContextGenerationInput(text)).matches]
+            memory = ctx.run.memory
+            found = await memory.get_relevant_context_for(ContextGenerationInput(text), ctx)
+            # the index's paths (from the project root) as the template's own: relative to its folder
+            paths = [os.path.relpath(os.path.join(memory.root or self.folder, p), self.folder) for p, _ in found.matches]
         blocks = []
         for path in paths:
             full = os.path.join(self.folder, path)
@@ -436,7 +438,11 @@ class Atomic(TaskNode):
                         duration_s=round(time.monotonic() - started, 3))
         if run.budget is not None:
             run.budget.charge(model, result.notes)
-        result.notes["dataUsage"]["files"] = files
+        result.notes["dataUsage"]["files"] = list(files)
+        if files.memory is not None:  # what came from the memory system, and what matching cost
+            result.notes["dataUsage"] = usage.summed([result.notes["dataUsage"], files.memory.usage,
+                                                      {"memory": files.memory.read}])
+            result.notes["memory"] = files.memory.notes
         return result
 
 
@@ -508,9 +514,12 @@ class Sequential(TaskNode):
                             "timestamp": time.time()})
         final = previous or TaskResult()
         # the history is dropped here (SPEC §7); only a step count and the summed usage stay in the notes
-        spent = usage.summed([{"files": files}] + [entry["notes"].get("dataUsage") or {} for entry in history])
-        return TaskResult(final.content, COMPLETE, {**final.notes, "steps": len(history), "dataUsage": spent},
-                          final.parsed_content)
+        own = [{"files": list(files)}] + ([files.memory.usage, {"memory": files.memory.read}] if files.memory else [])
+        spent = usage.summed(own + [entry["notes"].get("dataUsage") or {} for entry in history])
+        notes = {**final.notes, "steps": len(history), "dataUsage": spent}
+        if files.memory is not None:
+            notes["memory"] = files.memory.notes
+        return TaskResult(final.content, COMPLETE, notes, final.parsed_content)
 
 
 NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
@@ -525,7 +534,11 @@ class Reduce(TaskNode):
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         accumulator: Any = await render(self.initial_value, scope, ctx, self.name)
         items = [(i.name, scope[i.name]) for i in self.inputs]
-        parts: list[TaskResult] = []  # every inner and reduction result: their usage is the reduce's
+        # its own context (fresh_context: the memory's matches) is what both parts inherit
+        context, files = await self.own_context(scope, ctx, settings, await render(self.description, scope, ctx, self.name))
+        ctx = replace(ctx, inherited=context)
+        own = [{"files": list(files)}] + ([files.memory.usage, {"memory": files.memory.read}] if files.memory else [])
+        parts: list = list(own)  # every inner and reduction result: their usage is the reduce's
         unchanged = 0  # reductions in a row that answered with the accumulator they were given
         for index, (name, value) in enumerate(items, 1):  # 1-based, as steps[n] and case[n]
             inner_args = {"current_data": value, name: value}
@@ -562,8 +575,10 @@ class Reduce(TaskNode):
                                  "repeats": unchanged, "dataUsage": usage.summed(parts)})
             accumulator = reduced.value
         parsed = accumulator if not isinstance(accumulator, str) else None
-        return TaskResult(as_text(accumulator), COMPLETE, {"inputs": len(items), "dataUsage": usage.summed(parts)},
-                          parsed)
+        notes = {"inputs": len(items), "dataUsage": usage.summed(parts)}
+        if files.memory is not None:
+            notes["memory"] = files.memory.notes
+        return TaskResult(as_text(accumulator), COMPLETE, notes, parsed)
 
 
 # ---------------------------------------------------------------- cond

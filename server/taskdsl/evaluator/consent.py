@@ -109,6 +109,35 @@ def read_files(node: Any, library: Any) -> ReadFiles:
     return ReadFiles(tuple(dict.fromkeys(paths)), tuple(dict.fromkeys(unknown)))
 
 
+def memory_index_of(prepared: Any) -> tuple[list[str], str | None, str | None]:
+    """(the tasks whose fresh context asks the memory, the project's index file, its text) of a run:
+    what it may read through the memory system (taskdsl.evaluator.memory)."""
+    from taskdsl.evaluator.plan import reach
+    from taskdsl.project import memory_index
+    from taskdsl.project.workspace import project_root
+
+    asking: list[str] = []
+    reach(prepared.node, prepared.library,
+          on_task=lambda task: asking.append(task.name) if task.settings.fresh_context == "enabled" else None)
+    if not asking:
+        return [], None, None
+    root = project_root(prepared.path)
+    where = memory_index.index_path(root, getattr(prepared, "settings", None))
+    index = memory_index.load(where, root)
+    return asking, where, index.text if index.exists else None
+
+
+def with_memory(files: ReadFiles, prepared: Any) -> ReadFiles:
+    """The files a run reads, with those its tasks' fresh context may get from the memory index
+    (known when it runs); nothing when the project has no index."""
+    asking, where, text = memory_index_of(prepared)
+    if text is None:
+        return files
+    shown = os.path.relpath(where, os.path.dirname(os.path.realpath(prepared.path)))
+    found = [f"the files the memory index ({shown}) matches for '{name}'" for name in dict.fromkeys(asking)]
+    return ReadFiles(files.paths, tuple(dict.fromkeys((*files.unknown, *found))))
+
+
 def shown_inputs(inputs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """Inputs as the question shows them: a secret (by its name or by its value) as ***."""
     texts = {name: value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
@@ -131,7 +160,7 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None) -> Pl
         label=prepared.label, path=prepared.path, folder=os.path.dirname(os.path.realpath(prepared.path)),
         commands=tuple(planned_command(c) for c in prepared.commands), models=models,
         estimate=cost.estimate((name, text) for name, text in calls if prices(name) is not None),
-        files=read_files(prepared.node, prepared.library), inputs=shown_inputs(prepared.inputs),
+        files=with_memory(read_files(prepared.node, prepared.library), prepared), inputs=shown_inputs(prepared.inputs),
         templates=tuple(prepared.files), missing=tuple(prepared.missing))
     return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view)})
 
@@ -147,6 +176,9 @@ def plan_digest(prepared: Any, view: PlanView) -> str:
         "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
         "allow_read": list(prepared.allow_read),
     }
+    _, _, index_text = memory_index_of(prepared)
+    if index_text is not None:  # what the memory may match: another index is another plan
+        canonical["memory_index"] = hashlib.sha256(index_text.encode("utf-8", "surrogatepass")).hexdigest()
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

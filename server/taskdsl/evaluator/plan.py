@@ -290,6 +290,7 @@ class Prepared:
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
+    settings: Any = None  # the project's settings it was prepared with (the memory system reads its [memory])
 
 
 def read_entry(path: str) -> str:
@@ -444,4 +445,4 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources)
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources, settings=settings)

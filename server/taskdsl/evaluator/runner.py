@@ -119,7 +119,8 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
         budget = cost.Budget(max_cost)
     redactor = Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
-                     memory=MemorySystem(os.path.dirname(os.path.abspath(path))), trace=Trace(trace, redactor),
+                     memory=MemorySystem.for_project(confine.project_root(path), prepared.settings),
+                     trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
                      allow_read=prepared.allow_read, redactor=redactor, budget=budget,
                      allowed_commands=tuple(prepared.commands), agreed_models=planned_models(prepared, config.model, model),

@@ -1,6 +1,7 @@
 """notes.dataUsage: what went into a result and what it took.
 
-Every result carries it: the task's inputs (names), the files it read, how much inherited and
+Every result carries it: the task's inputs (names), the files it read (`files`; `memory`: those
+the memory system matched for its fresh context, when there are any), how much inherited and
 accumulated context it was given (characters), and the model calls, tokens and cost (dollars,
 from litellm's price map; 0 for the offline models and for a model the map does not price) of
 the result and everything run to make it. A sequential, a reduce or a call sums its parts.
@@ -25,17 +26,20 @@ def summed(parts: Iterable[Any]) -> dict[str, Any]:
     """Counts and files of results (TaskResult or their notes.dataUsage) added up."""
     total: dict[str, Any] = {name: 0 for name in COUNTS}
     files: list[str] = []
+    memory: list[str] = []  # the files the memory system matched and read (fresh_context)
     for part in parts:
         usage = part if isinstance(part, dict) else (part.notes.get("dataUsage") or {})
         for name in COUNTS:
             total[name] += usage.get(name) or 0
         files += [f for f in usage.get("files", ()) if f not in files]
+        memory += [f for f in usage.get("memory", ()) if f not in memory]
     total["cost"] = round(total["cost"], 8)
-    return {**total, "files": files}
+    return {**total, "files": files, **({"memory": memory} if memory else {})}
 
 
 def data_usage(inputs: list[str], inherited: str | None, accumulated: str | None, own: dict | None) -> dict[str, Any]:
     """The full dataUsage of a task: its own inputs and context around the counts `own` holds."""
     counts = summed([own or {}])
-    return {"inputs": list(inputs), "files": counts.pop("files"), "inherited_context": len(inherited or ""),
+    memory = {"memory": counts.pop("memory")} if "memory" in counts else {}
+    return {"inputs": list(inputs), "files": counts.pop("files"), **memory, "inherited_context": len(inherited or ""),
             "accumulated_context": len(accumulated or ""), **counts}

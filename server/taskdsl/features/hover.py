@@ -44,9 +44,9 @@ class _Text:
 
 
 def hover(doc: Document, offset: int, positions: Positions, *, client: ClientFeatures | None = None,
-          library=None, settings=None, positions_for=None) -> types.Hover | None:
+          library=None, settings=None, positions_for=None, path: str | None = None) -> types.Hover | None:
     client = client or ClientFeatures()
-    found = describe_at(doc, offset, client.markdown, library, settings, positions_for)
+    found = describe_at(doc, offset, client.markdown, library, settings, positions_for, path)
     if found is None:
         return None
     text, span = found
@@ -55,14 +55,32 @@ def hover(doc: Document, offset: int, positions: Positions, *, client: ClientFea
 
 
 def describe_at(doc: Document, offset: int, markdown: bool = True, library=None, settings=None,
-                positions_for=None) -> tuple[str, Span] | None:
-    """(hover text, span hovered) at an offset, or None."""
+                positions_for=None, path: str | None = None) -> tuple[str, Span] | None:
+    """(hover text, span hovered) at an offset, or None. `path`: the document's file (what the
+    memory system would match for a <fresh_context> is the project's)."""
     location = doc.locate(offset)
     element = location.element
     if element is None or doc.in_comment(offset):
         return None
     out = _Text(markdown)
     model = _schema()
+    found = _with_memory(describe_at_element(doc, offset, location, element, out, model, library, settings,
+                                             positions_for), element, path, settings, markdown)
+    return found
+
+
+def _with_memory(found, element: Element, path: str | None, settings, markdown: bool):
+    """A <fresh_context> hover says what the memory would match now (features/memory.py)."""
+    if found is None or element.tag != "fresh_context":
+        return found
+    from taskdsl.features.memory import fresh_context_note
+
+    note = fresh_context_note(element, path, settings, markdown)
+    return (f"{found[0]}\n\n{note}", found[1]) if note else found
+
+
+def describe_at_element(doc: Document, offset: int, location, element: Element, out: _Text, model, library, settings,
+                        positions_for) -> tuple[str, Span] | None:
 
     if location.kind in ("tag_name", "end_tag"):
         span = element.name_span if location.kind == "tag_name" else element.end_tag

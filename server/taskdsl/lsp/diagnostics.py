@@ -17,6 +17,7 @@ from lsprotocol import types
 from taskdsl.project import config
 from taskdsl.language.document import Document, Span
 from taskdsl.features.util import Positions, path_to_uri, uri_to_path
+from taskdsl.lsp.memory import is_index_uri
 from taskdsl.lsp.state import Analysis, log
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class Publishing:
 
     def publish(self, uri: str, version: int | None) -> None:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""
-        if self.state.pull or not self.is_open(uri) or is_config_uri(uri):
+        if self.state.pull or not self.is_open(uri) or is_config_uri(uri) or is_index_uri(self, uri):
             return
         analysis = self.analysis(uri)
         if version is not None and analysis.version != version:

@@ -13,6 +13,7 @@ from taskdsl.project import config
 from taskdsl.lsp.tests import result_stamp
 from taskdsl.language.document import parse
 from taskdsl.features.util import Positions, path_to_uri, uri_to_path
+from taskdsl.lsp import memory
 from taskdsl.lsp.diagnostics import is_config_uri
 from taskdsl.lsp.library import pull_settings
 from taskdsl.lsp.server import TaskdslServer, guarded, server
@@ -41,6 +42,9 @@ def did_change_watched_files(ls: TaskdslServer, params: types.DidChangeWatchedFi
         if config.is_config_file(path):
             ls.config_edited(change.uri, None)
             continue
+        if memory.is_index_uri(ls, change.uri):  # the memory index: its own problems (lsp/memory.py)
+            memory.publish_index(ls)
+            continue
         if change.type == types.FileChangeType.Deleted:
             affected += ls.update_library(path, None, removed=True)
         else:
@@ -63,6 +67,8 @@ def did_open(ls: TaskdslServer, params: types.DidOpenTextDocumentParams) -> None
     uri = params.text_document.uri
     if is_config_uri(uri):
         return ls.config_edited(uri, params.text_document.text)
+    if memory.is_index_uri(ls, uri):
+        return memory.publish_index(ls, params.text_document.text)
     affected = ls.update_library(uri_to_path(uri), params.text_document.text)
     ls.publish(uri, params.text_document.version)
     ls.recheck_open([u for u in affected if u != uri]) if affected else None
@@ -73,6 +79,8 @@ async def did_change(ls: TaskdslServer, params: types.DidChangeTextDocumentParam
     uri = params.text_document.uri
     if is_config_uri(uri):
         return ls.config_edited(uri, ls.workspace.get_text_document(uri).source)
+    if memory.is_index_uri(ls, uri):
+        return memory.publish_index(ls, ls.workspace.get_text_document(uri).source)
     affected = ls.update_library(uri_to_path(uri), ls.workspace.get_text_document(uri).source)
     ls.schedule(uri, params.text_document.version)
     others = [u for u in affected if u != uri]
@@ -83,7 +91,7 @@ async def did_change(ls: TaskdslServer, params: types.DidChangeTextDocumentParam
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: TaskdslServer, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
-    if is_config_uri(uri):
+    if is_config_uri(uri) or memory.is_index_uri(ls, uri):
         return None
     pending = ls.state.pending.pop(uri, None)
     if pending is not None:
@@ -101,6 +109,8 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
     ls.state.published.pop(uri, None)
     if is_config_uri(uri):
         return ls.config_edited(uri, None)  # back to the file on disk
+    if memory.is_index_uri(ls, uri):
+        return memory.publish_index(ls)  # back to the file on disk
     path = uri_to_path(uri)
     if path and ls.state.library is not None:  # back to what is on disk
         text = read_text(path)
@@ -118,7 +128,7 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
                 types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=True))
 @guarded("diagnostics", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
 def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
-    if is_config_uri(params.text_document.uri):  # its problems are pushed (publish_config)
+    if is_config_uri(params.text_document.uri) or memory.is_index_uri(ls, params.text_document.uri):  # pushed
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     analysis = ls.analysis(params.text_document.uri)
     ls.check(analysis)

@@ -31,7 +31,8 @@ def on_hover(ls: TaskdslServer, params: types.HoverParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
     return hover.hover(analysis.document, offset, analysis.positions, client=ls.state.client,
-                       library=ls.state.library, settings=ls.state.settings, positions_for=ls.positions_for)
+                       library=ls.state.library, settings=ls.state.settings, positions_for=ls.positions_for,
+                       path=analysis.path)
 
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)

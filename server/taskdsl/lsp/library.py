@@ -67,6 +67,9 @@ class ProjectIndex:
         before = self.state.settings
         self.set_editor_settings(self.state.editor_settings)
         self.publish_config()
+        from taskdsl.lsp.memory import publish_index
+
+        publish_index(self)  # the memory index is checked as the configuration is
         changed = self.state.settings != before
         if changed:
             self.state.generation += 1
@@ -112,6 +115,11 @@ async def register_watchers(ls: TaskdslServer) -> None:
         return
     watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in ls.state.settings.files]
     watchers += [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in config.CONFIG_NAMES]
+    from taskdsl.lsp.memory import location
+
+    found = location(ls)
+    if found is not None:  # the memory index (its problems; TD308 when it appears or goes)
+        watchers.append(types.FileSystemWatcher(glob_pattern=f"**/{os.path.relpath(found[1], found[0])}"))
     try:
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
             id="taskdsl-watch-templates", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,

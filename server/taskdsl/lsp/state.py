@@ -39,6 +39,8 @@ class State:
     editor_settings: Settings = field(default_factory=Settings)  # the editor's alone
     config: Any = None  # taskdsl.project.config.Config of the first workspace folder's project
     config_published: str | None = None  # uri of the config file whose problems were last published
+    memory_index_exists: bool | None = None  # whether the project's memory index exists (lsp/memory.py)
+    memory_index_published: bool = False  # problems of the memory index were last published
     client: ClientFeatures = field(default_factory=ClientFeatures)
     pull: bool = False
     library: Any = None

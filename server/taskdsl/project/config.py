@@ -39,7 +39,9 @@ SCHEMA: dict[str, Any] = {
     "globals": "globals",
     "lint": {"select": "selectors", "ignore": "selectors", "per-file-ignores": "per_file_ignores"},
     "run": {"timeout": "positive", "trace_dir": "path", "allow_read": "paths", "max_cost": "non_negative"},
+    "memory": {"index": "project_path", "matcher": "matcher"},
 }
+MATCHERS = ("local", "model")  # [memory] matcher: taskdsl.evaluator.memory
 
 
 @dataclass
@@ -239,6 +241,16 @@ def _check_value(kind: str, value: Any, dotted: str, places, prefix, key_path, c
         return None, f"'{dotted}' must be a number {bound}, got {_shown(value)}"
     if kind == "selectors":
         return _selectors(value, dotted)
+    if kind == "project_path":
+        inside = isinstance(value, str) and value and not os.path.isabs(os.path.expanduser(value)) \
+            and not os.path.normpath(value).split(os.sep)[0] == ".."
+        if inside:
+            return value, None
+        return None, f"'{dotted}' must be a path inside the project, relative to its root, e.g. \".taskdsl/memory.json\""
+    if kind == "matcher":
+        if value in MATCHERS:
+            return value, None
+        return None, f"'{dotted}' must be \"local\" (offline, the default) or \"model\" (the associative_matching template), got {_shown(value)}"
     if kind == "globals":
         return _globals(value, places, prefix, key_path, config)
     if kind == "per_file_ignores":
@@ -333,6 +345,8 @@ def project_settings(config: Config, base: Settings | None = None) -> Settings:
         ("run", "trace_dir"): ("trace_dir", absolute),
         ("run", "allow_read"): ("run_allow_read", lambda paths: tuple(absolute(p) for p in paths)),
         ("run", "max_cost"): ("run_max_cost", None),
+        ("memory", "index"): ("memory_index", None),  # relative to the root (taskdsl.project.memory_index)
+        ("memory", "matcher"): ("memory_matcher", None),
     }
     for key_path, (attribute, convert) in simple.items():
         if key_path in config.values:

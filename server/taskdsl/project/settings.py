@@ -29,6 +29,8 @@ class Settings:
     lint_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     run_allow_read: tuple[str, ...] = ()
     run_max_cost: float | None = None
+    memory_index: str | None = None  # [memory] index, as written (None: .taskdsl/memory.json)
+    memory_matcher: str = "local"  # [memory] matcher: local | model
     rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property

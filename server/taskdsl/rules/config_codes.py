@@ -52,3 +52,38 @@ document_code(
     good='[lint]\nselect = ["TD3"]',
     fix="Correct the syntax at the position shown.",
 )
+
+document_code(
+    "TD906", Severity.ERROR, "memory index is not a JSON object of strings",
+    what="The memory index (`.taskdsl/memory.json`, or the file `[memory] index` names) does not parse as JSON, "
+         "is not one object, holds a value that is not a string, names a path twice (a warning: the later "
+         "entry wins), or cannot be opened (it is a symbolic link, not a regular file, or too large).",
+    why="The index is read as a whole: until it parses, the memory system matches nothing and "
+        "`taskdsl memory index` will not overwrite it (your hand edits are kept for you to fix).",
+    bad='{\n  "reports/q3.md": "Q3 revenue and costs",\n}',
+    good='{\n  "reports/q3.md": "Q3 revenue and costs"\n}',
+    fix="Correct the JSON at the position shown (each value is a string: what the file is about), or delete "
+        "the file and run `taskdsl memory index`.",
+)
+
+document_code(
+    "TD907", Severity.WARNING, "memory index names no file",
+    what="A path of the memory index names no file of the project (it was moved or deleted).",
+    why="The memory may match the entry, and the task then gets nothing for it (the notes say it could not "
+        "be read).",
+    bad='{\n  "reports/q2.md": "Q2 revenue"\n}',
+    good='{\n  "reports/q3.md": "Q3 revenue and costs"\n}',
+    fix="Remove the entry, or run `taskdsl memory index` (it drops entries whose file is gone).",
+)
+
+document_code(
+    "TD908", Severity.ERROR, "memory index names a path outside the project",
+    what="A path of the memory index is absolute, climbs out of the project (`../`), or is a symbolic link "
+         "whose target is outside the project.",
+    why="The memory system reads only the project's files (as every read of a run is confined): the entry "
+        "is dropped when the index is read, and a matcher answering it is refused.",
+    bad='{\n  "../secrets/keys.txt": "API keys"\n}',
+    good='{\n  "docs/keys.md": "How to request an API key"\n}',
+    fix="Remove the entry; to give a task a file from outside the project, use `file_paths` with "
+        "`--allow-read`.",
+)

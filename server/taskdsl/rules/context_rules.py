@@ -310,3 +310,41 @@ def _move_fix(ctx: RuleContext, task: Element, block: Element | None, movable: l
     for child in rest:
         edits.append(TextEdit(removal_span(text, child.span), ""))
     return Fix("Move into <context_management>", tuple(edits))
+
+
+@rule("TD308", Severity.WARNING, "fresh_context without a memory index",
+      what="A task sets `fresh_context` to `enabled` in a project that has no memory index "
+           "(`.taskdsl/memory.json`, or the file `[memory] index` names in taskdsl.toml). Only an explicit "
+           "setting is checked: the operators whose default is `enabled` (reduce, atomic subtask) are not, so "
+           "a project that does not use the memory is not told about it on every reduce.",
+      why="Fresh context is what the memory system matches in its index; without an index it matches "
+          "nothing, and the task runs with no context from memory although it asked for some.",
+      bad='<task>\n  <description>Summarise the quarterly revenue</description>\n  <context_management>\n'
+          '    <inherit_context>none</inherit_context>\n    <fresh_context>enabled</fresh_context>\n'
+          '  </context_management>\n</task>\n<!-- and no .taskdsl/memory.json in the project -->',
+      good='<!-- after `taskdsl memory index` wrote .taskdsl/memory.json -->\n<task>\n'
+           '  <description>Summarise the quarterly revenue</description>\n  <context_management>\n'
+           '    <inherit_context>none</inherit_context>\n    <fresh_context>enabled</fresh_context>\n'
+           '  </context_management>\n</task>',
+      fix="Write the index with `taskdsl memory index` (add `--model M` for one-line summaries), or set "
+          "`fresh_context` to `disabled`.",
+      tags=("fresh_context",))
+def memory_index_rule(ctx: RuleContext):
+    import os
+
+    from taskdsl.project import memory_index
+    from taskdsl.project.workspace import project_root
+
+    asking = [settings.elements["fresh_context"] for settings in ctx.effective.values()
+              if settings.fresh_context == "enabled" and "fresh_context" in settings.elements]
+    if not asking or ctx.path is None:
+        return
+    root = getattr(ctx.settings, "project_root", None) or project_root(os.path.abspath(ctx.path))
+    where = memory_index.index_path(root, ctx.settings)
+    if os.path.isfile(where):
+        return
+    shown = memory_index.relative(where, root)
+    for element in asking:
+        yield make("TD308", value_span(element),
+                   f"fresh_context=enabled, but the project has no memory index ({shown}): the task gets no files "
+                   "from memory; write the index with `taskdsl memory index`")

@@ -15,25 +15,17 @@ score. Only definitions that share at least one word with the request are return
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from taskdsl.support.words import STOP_WORDS, tokens  # noqa: F401 (STOP_WORDS: imported from here by others)
+from taskdsl.support.words import bm25 as _bm25, weight as _weight
+
 DEFAULT_LIMIT = 5  # the seeds: "up to 5 highest-scoring templates"
 MAX_REQUEST_CHARS = 10_000  # a request longer than this is cut (ranking needs its words, not a book)
-KINDS = {"reparse": "reparse", "memory": "memory"}  # subtype → kind; every other definition is standard
-
-# Words that say nothing about what a task does. Short on purpose: "count", "file" or "text"
-# are not here, they are what a request is about.
-STOP_WORDS = frozenset("""
-a an and are as at be by do does for from how i in into is it its me my of on or our please so
-that the their them then these this those to up us we what when which who will with would you
-your can could should task template want need make let give get
-""".split())
-
-_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+KINDS = {"reparse": "reparse", "memory": "memory", "associative_matching": "memory"}  # subtype → kind; else standard
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +48,6 @@ def kind_of(definition) -> str:
     return KINDS.get((definition.subtype or "").strip().lower(), "standard")
 
 
-def tokens(text: str) -> list[str]:
-    """The stems of the words of a text that carry meaning."""
-    words = [w for w in _WORD_RE.findall(text.lower()) if w not in STOP_WORDS]
-    return _stemmer().stemWords(words)
 
 
 def definition_text(definition) -> str:
@@ -90,33 +78,6 @@ def find_matching_tasks(library, text: str, limit: int = DEFAULT_LIMIT,
         ranked.append(Match(definition, min(1.0, float(raw) / reference), kind_of(definition)))
     ranked.sort(key=lambda m: (-m.score, m.definition.name, m.definition.path or ""))
     return ranked[:limit]
-
-
-def _bm25(corpus: list[list[str]]):
-    from rank_bm25 import BM25Plus
-
-    # delta=0: a template without a word of the request gets nothing for it (BM25Plus's floor
-    # would give every template a share of every word); the positive idf is what we keep
-    return BM25Plus([words or [""] for words in corpus], delta=0)
-
-
-def _weight(bm25, word: str) -> float:
-    """What one occurrence of `word` adds in a template of average length: its idf (BM25's
-    term-frequency factor is 1 there); a word no template has weighs as much as the rarest."""
-    if word in bm25.idf:
-        return bm25.idf[word]
-    return math.log(bm25.corpus_size + 1)
-
-
-_STEMMER = []
-
-
-def _stemmer():
-    if not _STEMMER:
-        import snowballstemmer
-
-        _STEMMER.append(snowballstemmer.stemmer("english"))
-    return _STEMMER[0]
 
 
 def find_in_task_library(task_library, text: str, limit: int = DEFAULT_LIMIT) -> list[tuple]:

@@ -1,0 +1,88 @@
+"""docs/memory.md is what the memory system does: its worked example is run command by command
+(`taskdsl …` in a fresh project holding the page's files) and must print exactly what the page
+shows; the index and the structured request it shows are the ones the code writes; the [memory]
+table of docs/configuration.md parses without a problem."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from paths import REPO
+from taskdsl.evaluator.memory import ContextGenerationInput
+
+PAGE = REPO / "docs" / "memory.md"
+FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
+
+
+def blocks(path: Path) -> list[tuple[str, str, str | None]]:
+    """(language, text, the file: marker above it) of every fenced block of a page."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found, i = [], 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        marker = re.match(r"^<!--\s*file:\s*(\S+)\s*-->$", lines[i - 2] if i >= 2 else "") or \
+            re.match(r"^<!--\s*file:\s*(\S+)\s*-->$", lines[i - 1] if i >= 1 else "")
+        end = i + 1
+        while lines[end].strip() != "```":
+            end += 1
+        text = textwrap.dedent("\n".join(lines[i + 1:end])) + "\n"
+        found.append((opening.group(2), text, marker.group(1) if marker else None))
+        i = end + 1
+    return found
+
+
+def run(project: Path, command: str) -> str:
+    argv = shlex.split(command)
+    assert argv[0] == "taskdsl"
+    done = subprocess.run([sys.executable, "-m", "taskdsl", *argv[1:]], cwd=project, capture_output=True, text=True,
+                          timeout=120, env={k: v for k, v in __import__("os").environ.items() if k != "TASKDSL_MODEL"})
+    return done.stdout + done.stderr
+
+
+def test_the_worked_example_prints_what_the_page_shows(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text("", encoding="utf-8")
+    sessions = 0
+    for language, text, file in blocks(PAGE):
+        if file is not None:
+            (project / file).parent.mkdir(parents=True, exist_ok=True)
+            (project / file).write_text(text, encoding="utf-8")
+        elif language == "console":
+            sessions += 1
+            command, expected = None, []
+            for line in text.splitlines() + ["$ (end)"]:
+                if line.startswith("$ "):
+                    if command is not None:
+                        assert run(project, command).rstrip("\n") == "\n".join(expected).rstrip("\n"), command
+                    command, expected = line[2:], []
+                else:
+                    expected.append(line)
+    assert sessions == 3
+    written = json.loads((project / ".taskdsl" / "memory.json").read_text(encoding="utf-8"))
+    (shown,) = [json.loads(text) for language, text, _ in blocks(PAGE) if language == "json"]
+    assert shown.items() <= written.items()  # the page's index is the one `taskdsl memory index` wrote
+
+
+def test_the_structured_request_is_the_one_the_page_shows():
+    (shown,) = [text for language, text, file in blocks(PAGE) if language == "xml" and file is None]
+    assert shown == ContextGenerationInput("Summarise the quarterly revenue for the board").as_xml() + "\n"
+
+
+def test_the_configuration_page_s_complete_file_has_no_problem(tmp_path):
+    from taskdsl.project.config import parse_config
+
+    page = REPO / "docs" / "configuration.md"
+    complete = [text for language, text, _ in blocks(page) if language == "toml"][0]
+    config = parse_config(complete, tmp_path, tmp_path / "taskdsl.toml")
+    assert config.problems == []
+    assert (config.get("memory", "index"), config.get("memory", "matcher")) == (".taskdsl/memory.json", "local")
