@@ -127,6 +127,7 @@ def environment(home: Path) -> dict:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["HOME"] = str(home)
     env["NO_COLOR"] = "1"
+    env["COLUMNS"] = "80"  # usage text wraps at the width of a standard terminal
     env["PYTHONUNBUFFERED"] = "1"  # stdout and stderr interleaved as a terminal shows them
     return env
 
