@@ -67,8 +67,9 @@ function channelLog() {
     for (const entry of entries) {
       const file = path.join(dir, entry.name);
       if (entry.isDirectory() && depth < 6) walk(file, depth + 1);
-      else if (entry.isFile() && entry.name.includes('Task DSL') && entry.name.endsWith('.log')
-        && dir.includes('output_logging_')) found.push(file);
+      // the server channel is a log channel (logs/…/exthost…/taskdsl.taskdsl/Task DSL.log), the runs
+      // channel an output channel (logs/…/output_logging_…/N-Task DSL Runs.log)
+      else if (entry.isFile() && entry.name.includes('Task DSL') && entry.name.endsWith('.log')) found.push(file);
     }
   };
   if (userData) walk(path.join(userData, 'logs'), 0);
