@@ -133,6 +133,8 @@ def test_names_inside_a_misspelt_element_are_not_reported_until_the_tag_is_fixed
     assert code == 1
     codes = [line.split()[2] for line in out.splitlines()]
     assert "TD402" not in codes  # {{current_result}}, {{original_input}}: follow-ons of the typo
+    assert "r.task.xml:1:2: error TD202 reduce task lacks <reduction_task>: a reduce needs <inputs>, <inner_task> and " \
+           "<reduction_task> (the <reduce_task> on line 6 is likely the <reduction_task>: fix its name, TD101)" in out
     assert any("<reduce_task> is not allowed in <task> (did you mean <reduction_task>?)" in line for line in out.splitlines())
     # fixed, the same names are visible; a name that is not is reported as before
     (project / "r.task.xml").write_text(REDUCE.format(part="reduction_task", name="original_input"))
