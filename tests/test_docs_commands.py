@@ -3,7 +3,8 @@
 A ```console block in docs/ (docs/guide/ too) or README.md holds commands (lines starting `$ `) each
 followed by the output it prints (stdout and stderr together, as a terminal shows them). The commands
 run with `bash` in a copy of the repository's bundled examples (`examples/` under a folder with the
-repository's pyproject.toml, beside the files the page saves with `<!-- file: NAME -->`), one
+repository's pyproject.toml; for the guide's pages, the new empty project the guide starts with),
+beside the files the page saves with `<!-- file: NAME -->` above the block, one
 block's commands one after the other in the same folder, with
 the installed `taskdsl` first on PATH and no TASKDSL_* variable but those the command sets.
 
@@ -47,14 +48,15 @@ class Command:
 FILE_MARKER = re.compile(r"^<!--\s*file:\s*(\S+)\s*-->\s*$")
 
 
-def page_files(path: Path) -> dict[str, str]:
+def page_files(path: Path, before: int) -> dict[str, str]:
     """The blocks a page saves under a name (`<!-- file: NAME -->` just above the fence, as the
-    guide's pages do): its console commands see them in their folder."""
+    guide's pages do) above line `before`, the last of each name: a console block's commands see
+    them in their folder, as the page has written them so far."""
     lines = path.read_text(encoding="utf-8").splitlines()
     files = {}
     for i, line in enumerate(lines):
         marker = FILE_MARKER.match(line)
-        if not marker:
+        if not marker or i + 1 >= before:
             continue
         opening = next(j for j in range(i + 1, len(lines)) if FENCE.match(lines[j]))
         end = next(j for j in range(opening + 1, len(lines)) if lines[j].rstrip() == "```")
@@ -134,13 +136,18 @@ def environment(home: Path) -> dict:
 
 def test_the_docs_show_commands_with_their_output():
     pages = {page.name for page, _ in BLOCKS}
-    assert {"testing.md", "graph.md", "task-system.md", "preview.md", "running.md"} <= pages, pages
+    assert {"testing.md", "graph.md", "task-system.md", "preview.md", "running.md", "configuration.md",
+            "README.md"} <= pages, pages
     assert sum(len(block) for _, block in BLOCKS) >= 10
 
 
 @pytest.mark.parametrize("page, block", BLOCKS, ids=[f"{p.relative_to(REPO)}:{b[0].line}" for p, b in BLOCKS])
 def test_each_command_prints_what_the_docs_show(page, block, examples, tmp_path):
-    for name, text in page_files(page).items():
+    if page.parent.name == "guide":  # the guide works in a new project of its own (first-template.md)
+        examples = tmp_path / "first"
+        examples.mkdir()
+        (examples / "taskdsl.toml").write_text("")
+    for name, text in page_files(page, block[0].line).items():
         (examples / name).write_text(text, encoding="utf-8")
     for command in block:
         done = subprocess.run(["bash", "-c", command.command], cwd=examples, stdout=subprocess.PIPE,
@@ -161,3 +168,35 @@ def test_the_pattern_is_strict():
     printed = "".join(line + "\n" for line in normalised("✓ x (script, 2.50s)", REPO / "nowhere"))
     assert pattern(["✓ x (script, 0.01s)"]).fullmatch(printed)
     assert pattern(["took … in all"]).fullmatch("took 3 files in all\n")
+
+
+def fences(path: Path) -> list[tuple[int, str, list[str], list[str]]]:
+    """(line, language, the lines of comments just above, the body) of each fenced block of a page."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found, i = [], 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end].rstrip() != "```":
+            end += 1
+        above = [line for line in lines[max(0, i - 3):i] if line.startswith("<!--")]
+        found.append((i + 1, opening.group(1), above, lines[i + 1:end]))
+        i = end + 1
+    return found
+
+
+def test_output_is_shown_only_in_console_blocks():
+    """A command's output shown beside it (an output block right after a shell block) is not
+    executed: it must be a ```console block (the guide's `<!-- output -->` blocks are run by
+    test_guide.py)."""
+    loose = []
+    for page in PAGES:
+        blocks = fences(page)
+        for (_, before_lang, _, before), (line, lang, above, _) in zip(blocks, blocks[1:]):
+            shows_output = lang in ("", "text") and not any("output" in comment for comment in above)
+            if before_lang in ("sh", "shell", "bash") and shows_output and any("taskdsl" in b for b in before):
+                loose.append(f"{page.relative_to(REPO)}:{line}")
+    assert loose == []
