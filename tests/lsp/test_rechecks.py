@@ -4,7 +4,8 @@ up-to-date diagnostics, and a document edited meanwhile is checked at its newest
 
 No test relies on how long anything takes: the debounce is longer than any test, so a queued
 re-check is certainly still waiting when the test looks, and a save (published at once, not
-debounced) is the event that brings the waiting document up to date."""
+debounced) is the event that brings the waiting document up to date. That the queue then runs by
+itself is test_rechecks_queue.py's test (no debounce)."""
 
 from __future__ import annotations
 
