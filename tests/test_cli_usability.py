@@ -174,3 +174,13 @@ def test_graph_nodes_carry_the_description(project, capsys):
     assert "Upper-case a text" in out
     code, out, err = run(capsys, "graph", "main.task.xml", "--format", "dot")
     assert 'label="main\\nGreet, then shout\\nsequential"' in out
+
+
+def test_a_misspelt_command_names_the_one_meant(capsys):
+    code, out, err = run(capsys, "chek", ".")
+    assert code == 2
+    assert err.startswith("usage: taskdsl ")
+    assert err.rstrip().endswith("taskdsl: error: unknown command 'chek' (did you mean check?); the commands: check, "
+                                 "rules, schema, run, match, ask, test, render, graph, serve")
+    code, out, err = run(capsys, "zzz")
+    assert code == 2 and "unknown command 'zzz'; the commands: check," in err

@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(wants_run=_command_of(argv) == "run")
     try:
+        command = _command_of(argv)
+        commands = _commands(parser)
+        if command is not None and command not in commands:  # argparse lists them; we name the one meant
+            near = difflib.get_close_matches(command, list(commands), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            parser.error(f"unknown command '{command}'{hint}; the commands: {', '.join(commands)}")
         args, unknown = parser.parse_known_args(argv)
         if unknown:  # said by the subcommand's own parser: its usage, and the option meant
             _parser_of(parser, args).error(unrecognized(_parser_of(parser, args), unknown))
@@ -40,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command_of(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict:
+    "The subcommands' parsers by name."
+    return next((dict(action.choices) for action in parser._actions if isinstance(action, argparse._SubParsersAction)), {})
 
 
 def _parser_of(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
