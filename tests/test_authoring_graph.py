@@ -6,7 +6,7 @@ import pytest
 
 from evaluator_helpers import write
 from taskdsl.cli.main import main
-from tests.paths import REPO
+from tests.paths import REPO, need
 
 LIB = """<library>
   <template name="shout" params="text">
@@ -85,8 +85,8 @@ def test_svg_without_graphviz_says_what_to_install(flow, capsys, monkeypatch):
     assert "taskdsl graph: --format svg needs Graphviz's `dot` program on PATH: install Graphviz" in err
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 def test_svg_with_graphviz(flow, capsys):
+    need(shutil.which("dot") is not None, "Graphviz's dot")
     code, out, _ = run(capsys, "graph", flow, "--format", "svg")
     assert code == 0 and "<svg" in out
 

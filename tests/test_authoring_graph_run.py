@@ -9,21 +9,27 @@ from evaluator_helpers import write
 from taskdsl.authoring.graph import dot, mermaid, node_for_step, plan_graph, run_statuses, with_run
 from taskdsl.evaluator import runner
 from taskdsl.evaluator.handler import HandlerConfig
+from taskdsl.evaluator.results import TaskError
 from taskdsl.features.run_result import StepRecorder
 from tests.paths import REPO
 
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.task.xml"))
 
 
-def run_steps(path: str, task: str | None = None) -> tuple:
-    """(prepared, the run's step records) of a run of the file with the offline echo model."""
+def run_steps(path: str, task: str | None = None, fails_with: tuple[str, str] | None = None) -> tuple:
+    """(prepared, the run's step records) of a run of the file with the offline echo model. The
+    run must complete, or fail with `fails_with` (type, reason): a failed run still reports its
+    steps, and the picture shows the failure."""
     prepared = runner.prepare_file(path, task)
     recorder = StepRecorder()
-    try:
-        asyncio.run(runner.execute(prepared, model="taskdsl/echo", on_event=recorder.on_event,
-                                   config=HandlerConfig(model="taskdsl/echo")))
-    except Exception:  # a failed run still reports its steps: the picture shows the failure
-        pass
+    run = runner.execute(prepared, model="taskdsl/echo", on_event=recorder.on_event,
+                         config=HandlerConfig(model="taskdsl/echo"))
+    if fails_with is None:
+        assert asyncio.run(run).content is not None
+    else:
+        with pytest.raises(TaskError) as failed:
+            asyncio.run(run)
+        assert (failed.value.type, failed.value.reason) == fails_with
     return prepared, recorder.steps
 
 
@@ -66,6 +72,8 @@ FLOW = """<task type="sequential" name="flow">
 </task>
 """
 
+FLOW_FAILS = ("TASK_FAILURE", "subtask_failure")  # its step 4 exits 3
+
 LIB = """<library>
   <template name="shout" params="text">
     <task type="script"><command>printf '%s' {{text}} | tr a-z A-Z</command></task>
@@ -76,7 +84,7 @@ LIB = """<library>
 
 def test_the_picture_says_ok_degraded_error_and_not_run(tmp_path):
     write(tmp_path, "lib.task.xml", LIB)
-    prepared, steps = run_steps(write(tmp_path, "flow.task.xml", FLOW))
+    prepared, steps = run_steps(write(tmp_path, "flow.task.xml", FLOW), fails_with=FLOW_FAILS)
     graph = plan_graph(prepared.node, prepared.library)
     runs, unmapped = run_statuses(graph, [s.to_json() for s in steps])
     assert unmapped == []
@@ -102,7 +110,7 @@ def test_the_picture_says_ok_degraded_error_and_not_run(tmp_path):
 
 def test_steps_the_picture_does_not_have_are_listed_not_guessed(tmp_path):
     write(tmp_path, "lib.task.xml", LIB)
-    prepared, _ = run_steps(write(tmp_path, "flow.task.xml", FLOW))
+    prepared, _ = run_steps(write(tmp_path, "flow.task.xml", FLOW), fails_with=FLOW_FAILS)
     graph = plan_graph(prepared.node, prepared.library)
     steps = [{"path": "flow/steps[9]", "status": "COMPLETE", "duration_s": 1},
              {"path": "flow/steps[1]", "status": "<script>", "duration_s": 1},

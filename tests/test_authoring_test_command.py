@@ -68,7 +68,7 @@ def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
 <test name="wrong" task="shout"><input name="word">hi</input><expect test='output == "hi"'/></test>
 <test name="fails instead" task="shout"><expect test='output == "HI"'/></test>
 <test name="succeeds instead" task="shout"><input name="word">hi</input><expect_error type="TASK_FAILURE"/></test>
-<test name="wrong reason" task="shout"><expect_error type="TASK_FAILURE" reason="exit_code"/></test>
+<test name="wrong reason" task="shout"><expect_error type="TASK_FAILURE" reason="script_error"/></test>
 <test name="right error" task="shout"><expect_error type="TASK_FAILURE" reason="missing_input"/></test>""")
     code, out, err = run(capsys, "test")
     assert code == 1
@@ -82,7 +82,7 @@ def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
         "FAIL shout.test.xml::succeeds instead",
         "     expected a TASK_FAILURE error, the run succeeded with output 'HI'",
         "FAIL shout.test.xml::wrong reason",
-        "     expected a TASK_FAILURE (exit_code) error, the run failed with TASK_FAILURE (missing_input): task "
+        "     expected a TASK_FAILURE (script_error) error, the run failed with TASK_FAILURE (missing_input): task "
         "'shout': input 'word' has no value: pass it from the caller or with --input word=…",
         "PASS shout.test.xml::right error",
         "2 passed, 3 failed, 1 error",

@@ -72,10 +72,23 @@ def test_key_places_cover_headers_dotted_quoted_and_inline_keys():
     assert ("a",) not in places  # a comment is not a key
 
 
-def test_key_places_never_raises_on_a_cut_text():
+def test_key_places_of_a_cut_text_are_the_whole_texts_up_to_the_cut():
+    """A file being typed: each cut of the text finds every key the whole text has whose value is
+    complete before the cut, at the same place; anything else it finds is the key being typed."""
     text = '[lint]\nselect = ["TD3", """x\n"""]\nglobals = { a = { b = "c" } }\n'
+    whole = key_places(text)
+    assert set(whole) == {("lint",), ("lint", "select"), ("lint", "globals"), ("lint", "globals", "a"),
+                          ("lint", "globals", "a", "b")}
     for end in range(len(text) + 1):
-        key_places(text[:end])  # stops early on what it does not understand
+        cut = key_places(text[:end])  # never raises: it stops early on what it does not understand
+        for path, place in whole.items():
+            if (place.value or place.key).end <= end:
+                assert path in cut and cut[path].key == place.key, (end, path)
+        for path, place in cut.items():
+            if path not in whole:  # the key being typed at the cut: a prefix of the whole text's key
+                typed = text[place.key.start:place.key.end]
+                assert place.key.end == end and any(text[p.key.start:p.key.end].startswith(typed)
+                                                    and p.key.start == place.key.start for p in whole.values()), (end, path)
 
 
 # ----------------------------------------------------------------------------- the config file's own problems

@@ -145,23 +145,32 @@ def test_interrupting_taskdsl_run_kills_the_script_and_exits_130(tmp_path):
     assert not group_alive(script_pid)
 
 
-async def test_a_cancel_while_the_script_is_being_started_leaves_no_process(tmp_path):
+async def test_a_cancel_while_the_script_is_being_started_leaves_no_process(tmp_path, monkeypatch):
     import asyncio
 
     from taskdsl.evaluator.script import run_script
 
-    for attempt in range(5):  # the cancel lands at different points of process creation
-        pidfile = tmp_path / f"pid{attempt}"
-        task = asyncio.ensure_future(run_script(f"echo $$ > {pidfile}; sleep 30; true", str(tmp_path), {}, None, 60, True))
+    real, started = asyncio.create_subprocess_exec, []
+
+    async def recording(*args, **kwargs):  # every process the script module starts, known at once
+        proc = await real(*args, **kwargs)
+        started.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", recording)
+    for attempt in range(8):  # the cancel lands at different points of process creation
+        before = len(started)
+        task = asyncio.ensure_future(run_script("sleep 30; true", str(tmp_path), {}, None, 60, True))
         for _ in range(attempt):
             await asyncio.sleep(0)
         task.cancel()
-        # a cancel that lands mid-start must not wait for the script (it did: 30 s, holding the pipes)
-        done, _ = await asyncio.wait({task}, timeout=10)
+        # a cancel that lands mid-start must not wait for the script (it did: 30 s, holding the pipes);
+        # the timeout only turns such a hang into a failure
+        done, _ = await asyncio.wait({task}, timeout=20)
         assert done, f"attempt {attempt}: the cancelled run waited for its script"
-        await asyncio.sleep(0.3)  # a shell that did start has written its pid by now
-        if pidfile.exists() and pidfile.read_text().strip():
-            assert not group_alive(int(pidfile.read_text())), f"attempt {attempt}: the script outlived the cancel"
+        for pid in started[before:]:  # a shell that was started (it leads its group) is gone
+            assert not group_alive(pid), f"attempt {attempt}: the script outlived the cancel"
+    assert started, "no attempt reached the start of a process: the cancels never landed mid-start"
 
 
 async def test_a_script_that_cannot_start_is_a_task_failure_not_a_crash(tmp_path):

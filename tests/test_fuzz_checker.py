@@ -17,8 +17,8 @@ from taskdsl.language.document import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 from mutations import mutated_templates  # noqa: E402
-from paths import CORPUS  # noqa: E402
-SEEDS = sorted((ROOT / "examples").rglob("*.task.xml")) + sorted(CORPUS.glob("*.xml"))[:40]
+from paths import corpus_files  # noqa: E402
+SEEDS = sorted((ROOT / "examples").rglob("*.task.xml")) + corpus_files()[:40]
 TEXTS = [path.read_text(encoding="utf-8") for path in SEEDS]
 FRAGMENTS = ["<", "</", "<task>", "</task>", '="', '"', "&", "&foo;", "<![CDATA[", "]]>", "<!--", "-->",
              "{{", "}}", "{{x", "<steps>", "<inputs><input name=\"a\">", "<cond><case test=\"output.\">",

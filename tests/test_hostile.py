@@ -108,7 +108,7 @@ def test_external_entities_are_never_read(tmp_path):
 
 
 class RecordingListener:
-    """A socket on 127.0.0.1 that records every connection made to it."""
+    """A socket on 127.0.0.1 that records every connection made to it (by the peer's port)."""
 
     def __init__(self):
         self.server = socket.socket()
@@ -116,18 +116,30 @@ class RecordingListener:
         self.server.listen(8)
         self.server.settimeout(0.05)
         self.port = self.server.getsockname()[1]
-        self.connections = 0
+        self.peers: list[int] = []
+        self.accepted = threading.Condition()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._accept, daemon=True)
 
     def _accept(self):
         while not self.stop.is_set():
             try:
-                connection, _ = self.server.accept()
+                connection, peer = self.server.accept()
             except OSError:
                 continue
-            self.connections += 1
             connection.close()
+            with self.accepted:
+                self.peers.append(peer[1])
+                self.accepted.notify_all()
+
+    def connections_before_now(self) -> int:
+        """How many connections were made before this call: one of our own is made now and,
+        once it is accepted, every earlier one (queued before it) has been counted."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sentinel:
+            mine = sentinel.getsockname()[1]
+        with self.accepted:
+            assert self.accepted.wait_for(lambda: mine in self.peers, timeout=30), "the listener stopped accepting"
+            return self.peers.index(mine)
 
     def __enter__(self):
         self.thread.start()
@@ -156,8 +168,7 @@ def test_no_network_for_dtds_schema_hints_or_xinclude(tmp_path):
         for name, text in templates.items():
             (tmp_path / name).write_text(text)
         completed = check(*sorted(tmp_path.iterdir()))
-        time.sleep(0.2)  # let a late connection attempt be counted
-    assert listener.connections == 0
+        assert listener.connections_before_now() == 0
     out = completed.stdout
     assert f"{tmp_path / 'dtd.task.xml'}:1:1: error TD001 DOCTYPE" in out
     assert f"{tmp_path / 'xinclude.task.xml'}:1:" in out and "TD101 <xi:include> is not allowed in <task>" in out

@@ -77,7 +77,8 @@ async def test_last_output_at_the_top_of_a_task_is_refused_by_both(tmp_path):
 async def test_last_output_inside_a_template_is_refused_by_both(tmp_path):
     path = write(tmp_path, "t.task.xml", """
         <template name="t" params="a"><task><description>{{a}} {{last_output}}</description></task></template>""")
-    await agree_on_error(path, "TD402", inputs={"a": "1"})
+    message = await agree_on_error(path, "TD402", inputs={"a": "1"})
+    assert message.startswith("{{last_output}} names nothing here: last_output is the previous step's output")
 
 
 async def test_last_output_in_later_steps_and_in_a_root_cond(tmp_path):

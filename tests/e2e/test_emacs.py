@@ -32,7 +32,7 @@ def test_emacs_eglot_diagnostics_hover_completion_run(workspace, isolated_env, s
                TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"))
     t0 = time.monotonic()
     proc = subprocess.run([emacs, "--batch", "-Q", "-l", str(HARNESS)],
-                          cwd=workspace, env=env, capture_output=True, text=True, timeout=180,
+                          cwd=workspace, env=env, capture_output=True, text=True, timeout=600,
                           stdin=subprocess.DEVNULL)  # a prompt fails instead of waiting
     seconds = time.monotonic() - t0
     assert out.exists(), f"emacs wrote no result (exit {proc.returncode}): {proc.stderr[-3000:]}"

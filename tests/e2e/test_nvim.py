@@ -44,7 +44,7 @@ def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env,
                TASKDSL_E2E_MODEL="taskdsl/replay", TASKDSL_REPLAY_FILE=str(REPLAY))
     t0 = time.monotonic()
     proc = subprocess.run([nvim, "--headless", "-i", "NONE", "--noplugin", "-u", str(HARNESS)],
-                          cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
     seconds = time.monotonic() - t0
     assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
     result = json.loads(out.read_text())

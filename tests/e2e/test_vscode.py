@@ -78,7 +78,7 @@ def _machine_scoped() -> set[str]:
 
 
 def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: Path, out: Path,
-             settings: dict, scenario: str, drive_timeout: int = 400) -> dict:
+             settings: dict, scenario: str, drive_timeout: int = 900) -> dict:
     """Install the .vsix into a fresh code-server profile, serve `workspace`, run drive.js; its result.json."""
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
@@ -131,12 +131,13 @@ def _session(tools: dict[str, str], workspace: Path, env: dict[str, str], home: 
                       "--disable-file-downloads", str(workspace)],
             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            _wait_http(f"http://127.0.0.1:{port}/healthz", server, 60)
+            _wait_http(f"http://127.0.0.1:{port}/healthz", server, 120)
             timings["code_server_start"] = round(time.monotonic() - t0, 2)
             t0 = time.monotonic()
             drive = subprocess.run(
                 [node, str(DRIVER_DIR / "drive.js")], cwd=DRIVER_DIR, capture_output=True, text=True, timeout=drive_timeout,
                 env=dict(env, CHROMIUM=tools["chromium"], TASKDSL_E2E_OUT=str(out), TASKDSL_E2E_SCENARIO=scenario,
+                         TASKDSL_E2E_USER_DATA=str(user_data),
                          TASKDSL_E2E_URL=f"http://127.0.0.1:{port}/?folder={workspace}",
                          TASKDSL_E2E_HOVER=doc_phrase("fresh_context"), TASKDSL_E2E_INPUT="World"))
             timings["drive"] = round(time.monotonic() - t0, 2)
@@ -262,7 +263,7 @@ def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):
     env = dict(isolated_env, PATH=f"{bare / 'bin'}{os.pathsep}{isolated_env['PATH']}")
     env.setdefault("PIP_CACHE_DIR", str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"))
     out = artifact_dir("vscode-not-installed")
-    result = _session(tools, workspace, env, tmp_path, out, {}, "not-installed", drive_timeout=700)
+    result = _session(tools, workspace, env, tmp_path, out, {}, "not-installed", drive_timeout=1200)
     step = result["steps"].get("not_installed")
     assert step and step["ok"], result
     assert "Install the taskdsl server into the extension's own environment?" in step["offer"], step

@@ -82,7 +82,7 @@ async def client(lsp_client: LanguageClient, request, ws: Path):
         workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
     ))
     # the library is built after `initialized`; every recorded client supports work-done progress
-    await asyncio.wait_for(indexed(lsp_client), 30)
+    await asyncio.wait_for(indexed(lsp_client), 120)  # a hang guard: the index is ready when its progress ends
     yield
     await lsp_client.shutdown_session()
 

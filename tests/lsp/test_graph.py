@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from lsprotocol import types
+from paths import need
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -70,8 +71,8 @@ async def test_the_server_draws_what_taskdsl_graph_prints(client, ws):
     assert (answer["format"], answer["text"]) == ("mermaid", await asyncio.to_thread(cli_graph, ws / "flow.task.xml"))
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz (apt install graphviz; CI has it)")
 async def test_svg_by_default_when_graphviz_is_installed(client, ws):
+    need(shutil.which("dot") is not None, "Graphviz's dot")
     answer = await graph(client, (ws / "flow.task.xml").as_uri())
     assert answer["format"] == "svg" and answer["hint"] is None
     assert answer["text"].lstrip().startswith("<?xml") and "<svg" in answer["text"] and ">second</text>" in answer["text"]
@@ -125,8 +126,7 @@ async def test_steps_the_picture_does_not_have_are_answered(client, ws):
 
 
 async def test_labels_are_text_in_the_svg_never_markup(client, ws):
-    if shutil.which("dot") is None:
-        pytest.skip("needs Graphviz")
+    need(shutil.which("dot") is not None, "Graphviz's dot")
     answer = await graph(client, {"uri": (ws / "evil.task.xml").as_uri()})
     assert "<script" not in answer["text"] and "&lt;script&gt;" in answer["text"]
 

@@ -99,10 +99,8 @@ async def test_editing_the_config_file_applies_at_once(client: LanguageClient, d
     client.published.clear()
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
         uri=config_uri, language_id="toml", version=1, text='[lint]\nselect = ["TD3"]\n')))
-    for _ in range(200):  # the config file's problems are gone
-        if any(p.uri == config_uri and not p.diagnostics for p in client.published):
-            break
-        await asyncio.sleep(0.02)
+    while not any(p.uri == config_uri and not p.diagnostics for p in client.published):  # its problems are gone
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 60)
     assert list([p.diagnostics for p in client.published if p.uri == config_uri][-1]) == []
     client.diagnostics.pop(uri, None)  # a re-check published before the edit applied; the next is after it
     assert summary(await docs.diagnostics(uri)) == [("TD302", 2, 5)]  # only TD3xx, {{project}} no longer a global

@@ -1,6 +1,11 @@
 """Re-checks of other open documents after an open or an edit changed a definition: queued, never
 done inside the handler; the document that was opened is published first, the others still get
-up-to-date diagnostics, and a document edited meanwhile is re-checked at its newest version."""
+up-to-date diagnostics, and a document edited meanwhile is checked at its newest version.
+
+No test relies on how long anything takes: the debounce is longer than any test, so a queued
+re-check is certainly still waiting when the test looks, and a save (published at once, not
+debounced) is the event that brings the waiting document up to date. That the queue then runs by
+itself is test_rechecks_queue.py's test (no debounce)."""
 
 from __future__ import annotations
 
@@ -14,9 +19,8 @@ from conftest import pull_client
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-# the re-check queue waits one debounce period: wide enough, even on a loaded 2-core CI machine,
-# that a request sent right after the open is answered before it runs
-SETTINGS = {"debounce": 1500}
+# the re-check queue waits one debounce period: ten minutes, so it is waiting whenever a test looks
+SETTINGS = {"debounce": 600_000}
 
 
 def task(name: str, word: str = "x") -> str:
@@ -25,6 +29,10 @@ def task(name: str, word: str = "x") -> str:
 
 def publishes(client: LanguageClient, uri: str) -> list[types.PublishDiagnosticsParams]:
     return [p for p in client.published if p.uri == uri]
+
+
+def save(client: LanguageClient, uri: str) -> None:
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
 
 
 async def published(client: LanguageClient, uri: str, count: int) -> None:
@@ -40,11 +48,13 @@ async def test_the_opened_document_is_published_before_the_others_are_rechecked(
     assert list(publishes(client, first)[0].diagnostics) == []
 
     second = await docs.open("second.task.xml", task("shared", "y"))
-    # a request sent right after the open is answered before the other document is re-checked
+    # the open's handler answered (a request after it is answered) without re-checking the other
+    # document: its re-check is queued
     await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(second)))
     assert [d.code for d in publishes(client, second)[0].diagnostics] == ["TD502"]
     assert len(publishes(client, first)) == 1
 
+    save(client, first)
     await asyncio.wait_for(published(client, first, 2), 30)
     assert [d.code for d in publishes(client, first)[1].diagnostics] == ["TD502"]
     order = [p.uri for p in client.published if p.uri in (first, second)]
@@ -62,6 +72,10 @@ async def test_a_document_edited_while_its_recheck_waits_is_checked_at_its_newes
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         types.VersionedTextDocumentIdentifier(uri=first, version=2),
         [types.TextDocumentContentChangeWholeDocument(text=task("twice", "z"))]))
+    # its queued re-check and the edit's debounced check both wait; the save publishes it at once
+    await client.text_document_document_symbol_async(types.DocumentSymbolParams(types.TextDocumentIdentifier(first)))
+    assert len(publishes(client, first)) == 1
+    save(client, first)
     await asyncio.wait_for(published(client, first, 2), 30)
     later = publishes(client, first)[1:]
     assert [p.version for p in later] == [2] * len(later)

@@ -3,7 +3,8 @@ Emacs: progress, result, consent, cancellation, failure, and a server that keeps
 
 The models are the offline `taskdsl/echo`; slow work is a script that sleeps. A script writes its
 shell's PID (the leader of its process group) to a file so the tests can prove no process is left.
-Bounds on time are generous ("within 3 s") and only prove that cancellation is prompt.
+No assertion is on time: a cancelled run must end CANCELLED with its process group gone while the
+script alone would still sleep (60 s); the waits' timeouts only turn a hang into a failure.
 """
 
 from __future__ import annotations
@@ -342,11 +343,8 @@ async def test_cancel_from_the_progress_ui_kills_the_scripts(run_client, ws):
     pid = await pid_from(ws / f"{tag}.pid")
     token = await new_token(client, before)
     assert group_alive(pid)
-    cancelled_at = time.monotonic()
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
-    result = await asyncio.wait_for(pending, 10)
-    # generous bound: proves the run stopped promptly, far below the script's 60 s sleep
-    assert time.monotonic() - cancelled_at < 3
+    result = await asyncio.wait_for(pending, 45)  # the script alone sleeps 60 s: this end is the cancel's
     assert result["status"] == "CANCELLED"
     assert result["error"]["reason"] == "cancelled"
     assert [(s["path"], s["kind"], s["status"], s["content"]) for s in result["steps"]] == [
@@ -363,12 +361,11 @@ async def test_cancel_request_of_the_command_kills_the_scripts(run_client, ws):
     pending = asyncio.ensure_future(
         execute(client, uri_of(ws, "lib.task.xml"), "slow", {"tag": tag}, msg_id=msg_id))
     pid = await pid_from(ws / f"{tag}.pid")
-    cancelled_at = time.monotonic()
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     with pytest.raises(JsonRpcException):
-        await asyncio.wait_for(pending, 10)
-    await eventually(lambda: not group_alive(pid), timeout=3, what="the script's process group to end")
-    assert time.monotonic() - cancelled_at < 3
+        await asyncio.wait_for(pending, 45)
+    # the script alone sleeps 60 s: a group gone before then was killed by the cancel
+    await eventually(lambda: not group_alive(pid), timeout=45, what="the script's process group to end")
     await eventually(lambda: any("was cancelled" in m for m in result_messages(client)), timeout=5,
                      what="the cancelled run's summary")
 
@@ -384,20 +381,18 @@ async def test_diagnostics_and_hover_are_answered_while_a_slow_run_is_in_flight(
     pid = await pid_from(ws / f"{tag}.pid")
     token = await new_token(client, before)
 
-    started = time.monotonic()
     uri = await docs.open("other.task.xml", '<task type="bogus" name="o"><description>x</description></task>\n')
-    diagnostics = await asyncio.wait_for(docs.diagnostics(uri), 10)
+    diagnostics = await asyncio.wait_for(docs.diagnostics(uri), 30)
     assert [d.code for d in diagnostics] == ["TD208"]
     await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri), position=types.Position(0, 2)))
     # and another run overlaps the slow one, to its end
     quick = await asyncio.wait_for(execute(client, uri_of(ws, "hello.task.xml")), 30)
     assert quick["content"] == "Say hello to Ada"
-    assert time.monotonic() - started < 30
-    assert not slow.done() and group_alive(pid)
+    assert not slow.done() and group_alive(pid)  # all of it answered while the slow run was in flight
 
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
-    assert (await asyncio.wait_for(slow, 10))["status"] == "CANCELLED"
+    assert (await asyncio.wait_for(slow, 45))["status"] == "CANCELLED"
     assert not group_alive(pid)
     docs.close(uri)
 

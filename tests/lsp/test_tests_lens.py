@@ -233,12 +233,12 @@ async def test_without_waiting_the_answer_is_at_once_and_the_failure_arrives_as_
     answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=RUN_TEST, arguments=[{"uri": uri, "name": "says hi", "wait": False}]))
     assert answer == {"status": "RUNNING"}
-    found = []
-    for _ in range(200):  # pushed when the run ends; a pulling client asks until it is there
-        found = of_tests(await docs.diagnostics(uri))
-        if found:
-            break
-        await asyncio.sleep(0.05)
+    async def the_tests_diagnostics():  # pushed when the run ends; a pulling client asks until it is there
+        while not (found := of_tests(await docs.diagnostics(uri))):
+            await asyncio.sleep(0.05)
+        return found
+
+    found = await asyncio.wait_for(the_tests_diagnostics(), 120)  # the timeout only turns a hang into a failure
     assert [d.message for d in found] == [
         "test 'says hi': expect 'output == \"Say HI\"' does not hold; output: 'Say hi'"]
     await close(client, docs, uri)

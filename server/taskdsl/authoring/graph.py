@@ -101,6 +101,8 @@ def plan_graph(node: Any, library: Any) -> Graph:
             edge(me, n.default, "default", "default")
             return me
         label = n.name.rsplit("/", 1)[-1]
+        if getattr(n, "description", ""):  # what the task is for, as its <description> says
+            label += f"\n{short(n.description)}"
         if isinstance(n, ast.Script):
             me = add(n, f"{label}\nscript: {short(n.command)}", "script")
         elif isinstance(n, ast.Atomic):

@@ -31,6 +31,7 @@ class Report:
     fixed: list = field(default_factory=list)  # (path, line, col, code, title)
     usage_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
+    safe_fixes_only: bool = False  # --fix without --unsafe-fixes: the summary counts what those would fix
 
 
 @dataclass
@@ -101,6 +102,7 @@ def check_command(args) -> int:
     report = Report()
     if args.unsafe_fixes and not args.fix:
         report.usage_errors.append("--unsafe-fixes applies fixes only together with --fix (taskdsl check --fix --unsafe-fixes)")
+    report.safe_fixes_only = args.fix and not args.unsafe_fixes
     with gc_paused():  # bulk work that keeps what it builds (the index, every document)
         settings = project_settings(args.paths, report)
         targets = collect_files(args.paths, settings, report)
@@ -222,7 +224,17 @@ def summary(report: Report) -> str:
     line = f"{', '.join(parts)} in {_plural(files, 'file')}"
     if report.fixed:
         line += f"; {_plural(len(report.fixed), 'fix', 'fixes')} applied"
+    if report.safe_fixes_only and (unsafe := unsafe_fixes_left(report)):
+        line += f"; {_plural(unsafe, 'more fix', 'more fixes')} with --unsafe-fixes"
     return line
+
+
+def unsafe_fixes_left(report: Report) -> int:
+    "The diagnostics left that only an unsafe fix (the fix `--fix --unsafe-fixes` applies) would fix."
+    from taskdsl.rules.fixer import safe_fix
+
+    return sum(1 for _, _, diagnostics in report.results for d in diagnostics
+               if safe_fix(d) is None and safe_fix(d, unsafe=True) is not None)
 
 
 def _plural(count: int, word: str, plural: str | None = None) -> str:

@@ -8,6 +8,7 @@ imported only by the subcommand that needs them (never litellm or pygls for `che
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 
 from taskdsl.cli import check as checking
@@ -21,7 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(wants_run=_command_of(argv) == "run")
     try:
-        args = parser.parse_args(argv)
+        command = _command_of(argv)
+        commands = _commands(parser)
+        if command is not None and command not in commands:  # argparse lists them; we name the one meant
+            near = difflib.get_close_matches(command, list(commands), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            parser.error(f"unknown command '{command}'{hint}; the commands: {', '.join(commands)}")
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # said by the subcommand's own parser: its usage, and the option meant
+            _parser_of(parser, args).error(unrecognized(_parser_of(parser, args), unknown))
     except SystemExit as exit_:  # argparse exits 2 on usage errors, 0 on --help
         return int(exit_.code or 0)
     if not getattr(args, "func", None):
@@ -39,9 +48,37 @@ def _command_of(argv: list[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict:
+    "The subcommands' parsers by name."
+    return next((dict(action.choices) for action in parser._actions if isinstance(action, argparse._SubParsersAction)), {})
+
+
+def _parser_of(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    "The subcommand's parser the arguments were parsed by (the top one when there was none)."
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, "command", None) in action.choices:
+            return action.choices[args.command]
+    return parser
+
+
+def unrecognized(parser: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """argparse's message for arguments no option takes, with the option each flag was likely
+    meant to be (`--fxi` → `--fix`)."""
+    options = [option for action in parser._actions for option in action.option_strings]
+    meant = []
+    for arg in unknown:
+        flag = arg.partition("=")[0]
+        near = difflib.get_close_matches(flag, options, n=1, cutoff=0.75) if flag.startswith("-") else []
+        if near and near[0] not in meant:
+            meant.append(near[0])
+    hint = f" (did you mean {', '.join(meant)}?)" if meant else ""
+    return f"unrecognized arguments: {' '.join(unknown)}{hint}"
+
+
 def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="taskdsl", description="Checker, task runner and language server for taskdsl XML task templates.")
-    commands = parser.add_subparsers(metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"taskdsl {version()}")
+    commands = parser.add_subparsers(metavar="COMMAND", dest="command")
 
     check = commands.add_parser("check", help="check templates and folders of templates",
                                 description="Check templates: well-formedness, the grammar and the rules. "
@@ -87,6 +124,18 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
                        help="log level (logs go to stderr)")
     serve.set_defaults(func=serve_command)
     return parser
+
+
+def version() -> str:
+    "The installed distribution's version (the package's own when it runs from a source tree)."
+    from importlib import metadata
+
+    try:
+        return metadata.version("taskdsl")
+    except metadata.PackageNotFoundError:
+        from taskdsl import __version__
+
+        return __version__
 
 
 def host_port(value: str) -> str:

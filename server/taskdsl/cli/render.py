@@ -37,7 +37,7 @@ def render_command(args) -> int:
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import prepare_file
-    from taskdsl.cli.run import masked, masked_json, parse_inputs, refused
+    from taskdsl.cli.run import USAGE_REASONS, masked, masked_json, parse_inputs, refused
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -51,6 +51,9 @@ def render_command(args) -> int:
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("render", args.file, e)
     except TaskError as e:
+        if e.reason in USAGE_REASONS:  # how the command was called: no entry, an unknown --task or --input
+            print(masked(f"taskdsl render: {e.message}"), file=sys.stderr)
+            return 2
         print(masked(f"taskdsl render: cannot build the prompt: {e.message}"), file=sys.stderr)
         return 1
     if args.json:

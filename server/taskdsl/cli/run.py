@@ -15,7 +15,7 @@ import sys
 from taskdsl.project.config import run_defaults
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
-USAGE_REASONS = ("no_entry", "unknown_input")
+USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input")
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
@@ -59,8 +59,15 @@ def _non_negative(value: str) -> float:
 def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
     inputs: dict = {}
     if inputs_file:
-        with open(inputs_file, encoding="utf-8") as f:
-            data = json.load(f)
+        try:
+            with open(inputs_file, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise ValueError(f"--inputs {inputs_file}: no such file") from None
+        except OSError as e:
+            raise ValueError(f"--inputs {inputs_file}: {e.strerror or e}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"--inputs {inputs_file}: not a JSON object of inputs ({e})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{inputs_file}: expected a JSON object of inputs")
         inputs.update(data)
@@ -91,7 +98,7 @@ class Progress:
         if step is None or event["event"] == "begin" or self.quiet:
             return
         depth = step.path.count("/")
-        shown = step.error and (depth == 0 or step.status == STATUS_DEGRADED)  # a failure's cause: at the root
+        shown = step.error and step.status == STATUS_DEGRADED  # a failure's cause: once, in the command's last line
         detail = f" — {step.error['message']}" if shown else ""
         print(f"{'  ' * depth}{MARKS.get(step.status, '•')} {step.path} ({step.kind}, {step.duration_s:.2f}s){detail}",
               file=self.stream or sys.stderr, flush=True)

@@ -13,6 +13,7 @@ exactly it.
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -380,6 +381,13 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
 
 def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None, inputs: dict):
     """What to evaluate for the file (and the args to bind): --task picks a library entry."""
+    if task and task not in library:  # --task (the editor's task) names what the file defines or calls
+        entries = [d.name for d in compiler.definitions(root)]
+        near = difflib.get_close_matches(task, entries, n=1, cutoff=0.5)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        raise TaskError("VALIDATION_ERROR", f"no task '{task}' in {os.path.basename(compiler.path or 'the file')}; "
+                        f"{hint}it defines {', '.join(entries) or 'none'}", "unknown_entry",
+                        {"name": task, "tasks": entries})
     if task or root.tag in ("task", "template"):
         definition = library.get_task(task or compiler.definitions(root)[0].name)
         node = definition.ast_node

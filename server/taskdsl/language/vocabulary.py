@@ -97,3 +97,48 @@ def boolean(value: str | None, default: bool) -> bool | None:
         return default
     read = enum_value(value, "strictBoolean")
     return None if read is None else read == "true"
+
+
+#: Every reason a run's error (TaskError) carries, and what it means: the one list the checker asks
+#: (TD704: an `<expect_error reason>` no error carries) and the run's errors are held to (a test
+#: reads every reason the code raises and finds it here).
+ERROR_REASONS = {
+    "ambiguous_task": "a name or type:subtype key that several tasks share",
+    "arguments": "a call's arguments do not fit the target's params (or an editor command's arguments are wrong)",
+    "authentication": "the model's provider refused the credentials",
+    "call_depth": "refs and calls nested deeper than the limit (a recursion that does not end)",
+    "cancelled": "the run was cancelled",
+    "cond_error": "a cond test could not be evaluated",
+    "context": "the prompt does not fit the model's context window",
+    "cost": "the run would cost more than its --max-cost",
+    "dtd": "an answer to be parsed as XML declares a DTD",
+    "duplicate_task": "two definitions of one name in the run's library",
+    "file_paths": "a file_paths entry cannot be read (or is outside the project)",
+    "invalid_json": "a cond tests an output that is not JSON",
+    "litellm_unavailable": "a real model needs litellm, which is not installed",
+    "missing_credentials": "the model's provider needs an API key that is not set",
+    "missing_input": "an input or param has no value",
+    "missing_variable": "a {{name}} names no variable the task sees",
+    "model_error": "the model call failed",
+    "no_entry": "a library file run without --task",
+    "no_output": "a cond with no output to test (not after a step, no last_output given)",
+    "not_a_file": "the editor asked to run, preview or draw something that is not a file",
+    "not_runnable": "a task written by `taskdsl ask` that cannot run",
+    "not_xml": "an answer to be parsed as XML is not XML",
+    "repair_failed": "a task written by `taskdsl ask` still does not check after repair",
+    "reparse_template": "a re-planned structure that does not check or cannot run",
+    "schema_mismatch": "a JSON answer that does not have the declared shape",
+    "script_error": "a script exited with a non-zero code",
+    "subtask_failure": "a step, case, input task or reduce part failed",
+    "template": "a malformed {{…}} met by the run",
+    "timeout": "a script or the whole run took longer than its limit",
+    "too_large": "an answer too large to parse",
+    "turns": "a task called its model more times than its turn limit",
+    "unchanged_accumulator": "a reduce step left its accumulator unchanged",
+    "unknown_entry": "--task names no task of the file",
+    "unknown_input": "an --input the entry task does not take",
+    "unknown_model": "a model the provider does not know",
+    "unknown_task": "a ref or call to a task that is not in the library",
+    "TD801": "a command the shell cannot parse safely (TD801)",
+    "TD802": "a file read outside the project (TD802)",
+}

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
-from taskdsl.language.document import Element
+from taskdsl.language.document import Element, Span
 from taskdsl.language.cond import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make, value_subspan
 from taskdsl.meaning.model import runnable_children, step_index, steps, task_type
-from taskdsl.language.vocabulary import enum_value
+from taskdsl.language.vocabulary import ERROR_REASONS, enum_value
+from taskdsl.language.names import nearest as nearest_name
 
 
 
@@ -131,8 +132,10 @@ def _output_task(step: Element) -> Element | None:
       what="Inside a sequential, a `<cond>` tests the previous step's output as JSON; that step does not "
            "declare `<output_format type=\"json\"/>`. (At top level a cond tests `last_output`, which "
            "nothing in the file declares: not checked. Calls and refs are not followed.)",
-      why="Without the declaration the model is not asked for JSON and the output is not parsed; the "
-          "cond then fails at run time with \"output must be valid JSON for conditionals\".",
+      why="Without the declaration the model is not asked for JSON. The cond still reads the output as "
+          "JSON: a run works while the output happens to be JSON (a script that prints it), and fails "
+          "with \"output must be valid JSON for conditionals\" (TASK_FAILURE, reason `invalid_json`) "
+          "as soon as it is not — a model's prose answer, say.",
       bad='<steps>\n  <task><description>Check</description></task>\n  <cond>…</cond>\n</steps>',
       good='<steps>\n  <task><description>Check</description><output_format type="json"/></task>\n  <cond>…</cond>\n</steps>',
       fix="Add `<output_format type=\"json\"/>` to the tested task.",
@@ -151,3 +154,29 @@ def json_output_rule(ctx: RuleContext):
                    f"this cond tests the output of the <{task.tag}> before it, which does not declare "
                    "<output_format type=\"json\"/>: add it to that task",
                    related=[Related("the tested task", task.name_span)])
+
+
+@rule("TD704", Severity.ERROR, "expect_error reason no error carries",
+      what="A test's `<expect_error reason>` names a reason no error of a run carries. The reasons errors "
+           "carry: " + ", ".join(f"`{reason}`" for reason in ERROR_REASONS) + ".",
+      why="The test could never pass: the run's error is compared with this reason, and no error has it.",
+      bad='<expect_error type="TASK_FAILURE" reason="exit_code"/>',
+      good='<expect_error type="TASK_FAILURE" reason="script_error"/>',
+      fix="Name a reason an error carries (did-you-mean quick fix), or leave `reason` out to match any "
+          "error of the type.",
+      tags=("expect_error",))
+def expect_error_reason_rule(ctx: RuleContext):
+    for expected in ctx.tagged("expect_error"):
+        attr = expected.attr("reason")
+        if attr is None or attr.value_span is None or not attr.value.strip():
+            continue
+        reason = attr.value.strip()
+        if reason in ERROR_REASONS:
+            continue
+        guess, sure = nearest_name(reason, ERROR_REASONS)
+        hint = f"; did you mean '{guess}'?" if guess else ""
+        start = attr.value_span.start + (len(attr.value) - len(attr.value.lstrip()))
+        fixes = [Fix(f"Replace with '{guess}'", (TextEdit(Span(start, start + len(reason)), guess),), safe=sure)
+                 ] if guess else []
+        yield make("TD704", attr.value_span, f"no error carries the reason '{reason}'{hint} "
+                   "(`taskdsl rules TD704` lists the reasons)", fixes=fixes)

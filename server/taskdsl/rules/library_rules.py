@@ -14,7 +14,7 @@ import os
 from taskdsl.language.diagnostics import Fix, Related, Severity, TextEdit
 from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, index_document, normalize, suggest
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.language.names import nearest as nearest_name
+from taskdsl.language.names import nearest as nearest_name, typo_distance
 from taskdsl.language.vocabulary import matches
 from taskdsl.rules.util import append_child_edit, make
 from taskdsl.meaning.model import ambiguous_key_message, argument_problems, unknown_target_message
@@ -255,7 +255,17 @@ def _renames(reference, params: list[tuple[str, bool]]) -> dict[str, tuple[str |
     known = [p for p, _ in params]
     bound = {name for name, _ in reference.named} | set(known[:len(reference.positional)])
     free = [p for p in known if p not in bound and matches(p, "identifier")]
-    return {name: nearest_name(name, free) for name, _ in reference.named if name not in known}
+    return {name: _nearest_param(name, free) for name, _ in reference.named if name not in known}
+
+
+def _nearest_param(name: str, free: list[str]) -> tuple[str | None, bool]:
+    """The schema's nearest name; for a short name (`bb` for `b`, too short for its ratio) the one
+    free param a single key away, as an unsafe guess."""
+    nearest, sure = nearest_name(name, free)
+    if nearest is not None:
+        return nearest, sure
+    close = [p for p in free if typo_distance(name, p) == 1]
+    return (close[0], False) if len(close) == 1 else (None, False)
 
 
 # --------------------------------------------------------------------------- TD504

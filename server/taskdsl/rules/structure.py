@@ -55,6 +55,21 @@ def steps_rule(ctx: RuleContext):
                        "<steps> holds no step: add one or more <task>, <call> or <cond>")
 
 
+def _misspelt(document, task, missing: list[str]) -> str:
+    """A child of the reduce the grammar does not allow (TD101) whose name is close to a missing
+    part: the TD202 is the typo's follow-on, and says so."""
+    from taskdsl.language.names import nearest
+    from taskdsl.meaning.model import misplaced
+
+    wanted = [tag.strip("<>") for tag in missing if tag.startswith("<")]
+    for child in task.children:
+        meant, _ = nearest(child.tag, wanted)
+        if meant is not None and misplaced(child) is child:
+            line = document.position(child.start)[0] + 1
+            return f" (the <{child.tag}> on line {line} is likely the <{meant}>: fix its name, TD101)"
+    return ""
+
+
 @rule("TD202", Severity.ERROR, "reduce without inner_task, reduction_task or inputs; reduce-only elements elsewhere",
       what="A reduce task needs `<inputs>` (what it folds over), `<inner_task>` and `<reduction_task>`; "
            "`<initial_value>`, `<inner_task>` and `<reduction_task>` belong to a reduce only. An empty "
@@ -66,7 +81,9 @@ def steps_rule(ctx: RuleContext):
       good='<task type="reduce">\n  <description>Sum</description>\n  <inputs><input name="a">1</input></inputs>\n'
            '  <inner_task><description>Parse {{current_data}}</description></inner_task>\n'
            '  <reduction_task><description>Add {{current_result}} to {{accumulator}}</description></reduction_task>\n</task>',
-      fix="Add the missing parts to the reduce, or set `type=\"reduce\"` on the task that holds them.",
+      fix="Add the missing parts to the reduce, or set `type=\"reduce\"` on the task that holds them. When a "
+          "child's name is a typo of the missing part (`<reduce_task>`, reported as TD101), the message names it: "
+          "fixing that name fixes both.",
       replaces=("TD102",),
       tags=TASK_TAGS)
 def reduce_rule(ctx: RuleContext):
@@ -82,7 +99,8 @@ def reduce_rule(ctx: RuleContext):
             if missing:
                 listed = " and ".join(missing) if len(missing) <= 2 else ", ".join(missing[:-1]) + " and " + missing[-1]
                 yield make("TD202", task.name_span,
-                           f"reduce task lacks {listed}: a reduce needs <inputs>, <inner_task> and <reduction_task>")
+                           f"reduce task lacks {listed}: a reduce needs <inputs>, <inner_task> and <reduction_task>"
+                           + _misspelt(ctx.document, task, missing))
         else:
             for child in task.children:
                 if child.tag in REDUCE_ONLY:

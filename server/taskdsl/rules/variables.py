@@ -57,7 +57,9 @@ def _scopes(ctx: RuleContext) -> Scopes:
            "supply the name (inside a `<template>`, which sees only its params and globals; below a "
            "task whose `inherit_context` is `none` or `subset`; any misplaced `last_output`) — the run "
            "refuses the template with the same message. A warning elsewhere: the caller's environment "
-           "(or `--input`) may supply it.",
+           "(or `--input`) may supply it. Names used inside an element the grammar does not allow where it "
+           "stands (a misspelt `<reduce_task>`: TD101) are not reported until the tag is fixed: what they "
+           "can see depends on the element meant.",
       why="At run time the lookup fails and the task stops with an error naming the variable.",
       bad='<template name="greet" params="person">\n  <task><description>Hello {{persn}}</description></task>\n</template>',
       good='<template name="greet" params="person">\n  <task><description>Hello {{person}}</description></task>\n</template>',

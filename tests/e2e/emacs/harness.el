@@ -18,7 +18,7 @@
       taskdsl-auto-start nil          ; batch mode runs no commands, so eglot-ensure would never fire
       taskdsl-settings '(:debounce 50))
 (load (getenv "TASKDSL_E2E_CONFIG") nil t)
-(setq eglot-sync-connect 30 eglot-connect-timeout 30 eglot-autoshutdown t)
+(setq eglot-sync-connect 60 eglot-connect-timeout 60 eglot-autoshutdown t)
 
 (defvar e2e-result nil)
 (defvar e2e-t0 (float-time))
@@ -51,7 +51,7 @@
     (apply #'eglot--connect (eglot--guess-contact)))
   ;; batch Emacs never displays the buffer, so Flymake's deferred start never fires
   (flymake-start nil t)
-  (e2e-wait (lambda () (flymake-diagnostics)) 20)
+  (e2e-wait (lambda () (flymake-diagnostics)) 60)
   (list (cons 'mode (symbol-name major-mode))
         (cons 'managed (and (eglot-managed-p) t))
         (cons 'ms (e2e-ms))
@@ -95,7 +95,7 @@
         (let ((run-result 'pending))
           (add-hook 'taskdsl-run-hook (lambda (r) (setq run-result r)))
           (taskdsl-run-task '(("name" . "World")))
-          (e2e-wait (lambda () (not (eq run-result 'pending))) 90)
+          (e2e-wait (lambda () (not (eq run-result 'pending))) 180)
           (e2e-put 'run (list (cons 'done (not (eq run-result 'pending)))
                               (cons 'ms (e2e-ms))
                               (cons 'buffer (with-current-buffer (get-buffer-create "*taskdsl run*")

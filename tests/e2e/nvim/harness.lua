@@ -62,12 +62,12 @@ local function open(path, key)
   local bufnr = vim.api.nvim_get_current_buf()
   local entry = { filetype = vim.bo[bufnr].filetype }
   result[key] = entry
-  local attached = vim.wait(20000, function() return taskdsl_client(bufnr) ~= nil end, 20)
+  local attached = vim.wait(60000, function() return taskdsl_client(bufnr) ~= nil end, 20)
   entry.attached = attached
   if not attached then error('no taskdsl client attached to ' .. path) end
   local client = taskdsl_client(bufnr)
   -- wait until the server is initialized and has published for this buffer
-  local ok = vim.wait(20000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
+  local ok = vim.wait(60000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20)
   entry.diagnostics = diagnostics_of(bufnr)
   step('diagnostics ' .. key .. (ok and '' or ' (timeout)'))
   return bufnr, client
@@ -125,12 +125,12 @@ local function run()
   if hello then
     vim.cmd('edit ' .. vim.fn.fnameescape(hello))
     local hb = vim.api.nvim_get_current_buf()
-    vim.wait(20000, function() return taskdsl_client(hb) ~= nil end, 20)
+    vim.wait(60000, function() return taskdsl_client(hb) ~= nil end, 20)
     local notes = {}
     local notify = vim.notify
     vim.notify = function(msg, level) table.insert(notes, { msg = msg, level = level }) end
     vim.cmd('TaskdslRun name=World')
-    local done = vim.wait(90000, function()
+    local done = vim.wait(180000, function()
       for _, n in ipairs(notes) do
         if n.msg:match('^taskdsl: run ') then return true end
       end
@@ -154,7 +154,7 @@ local function run()
     local function run_until_done(command)
       notes = {}
       vim.cmd(command)
-      return vim.wait(90000, function()
+      return vim.wait(180000, function()
         for _, n in ipairs(notes) do
           if n.msg:match('^taskdsl: run ') then return true end
         end
@@ -179,7 +179,7 @@ local function run()
     }, lib)
     vim.cmd('edit ' .. vim.fn.fnameescape(lib))
     local lb = vim.api.nvim_get_current_buf()
-    vim.wait(20000, function() return taskdsl_client(lb) ~= nil end, 20)
+    vim.wait(60000, function() return taskdsl_client(lb) ~= nil end, 20)
     prompts = {}
     local library_done = run_until_done('TaskdslRun')
     result.run_library = { done = library_done, notes = notes, prompts = prompts, picks = picks }
@@ -191,7 +191,7 @@ local function run()
     notes = {}
     local before = vim.api.nvim_get_current_buf()
     vim.cmd('TaskdslNew write a haiku about autumn leaves')
-    local new_done = vim.wait(90000, function()
+    local new_done = vim.wait(180000, function()
       for _, n in ipairs(notes) do
         if n.msg:match('^taskdsl: the new task ') or n.msg:match('^taskdsl: no task') then return true end
       end

@@ -7,7 +7,13 @@
 //      TASKDSL_E2E_HOVER     text the hover on <fresh_context> must contain
 //      TASKDSL_E2E_INPUT     value typed when "Run Task" asks for the input `name`
 //      TASKDSL_E2E_SCENARIO  "full" (default) or "not-installed"
+//      TASKDSL_E2E_USER_DATA code-server's --user-data-dir: the extension's output channels are read
+//                            from the files VS Code writes them to (never from the screen, which
+//                            shows only the lines scrolled into view)
 //      CHROMIUM              browser executable (default /usr/bin/chromium)
+//
+// Every wait is for what the step means to see (a row, a widget, a line of the output channel);
+// the timeouts only turn a hang into a failure.
 //
 // Steps (each recorded in result.json, with a screenshot, even when an earlier one failed):
 //   open      open report.task.xml with Quick Open; the status bar shows the language "Task DSL"
@@ -36,6 +42,7 @@ const hoverText = process.env.TASKDSL_E2E_HOVER || 'Whether the memory system';
 const inputValue = process.env.TASKDSL_E2E_INPUT || 'World';
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const scenario = process.env.TASKDSL_E2E_SCENARIO || 'full';
+const userData = process.env.TASKDSL_E2E_USER_DATA;
 if (!url) {
   console.error('TASKDSL_E2E_URL is not set');
   process.exit(2);
@@ -46,6 +53,44 @@ const t0 = Date.now();
 const secs = () => Number(((Date.now() - t0) / 1000).toFixed(1));
 const log = (m) => console.log(`[${secs()}s] ${m}`);
 const result = { steps: {}, console: [] };
+
+/** The text of the extension's "Task DSL" output channels, as VS Code writes them to disk. */
+function channelLog() {
+  const found = [];
+  const walk = (dir, depth) => {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      return;
+    }
+    for (const entry of entries) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory() && depth < 6) walk(file, depth + 1);
+      // the server channel is a log channel (logs/…/exthost…/taskdsl.taskdsl/Task DSL.log), the runs
+      // channel an output channel (logs/…/output_logging_…/N-Task DSL Runs.log)
+      else if (entry.isFile() && entry.name.includes('Task DSL') && entry.name.endsWith('.log')) found.push(file);
+    }
+  };
+  if (userData) walk(path.join(userData, 'logs'), 0);
+  return found.sort().map((file) => fs.readFileSync(file, 'utf8')).join('\n');
+}
+
+/** Wait until the output channel's text passes `test`; the timeout only turns a hang into a failure. */
+async function channelShows(what, test, timeout = 120000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const text = channelLog();
+    if (test(text)) return text;
+    if (Date.now() > deadline) {
+      throw new Error(`the Task DSL output channel never showed ${what}; it holds:\n${text.slice(-2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** How many times the extension started a server (its "taskdsl X: starting …" line). */
+const serverStarts = (text) => (text.match(/: starting "/g) || []).length;
 
 const wsRe = (text) => new RegExp(text.trim().split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+'));
 
@@ -80,12 +125,12 @@ async function main() {
     await page.keyboard.press('Escape');
     await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.waitFor({ state: 'visible', timeout: 60000 });
     await input.fill(fileName);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: fileName }).first().waitFor({ timeout: 20000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: fileName }).first().waitFor({ timeout: 60000 });
     await page.keyboard.press('Enter');
-    await page.locator('.tabs-container .tab.active', { hasText: fileName }).waitFor({ timeout: 20000 });
-    await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 20000 });
+    await page.locator('.tabs-container .tab.active', { hasText: fileName }).waitFor({ timeout: 60000 });
+    await page.locator('.editor-instance .view-lines').first().waitFor({ timeout: 60000 });
   };
 
   const palette = async (title) => {
@@ -96,14 +141,14 @@ async function main() {
       try {
         await page.keyboard.press('Escape');
         await page.keyboard.press('F1');
-        await input.waitFor({ state: 'visible', timeout: 20000 });
+        await input.waitFor({ state: 'visible', timeout: 60000 });
         await input.fill(`>${title}`, { timeout: 5000 });
         break;
       } catch (error) {
         if (attempt === 3) throw error;
       }
     }
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 20000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 60000 });
     await page.keyboard.press('Enter');
   };
 
@@ -118,7 +163,7 @@ async function main() {
   await step('open', async () => {
     await quickOpen('report.task.xml');
     const mode = page.locator('.statusbar-item[id="status.editor.mode"]');
-    await mode.filter({ hasText: 'Task DSL' }).waitFor({ timeout: 30000 });
+    await mode.filter({ hasText: 'Task DSL' }).waitFor({ timeout: 60000 });
     return { languageMode: (await mode.innerText()).trim() };
   });
 
@@ -150,8 +195,10 @@ async function main() {
       await row.first().waitFor({ timeout: 60000 });
       const rows = await page.locator('.markers-panel .monaco-list-row').allInnerTexts();
       await shot('installed');
+      const startsBefore = serverStarts(channelLog());
       await palette('Task DSL: Restart Server');
-      await page.waitForTimeout(3000);
+      await channelShows('the restarted server', (text) => text.includes('Restarting the language server')
+        && serverStarts(text) > startsBefore);
       await statusItem.locator('.codicon-check').waitFor({ timeout: 60000 });
       const offeredAgain = await offer.count();
       return { offer: offerText, buttons, offeredStatus, installSeconds, offeredAgain,
@@ -178,7 +225,7 @@ async function main() {
   await step('hover', async () => {
     // the tag name `fresh_context` on line 5: measure the word with a DOM Range inside its view-line
     const line = page.locator('.editor-instance .view-lines .view-line', { hasText: 'fresh_context' }).first();
-    await line.waitFor({ timeout: 20000 });
+    await line.waitFor({ timeout: 60000 });
     const box = await line.evaluate((el, word) => {
       const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
@@ -199,7 +246,7 @@ async function main() {
       await page.mouse.move(box.x + 2, box.y + 2);
       await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
       try {
-        await hover.first().waitFor({ state: 'visible', timeout: 8000 });
+        await hover.first().waitFor({ state: 'visible', timeout: 20000 });
         break;
       } catch (e) {
         if (attempt === 3) {
@@ -225,10 +272,10 @@ async function main() {
     const widget = page.locator('.editor-widget.suggest-widget');
     const row = widget.locator('.monaco-list-row', { hasText: 'instructions' });
     try {
-      await row.first().waitFor({ timeout: 8000 });
+      await row.first().waitFor({ timeout: 20000 });
     } catch (e) {
       await page.keyboard.press('Control+Space'); // not opened by the trigger character: ask for it
-      await row.first().waitFor({ timeout: 20000 });
+      await row.first().waitFor({ timeout: 60000 });
     }
     const labels = await widget.locator('.monaco-list-row .label-name').allInnerTexts();
     await shot('completion');
@@ -237,7 +284,7 @@ async function main() {
     await page.keyboard.type('criteria>');
     const closed = page.locator('.editor-group-container.active .view-line', { hasText: wsRe('<criteria></criteria>') });
     let autoClosed = true;
-    await closed.first().waitFor({ timeout: 10000 }).catch(() => { autoClosed = false; });
+    await closed.first().waitFor({ timeout: 60000 }).catch(() => { autoClosed = false; });
     const closedLine = autoClosed ? (await closed.first().innerText()).replace(/\s+/g, ' ').trim() : null;
     await shot('autoclose');
     await page.keyboard.press('Escape');
@@ -250,7 +297,7 @@ async function main() {
     await page.locator('.tabs-container .tab', { hasText: 'report.task.xml' }).first().click();
     await palette('Snippets: Insert Snippet');
     const rows = page.locator('.quick-input-list .monaco-list-row');
-    await rows.filter({ hasText: 'An atomic task' }).first().waitFor({ timeout: 20000 });
+    await rows.filter({ hasText: 'An atomic task' }).first().waitFor({ timeout: 60000 });
     const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
     await shot('snippets');
     await page.keyboard.press('Escape');
@@ -262,9 +309,9 @@ async function main() {
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.waitFor({ state: 'visible', timeout: 60000 });
     await input.fill('>Task DSL: Run Task');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Task DSL: Run Task' }).first().waitFor({ timeout: 20000 });
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Task DSL: Run Task' }).first().waitFor({ timeout: 60000 });
     await page.keyboard.press('Enter');
     // the template's input `name` has no value: the extension asks for it
     const prompt = page.locator('.quick-input-widget', { hasText: 'name' });
@@ -292,7 +339,7 @@ async function main() {
   });
 
   await step('status_run', async () => {
-    await statusItem.filter({ hasText: 'hello' }).waitFor({ timeout: 20000 });
+    await statusItem.filter({ hasText: 'hello' }).waitFor({ timeout: 60000 });
     return await statusOf();
   });
 
@@ -300,12 +347,12 @@ async function main() {
     // the server's "▶ Run task" code lens above <task> takes the same path (the extension asks for the input)
     // the run opened its result document: back to the template's tab
     await page.locator('.tabs-container .tab', { hasText: 'hello.task.xml' }).first().click();
-    await page.locator('.tabs-container .tab.active', { hasText: 'hello.task.xml' }).waitFor({ timeout: 20000 });
+    await page.locator('.tabs-container .tab.active', { hasText: 'hello.task.xml' }).waitFor({ timeout: 60000 });
     const lens = page.locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Run task' }).first();
-    await lens.waitFor({ timeout: 20000 });
+    await lens.waitFor({ timeout: 60000 });
     await lens.click();
     const prompt = page.locator('.quick-input-widget', { hasText: 'name' });
-    await prompt.first().waitFor({ state: 'visible', timeout: 30000 });
+    await prompt.first().waitFor({ state: 'visible', timeout: 60000 });
     await page.locator('.quick-input-widget input').fill('Lens');
     await page.keyboard.press('Enter');
     await page.locator('.view-line', { hasText: wsRe('Say hello to Lens') }).first().waitFor({ timeout: 120000 });
@@ -317,12 +364,12 @@ async function main() {
   // webview's frame), with the code lens run's steps on it and listed below
   await step('graph', async () => {
     await page.locator('.tabs-container .tab', { hasText: 'hello.task.xml' }).first().click();
-    await page.locator('.tabs-container .tab.active', { hasText: 'hello.task.xml' }).waitFor({ timeout: 20000 });
+    await page.locator('.tabs-container .tab.active', { hasText: 'hello.task.xml' }).waitFor({ timeout: 60000 });
     await palette('Task DSL: Show Graph');
     const view = page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
     const img = view.locator('img.graph');
     await img.waitFor({ timeout: 60000 });
-    await view.locator('h2', { hasText: 'Last run' }).waitFor({ timeout: 30000 });
+    await view.locator('h2', { hasText: 'Last run' }).waitFor({ timeout: 60000 });
     const src = await img.getAttribute('src');
     const svg = src && src.startsWith('data:image/svg+xml;base64,')
       ? Buffer.from(src.slice('data:image/svg+xml;base64,'.length), 'base64').toString('utf8') : '';
@@ -341,16 +388,16 @@ async function main() {
   await step('find_task', async () => {
     await palette('Task DSL: Find Task');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 20000 });
+    await input.waitFor({ state: 'visible', timeout: 60000 });
     await input.fill('upper-case a text');
     const rows = page.locator('.quick-input-list .monaco-list-row');
-    await rows.filter({ hasText: 'shout' }).first().waitFor({ timeout: 30000 });
+    await rows.filter({ hasText: 'shout' }).first().waitFor({ timeout: 60000 });
     const labels = (await rows.allInnerTexts()).map((l) => l.replace(/\s+/g, ' ').trim());
     await shot('find-task');
     await rows.first().click();
-    await page.locator('.tabs-container .tab.active', { hasText: 'text.task.xml' }).waitFor({ timeout: 20000 });
+    await page.locator('.tabs-container .tab.active', { hasText: 'text.task.xml' }).waitFor({ timeout: 60000 });
     const selection = page.locator('.statusbar-item[id="status.editor.selection"]');
-    await selection.filter({ hasText: /Ln 9, Col 1/ }).waitFor({ timeout: 20000 });
+    await selection.filter({ hasText: /Ln 9, Col 1/ }).waitFor({ timeout: 60000 });
     await shot('find-task-opened');
     return { labels, selection: (await selection.innerText()).trim() };
   });
@@ -360,12 +407,12 @@ async function main() {
   await step('new_task', async () => {
     await palette('Task DSL: New Task from a Description');
     const box = page.locator('.quick-input-widget', { hasText: 'New Task from a Description' });
-    await box.first().waitFor({ state: 'visible', timeout: 20000 });
+    await box.first().waitFor({ state: 'visible', timeout: 60000 });
     await page.locator('.quick-input-widget input').fill('write a haiku about autumn leaves');
     await page.keyboard.press('Enter');
     await page.locator('.tabs-container .tab.active', { hasText: 'Untitled' }).waitFor({ timeout: 120000 });
     await page.locator('.editor-group-container.active .view-line', { hasText: 'autumn_haiku' }).first()
-      .waitFor({ timeout: 20000 });
+      .waitFor({ timeout: 60000 });
     const lines = (await page.locator('.editor-group-container.active .view-lines').first().innerText())
       .split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).filter(Boolean);
     const mode = (await page.locator('.statusbar-item[id="status.editor.mode"]').innerText()).trim();
@@ -378,20 +425,25 @@ async function main() {
     // Restart Server, Revalidate All, then Show Output: the server channel tells what happened,
     // and the Problems panel has the diagnostics of the new server
     await page.locator('.tabs-container .tab', { hasText: 'report.task.xml' }).first().click();
+    const before = channelLog();
+    const startsBefore = serverStarts(before);
+    const revalidationsBefore = (before.match(/Revalidating the open templates/g) || []).length;
     await palette('Task DSL: Restart Server');
+    // the channel says so, and a new server was started with `-m taskdsl serve`
+    await channelShows('the restart', (text) => text.includes('Restarting the language server')
+      && serverStarts(text) > startsBefore && text.lastIndexOf('-m taskdsl serve') > text.lastIndexOf('Restarting'));
+    await statusItem.locator('.codicon-check').waitFor({ timeout: 60000 });
     await palette('Task DSL: Revalidate All');
-    await palette('Task DSL: Show Output');
-    const out = (text) => page.locator('.view-line', { hasText: text }).first();
-    await out('Restarting the language server').waitFor({ timeout: 30000 });
-    await out('-m taskdsl serve').waitFor({ timeout: 30000 });
     // Revalidate All says what it did
-    await out(/Revalidating\s+the\s+open\s+templates/).waitFor({ timeout: 30000 });
-    const lines = (await page.locator('.view-lines').last().innerText()).split('\n').map((l) => l.replace(/\s+/g, ' '));
+    const log = await channelShows('the revalidation',
+      (text) => (text.match(/Revalidating the open templates/g) || []).length > revalidationsBefore);
+    await palette('Task DSL: Show Output');
     await shot('output');
     await page.keyboard.press('Control+Shift+M');
     await page.locator('.markers-panel .monaco-list-row', { hasText: 'TD301' }).first().waitFor({ timeout: 60000 });
+    const lines = log.split('\n').map((l) => l.replace(/\s+/g, ' ')).filter(Boolean);
     return {
-      restarted: lines.some((l) => l.includes('Restarting the language server')),
+      restarted: lines.some((l) => l.includes('Restarting the language server')) && serverStarts(log) > startsBefore,
       revalidated: lines.some((l) => /Revalidating the open templates/.test(l)),
       lines: lines.slice(-12),
     };
