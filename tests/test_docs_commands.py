@@ -3,7 +3,8 @@
 A ```console block in docs/ (docs/guide/ too) or README.md holds commands (lines starting `$ `) each
 followed by the output it prints (stdout and stderr together, as a terminal shows them). The commands
 run with `bash` in a copy of the repository's bundled examples (`examples/` under a folder with the
-repository's pyproject.toml; for the guide's pages, the new empty project the guide starts with),
+repository's pyproject.toml; for the guide's pages and a page marked `<!-- docs: a new project -->`,
+a new empty project),
 beside the files the page saves with `<!-- file: NAME -->` above the block, one
 block's commands one after the other in the same folder, with
 the installed `taskdsl` first on PATH and no TASKDSL_* variable but those the command sets.
@@ -45,6 +46,7 @@ class Command:
     exit_code: int
 
 
+NEW_PROJECT = "<!-- docs: a new project -->"  # a page whose commands start in an empty project
 FILE_MARKER = re.compile(r"^<!--\s*file:\s*(\S+)\s*-->\s*$")
 
 
@@ -143,11 +145,13 @@ def test_the_docs_show_commands_with_their_output():
 
 @pytest.mark.parametrize("page, block", BLOCKS, ids=[f"{p.relative_to(REPO)}:{b[0].line}" for p, b in BLOCKS])
 def test_each_command_prints_what_the_docs_show(page, block, examples, tmp_path):
-    if page.parent.name == "guide":  # the guide works in a new project of its own (first-template.md)
+    if page.parent.name == "guide" or NEW_PROJECT in page.read_text(encoding="utf-8"):
+        # the guide works in a new project of its own (first-template.md); so does a page that says so
         examples = tmp_path / "first"
         examples.mkdir()
         (examples / "taskdsl.toml").write_text("")
     for name, text in page_files(page, block[0].line).items():
+        (examples / name).parent.mkdir(parents=True, exist_ok=True)
         (examples / name).write_text(text, encoding="utf-8")
     for command in block:
         done = subprocess.run(["bash", "-c", command.command], cwd=examples, stdout=subprocess.PIPE,

@@ -1,6 +1,5 @@
-"""docs/memory.md is what the memory system does: its worked example is run command by command
-(`taskdsl …` in a fresh project holding the page's files) and must print exactly what the page
-shows; the index and the structured request it shows are the ones the code writes; the [memory]
+"""docs/memory.md is what the memory system does (its worked example is run command by command by
+tests/test_docs_commands.py, in a new project holding the page's files); the index and the structured request it shows are the ones the code writes; the [memory]
 table of docs/configuration.md parses without a problem."""
 
 from __future__ import annotations
@@ -46,31 +45,6 @@ def run(project: Path, command: str) -> str:
     done = subprocess.run([sys.executable, "-m", "taskdsl", *argv[1:]], cwd=project, capture_output=True, text=True,
                           timeout=120, env={k: v for k, v in __import__("os").environ.items() if k != "TASKDSL_MODEL"})
     return done.stdout + done.stderr
-
-
-def test_the_worked_example_prints_what_the_page_shows(tmp_path):
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "taskdsl.toml").write_text("", encoding="utf-8")
-    sessions = 0
-    for language, text, file in blocks(PAGE):
-        if file is not None:
-            (project / file).parent.mkdir(parents=True, exist_ok=True)
-            (project / file).write_text(text, encoding="utf-8")
-        elif language == "console":
-            sessions += 1
-            command, expected = None, []
-            for line in text.splitlines() + ["$ (end)"]:
-                if line.startswith("$ "):
-                    if command is not None:
-                        assert run(project, command).rstrip("\n") == "\n".join(expected).rstrip("\n"), command
-                    command, expected = line[2:], []
-                else:
-                    expected.append(line)
-    assert sessions == 3
-    written = json.loads((project / ".taskdsl" / "memory.json").read_text(encoding="utf-8"))
-    (shown,) = [json.loads(text) for language, text, _ in blocks(PAGE) if language == "json"]
-    assert shown.items() <= written.items()  # the page's index is the one `taskdsl memory index` wrote
 
 
 def test_the_structured_request_is_the_one_the_page_shows():

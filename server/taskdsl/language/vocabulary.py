@@ -118,6 +118,7 @@ ERROR_REASONS = {
     "litellm_unavailable": "a real model needs litellm, which is not installed",
     "missing_credentials": "the model's provider needs an API key that is not set",
     "missing_input": "an input or param has no value",
+    "memory_matcher": "the memory's model matcher could not be used (two project matchers, a model the plan did not call, a failed call)",
     "missing_variable": "a {{name}} names no variable the task sees",
     "model_error": "the model call failed",
     "no_entry": "a library file run without --task",
