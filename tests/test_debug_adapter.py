@@ -241,3 +241,48 @@ def test_a_malformed_message_ends_the_adapter_with_a_message(project):
     dap.proc.stdin.close()
     assert dap.proc.wait(timeout=30) == 2
     assert b"the message is not JSON" in dap.proc.stderr.read()
+
+
+TESTS = """<tests>
+  <test name="counts" task="pipeline" model="taskdsl/echo">
+    <input name="word">hey</input>
+    <expect test='"big" in output'/>
+  </test>
+  <test name="wrong" task="pipeline" model="taskdsl/echo">
+    <expect test='"small" in output'/>
+  </test>
+</tests>
+"""
+
+
+def test_debugging_a_test_runs_its_task_with_its_inputs_and_judges_it(project):
+    (project / "pipeline.test.xml").write_text(TESTS, encoding="utf-8")
+    main = str(project / "pipeline.task.xml")
+    dap = DapClient(cwd=str(project))
+    try:
+        assert dap.start({"program": str(project / "pipeline.test.xml"), "test": "counts"},
+                         {main: [line_of(PIPELINE, '<task ref="shout">')]})["success"]
+        dap.event("stopped")
+        frames = dap.stack()
+        assert frames[0]["source"]["path"] == main
+        local = dap.variables(dap.scopes(frames[0]["id"])["Locals"])
+        assert local["word"]["value"] == '"hey"'  # the test's input
+        dap.request("continue", {"threadId": 1})
+        assert dap.event("exited")["body"]["exitCode"] == 0
+        assert "test 'counts' passed" in dap.outputs("console")
+    finally:
+        dap.close()
+    dap = DapClient(cwd=str(project))
+    try:
+        assert dap.start({"program": str(project / "pipeline.test.xml"), "test": "wrong"})["success"]
+        assert dap.event("exited")["body"]["exitCode"] == 1
+        assert dap.outputs("stderr") == ("test 'wrong' failed: expect '\"small\" in output' does not hold; "
+                                         "output: 'big {\"n\": 5, \"said\": \"hello\"}'\n")
+    finally:
+        dap.close()
+    dap = DapClient(cwd=str(project))
+    try:
+        missing = dap.start({"program": str(project / "pipeline.test.xml"), "test": "nope"})
+        assert not missing["success"] and missing["message"].endswith('has no <test name="nope">')
+    finally:
+        dap.close()

@@ -28,7 +28,9 @@ import contextvars
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable
@@ -169,6 +171,8 @@ class Adapter:
         self.breakpoints: dict[str, dict[int, int]] = {}  # real path → {0-based line: breakpoint id}
         self._next_breakpoint = 0
         self.prepared = None
+        self.case = None  # a launch of one <test> (authoring.testcases.TestCase)
+        self.fixture: str | None = None
         self.launch_args: dict = {}
         self.configured = False
         self.run_task: asyncio.Task | None = None
@@ -403,10 +407,16 @@ class Adapter:
             return '"inputs" must be an object of input names and values'
         task = args.get("task") or None
         model = args.get("model") or None
+        self.case = None
         try:
             global_values, project, _config = run_defaults(program, [f"{k}={v}" for k, v in (args.get("globals") or {}).items()])
-            prepared = prepare_file(program, task, {str(k): v for k, v in inputs.items()}, settings=project,
-                                    global_values=global_values)
+            if args.get("test"):
+                prepared, model = self.prepare_test(program, str(args["test"]), model, project)
+                if isinstance(prepared, str):
+                    return prepared
+            else:
+                prepared = prepare_file(program, task, {str(k): v for k, v in inputs.items()}, settings=project,
+                                        global_values=global_values)
         except FileNotFoundError:
             return f"{program}: no such file"
         except TemplateErrors as error:
@@ -417,6 +427,8 @@ class Adapter:
             return f"{program}: {error.code} {error.message}"
         except TaskError as error:
             return str(error)
+        except LookupError as error:  # a test's task that is not in the library
+            return f"{program}: {error}"
         except (OSError, ValueError) as error:
             return f"{program}: {error}"
         if prepared.missing:
@@ -426,7 +438,12 @@ class Adapter:
         self.default_model = project.model or default_model()
         self.model = model
         self.max_cost = project.run_max_cost
-        view = consent.plan_view(prepared, self.default_model, model)
+        planned = model
+        if self.case is not None:
+            from taskdsl.authoring import testcases
+
+            planned = testcases.planned_model(self.case, model, self.fixture)
+        view = consent.plan_view(prepared, self.default_model, planned)
         why = consent.reasons(view)
         if why and args.get("agreedPlan") != view.digest:
             return Redactor().text(consent.render_plan(view, why) + "\n" + (
@@ -437,6 +454,21 @@ class Adapter:
             if text is not None:
                 self.sources.texts[os.path.realpath(path)] = text
         return None
+
+    def prepare_test(self, program: str, name: str, model: str | None, project):
+        """A launch of one `<test>` of a *.test.xml file: the task under test with the test's inputs,
+        its model, and the replay fixture beside the file (as `taskdsl test` runs it)."""
+        from taskdsl.authoring import testcases
+        from taskdsl.evaluator.runner import project_index
+        from taskdsl.project.workspace import read_text
+
+        cases = [c for c in testcases.test_cases(parse(read_text(program)), os.path.abspath(program)) if c.name == name]
+        if not cases:
+            return f"{program} has no <test name=\"{name}\">", model
+        self.case = cases[0]
+        self.fixture = testcases.replay_fixture(self.case.file)
+        index = project_index(program, project)
+        return testcases.prepare_case(self.case, index, project), model or self.case.model
 
     def start_if_ready(self) -> None:
         if self.prepared is None or not self.configured or self.run_task is not None:
@@ -450,15 +482,25 @@ class Adapter:
         from taskdsl.support.redaction import Redactor
         from taskdsl.task_system.replan import recover
 
-        config = HandlerConfig(model=self.default_model)
+        case = self.case
+        if case is None:
+            config = HandlerConfig(model=self.default_model)
+        else:  # as `taskdsl test` runs it: every real model answers from the replay fixture when there is one
+            config = HandlerConfig(model=self.default_model, replay_file=self.fixture, replay_scope=case.name,
+                                   replay_real_models=self.fixture is not None)
         self.redactor = Redactor(extra=[config.api_key])
         code = 0
+        scratch = tempfile.mkdtemp(prefix="taskdsl-debug-") if case is not None else None
         try:
             result = await execute(self.prepared, model=self.model, on_event=self.on_event, config=config,
-                                   recover=recover, on_step=self.on_step, max_cost=self.max_cost)
+                                   recover=recover, on_step=self.on_step, max_cost=self.max_cost,
+                                   script_env={"TMPDIR": scratch} if scratch else None)
         except TaskError as error:
-            self.output(f"taskdsl debug: {error}\n", "stderr")
-            code = 1
+            if case is not None:
+                code = self.judged(case, None, error)
+            else:
+                self.output(f"taskdsl debug: {error}\n", "stderr")
+                code = 1
         except asyncio.CancelledError:
             self.output("taskdsl debug: the run was stopped\n", "stderr")
             code = 130
@@ -467,10 +509,26 @@ class Adapter:
             code = 1
         else:
             self.output(result.content + "\n", "stdout")
+            if case is not None:
+                code = self.judged(case, result.value, None)
+        finally:
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
         self.stopped = None
         self.event("exited", {"exitCode": code})
         self.event("terminated")
         self.ended = True
+
+    def judged(self, case, output: Any, error: Any) -> int:
+        """The test's verdict as output (`taskdsl test`'s judge); the exit code 0 when it passed."""
+        from taskdsl.authoring import testcases
+
+        outcome = testcases.judge(case, output, error)
+        if outcome.passed:
+            self.output(f"test '{case.name}' passed\n", "console")
+            return 0
+        self.output(f"test '{case.name}' {outcome.status}: {outcome.message}\n", "stderr")
+        return 1
 
     async def cancel_run(self) -> None:
         task = self.run_task
