@@ -286,3 +286,25 @@ def test_debugging_a_test_runs_its_task_with_its_inputs_and_judges_it(project):
         assert not missing["success"] and missing["message"].endswith('has no <test name="nope">')
     finally:
         dap.close()
+
+
+def test_plan_shows_what_a_launch_would_run_and_its_digest_is_the_one_to_agree_to(project):
+    import json
+    import subprocess
+    import sys
+
+    launch = {"program": str(project / "listing.task.xml")}
+    shown = subprocess.run([sys.executable, "-m", "taskdsl", "debug", "--plan"], input=json.dumps(launch),
+                           capture_output=True, text=True, cwd=str(project), timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    answer = json.loads(shown.stdout)
+    assert answer["reasons"] == ["scripts"] and "$ echo listed" in answer["plan"]
+    dap = DapClient(cwd=str(project))
+    try:
+        refused = dap.start(launch)
+        assert f'"agreedPlan": "{answer["digest"]}"' in refused["message"]
+    finally:
+        dap.close()
+    bad = subprocess.run([sys.executable, "-m", "taskdsl", "debug", "--plan"], input="{nope",
+                         capture_output=True, text=True, cwd=str(project), timeout=60)
+    assert bad.returncode == 2 and bad.stderr.startswith("taskdsl debug --plan: the launch configuration on stdin is not JSON")

@@ -388,8 +388,10 @@ class Adapter:
 
     # -- launching -------------------------------------------------------------------------------
 
-    def prepare(self, args: dict) -> str | None:
-        """Prepare the run the launch configuration asks for; a one-line reason when it cannot run."""
+    def prepare(self, args: dict, consent_needed: bool = True) -> str | None:
+        """Prepare the run the launch configuration asks for; the reason when it cannot run (a plan
+        that needs consent without `agreedPlan` naming its digest, unless `consent_needed` is False:
+        `plan_answer` only shows the plan)."""
         from taskdsl.evaluator import consent
         from taskdsl.evaluator.compiler import CompileError
         from taskdsl.evaluator.handler import default_model
@@ -445,7 +447,8 @@ class Adapter:
             planned = testcases.planned_model(self.case, model, self.fixture)
         view = consent.plan_view(prepared, self.default_model, planned)
         why = consent.reasons(view)
-        if why and args.get("agreedPlan") != view.digest:
+        self.view, self.why = view, why
+        if why and consent_needed and args.get("agreedPlan") != view.digest:
             return Redactor().text(consent.render_plan(view, why) + "\n" + (
                 f'To debug it, agree to this plan: add "agreedPlan": "{view.digest}" to the launch configuration '
                 "(VS Code asks you and adds it; any change to the plan asks again)."))
@@ -733,6 +736,21 @@ class Adapter:
         if frame.scope is None:
             raise EvaluateError("this frame has no output to test")
         return ast.Cond([]).tested_output(frame.scope, frame.ctx)  # the cond's own reading of last_output
+
+
+def plan_answer(args: dict) -> dict:
+    """What a launch configuration would run, for the editor's question before it starts the
+    debugger: `{"reasons": [...], "plan": text, "digest": …}` (no reasons: nothing to agree to), or
+    `{"error": message}` when it cannot run. Runs nothing."""
+    from taskdsl.evaluator.consent import render_plan
+    from taskdsl.support.redaction import Redactor
+
+    adapter = Adapter(lambda _data: None)
+    problem = adapter.prepare(args, consent_needed=False)
+    if problem:
+        return {"error": problem}
+    return {"reasons": adapter.why, "plan": Redactor().text(render_plan(adapter.view, adapter.why)),
+            "digest": adapter.view.digest}
 
 
 class EvaluateError(Exception):
