@@ -242,7 +242,23 @@ async def run_test_command(server, runs, uri: str, name: str | None) -> dict:
         f", {count['error']} error(s)" if count["error"] else "") + (f", {len(not_run)} not run" if not_run else "")
     runs.log(f"[tests] {analysis.path}: {summary}")
     return Redactor().mask({"passed": count["passed"], "failed": count["failed"], "errors": count["error"],
-                            "not_run": not_run, "tests": [testcases.outcome_json(o) for o in outcomes]})
+                            "not_run": not_run, "tests": [editor_outcome(o, analysis.positions) for o in outcomes]})
+
+
+def editor_outcome(outcome, positions) -> dict:
+    """An outcome as `taskdsl test --format json` gives it, plus what the Test Explorer shows of a
+    failure: `expected` (the <expect> test that did not hold, or the error <expect_error> wanted)
+    and `expect_range` (where it is written)."""
+    found = testcases.outcome_json(outcome)
+    case, index = outcome.case, outcome.expect
+    if index is not None and 0 <= index < len(case.expect_spans):
+        found["expect_range"] = positions.range(case.expect_spans[index])
+        if index < len(case.expects):
+            found["expected"] = case.expects[index]
+        elif case.expect_error is not None:
+            kind, reason = case.expect_error
+            found["expected"] = f"a {kind} error" + (f" ({reason})" if reason else "")
+    return found
 
 
 async def agreed_plan(runs, case: testcases.TestCase, index, settings):
