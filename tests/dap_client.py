@@ -10,8 +10,8 @@ import threading
 
 
 class DapClient:
-    def __init__(self, cwd: str | None = None, env: dict | None = None):
-        self.proc = subprocess.Popen([sys.executable, "-m", "taskdsl", "debug"], stdin=subprocess.PIPE,
+    def __init__(self, cwd: str | None = None, env: dict | None = None, command: list[str] | None = None):
+        self.proc = subprocess.Popen(command or [sys.executable, "-m", "taskdsl", "debug"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
         self.seq = 0
         self.messages: queue.Queue = queue.Queue()
