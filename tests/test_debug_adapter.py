@@ -308,3 +308,46 @@ def test_plan_shows_what_a_launch_would_run_and_its_digest_is_the_one_to_agree_t
     bad = subprocess.run([sys.executable, "-m", "taskdsl", "debug", "--plan"], input="{nope",
                          capture_output=True, text=True, cwd=str(project), timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("taskdsl debug --plan: the launch configuration on stdin is not JSON")
+
+
+REDUCE = """<task name="joined" type="reduce">
+  <inputs>
+    <input name="first">a</input>
+    <input name="second">b</input>
+  </inputs>
+  <initial_value>start</initial_value>
+  <inner_task>
+    <description>item {{current_data}}</description>
+    <model>taskdsl/echo</model>
+  </inner_task>
+  <reduction_task>
+    <description>{{accumulator}} + {{current_result}}</description>
+    <model>taskdsl/echo</model>
+  </reduction_task>
+</task>
+"""
+
+
+def test_a_breakpoint_on_a_reduce_part_shows_the_reduce_bindings(project):
+    path = project / "joined.task.xml"
+    path.write_text(REDUCE, encoding="utf-8")
+    dap = DapClient(cwd=str(project))
+    try:
+        assert dap.start({"program": str(path)}, {str(path): [line_of(REDUCE, "<reduction_task>")]})["success"]
+        dap.event("stopped")
+        frames = dap.stack()
+        assert [f["name"] for f in frames] == ["reduction_task[1] (atomic)", "joined (reduce)"]
+        local = dap.variables(dap.scopes(frames[0]["id"])["Locals"])
+        # (the inner task's answer: the echo of its prompt, which appends the input it does not mention)
+        assert local["current_result"]["value"].startswith('"item a')
+        assert (local["accumulator"]["value"], local["original_input"]["value"]) == ('"start"', '"a"')
+        dap.request("continue", {"threadId": 1})
+        dap.event("stopped")  # the second input's reduction
+        local = dap.variables(dap.scopes(dap.stack()[0]["id"])["Locals"])
+        assert local["accumulator"]["value"].startswith('"start + item a')
+        assert (local["current_result"]["value"].startswith('"item b'), local["original_input"]["value"]) == (True, '"b"')
+        dap.request("continue", {"threadId": 1})
+        assert dap.event("exited")["body"]["exitCode"] == 0
+        assert dap.outputs("stdout").startswith("start + item a")
+    finally:
+        dap.close()
