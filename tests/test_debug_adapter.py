@@ -351,3 +351,14 @@ def test_a_breakpoint_on_a_reduce_part_shows_the_reduce_bindings(project):
         assert dap.outputs("stdout").startswith("start + item a")
     finally:
         dap.close()
+
+
+def test_breakpoints_in_what_is_not_a_regular_file_are_not_verified_and_do_not_block(dap, project):
+    fifo = project / "pipe.task.xml"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    dap.request("initialize", {"adapterID": "taskdsl"})
+    answer = dap.request("setBreakpoints", {"source": {"path": str(fifo)}, "breakpoints": [{"line": 1}]})
+    assert answer["body"]["breakpoints"] == [
+        {"verified": False, "line": 1, "message": "no task, call, cond case or reduce part on or after this line"}]
+    missing = dap.request("setBreakpoints", {"source": {"path": str(project / "gone.task.xml")}, "breakpoints": [{"line": 3}]})
+    assert missing["body"]["breakpoints"][0]["verified"] is False

@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -133,6 +134,8 @@ class Sources:
             try:
                 from taskdsl.project.workspace import read_text
 
+                if not stat.S_ISREG(os.stat(key).st_mode):  # a FIFO or a device would block or never end
+                    return None
                 self.texts[key] = read_text(key)
             except (OSError, ValueError):
                 return None
