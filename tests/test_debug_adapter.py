@@ -362,3 +362,21 @@ def test_breakpoints_in_what_is_not_a_regular_file_are_not_verified_and_do_not_b
         {"verified": False, "line": 1, "message": "no task, call, cond case or reduce part on or after this line"}]
     missing = dap.request("setBreakpoints", {"source": {"path": str(project / "gone.task.xml")}, "breakpoints": [{"line": 3}]})
     assert missing["body"]["breakpoints"][0]["verified"] is False
+
+
+@pytest.mark.parametrize("data, said", [
+    (b"Content-Length: 99999999999\r\n\r\n{}", b"bad Content-Length header"),
+    (b"Content-Length: 2\r\n\r\n[]", b"a message must be a JSON object"),
+])
+def test_a_hostile_header_or_message_ends_the_adapter_without_reading_on(project, data, said):
+    dap = DapClient(cwd=str(project))
+    dap.proc.stdin.write(data)
+    dap.proc.stdin.close()
+    assert dap.proc.wait(timeout=30) == 2
+    assert said in dap.proc.stderr.read()
+
+
+def test_an_unknown_request_is_answered_with_an_error_and_the_adapter_goes_on(dap):
+    answer = dap.request("restartFrame", {"frameId": 1}, ok=False)
+    assert not answer["success"] and answer["message"] == "taskdsl debug does not support the request 'restartFrame'"
+    assert dap.request("initialize", {"adapterID": "taskdsl"})["body"]["supportsConfigurationDoneRequest"] is True
