@@ -275,6 +275,8 @@ def test_vscode_debugs_a_template_and_runs_the_tests_from_the_test_explorer(work
     view shows last_output; "Test: Run All Tests" runs every test of the examples from the Testing view."""
     tools = _tools()
     (workspace / "pipeline.task.xml").write_text(DEBUG_PIPELINE, encoding="utf-8")
+    (workspace / "listing.task.xml").write_text(
+        '<task name="listing" type="script">\n  <command>echo listed</command>\n</task>\n', encoding="utf-8")
     shutil.copytree(ROOT / "examples", workspace / "examples")
     line = DEBUG_PIPELINE.count("\n", 0, DEBUG_PIPELINE.index("<task>\n      <description>Count")) + 1
     out = artifact_dir("vscode-debug")
@@ -288,6 +290,11 @@ def test_vscode_debugs_a_template_and_runs_the_tests_from_the_test_explorer(work
     assert debug and debug["ok"], result
     assert debug["stack"].startswith("steps[2] (atomic)"), debug
     assert debug["variable"].startswith("last_output") and '"word": "hello"' in debug["variable"], debug
+    # a script: the plan is asked about first (even with run.allowScripts: a debug launch always asks)
+    consent = steps.get("debug_consent")
+    assert consent and consent["ok"], result
+    assert "$ echo listed" in consent["question"] and "Debug it?" in consent["question"], consent
+    assert "listed" in consent["console"], consent
     tests = steps.get("tests")
     assert tests and tests["ok"], result
     expected = subprocess.run([str(server_python), "-m", "taskdsl", "test", "examples", "--format", "json"],

@@ -18,7 +18,7 @@
 //   completion typing "<" on a new line inside <task> suggests the children still allowed
 //   snippets  "Snippets: Insert Snippet" lists the extension's snippets for Task DSL
 //   (scenario debug: F5 on pipeline.task.xml stops on entry, continues to a breakpoint, the Variables view
-//    shows last_output; "Test: Run All Tests" runs the examples' tests, the Testing view says how many passed)
+//    shows last_output; F5 on listing.task.xml (a script) asks first with the plan, Debug runs it; "Test: Run All Tests" runs the examples' tests, the Testing view says how many passed)
 //   (scenario not-installed: only open, then the offer to install the bundled server: Install,
 //    the TD301 diagnostic once it is installed, Restart Server reuses it)
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
@@ -150,6 +150,23 @@ async function main() {
       await page.keyboard.press('F5'); // continue to the end
       await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden', timeout: 60000 }).catch(() => {});
       return { variable: variableText, stack: stackText };
+    });
+    await step('debug_consent', async () => {
+      // a template that runs a shell command: the plan is shown in a modal before the session starts
+      await quickOpen('listing.task.xml');
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.press('F5');
+      const dialog = page.locator('.monaco-dialog-box').first();
+      await dialog.waitFor({ timeout: 60000 });
+      const question = (await dialog.innerText()).replace(/\s+/g, ' ').trim();
+      await shot('debug-consent');
+      await dialog.locator('.monaco-button', { hasText: 'Debug' }).first().click();
+      const row = (text) => page.locator('.monaco-list-row', { hasText: text }).first();
+      await row('listing (script)').waitFor({ timeout: 60000 }); // stopped on entry
+      await page.keyboard.press('F5');
+      await page.locator('.repl .monaco-list-row', { hasText: 'listed' }).first().waitFor({ timeout: 60000 });
+      const console = (await page.locator('.repl').first().innerText()).split('\n').map((l) => l.trim()).filter(Boolean);
+      return { question, console };
     });
     await step('tests', async () => {
       // the Testing view lists the test files (taskdsl.listTests), then Run All runs them (taskdsl.runTest)
