@@ -17,7 +17,8 @@ import pytest
 
 from dap_client import DapClient
 
-from .conftest import ROOT, require_exe
+from .conftest import ROOT
+from .test_nvim import neovim
 
 pytestmark = pytest.mark.e2e
 
@@ -38,8 +39,10 @@ TEMPLATE = """<task name="listing" type="sequential">
 """
 
 
-def test_nvim_dap_config_asks_then_its_adapter_stops_at_a_breakpoint(workspace, isolated_env, server_python, tmp_path):
-    nvim = require_exe("nvim", "Neovim (apt-get install neovim)")
+@pytest.mark.parametrize("which", ["0.7", "0.11"])
+def test_nvim_dap_config_asks_then_its_adapter_stops_at_a_breakpoint(which, workspace, isolated_env, server_python,
+                                                                     tmp_path):
+    nvim = neovim(which)
     program = workspace / "listing.task.xml"
     program.write_text(TEMPLATE, encoding="utf-8")
     out = tmp_path / "dap.json"
