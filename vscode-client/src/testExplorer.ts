@@ -112,19 +112,68 @@ export function registerTestExplorer(getClient: () => LanguageClient | undefined
     run.end();
   }
 
-  async function debugHandler(request: vscode.TestRunRequest): Promise<void> {
-    const leaf = (request.include ?? []).map((i) => (i.parent ? i : [...iterate(i.children)][0])).find((i) => i);
-    if (!leaf?.uri) {
-      void vscode.window.showInformationMessage('Task DSL: pick one test to debug.');
-      return;
+  // what each debug session of a test ended with: its exit code (0: the test passed) and what it said on stderr
+  const endings = new Map<string, { code?: number; said: string[] }>();
+  const tracker = vscode.debug.registerDebugAdapterTrackerFactory('taskdsl', {
+    createDebugAdapterTracker(session) {
+      const ending = { code: undefined as number | undefined, said: [] as string[] };
+      endings.set(session.id, ending);
+      return {
+        onDidSendMessage(m: any) {
+          if (m?.type === 'event' && m.event === 'exited') {
+            ending.code = m.body?.exitCode;
+          } else if (m?.type === 'event' && m.event === 'output' && m.body?.category === 'stderr') {
+            ending.said.push(String(m.body.output ?? '').trim());
+          }
+        },
+      };
+    },
+  });
+
+  /** Debug each test asked for, one session after another; each one's verdict is the test's result. */
+  async function debugHandler(request: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
+    const excluded = new Set((request.exclude ?? []).map((i) => i.id));
+    const leaves: vscode.TestItem[] = [];
+    for (const item of request.include ?? [...iterate(controller.items)]) {
+      (item.parent ? [item] : [...iterate(item.children)]).filter((l) => !excluded.has(l.id)).forEach((l) => leaves.push(l));
     }
-    await vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(leaf.uri), testLaunch(leaf.uri.fsPath, leaf.label));
+    const run = controller.createTestRun(request);
+    for (const leaf of leaves) {
+      if (token.isCancellationRequested || !leaf.uri) {
+        break;
+      }
+      run.started(leaf);
+      let started: vscode.DebugSession | undefined;
+      const ended = new Promise<void>((resolve) => {
+        const done = vscode.debug.onDidTerminateDebugSession((s) => {
+          if (started && s.id === started.id) { done.dispose(); resolve(); }
+        });
+      });
+      const begin = vscode.debug.onDidStartDebugSession((s) => { started = started ?? s; });
+      const ok = await vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(leaf.uri),
+        testLaunch(leaf.uri.fsPath, leaf.label), { testRun: run });
+      begin.dispose();
+      if (!ok || !started) {
+        run.skipped(leaf);
+        continue;
+      }
+      await ended;
+      const ending = endings.get(started.id);
+      endings.delete(started.id);
+      if (ending?.code === 0) {
+        run.passed(leaf);
+      } else {
+        run.failed(leaf, new vscode.TestMessage(ending?.said.filter(Boolean).join('\n') || 'the debug session ended early'));
+      }
+    }
+    run.end();
   }
 
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.test.xml');
   return vscode.Disposable.from(
     controller,
     watcher,
+    tracker,
     controller.createRunProfile('Run', vscode.TestRunProfileKind.Run, runHandler, true),
     controller.createRunProfile('Debug', vscode.TestRunProfileKind.Debug, debugHandler, true),
     watcher.onDidCreate(later),
