@@ -380,3 +380,19 @@ def test_an_unknown_request_is_answered_with_an_error_and_the_adapter_goes_on(da
     answer = dap.request("restartFrame", {"frameId": 1}, ok=False)
     assert not answer["success"] and answer["message"] == "taskdsl debug does not support the request 'restartFrame'"
     assert dap.request("initialize", {"adapterID": "taskdsl"})["body"]["supportsConfigurationDoneRequest"] is True
+
+
+def test_a_test_that_expects_a_missing_input_to_fail_is_debugged_not_refused(project):
+    (project / "say.task.xml").write_text(
+        '<task name="say"><inputs><input name="word"/></inputs><description>Say {{word}}</description></task>\n',
+        encoding="utf-8")
+    (project / "say.test.xml").write_text(
+        '<tests>\n  <test name="needs a word" task="say" model="taskdsl/echo">\n'
+        '    <expect_error type="TASK_FAILURE"/>\n  </test>\n</tests>\n', encoding="utf-8")
+    dap = DapClient(cwd=str(project))
+    try:
+        assert dap.start({"program": str(project / "say.test.xml"), "test": "needs a word"})["success"]
+        assert dap.event("exited")["body"]["exitCode"] == 0
+        assert "test 'needs a word' passed" in dap.outputs("console")
+    finally:
+        dap.close()

@@ -305,6 +305,11 @@ def test_vscode_debugs_a_template_and_runs_the_tests_from_the_test_explorer(work
     assert sorted(row.split(" ")[0] for row in tests["listed"]) == files, (tests, files)
     assert tests["summary"] == f"{len(reported)}/{len(reported)}", (tests, len(reported))
     assert tests["passedIcons"] >= len(files), tests
+    # Debug All Tests debugs them in sessions of the taskdsl debugger (a script's plan asked about first),
+    # each test's verdict from its session: all pass again
+    debug_tests = steps.get("debug_tests")
+    assert debug_tests and debug_tests["ok"], result
+    assert debug_tests["summary"] == f"{len(reported)}/{len(reported)}" and debug_tests["agreed"] >= 1, debug_tests
 
 
 def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):

@@ -191,6 +191,38 @@ async function main() {
       await shot('tests');
       return { listed, summary, passedIcons };
     });
+    await step('debug_tests', async () => {
+      // Debug All Tests: one debug session per test, each test's verdict from its session; a test that runs a
+      // script asks first (agree to each plan shown); the Testing view's header counts them again
+      const header = () => {
+        for (const el of document.querySelectorAll('*')) {
+          if (el.children.length === 0) {
+            const m = /^\s*(\d+)\/(\d+)\s*$/.exec(el.textContent || '');
+            if (m && Number(m[2]) > 0) return m[0].trim();
+          }
+        }
+        return null;
+      };
+      const before = await page.evaluate(header);
+      await palette('Test: Debug All Tests');
+      const dialog = page.locator('.monaco-dialog-box').first();
+      let agreed = 0;
+      let running = false;
+      const deadline = Date.now() + 240000;
+      for (;;) {
+        const now = await page.evaluate(header);
+        running = running || now !== before;
+        if (running && now === before) break;
+        if (Date.now() > deadline) throw new Error(`the debug run did not end: ${now} (${agreed} plan(s) agreed to)`);
+        if (await dialog.isVisible().catch(() => false)) {
+          await dialog.locator('.monaco-button', { hasText: 'Debug' }).first().click().catch(() => {});
+          agreed += 1;
+        }
+        await page.waitForTimeout(300);
+      }
+      await shot('debug-tests');
+      return { summary: await page.evaluate(header), agreed };
+    });
     await browser.close();
     return;
   }
