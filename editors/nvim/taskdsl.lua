@@ -14,6 +14,10 @@
 --     vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7) and reuses one client per root;
 --   * the server is `<python> -m taskdsl serve` (stdio); settings reach it through
 --     workspace/configuration, section `taskdsl`;
+--   * with nvim-dap installed: the `taskdsl` debug adapter (`<python> -m taskdsl debug`) and two
+--     configurations for taskxml buffers (:lua require('dap').continue() on a template); the plan
+--     is shown and agreed to before a session that runs scripts or paid models. Load nvim-dap first,
+--     or call require('taskdsl').setup_dap() after it;
 --   * :TaskdslRun [name=value …] runs the template of the current buffer (server command
 --     taskdsl.runTask), asking for missing inputs (vim.ui.input); in a library file it first asks
 --     which template or named task to run (vim.ui.select).
@@ -222,6 +226,63 @@ local function new_task(text)
 end
 M.new_task = new_task
 
+-- The debugger (nvim-dap): `<python> -m taskdsl debug` speaks the Debug Adapter Protocol over stdio.
+-- Before a session starts, the plan it would run is shown when it runs shell commands or calls a model
+-- that may cost money (`taskdsl debug --plan`), and only the plan agreed to runs (its digest goes into
+-- the launch as `agreedPlan`; any `agreedPlan` a configuration carries is dropped first).
+local function agree_to_plan(python, config, on_config)
+  local launch = vim.deepcopy(config)
+  launch.agreedPlan = nil
+  local out = vim.fn.system({ python, '-m', 'taskdsl', 'debug', '--plan' }, vim.fn.json_encode(launch))
+  local ok, answer = pcall(vim.fn.json_decode, out)
+  if not ok or type(answer) ~= 'table' then
+    vim.notify('taskdsl debug --plan failed: ' .. out, vim.log.levels.ERROR)
+    return
+  end
+  if answer.error then
+    vim.notify('taskdsl: cannot debug: ' .. answer.error, vim.log.levels.ERROR)
+    return
+  end
+  if answer.reasons and #answer.reasons > 0 then
+    if vim.fn.confirm(answer.plan .. '\nDebug it?', '&Debug\n&Cancel', 2) ~= 1 then
+      return
+    end
+    launch.agreedPlan = answer.digest
+  end
+  on_config(launch)
+end
+
+function M.setup_dap(user)
+  local ok, dap = pcall(require, 'dap')
+  if not ok then
+    return false
+  end
+  local opts = vim.tbl_deep_extend('force', defaults, user or {})
+  local python = opts.python or default_python()
+  dap.adapters.taskdsl = {
+    type = 'executable',
+    command = python,
+    args = { '-m', 'taskdsl', 'debug' },
+    enrich_config = function(config, on_config) agree_to_plan(python, config, on_config) end,
+  }
+  dap.configurations.taskxml = {
+    { type = 'taskdsl', request = 'launch', name = 'Debug this template', program = '${file}', stopOnEntry = true },
+    {
+      type = 'taskdsl', request = 'launch', name = 'Debug this template with inputs and a model', program = '${file}',
+      inputs = function()
+        local inputs = {}
+        for _, pair in ipairs(vim.split(vim.fn.input('inputs (name=value …): '), ' ', { trimempty = true })) do
+          local name, value = pair:match('^([%w_]+)=(.*)$')
+          if name then inputs[name] = value end
+        end
+        return inputs
+      end,
+      model = function() return vim.fn.input('model: ', 'taskdsl/echo') end,
+    },
+  }
+  return true
+end
+
 function M.setup(user)
   local opts = vim.tbl_deep_extend('force', defaults, user or {})
   local cmd = opts.cmd or { opts.python or default_python(), '-m', 'taskdsl', 'serve' }
@@ -307,6 +368,7 @@ function M.setup(user)
   pcall(vim.api.nvim_del_user_command, 'TaskdslNew')
   vim.api.nvim_create_user_command('TaskdslNew', function(c) new_task(c.args) end,
     { nargs = '+', desc = 'A new taskdsl task from a description in plain words (checked, not run)' })
+  M.setup_dap(user) -- when nvim-dap is installed
   return M
 end
 

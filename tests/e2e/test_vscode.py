@@ -251,6 +251,68 @@ def _assert_authoring_views(steps: dict, out: Path) -> None:
     assert any("written by taskdsl/replay and repaired in 1 round(s)" in t for t in new["toasts"]), new
 
 
+DEBUG_PIPELINE = """<task name="pipeline" type="sequential">
+  <inputs>
+    <input name="word">hello</input>
+  </inputs>
+  <steps>
+    <task>
+      <description>{"n": 3, "word": "{{word}}"}</description>
+      <output_format type="json"/>
+      <model>taskdsl/echo</model>
+    </task>
+    <task>
+      <description>Count {{last_output.word}}</description>
+      <model>taskdsl/echo</model>
+    </task>
+  </steps>
+</task>
+"""
+
+
+def test_vscode_debugs_a_template_and_runs_the_tests_from_the_test_explorer(workspace, isolated_env, server_python,
+                                                                            tmp_path):
+    """F5 on a template stops on entry, continues to a breakpoint on its second step where the Variables
+    view shows last_output; "Test: Run All Tests" runs every test of the examples from the Testing view."""
+    tools = _tools()
+    (workspace / "pipeline.task.xml").write_text(DEBUG_PIPELINE, encoding="utf-8")
+    (workspace / "listing.task.xml").write_text(
+        '<task name="listing" type="script">\n  <command>echo listed</command>\n</task>\n', encoding="utf-8")
+    shutil.copytree(ROOT / "examples", workspace / "examples")
+    line = DEBUG_PIPELINE.count("\n", 0, DEBUG_PIPELINE.index("<task>\n      <description>Count")) + 1
+    out = artifact_dir("vscode-debug")
+    env = dict(isolated_env, TASKDSL_E2E_BREAK_LINE=str(line))
+    result = _session(tools, workspace, env, tmp_path, out, {
+        "taskdsl.server.python": str(server_python),
+        "taskdsl.run.allowScripts": True,  # the examples' script tests run without the question
+    }, "debug")
+    steps = result["steps"]
+    debug = steps.get("debug")
+    assert debug and debug["ok"], result
+    assert debug["stack"].startswith("steps[2] (atomic)"), debug
+    assert debug["variable"].startswith("last_output") and '"word": "hello"' in debug["variable"], debug
+    # a script: the plan is asked about first (even with run.allowScripts: a debug launch always asks)
+    consent = steps.get("debug_consent")
+    assert consent and consent["ok"], result
+    assert "$ echo listed" in consent["question"] and "Debug it?" in consent["question"], consent
+    assert "listed" in consent["console"], consent
+    tests = steps.get("tests")
+    assert tests and tests["ok"], result
+    expected = subprocess.run([str(server_python), "-m", "taskdsl", "test", "examples", "--format", "json"],
+                              cwd=workspace, capture_output=True, text=True, timeout=300)
+    reported = json.loads(expected.stdout)["tests"]
+    files = sorted({Path(t["file"]).name for t in reported})
+    # the Testing view listed every test file of the examples, then ran every test: all passed
+    assert sorted(row.split(" ")[0] for row in tests["listed"]) == files, (tests, files)
+    assert tests["summary"] == f"{len(reported)}/{len(reported)}", (tests, len(reported))
+    assert tests["passedIcons"] >= len(files), tests
+    # Debug All Tests debugs them in sessions of the taskdsl debugger (a script's plan asked about first),
+    # each test's verdict from its session: all pass again
+    debug_tests = steps.get("debug_tests")
+    assert debug_tests and debug_tests["ok"], result
+    assert debug_tests["summary"] == f"{len(reported)}/{len(reported)}" and debug_tests["agreed"] >= 1, debug_tests
+
+
 def test_vscode_says_how_to_install_taskdsl(workspace, isolated_env, tmp_path):
     """No interpreter set and a python3 on PATH without taskdsl: the extension offers to install the server
     bundled in its .vsix into its own environment (in its global storage); after Install the server answers

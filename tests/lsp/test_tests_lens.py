@@ -143,6 +143,12 @@ async def test_a_failing_test_is_a_diagnostic_on_its_expect_with_the_checkers_th
     assert failure.range == span(TESTS, """<expect test='output == "Say HI"'""", "/>", enc)
     assert failure.severity == types.DiagnosticSeverity.Error
     assert failure.message == "test 'says hi': expect 'output == \"Say HI\"' does not hold; output: 'Say hi'"
+    # what the Test Explorer shows: the condition expected, where it is, and the actual output
+    [shown] = result["tests"]
+    assert (shown["expected"], shown["output"]) == ('output == "Say HI"', "Say hi")
+    where = span(TESTS, """<expect test='output == "Say HI"'""", "/>", enc)
+    assert (shown["expect_range"]["start"]["line"], shown["expect_range"]["start"]["character"]) == (
+        where.start.line, where.start.character)
 
     fixed = TESTS.replace('output == "Say HI"', 'output == "Say hi"')
     client.text_document_did_change(types.DidChangeTextDocumentParams(

@@ -18,6 +18,8 @@ import { StatusItem } from './status';
 import { registerGraphView } from './graphView';
 import { registerNewTask } from './newTask';
 import { registerMatchPicker } from './matchPicker';
+import { registerDebugger } from './debug';
+import { registerTestExplorer } from './testExplorer';
 
 const LANGUAGE_ID = 'taskxml';
 
@@ -28,6 +30,8 @@ let runner: TaskRunner;
 let starting: Promise<void> | undefined;
 let status: StatusItem;
 let own: OwnServer;
+/** The Python the language server runs with (the debugger runs `taskdsl debug` with it too). */
+let serverPython: string | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   serverChannel = vscode.window.createOutputChannel('Task DSL', { log: true });
@@ -58,6 +62,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerGraphView(() => client),
     registerNewTask(() => client, LANGUAGE_ID),
     registerMatchPicker(() => client),
+    registerDebugger(async () => { await starting; return serverPython; }),
+    registerTestExplorer(() => client, async () => { await starting; }),
   );
 
   starting = start();
@@ -86,6 +92,7 @@ async function start(): Promise<void> {
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   status.setServer('starting');
   const { python, origin, probed, offerInstall } = await findServer(cwd, () => own.existing());
+  serverPython = undefined;
   serverChannel.appendLine(`Python: ${python} (from ${origin})`);
   if (!probed.ok && offerInstall && own.canInstall) {
     serverChannel.appendLine(`No Python with taskdsl (${python}: ${probed.detail}): offering to install the bundled server.`);
@@ -100,6 +107,7 @@ async function start(): Promise<void> {
     return;
   }
   serverChannel.appendLine(`taskdsl ${probed.version}: starting "${python} ${SERVER_ARGS.join(' ')}"`);
+  serverPython = python;
 
   const serverOptions: ServerOptions = {
     command: python,

@@ -54,6 +54,9 @@ class RunState:
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text each template was compiled from
     replans: list[dict] = field(default_factory=list)  # every re-planning of the run (taskdsl.task_system.replan)
     recover: Callable[..., Any] | None = None  # replan.recover for a run (a preview re-plans nothing)
+    # the debugger (taskdsl debug): awaited before and after each task, ref, call and cond runs, as
+    # on_step(phase "before"|"after", node, scope, ctx, detail); it may pause the run there
+    on_step: Callable[..., Any] | None = None
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -66,6 +69,12 @@ class RunState:
                 event["result"] = replace(result, content=mask(result.content), notes=mask(result.notes),
                                           parsed_content=mask(result.parsed_content))
         self.on_event(event)
+
+    async def step(self, phase: str, node: Any, scope: Any, ctx: Any, **detail) -> None:
+        """The one hook of the debugger: before a node runs (its scope bound; an atomic task's
+        prompt built) and after it (its result or error). Nothing when no debugger listens."""
+        if self.on_step is not None:
+            await self.on_step(phase, node, scope, ctx, detail)
 
 
 MAX_CALL_DEPTH = 50  # well under Python's recursion limit at a few frames per level
@@ -269,8 +278,11 @@ class TaskNode:
             ctx = replace(ctx, locks=ctx.locks | self.locks)
         ctx.run.emit(event="begin", path=ctx.path, kind=self.kind, name=self.name)
         started = time.monotonic()
+        scope = None
         try:
             scope, ctx, names = await self.bind(env, ctx, args, settings)
+            if self.kind != "atomic":  # an atomic task's "before" is when its prompt is built (Atomic.run)
+                await ctx.run.step("before", self, scope, ctx)
             try:
                 result = await self.run(scope, ctx, settings, names)
             except TaskError as error:  # another structure may avoid it (replan.recover), else it stands
@@ -284,7 +296,9 @@ class TaskNode:
             ctx.run.emit(event="error", path=ctx.path, kind=self.kind, name=self.name, error=error.to_json())
             ctx.run.trace.write(event="error", path=ctx.path, error=error.to_json(),
                                 duration_s=round(time.monotonic() - started, 3))
+            await ctx.run.step("after", self, scope, ctx, error=error)
             raise
+        await ctx.run.step("after", self, scope, ctx, result=result)
         ctx.run.emit(event="end", path=ctx.path, kind=self.kind, name=self.name, result=result)
         ctx.run.trace.write(event="end", path=ctx.path, kind=self.kind, output=result.content,
                             duration_s=round(time.monotonic() - started, 3))
@@ -425,6 +439,7 @@ class Atomic(TaskNode):
         handler = Handler(replace(run.config, model=model))
         if run.budget is not None:  # --max-cost (taskdsl.evaluator.cost)
             run.budget.before(model, system + user)
+        await run.step("before", self, scope, ctx, prompt={"system": system, "user": user}, model=model)
         started = time.monotonic()
         try:
             result = await handler.execute(system, user, self.output_format)
@@ -595,14 +610,18 @@ class Cond:
     cases: list[Case]
     default: Any | None = None
     name: str = "cond"
+    origin: tuple[str | None, int, int] | None = None  # (file, start, end) of the <cond>
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         ctx.run.emit(event="begin", path=ctx.path, kind="cond", name=self.name)
         try:
+            await ctx.run.step("before", self, env, ctx)
             result = await self.choose(env, ctx)
         except TaskError as error:
             ctx.run.emit(event="error", path=ctx.path, kind="cond", name=self.name, error=error.to_json())
+            await ctx.run.step("after", self, env, ctx, error=error)
             raise
+        await ctx.run.step("after", self, env, ctx, result=result)
         ctx.run.emit(event="end", path=ctx.path, kind="cond", name=self.name, result=result)
         return result
 
@@ -652,6 +671,7 @@ class FunctionCall:
     settings: ContextSettings | None = None  # a ref's own <context_management>
     label: str = ""
     kind: str = "call"  # ref (a <task ref>: binds by input name) | call (<call>, {{fn(…)}})
+    origin: tuple[str | None, int, int] | None = None  # (file, start, end) of the <task ref>/<call>; None inline
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         if ctx.calls >= MAX_CALL_DEPTH:
@@ -674,7 +694,15 @@ class FunctionCall:
         values = await gather_values(named, env, ctx, self.label or self.func_name)
         call_ctx = ctx.at(f"{'call' if definition.metadata.get('kind') == 'template' else 'ref'}:{self.func_name}",
                           calls=ctx.calls + 1, chain=(*ctx.chain, self.func_name))
-        return await definition.ast_node.eval(env, call_ctx, values, self.settings)
+        bound = Env(dict(values), outer=env)  # what the debugger shows: the arguments over the caller's names
+        await ctx.run.step("before", self, bound, ctx)
+        try:
+            result = await definition.ast_node.eval(env, call_ctx, values, self.settings)
+        except TaskError as error:
+            await ctx.run.step("after", self, bound, ctx, error=error)
+            raise
+        await ctx.run.step("after", self, bound, ctx, result=result)
+        return result
 
 
 @dataclass

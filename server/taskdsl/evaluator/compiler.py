@@ -250,6 +250,7 @@ class Compiler:
 
     def linked(self, call: ast.FunctionCall, el: Element) -> ast.FunctionCall:
         """Remember where each call is written: link() resolves them against the library."""
+        call.origin = (self.path, el.start, el.span.end)
         self.calls.append((call, el))
         return call
 
@@ -318,7 +319,8 @@ class Compiler:
                 self.fail("TD101", f"<{el.children[0].tag}> is not allowed in <cond>: expected <case>", el.children[0])
             self.fail("TD206", "<cond> needs at least one <case>", el)
         default = el.child("default")
-        return ast.Cond(cases, self.only_child(default, f"{label}/default") if default is not None else None, label)
+        return ast.Cond(cases, self.only_child(default, f"{label}/default") if default is not None else None, label,
+                        origin=(self.path, el.start, el.span.end))
 
     def inputs(self, el: Element, task_name: str) -> list[ast.Input]:
         result = []

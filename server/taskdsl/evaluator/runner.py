@@ -102,12 +102,14 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
                   max_cost: float | None = None, timeout: float | None = None,
                   script_env: dict[str, str] | None = None,
-                  recover: Callable[..., Any] | None = None) -> TaskResult:
+                  recover: Callable[..., Any] | None = None,
+                  on_step: Callable[..., Any] | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups. `script_env`
     is added to every script's environment. `recover` (a failed task, its error, … → a result) is
     how a task that failed may be re-planned: the caller hands in `task_system.replan.recover`
-    (the evaluator never imports the layer above it); None re-plans nothing."""
+    (the evaluator never imports the layer above it); None re-plans nothing. `on_step` is the
+    debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
     global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
@@ -124,7 +126,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
                      allow_read=prepared.allow_read, redactor=redactor, budget=budget,
                      allowed_commands=tuple(prepared.commands), agreed_models=planned_models(prepared, config.model, model),
-                     sources=dict(prepared.sources), recover=recover,
+                     sources=dict(prepared.sources), recover=recover, on_step=on_step,
                      script_env=script_env or {})
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)

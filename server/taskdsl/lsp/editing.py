@@ -1,6 +1,6 @@
 """The editor features' handlers: completion, hover, definition, references, rename, document
 and workspace symbols, folding ranges, document links, code actions, inlay hints and
-formatting. Each is a thin wire from an LSP request to a pure function of ``taskdsl.features``
+formatting, linked editing, selection ranges and document highlights. Each is a thin wire from an LSP request to a pure function of ``taskdsl.features``
 over the request's ``Analysis``; the feature modules are imported when first used (after
 initialize is answered), ``actions`` alone at once (its code action kinds are registered)."""
 
@@ -13,6 +13,7 @@ from taskdsl.lsp.diagnostics import to_lsp_diagnostic
 from taskdsl.lsp.server import (JsonRpcRequestFailed, TaskdslServer, completion, formatting, guarded, hover,
                                 inlay, navigation, server, symbols)
 from taskdsl.lsp.state import Analysis
+from taskdsl.support.lazy import OnFirstUse
 
 
 @server.feature(types.TEXT_DOCUMENT_COMPLETION,
@@ -151,3 +152,33 @@ def on_range_formatting(ls: TaskdslServer, params: types.DocumentRangeFormatting
     analysis = ls.analysis(params.text_document.uri)
     return formatting.format_range(analysis.document, analysis.positions, params.range, params.options)
 
+
+
+# -- the XML editing lemminx users expect (features/editing_xml.py) ---------------------------------
+
+editing_xml = OnFirstUse("taskdsl.features.editing_xml")
+
+
+@server.feature(types.TEXT_DOCUMENT_LINKED_EDITING_RANGE)
+@guarded("linkedEditingRange")
+def on_linked_editing_range(ls: TaskdslServer, params: types.LinkedEditingRangeParams):
+    analysis = ls.analysis(params.text_document.uri)
+    offset = analysis.positions.offset(params.position)
+    return editing_xml.linked_editing_ranges(analysis.document, offset, analysis.positions)
+
+
+@server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
+@guarded("selectionRange", list)
+def on_selection_range(ls: TaskdslServer, params: types.SelectionRangeParams):
+    analysis = ls.analysis(params.text_document.uri)
+    offsets = [analysis.positions.offset(position) for position in params.positions]
+    return editing_xml.selection_ranges(analysis.document, offsets, analysis.positions)
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+@guarded("documentHighlight", list)
+def on_document_highlight(ls: TaskdslServer, params: types.DocumentHighlightParams):
+    analysis = ls.analysis(params.text_document.uri)
+    offset = analysis.positions.offset(params.position)
+    return editing_xml.document_highlights(analysis.document, offset, analysis.positions, path=analysis.path or analysis.uri,
+                                           library=ls.state.library, settings=ls.state.settings) or None

@@ -1,4 +1,5 @@
-"""Tests in the editor: "▶ Run test" lenses on each `<test>` of a `*.test.xml` file ("▶ Run all
+"""Tests in the editor: `taskdsl.listTests` (every `<test>` of the project, for VS Code's Test
+Explorer), "▶ Run test" lenses on each `<test>` of a `*.test.xml` file ("▶ Run all
 tests" on `<tests>`), the server command `taskdsl.runTest` and its failures as diagnostics.
 
 `taskdsl.runTest` takes `{uri, name?, wait?}` or `[uri, name?]` (no name: every test of the file;
@@ -139,7 +140,58 @@ def register_tests(server, runs) -> TestResults:
         task.add_done_callback(detached.discard)
         return {"status": "RUNNING"}
 
+    @server.command(LIST_TESTS_COMMAND)
+    def list_tests(ls, *args):
+        try:
+            return {"files": listed_tests(ls, runs, args)}
+        except Exception as error:  # listing never takes the server down
+            log.exception("taskdsl.listTests failed unexpectedly")
+            return refused(f"the tests could not be listed: {error}", "internal")
+
     return server.test_results
+
+
+# -- taskdsl.listTests: what VS Code's Test Explorer shows ------------------------------------------
+
+LIST_TESTS_COMMAND = "taskdsl.listTests"
+TEST_FILES = ("**/*.test.xml",)
+
+
+def listed_tests(server, runs, args) -> list[dict]:
+    """Every `<test>` of the project's `*.test.xml` files (discovered as `taskdsl test` finds them,
+    open buffers as they are now), or of the one file `{"uri": …}` names:
+    `[{uri, path, tests: [{name, task, line, range}]}]`, files in path order."""
+    from dataclasses import replace
+
+    from taskdsl.features.util import Positions, path_to_uri, uri_to_path
+    from taskdsl.language.document import parse
+    from taskdsl.project.workspace import discover
+
+    spec = dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else {}
+    if spec.get("uri") is not None:
+        path = uri_to_path(str(spec["uri"]))
+        paths = [path] if path else []
+    else:
+        settings = replace(runs.settings(), files=TEST_FILES)
+        found = discover(server.roots(), settings)
+        paths = sorted(p for p in found.project_files if p.endswith(".test.xml"))
+    read = runs.reader()
+    files = []
+    for path in paths:
+        try:
+            text = read(path)
+        except (OSError, ValueError):
+            continue
+        if text is None:
+            continue
+        document = parse(text)
+        positions = Positions(document, server.codec())
+        tests = [{"name": case.name, "task": case.task, "line": case.line,
+                  "range": positions.range(case.span) if case.span is not None else None}
+                 for case in testcases.test_cases(document, path) if case.name]
+        if tests:
+            files.append({"uri": path_to_uri(path), "path": path, "tests": tests})
+    return files
 
 
 def refused(message: str, reason: str) -> dict:
@@ -190,7 +242,23 @@ async def run_test_command(server, runs, uri: str, name: str | None) -> dict:
         f", {count['error']} error(s)" if count["error"] else "") + (f", {len(not_run)} not run" if not_run else "")
     runs.log(f"[tests] {analysis.path}: {summary}")
     return Redactor().mask({"passed": count["passed"], "failed": count["failed"], "errors": count["error"],
-                            "not_run": not_run, "tests": [testcases.outcome_json(o) for o in outcomes]})
+                            "not_run": not_run, "tests": [editor_outcome(o, analysis.positions) for o in outcomes]})
+
+
+def editor_outcome(outcome, positions) -> dict:
+    """An outcome as `taskdsl test --format json` gives it, plus what the Test Explorer shows of a
+    failure: `expected` (the <expect> test that did not hold, or the error <expect_error> wanted)
+    and `expect_range` (where it is written)."""
+    found = testcases.outcome_json(outcome)
+    case, index = outcome.case, outcome.expect
+    if index is not None and 0 <= index < len(case.expect_spans):
+        found["expect_range"] = positions.range(case.expect_spans[index])
+        if index < len(case.expects):
+            found["expected"] = case.expects[index]
+        elif case.expect_error is not None:
+            kind, reason = case.expect_error
+            found["expected"] = f"a {kind} error" + (f" ({reason})" if reason else "")
+    return found
 
 
 async def agreed_plan(runs, case: testcases.TestCase, index, settings):

@@ -6,7 +6,8 @@
 //      TASKDSL_E2E_OUT       folder for screenshots and result.json
 //      TASKDSL_E2E_HOVER     text the hover on <fresh_context> must contain
 //      TASKDSL_E2E_INPUT     value typed when "Run Task" asks for the input `name`
-//      TASKDSL_E2E_SCENARIO  "full" (default) or "not-installed"
+//      TASKDSL_E2E_SCENARIO  "full" (default), "not-installed" or "debug"
+//      TASKDSL_E2E_BREAK_LINE (scenario debug) the line of pipeline.task.xml to put a breakpoint on
 //      TASKDSL_E2E_USER_DATA code-server's --user-data-dir: the extension's output channels are read
 //                            from the files VS Code writes them to (never from the screen, which
 //                            shows only the lines scrolled into view)
@@ -22,6 +23,8 @@
 //   status    the extension's status-bar item says the server runs (a check mark)
 //   completion typing "<" on a new line inside <task> suggests the children still allowed
 //   snippets  "Snippets: Insert Snippet" lists the extension's snippets for Task DSL
+//   (scenario debug: F5 on pipeline.task.xml stops on entry, continues to a breakpoint, the Variables view
+//    shows last_output; F5 on listing.task.xml (a script) asks first with the plan, Debug runs it; "Test: Run All Tests" runs the examples' tests, the Testing view says how many passed)
 //   (scenario not-installed: only open, then the offer to install the bundled server: Install,
 //    the TD301 diagnostic once it is installed, Restart Server reuses it)
 //   run       "Task DSL: Run Task" from the command palette on hello.task.xml, answering the
@@ -159,6 +162,115 @@ async function main() {
     // focus the workbench so keyboard shortcuts reach it
     await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => {});
   });
+
+  if (scenario === 'debug') {
+    // F5 on a template: stop on entry, continue to a breakpoint on the second step, the Variables view
+    // shows last_output; then the Testing view lists the examples' tests and runs them all
+    const line = Number(process.env.TASKDSL_E2E_BREAK_LINE || '10');
+    await step('debug', async () => {
+      await quickOpen('pipeline.task.xml');
+      await page.locator('.statusbar-item[id="status.editor.mode"]', { hasText: 'Task DSL' }).waitFor({ timeout: 30000 });
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.press('Control+G');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible', timeout: 20000 });
+      await input.fill(`:${line}`);
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('F9');
+      await page.locator('.codicon-debug-breakpoint').first().waitFor({ timeout: 20000 });
+      await page.keyboard.press('F5');
+      const paused = page.locator('.debug-toolbar, .debug-toolbar-container').first();
+      await paused.waitFor({ timeout: 60000 });
+      // stopped on entry: the call stack shows the pipeline
+      const row = (text) => page.locator('.monaco-list-row', { hasText: text }).first();
+      await row('pipeline (sequential)').waitFor({ timeout: 60000 });
+      await shot('debug-entry');
+      await page.keyboard.press('F5'); // continue to the breakpoint
+      await row('steps[2] (atomic)').waitFor({ timeout: 60000 });
+      const variable = row('last_output');
+      await variable.waitFor({ timeout: 60000 });
+      const variableText = (await variable.innerText()).replace(/\s+/g, ' ').trim();
+      const stackText = (await row('steps[2] (atomic)').innerText()).replace(/\s+/g, ' ').trim();
+      await shot('debug-breakpoint');
+      await page.keyboard.press('F5'); // continue to the end
+      await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden', timeout: 60000 }).catch(() => {});
+      return { variable: variableText, stack: stackText };
+    });
+    await step('debug_consent', async () => {
+      // a template that runs a shell command: the plan is shown in a modal before the session starts
+      await quickOpen('listing.task.xml');
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.press('F5');
+      const dialog = page.locator('.monaco-dialog-box').first();
+      await dialog.waitFor({ timeout: 60000 });
+      const question = (await dialog.innerText()).replace(/\s+/g, ' ').trim();
+      await shot('debug-consent');
+      await dialog.locator('.monaco-button', { hasText: 'Debug' }).first().click();
+      const row = (text) => page.locator('.monaco-list-row', { hasText: text }).first();
+      await row('listing (script)').waitFor({ timeout: 60000 }); // stopped on entry
+      await page.keyboard.press('F5');
+      await page.locator('.repl .monaco-list-row', { hasText: 'listed' }).first().waitFor({ timeout: 60000 });
+      const console = (await page.locator('.repl').first().innerText()).split('\n').map((l) => l.trim()).filter(Boolean);
+      return { question, console };
+    });
+    await step('tests', async () => {
+      // the Testing view lists the test files (taskdsl.listTests), then Run All runs them (taskdsl.runTest)
+      await palette('View: Show Testing');
+      await page.locator('.monaco-list-row', { hasText: 'word_count.test.xml' }).first().waitFor({ timeout: 60000 });
+      const listed = (await page.locator('.monaco-list-row', { hasText: '.test.xml' }).allInnerTexts())
+        .map((r) => r.replace(/\s+/g, ' ').trim());
+      await palette('Test: Run All Tests');
+      // the view's header counts passed/total ("9/9") once the run is over
+      const counted = () => {
+        for (const el of document.querySelectorAll('*')) {
+          if (el.children.length === 0) {
+            const m = /^\s*(\d+)\/(\d+)\s*$/.exec(el.textContent || '');
+            if (m && Number(m[2]) > 0 && m[1] === m[2]) return m[0].trim();
+          }
+        }
+        return null;
+      };
+      await page.waitForFunction(counted, null, { timeout: 240000 });
+      const summary = await page.evaluate(counted);
+      const passedIcons = await page.locator('.monaco-list-row .codicon-testing-passed-icon').count();
+      await shot('tests');
+      return { listed, summary, passedIcons };
+    });
+    await step('debug_tests', async () => {
+      // Debug All Tests: one debug session per test, each test's verdict from its session; a test that runs a
+      // script asks first (agree to each plan shown); the Testing view's header counts them again
+      const header = () => {
+        for (const el of document.querySelectorAll('*')) {
+          if (el.children.length === 0) {
+            const m = /^\s*(\d+)\/(\d+)\s*$/.exec(el.textContent || '');
+            if (m && Number(m[2]) > 0) return m[0].trim();
+          }
+        }
+        return null;
+      };
+      const before = await page.evaluate(header);
+      await palette('Test: Debug All Tests');
+      const dialog = page.locator('.monaco-dialog-box').first();
+      let agreed = 0;
+      let running = false;
+      const deadline = Date.now() + 240000;
+      for (;;) {
+        const now = await page.evaluate(header);
+        running = running || now !== before;
+        if (running && now === before) break;
+        if (Date.now() > deadline) throw new Error(`the debug run did not end: ${now} (${agreed} plan(s) agreed to)`);
+        if (await dialog.isVisible().catch(() => false)) {
+          await dialog.locator('.monaco-button', { hasText: 'Debug' }).first().click().catch(() => {});
+          agreed += 1;
+        }
+        await page.waitForTimeout(300);
+      }
+      await shot('debug-tests');
+      return { summary: await page.evaluate(header), agreed };
+    });
+    await browser.close();
+    return;
+  }
 
   await step('open', async () => {
     await quickOpen('report.task.xml');
