@@ -162,19 +162,20 @@ def prepare_case(case: TestCase, index, settings=None, read=None):
 
 
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
-                   recorder: Recorder | None = None, prepared=None, recover=None) -> Outcome:
+                   recorder: Recorder | None = None, prepared=None, recover=None,
+                   call_options: dict | None = None) -> Outcome:
     """Prepare (unless `prepared` is given: the plan the editor's user agreed to) and execute the
     task under test as a run would, then judge the result (timed). With a recorder, model calls
     go to the real model and are recorded (no replay fixture). `recover`: the re-planning hook
     (`runner.execute`), handed in by the command that runs the tests."""
     started = time.monotonic()
-    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover)
+    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover, call_options)
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
 async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None,
-                    prepared, recover) -> Outcome:
+                    prepared, recover, call_options: dict | None = None) -> Outcome:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
@@ -187,6 +188,10 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     config = HandlerConfig(model=settings.default_model if settings else default_model(), replay_file=fixture,
                            replay_scope=case.name, replay_real_models=fixture is not None,
                            recorder=recorder.for_case(case) if recorder else None)
+    from taskdsl.evaluator.calls import configure
+
+    # the answer cache is on by default for tests (never while recording: that wants the real calls)
+    config = configure(config, settings, default_cache=recorder is None, **(call_options or {}))
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
         prepared = prepared or prepare_case(case, index, settings)
@@ -217,14 +222,14 @@ def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
 
 async def run_cases(cases: list[tuple], settings=None, model: str | None = None,
                     concurrency: int = CONCURRENCY, recorder: Recorder | None = None,
-                    recover=None) -> list[Outcome]:
+                    recover=None, call_options: dict | None = None) -> list[Outcome]:
     """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order.
     `recover`: the re-planning hook (see `run_case`)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(case: TestCase, index, prepared=None) -> Outcome:
         async with gate:
-            return await run_case(case, index, settings, model, recorder, prepared, recover)
+            return await run_case(case, index, settings, model, recorder, prepared, recover, call_options)
 
     return list(await asyncio.gather(*(one(*entry) for entry in cases)))
 

@@ -41,8 +41,29 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
                    help="stop when model calls would cost more (estimated before the run, enforced during it)")
     p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
+    add_call_options(p, cache_default="off")
     p.set_defaults(func=run_command)
     return p
+
+
+def add_call_options(p, cache_default: str) -> None:
+    "--retries and --cache/--no-cache (run and test)."
+    p.add_argument("--retries", type=_retries, default=None, metavar="N",
+                   help="retry a model call that failed with 429, a timeout, a connection error or a 5xx up to N "
+                        "times (default 3, or [run] retries; 0: never)")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"reuse answers cached for the same request; --no-cache always calls (default {cache_default}, "
+                        "or [run] cache)")
+
+
+def _retries(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 100, got {value!r}")
+    return number
 
 
 def _non_negative(value: str) -> float:
@@ -150,6 +171,7 @@ def _preload_models(model: str | None, quiet: bool) -> None:
 
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.calls import configure
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
@@ -169,7 +191,8 @@ def run_command(args) -> int:
     async def main():
         if args.plan:
             return print_plan(prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
-                                           global_values=global_values), project.model or default_model(), args.model)
+                                           global_values=global_values), project.model or default_model(), args.model,
+                              cache=bool(configure(HandlerConfig(), project, cache=args.cache).cache))
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
@@ -177,7 +200,8 @@ def run_command(args) -> int:
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
                               on_event=progress, allow_read=tuple(args.allow_read), globals=global_values, settings=project,
                               recover=recover,
-                              config=HandlerConfig(model=project.model or default_model()),
+                              config=configure(HandlerConfig(model=project.model or default_model()), project,
+                                               retries=args.retries, cache=args.cache),
                               max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
                               timeout=(args.timeout if args.timeout is not None
                                        else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
@@ -232,11 +256,11 @@ def not_replanned(error) -> str | None:
     return None
 
 
-def print_plan(prepared, default_model: str, model: str | None) -> None:
+def print_plan(prepared, default_model: str, model: str | None, cache: bool = False, data=None) -> None:
     "--plan: the plan the editor's run question shows, printed; nothing runs."
     from taskdsl.evaluator import consent
 
-    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model))))
+    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model, cache=cache, data=data))))
 
 
 def masked(text: str) -> str:

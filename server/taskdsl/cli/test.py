@@ -32,6 +32,9 @@ def add_test_parser(commands, checking) -> argparse.ArgumentParser:
                         "from the calls")
     p.add_argument("--format", choices=("text", "json", "junit"), default="text", help="output format (default text)")
     p.add_argument("--junit", metavar="FILE", help="also write the results as JUnit XML to FILE")
+    from taskdsl.cli.run import add_call_options
+
+    add_call_options(p, cache_default="on")
     p.set_defaults(func=test_command, checking=checking)
     return p
 
@@ -56,7 +59,7 @@ class Results:
 
 
 def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | None = None,
-              recorder: testcases.Recorder | None = None) -> Results:
+              recorder: testcases.Recorder | None = None, call_options: dict | None = None) -> Results:
     """Check the test files of `paths` and run their tests (`cli`: the module whose discovery and
     per-file check `taskdsl check` uses)."""
     from taskdsl.cli.run import _print_diagnostics
@@ -89,7 +92,8 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | No
         from taskdsl.task_system.replan import recover
 
         results.outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, model,
-                                                           recorder=recorder, recover=recover))
+                                                           recorder=recorder, recover=recover,
+                                                           call_options=call_options))
     return results
 
 
@@ -97,7 +101,8 @@ def test_command(args) -> int:
     from taskdsl.cli.run import masked, masked_json
 
     recorder = testcases.Recorder() if args.record else None
-    results = run_tests(args.checking, args.paths, args.pattern, args.model, recorder)
+    results = run_tests(args.checking, args.paths, args.pattern, args.model, recorder,
+                        {"retries": getattr(args, "retries", None), "cache": getattr(args, "cache", None)})
     if args.format == "json":
         print(masked_json({"passed": results.count(testcases.PASSED), "failed": results.count(testcases.FAILED),
                            "errors": results.count(testcases.ERROR), "broken_files": results.broken_files,

@@ -25,6 +25,7 @@ from taskdsl.meaning import model as semantics
 from taskdsl.language.document import Document, Element, parse
 from taskdsl.language.templating import find_placeholders
 
+from taskdsl.evaluator.calls import fallbacks_of
 from taskdsl.evaluator.compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
 from taskdsl.evaluator.results import TaskError
 
@@ -290,6 +291,7 @@ class Prepared:
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
+    fallbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # model → its fallbacks ([models."NAME"])
 
 
 def read_entry(path: str) -> str:
@@ -444,4 +446,5 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources)
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources,
+                    fallbacks=fallbacks_of(settings))

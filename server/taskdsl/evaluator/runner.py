@@ -92,7 +92,8 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     def models() -> frozenset[str]:
         from taskdsl.evaluator import cost
 
-        return frozenset(name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model))
+        called = [name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model)]
+        return frozenset([*called, *(f for name in called for f in prepared.fallbacks.get(name, ()))])
 
     return models
 

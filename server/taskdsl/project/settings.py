@@ -29,6 +29,9 @@ class Settings:
     lint_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     run_allow_read: tuple[str, ...] = ()
     run_max_cost: float | None = None
+    run_retries: int | None = None  # [run] retries (None: the default, 3)
+    run_cache: bool | None = None  # [run] cache (None: on for `taskdsl test`, off for `taskdsl run`)
+    model_policies: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # [models."NAME"]: (name, (key, value)…)
     rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property
