@@ -42,6 +42,9 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
     add_call_options(p, cache_default="off")
+    from taskdsl.cli.batch import add_batch_options
+
+    add_batch_options(p)  # --data ROWS [--jobs N] [--out F] [--resume] [--fail-fast] [--executor]: cli/batch.py
     p.set_defaults(func=run_command)
     return p
 
@@ -184,6 +187,12 @@ def run_command(args) -> int:
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
+    if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False):
+        from taskdsl.cli.batch import batch_command
+
+        if not args.plan:
+            _preload_models(args.model or project.model, args.quiet)
+        return batch_command(args, project, config, global_values, inputs)
     progress = Progress(quiet=args.quiet)
     if not args.plan:
         _preload_models(args.model or project.model, args.quiet)

@@ -147,6 +147,8 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None, *, ca
         files=read_files(prepared.node, prepared.library), inputs=shown_inputs(prepared.inputs),
         templates=tuple(prepared.files), missing=tuple(prepared.missing), fallbacks=fallbacks, cache=cache,
         data=data[0] if data else None, rows=data[2] if data else None)
+    if data:  # a batch: every row brings its own values
+        view = PlanView(**{**view.__dict__, "inputs": tuple((name, "(each row's)") for name, _ in view.inputs)})
     if rows != 1:
         view = PlanView(**{**view.__dict__, "estimate": view.estimate * rows,
                            "fallbacks": tuple((m, c, e * rows) for m, c, e in view.fallbacks)})
