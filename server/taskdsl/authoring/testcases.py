@@ -45,6 +45,8 @@ class TestCase:
     expect_error: tuple[str, str | None] | None = None  # (type, reason)
     span: Span | None = None  # the <test> tag's name (the editor's lens, an error's diagnostic)
     expect_spans: tuple[Span, ...] = ()  # each <expect>, in order; the <expect_error> last when there is one
+    repeat: int = 1  # <test repeat="N">: runs of the test (authoring/matrix.py)
+    min_pass: float = 1.0  # <test min_pass="0.8">: the share of them that must pass
 
     @property
     def id(self) -> str:
@@ -65,6 +67,7 @@ class Outcome:
     output: Any = None  # what the run returned (text or parsed JSON), None when it failed
     expect: int | None = None  # which expect_spans entry failed
     seconds: float = 0.0
+    usage: dict | None = None  # the run's notes.dataUsage (tokens, cost), when it has one
 
     @property
     def passed(self) -> bool:
@@ -87,8 +90,17 @@ def test_cases(document: Document, file: str) -> list[TestCase]:
             inputs=inputs, expects=tuple(e.get("test") or "" for e in expects),
             expect_error=(error.get("type").strip(), (error.get("reason") or "").strip() or None)
             if error is not None and error.get("type") else None,
-            span=test.name_span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ())))
+            span=test.name_span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ()),
+            repeat=_number(test.get("repeat"), int, 1), min_pass=_number(test.get("min_pass"), float, 1.0)))
     return cases
+
+
+def _number(text: str | None, kind, default):
+    "An attribute's number (the grammar checked it: TD105), else the default."
+    try:
+        return kind((text or "").strip()) if text and text.strip() else default
+    except ValueError:
+        return default
 
 
 def replay_fixture(test_file: str) -> str | None:
@@ -198,10 +210,14 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
-        return error_outcome(case, error, index)
+        outcome = error_outcome(case, error, index)
+        outcome.usage = (getattr(error, "details", None) or {}).get("dataUsage")
+        return outcome
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return judge(case, result.value, None)
+    outcome = judge(case, result.value, None)
+    outcome.usage = result.notes.get("dataUsage")
+    return outcome
 
 
 def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
