@@ -45,6 +45,8 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     from taskdsl.cli.batch import add_batch_options
 
     add_batch_options(p)  # --data ROWS [--jobs N] [--out F] [--resume] [--fail-fast] [--executor]: cli/batch.py
+    p.add_argument("--otel", action="store_true", help="export OpenTelemetry spans over OTLP/HTTP (also on when "
+                   "OTEL_EXPORTER_OTLP_ENDPOINT is set; needs taskdsl[otel])")
     p.set_defaults(func=run_command)
     return p
 
@@ -194,6 +196,11 @@ def run_command(args) -> int:
             _preload_models(args.model or project.model, args.quiet)
         return batch_command(args, project, config, global_values, inputs)
     progress = Progress(quiet=args.quiet)
+    spans, problem = span_export(args)
+    if problem is not None:
+        return problem
+    if spans is not None:
+        progress = chained(progress, spans)
     if not args.plan:
         _preload_models(args.model or project.model, args.quiet)
 
@@ -217,9 +224,13 @@ def run_command(args) -> int:
 
     try:
         result = asyncio.run(main())
+        if spans is not None:
+            spans.close()
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("run", args.file, e)
     except TaskError as e:
+        if spans is not None:
+            spans.close()
         if args.json:
             print(masked_json({"error": e.to_json(), **progress.report()}))
         print(masked(f"taskdsl run: {e}"), file=sys.stderr)
@@ -239,6 +250,34 @@ def run_command(args) -> int:
     else:
         print(masked(result.content))
     return 0
+
+
+def span_export(args):
+    """(the OpenTelemetry span export of the run or None, an exit code when it cannot start):
+    on with --otel or OTEL_EXPORTER_OTLP_ENDPOINT (evaluator/otel.py)."""
+    from taskdsl.evaluator import otel
+
+    if args.plan or not otel.wanted(getattr(args, "otel", False)):
+        return None, None
+    try:
+        return otel.SpanExport(), None
+    except otel.OtelUnavailable as e:
+        print(f"taskdsl run: {e}", file=sys.stderr)
+        return None, (2 if args.otel else None)
+
+
+class chained:
+    "An on_event that tells the progress, then the span export (report() is the progress's)."
+
+    def __init__(self, progress, spans):
+        self.progress, self.spans = progress, spans
+
+    def __call__(self, event: dict) -> None:
+        self.progress(event)
+        self.spans(event)
+
+    def report(self) -> dict:
+        return self.progress.report()
 
 
 def replan_summary(structure: str) -> str:
