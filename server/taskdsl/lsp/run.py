@@ -381,7 +381,10 @@ class Runs:
                 self.log(f"[run {run_id}] {step_log_line(step)}", kind)
 
         self.log(f"[run {run_id}] running '{label}' ({path})")
-        config = HandlerConfig(model=settings.default_model, timeout=settings.run_timeout)
+        from taskdsl.evaluator.calls import configure
+
+        # retries, [models."NAME"] fallbacks and limits, [run] cache: as `taskdsl run` takes them
+        config = configure(HandlerConfig(model=settings.default_model, timeout=settings.run_timeout), settings)
         started = time.monotonic()
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:
