@@ -262,6 +262,9 @@ async def litellm_module():
     return load_litellm()
 
 
+_known_models: set[str] = set()  # names litellm routes (check)
+
+
 class LitellmProvider:
     def __init__(self, litellm, model: str, api_base: str | None = None, api_key: str | None = None,
                  timeout: float = 600.0):
@@ -269,8 +272,11 @@ class LitellmProvider:
         self.api_base, self.api_key, self.timeout = api_base, api_key, timeout
 
     def check(self) -> None:
+        if self.model in _known_models:  # litellm's routing of a name does not change in a process
+            return
         try:
             self.litellm.get_llm_provider(self.model)
+            _known_models.add(self.model)
         except Exception:
             raise TaskError("VALIDATION_ERROR", f"model '{self.model}' is not known to litellm: use a name from its "
                             "model list or a provider prefix such as openai/<name> or ollama/<name>", "unknown_model",
