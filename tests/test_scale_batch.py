@@ -153,3 +153,31 @@ async def test_the_batch_plan_covers_the_data_and_max_cost_covers_the_batch(tmp_
                                          "--max-cost", "0.001")
     assert code == 1 and fake.count() == 0
     assert "over its budget of $0.001: raise --max-cost" in err
+
+
+async def test_results_never_go_through_a_link_and_secret_inputs_are_masked(tmp_path):
+    folder = project(tmp_path)
+    (folder / "rows.jsonl").write_text('{"text": "hi", "password": "hunter2-very-long"}\n', encoding="utf-8")
+    (folder / "say.task.xml").write_text(SAY_WITH_PASSWORD, encoding="utf-8")
+    victim = folder / "victim.txt"
+    victim.write_text("keep me\n", encoding="utf-8")
+    os.symlink(victim, folder / "results.jsonl")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", "--data",
+                                         "rows.jsonl", "--out", "results.jsonl", "--resume")
+    assert code == 2 and "taskdsl run: cannot write --out results.jsonl" in err
+    assert victim.read_text(encoding="utf-8") == "keep me\n"
+
+    os.remove(folder / "results.jsonl")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", "--data",
+                                         "rows.jsonl", "--out", "results.jsonl")
+    assert code == 0, err
+    text = (folder / "results.jsonl").read_text(encoding="utf-8")
+    assert "hunter2-very-long" not in text
+    assert json.loads(text)["inputs"] == {"text": "hi", "password": "***"}
+
+
+SAY_WITH_PASSWORD = """<task name="say">
+  <instructions>Say {{text}}</instructions>
+  <inputs><input name="text"/><input name="password"/></inputs>
+</task>
+"""

@@ -107,3 +107,22 @@ async def test_a_failed_task_is_an_error_span_and_content_stays_out_by_default(t
     assert chat.status.code == chat.status.STATUS_CODE_ERROR
     assert "gen_ai.output.messages" not in attributes(chat)
     assert attributes(spans["invoke_workflow pipeline"])["taskdsl.task.status"] == "FAILED"
+
+
+async def test_a_batch_exports_the_spans_of_every_row(tmp_path, loopback, otlp_receiver, monkeypatch):
+    await loopback()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp_receiver["endpoint"])
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "pipeline.task.xml").write_text(PIPELINE, encoding="utf-8")
+    (tmp_path / "rows.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n{"text": "c"}\n', encoding="utf-8")
+    code, out, err = await taskdsl_async(tmp_path, "run", "pipeline.task.xml", "--model", "openai/local-model",
+                                         "--data", "rows.jsonl", "-q")
+    assert code == 0, err
+    names = sorted(span.name for span in otlp_receiver["spans"])
+    assert names == ["chat say"] * 3 + ["execute_tool shout"] * 3 + ["invoke_workflow pipeline"] * 3
+    roots = [s for s in otlp_receiver["spans"] if s.name == "invoke_workflow pipeline"]
+    assert len({s.trace_id for s in roots}) == 3  # a trace per row
+    for root in roots:  # each row's steps under its own root
+        children = [s for s in otlp_receiver["spans"] if s.parent_span_id == root.span_id]
+        assert sorted(s.name for s in children) == ["chat say", "execute_tool shout"]
+        assert {s.trace_id for s in children} == {root.trace_id}

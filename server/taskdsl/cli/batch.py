@@ -71,7 +71,7 @@ class Progress:
 
 
 def batch_command(args, project, config, global_values: dict, inputs: dict) -> int:
-    from taskdsl.cli.run import masked, print_plan, refused
+    from taskdsl.cli.run import masked, print_plan, refused, span_export
     from taskdsl.evaluator import batch, cost
     from taskdsl.evaluator.calls import configure
     from taskdsl.evaluator.compiler import CompileError
@@ -100,10 +100,13 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     limit = args.max_cost if args.max_cost is not None else project.run_max_cost
     budget = cost.Budget(limit) if limit is not None else None
     timeout = (args.timeout if args.timeout is not None else config.get("run", "timeout", default=3600.0)) or None
+    spans, problem = span_export(args) if args.executor == "local" else (None, None)  # OpenTelemetry, per row
+    if problem is not None:
+        return problem
     try:
         context = batch.RowContext(args.file, args.task, project, handler, model=args.model,
                                    allow_read=tuple(args.allow_read), global_values=global_values, budget=budget,
-                                   timeout=timeout, recover=recover)
+                                   timeout=timeout, recover=recover, on_event=spans)
         first = context.prepare(rows[0].inputs if rows else {})  # checks the template: once for the batch
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("run", args.file, e)
@@ -141,6 +144,8 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
             return 2
     else:
         summary = asyncio.run(_local(run, context))
+        if spans is not None:
+            spans.close()
     progress.stop()
     if not args.out:
         for record in run.records:

@@ -203,9 +203,14 @@ class Batch:
     def finish(self, record: dict) -> None:
         "A row is done: write its line (secrets masked), count it, tell the progress."
         from taskdsl.evaluator.trace import redact
+        from taskdsl.support.redaction import Redactor, secret_values
 
-        record = redact(record, self.redactor)
-        line = self.redactor.text(json.dumps(record, ensure_ascii=False, default=str))
+        # the row's own secrets too: the value of an input named like a secret (a password column)
+        given = {k: v for k, v in (record.get("inputs") or {}).items() if isinstance(k, str) and isinstance(v, str)}
+        secrets = secret_values(given, extra=self.redactor.secrets)
+        redactor = self.redactor if secrets == self.redactor.secrets else Redactor(secrets)
+        record = redact(record, redactor)
+        line = redactor.text(json.dumps(record, ensure_ascii=False, default=str))
         if self.writer is not None:
             self.writer.write_line(line)
         else:
@@ -255,7 +260,7 @@ class RowContext:
 
     def __init__(self, path: str, task: str | None, settings: Any, config: Any, *, model: str | None = None,
                  allow_read: tuple[str, ...] = (), global_values: dict | None = None, budget: Any = None,
-                 timeout: float | None = None, recover: Any = None):
+                 timeout: float | None = None, recover: Any = None, on_event: Any = None):
         from dataclasses import replace as changed
 
         from taskdsl.evaluator.plan import read_entry
@@ -269,7 +274,7 @@ class RowContext:
             changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
         self.settings = changed(settings, **changes) if changes else settings
         self.path, self.task, self.config, self.model = os.path.abspath(path), task, config, model
-        self.budget, self.timeout, self.recover = budget, timeout, recover
+        self.budget, self.timeout, self.recover, self.on_event = budget, timeout, recover, on_event
         self.index = project_index(self.path, self.settings)
         self.text = read_entry(self.path)
         self.checked = False
@@ -293,8 +298,9 @@ class RowContext:
                 raise TaskError("VALIDATION_ERROR", missing_inputs_message(
                     InputPlan(prepared.inputs, prepared.missing, prepared.label)), "missing_input",
                     {"missing": prepared.missing})
+            listener = self.on_event.for_run() if hasattr(self.on_event, "for_run") else self.on_event
             result = await execute(prepared, model=self.model, config=self.config, budget=self.budget,
-                                   timeout=self.timeout, recover=self.recover)
+                                   timeout=self.timeout, recover=self.recover, on_event=listener)
         except TaskError as error:
             return record_of(row, error=error)
         except asyncio.CancelledError:

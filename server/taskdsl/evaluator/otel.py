@@ -55,10 +55,35 @@ class SpanExport:
         service = os.environ.get("OTEL_SERVICE_NAME") or "taskdsl"
         self.provider = TracerProvider(resource=Resource.create({"service.name": service}))
         self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        self.tracer = self.provider.get_tracer("taskdsl")
-        self.redactor = Redactor()
+        self.runs = [RunSpans(self.provider.get_tracer("taskdsl"), Redactor(), capture_content())]
+
+    def __call__(self, event: dict) -> None:
+        self.runs[0](event)
+
+    def for_run(self) -> "RunSpans":
+        "A listener for one of several runs at once (a batch's rows): its own task tree, the same exporter."
+        first = self.runs[0]
+        self.runs.append(RunSpans(first.tracer, first.redactor, first.content))
+        return self.runs[-1]
+
+    def close(self) -> None:
+        for run in self.runs:
+            run.end_open()
+        self.provider.shutdown()  # flushes the batch processor
+
+
+class RunSpans:
+    """The spans of one run, made from its step events."""
+
+    def __init__(self, tracer, redactor, content: bool):
+        self.tracer, self.redactor, self.content = tracer, redactor, content
         self.open: dict[str, list] = {}
-        self.content = capture_content()
+
+    def end_open(self) -> None:
+        for stack in self.open.values():
+            for span in stack:
+                span.end()
+        self.open.clear()
 
     def _parent(self, path: str):
         from opentelemetry import trace
@@ -124,14 +149,6 @@ class SpanExport:
             if value is None:
                 continue
             span.set_attribute(key, self._text(value) if isinstance(value, str) else value)
-
-    def close(self) -> None:
-        for stack in self.open.values():
-            for span in stack:
-                span.end()
-        self.open.clear()
-        self.provider.shutdown()  # flushes the batch processor
-
 
 def provider_of(model: str) -> str:
     "The GenAI provider name of a model: its litellm prefix (openai/…), else litellm's map, else the name."
