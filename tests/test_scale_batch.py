@@ -181,3 +181,35 @@ SAY_WITH_PASSWORD = """<task name="say">
   <inputs><input name="text"/><input name="password"/></inputs>
 </task>
 """
+
+
+def test_on_a_terminal_the_progress_is_a_bar_with_count_failures_and_cost(tmp_path):
+    """stderr is a pseudo-terminal: rich draws the bar (count, failures, cost, time left)."""
+    import pty
+    import subprocess
+
+    folder = project(tmp_path)
+    rows_file(folder, 3)
+    main, side = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k != "TASKDSL_MODEL"}
+    environment.update(COLUMNS="120", TERM="xterm")
+    process = subprocess.Popen([sys.executable, "-m", "taskdsl", "run", "say.task.xml", "--model", "taskdsl/echo",
+                                "--data", "rows.jsonl", "--out", "results.jsonl"], cwd=folder, env=environment,
+                               stdout=subprocess.DEVNULL, stderr=side, stdin=subprocess.DEVNULL)
+    os.close(side)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    assert process.wait(120) == 0
+    os.close(main)
+    text = shown.decode("utf-8", "replace")
+    assert "rows" in text and "3/3" in text and "0 failed · $0.0000" in text
+    assert "━" in text  # the bar itself
+    assert "✓ row " not in text  # not the plain lines
+    assert len(results(folder)) == 3

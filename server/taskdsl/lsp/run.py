@@ -299,7 +299,7 @@ class Runs:
         with the same digest runs: an edit while the question was open asks again."""
         from taskdsl.evaluator import consent
 
-        view = consent.plan_view(prepared, settings.default_model, model)
+        view = consent.plan_view(prepared, settings.default_model, model, cache=bool(settings.run_cache))
         why = consent.reasons(view, settings.run_allow_scripts)
         asked = 0
         while why and view.digest not in self.agreed:
@@ -313,7 +313,7 @@ class Runs:
             found = prepare_again()
             if isinstance(found, dict):
                 return found
-            again = consent.plan_view(found, settings.default_model, model)
+            again = consent.plan_view(found, settings.default_model, model, cache=bool(settings.run_cache))
             prepared = found
             if again.digest == view.digest:
                 if answer == ALWAYS:
