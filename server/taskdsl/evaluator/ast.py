@@ -432,8 +432,9 @@ class Atomic(TaskNode):
                             retries=error.details.get("retries") or [])
             raise
         run.trace.write(event="model_call", path=ctx.path, model=result.notes.get("model", model),
-                        prompt={"system": system, "user": user}, output=result.content, tokens={"prompt": result.notes.get("prompt_tokens"),
-                                                        "completion": result.notes.get("completion_tokens")},
+                        prompt={"system": system, "user": user}, output=result.content,
+                        tokens={"prompt": result.notes.get("prompt_tokens"),
+                                "completion": result.notes.get("completion_tokens")},
                         duration_s=round(time.monotonic() - started, 3),
                         **{k: result.notes[k] for k in CALL_NOTES if k in result.notes})  # calls.py: how it answered
         if run.budget is not None:
