@@ -4,7 +4,7 @@
     .venv/bin/python bench/run_all.py --quick    # one run of each, fewer samples, a short soak (~1 min)
     .venv/bin/python bench/run_all.py --markdown # the table as Markdown (docs/performance.md)
 
-Each script runs in its own process (bench_server.py, bench_library.py, bench_evaluator.py,
+Each script runs in its own process (bench_server.py, bench_library.py, bench_evaluator.py, bench_batch.py,
 bench_latency.py, soak_server.py) and hands its rows back as JSON. With --repeat N a script runs N times and every
 value and floor is the median of the runs (the machine is shared: figures are noisy).
 """
@@ -30,6 +30,7 @@ def scripts(quick: bool) -> list[tuple[str, list[str]]]:
         ("bench_library.py", ["--runs", "5" if quick else "20"]),
         ("bench_evaluator.py", ["--nodes", "50" if quick else "200"]),
         ("bench_latency.py", ["--quick"] if quick else []),
+        ("bench_batch.py", ["--rows", "96" if quick else "320"]),
         ("soak_server.py", ["--edits", "200", "--documents", "50"] if quick else []),
     ]
 

@@ -45,6 +45,8 @@ class TestCase:
     expect_error: tuple[str, str | None] | None = None  # (type, reason)
     span: Span | None = None  # the <test> tag's name (the editor's lens, an error's diagnostic)
     expect_spans: tuple[Span, ...] = ()  # each <expect>, in order; the <expect_error> last when there is one
+    repeat: int = 1  # <test repeat="N">: runs of the test (authoring/matrix.py)
+    min_pass: float = 1.0  # <test min_pass="0.8">: the share of them that must pass
 
     @property
     def id(self) -> str:
@@ -65,6 +67,7 @@ class Outcome:
     output: Any = None  # what the run returned (text or parsed JSON), None when it failed
     expect: int | None = None  # which expect_spans entry failed
     seconds: float = 0.0
+    usage: dict | None = None  # the run's notes.dataUsage (tokens, cost), when it has one
 
     @property
     def passed(self) -> bool:
@@ -87,8 +90,17 @@ def test_cases(document: Document, file: str) -> list[TestCase]:
             inputs=inputs, expects=tuple(e.get("test") or "" for e in expects),
             expect_error=(error.get("type").strip(), (error.get("reason") or "").strip() or None)
             if error is not None and error.get("type") else None,
-            span=test.name_span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ())))
+            span=test.name_span, expect_spans=tuple(e.span for e in expects) + ((error.span,) if error is not None else ()),
+            repeat=_number(test.get("repeat"), int, 1), min_pass=_number(test.get("min_pass"), float, 1.0)))
     return cases
+
+
+def _number(text: str | None, kind, default):
+    "An attribute's number (the grammar checked it: TD105), else the default."
+    try:
+        return kind((text or "").strip()) if text and text.strip() else default
+    except ValueError:
+        return default
 
 
 def replay_fixture(test_file: str) -> str | None:
@@ -162,19 +174,20 @@ def prepare_case(case: TestCase, index, settings=None, read=None):
 
 
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
-                   recorder: Recorder | None = None, prepared=None, recover=None) -> Outcome:
+                   recorder: Recorder | None = None, prepared=None, recover=None,
+                   call_options: dict | None = None) -> Outcome:
     """Prepare (unless `prepared` is given: the plan the editor's user agreed to) and execute the
     task under test as a run would, then judge the result (timed). With a recorder, model calls
     go to the real model and are recorded (no replay fixture). `recover`: the re-planning hook
     (`runner.execute`), handed in by the command that runs the tests."""
     started = time.monotonic()
-    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover)
+    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover, call_options)
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
 async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None,
-                    prepared, recover) -> Outcome:
+                    prepared, recover, call_options: dict | None = None) -> Outcome:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
@@ -187,16 +200,24 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     config = HandlerConfig(model=settings.default_model if settings else default_model(), replay_file=fixture,
                            replay_scope=case.name, replay_real_models=fixture is not None,
                            recorder=recorder.for_case(case) if recorder else None)
+    from taskdsl.evaluator.calls import configure
+
+    # the answer cache is on by default for tests (never while recording: that wants the real calls)
+    config = configure(config, settings, default_cache=recorder is None, **(call_options or {}))
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
         prepared = prepared or prepare_case(case, index, settings)
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
-        return error_outcome(case, error, index)
+        outcome = error_outcome(case, error, index)
+        outcome.usage = (getattr(error, "details", None) or {}).get("dataUsage")
+        return outcome
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return judge(case, result.value, None)
+    outcome = judge(case, result.value, None)
+    outcome.usage = result.notes.get("dataUsage")
+    return outcome
 
 
 def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
@@ -217,14 +238,14 @@ def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
 
 async def run_cases(cases: list[tuple], settings=None, model: str | None = None,
                     concurrency: int = CONCURRENCY, recorder: Recorder | None = None,
-                    recover=None) -> list[Outcome]:
+                    recover=None, call_options: dict | None = None) -> list[Outcome]:
     """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order.
     `recover`: the re-planning hook (see `run_case`)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(case: TestCase, index, prepared=None) -> Outcome:
         async with gate:
-            return await run_case(case, index, settings, model, recorder, prepared, recover)
+            return await run_case(case, index, settings, model, recorder, prepared, recover, call_options)
 
     return list(await asyncio.gather(*(one(*entry) for entry in cases)))
 

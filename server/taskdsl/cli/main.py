@@ -105,7 +105,7 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
         stub = commands.add_parser("run", help="run a template (see `taskdsl run --help`)", add_help=False)
         stub.set_defaults(func=lambda _args: unavailable("run"))
 
-    from taskdsl.cli import ask, debug, graph, memory, render, test  # cheap to import (their work imports on use)
+    from taskdsl.cli import ask, cache, debug, graph, memory, render, test  # cheap to import (their work imports on use)
 
     ask.add_parsers(commands)  # match, ask
     test.add_test_parser(commands, checking=checking)  # `test` finds and checks files as `check` does
@@ -113,6 +113,7 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     graph.add_graph_parser(commands)
     memory.add_memory_parser(commands)  # memory index | show | match
     debug.add_debug_parser(commands)
+    cache.add_cache_parser(commands)
 
     serve = commands.add_parser("serve", help="start the language server (stdio by default)")
     transport = serve.add_mutually_exclusive_group()

@@ -41,8 +41,34 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
                    help="stop when model calls would cost more (estimated before the run, enforced during it)")
     p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
+    add_call_options(p, cache_default="off")
+    from taskdsl.cli.batch import add_batch_options
+
+    add_batch_options(p)  # --data ROWS [--jobs N] [--out F] [--resume] [--fail-fast] [--executor]: cli/batch.py
+    p.add_argument("--otel", action="store_true", help="export OpenTelemetry spans over OTLP/HTTP (also on when "
+                   "OTEL_EXPORTER_OTLP_ENDPOINT is set; needs taskdsl[otel])")
     p.set_defaults(func=run_command)
     return p
+
+
+def add_call_options(p, cache_default: str) -> None:
+    "--retries and --cache/--no-cache (run and test)."
+    p.add_argument("--retries", type=_retries, default=None, metavar="N",
+                   help="retry a model call that failed with 429, a timeout, a connection error or a 5xx up to N "
+                        "times (default 3, or [run] retries; 0: never)")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"reuse answers cached for the same request; --no-cache always calls (default {cache_default}, "
+                        "or [run] cache)")
+
+
+def _retries(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 100, got {value!r}")
+    return number
 
 
 def _non_negative(value: str) -> float:
@@ -157,6 +183,7 @@ def _preload_models(model: str | None, quiet: bool) -> None:
 
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.calls import configure
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
@@ -169,14 +196,26 @@ def run_command(args) -> int:
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
+    if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False):
+        from taskdsl.cli.batch import batch_command
+
+        if not args.plan:
+            _preload_models(args.model or project.model, args.quiet)
+        return batch_command(args, project, config, global_values, inputs)
     progress = Progress(quiet=args.quiet)
+    spans, problem = span_export(args)
+    if problem is not None:
+        return problem
+    if spans is not None:
+        progress = chained(progress, spans)
     if not args.plan:
         _preload_models(args.model or project.model, args.quiet)
 
     async def main():
         if args.plan:
             return print_plan(prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
-                                           global_values=global_values), project.model or default_model(), args.model)
+                                           global_values=global_values), project.model or default_model(), args.model,
+                              cache=bool(configure(HandlerConfig(), project, cache=args.cache).cache))
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
@@ -184,16 +223,21 @@ def run_command(args) -> int:
         return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
                               on_event=progress, allow_read=tuple(args.allow_read), globals=global_values, settings=project,
                               recover=recover,
-                              config=HandlerConfig(model=project.model or default_model()),
+                              config=configure(HandlerConfig(model=project.model or default_model()), project,
+                                               retries=args.retries, cache=args.cache),
                               max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
                               timeout=(args.timeout if args.timeout is not None
                                        else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
 
     try:
         result = asyncio.run(main())
+        if spans is not None:
+            spans.close()
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("run", args.file, e)
     except TaskError as e:
+        if spans is not None:
+            spans.close()
         if args.json:
             print(masked_json({"error": e.to_json(), **progress.report()}))
         print(masked(f"taskdsl run: {e}"), file=sys.stderr)
@@ -213,6 +257,34 @@ def run_command(args) -> int:
     else:
         print(masked(result.content))
     return 0
+
+
+def span_export(args):
+    """(the OpenTelemetry span export of the run or None, an exit code when it cannot start):
+    on with --otel or OTEL_EXPORTER_OTLP_ENDPOINT (evaluator/otel.py)."""
+    from taskdsl.evaluator import otel
+
+    if args.plan or not otel.wanted(getattr(args, "otel", False)):
+        return None, None
+    try:
+        return otel.SpanExport(), None
+    except otel.OtelUnavailable as e:
+        print(f"taskdsl run: {e}", file=sys.stderr)
+        return None, (2 if args.otel else None)
+
+
+class chained:
+    "An on_event that tells the progress, then the span export (report() is the progress's)."
+
+    def __init__(self, progress, spans):
+        self.progress, self.spans = progress, spans
+
+    def __call__(self, event: dict) -> None:
+        self.progress(event)
+        self.spans(event)
+
+    def report(self) -> dict:
+        return self.progress.report()
 
 
 def replan_summary(structure: str) -> str:
@@ -239,11 +311,11 @@ def not_replanned(error) -> str | None:
     return None
 
 
-def print_plan(prepared, default_model: str, model: str | None) -> None:
+def print_plan(prepared, default_model: str, model: str | None, cache: bool = False, data=None) -> None:
     "--plan: the plan the editor's run question shows, printed; nothing runs."
     from taskdsl.evaluator import consent
 
-    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model))))
+    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model, cache=cache, data=data))))
 
 
 def masked(text: str) -> str:

@@ -26,12 +26,19 @@ def add_test_parser(commands, checking) -> argparse.ArgumentParser:
                                         "project). Each test runs its task as `taskdsl run` would and checks the result.")
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="test files or folders (default: .)")
     p.add_argument("-k", dest="pattern", metavar="PATTERN", help="only the tests whose name contains PATTERN")
-    p.add_argument("--model", help="the model for every test (overrides the tests' model and the tasks' <model>)")
+    p.add_argument("--model", action="append", default=None,
+                   help="the model for every test (overrides the tests' model and the tasks' <model>); repeat it "
+                        "(--model A --model B) to run every test under each and print a side-by-side table")
+    p.add_argument("--repeat", type=_repeat, default=1, metavar="N",
+                   help="run every test N times (times its repeat=\"…\"); it passes on its min_pass rate")
     p.add_argument("--record", action="store_true",
                    help="call the real models (no replay fixture) and write each test file's NAME.replay.json "
                         "from the calls")
     p.add_argument("--format", choices=("text", "json", "junit"), default="text", help="output format (default text)")
     p.add_argument("--junit", metavar="FILE", help="also write the results as JUnit XML to FILE")
+    from taskdsl.cli.run import add_call_options
+
+    add_call_options(p, cache_default="on")
     p.set_defaults(func=test_command, checking=checking)
     return p
 
@@ -44,6 +51,7 @@ class Results:
     skipped: list[testcases.TestCase] = field(default_factory=list)
     broken_files: int = 0
     usage_errors: list[str] = field(default_factory=list)
+    columns: list = field(default_factory=list)  # authoring.matrix.Column per model, with --model A --model B / repeats
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
@@ -55,8 +63,8 @@ class Results:
         return 0 if all(o.passed for o in self.outcomes) else 1
 
 
-def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | None = None,
-              recorder: testcases.Recorder | None = None) -> Results:
+def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
+              recorder: testcases.Recorder | None = None, call_options: dict | None = None, repeat: int = 1) -> Results:
     """Check the test files of `paths` and run their tests (`cli`: the module whose discovery and
     per-file check `taskdsl check` uses)."""
     from taskdsl.cli.run import _print_diagnostics
@@ -88,8 +96,18 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model: str | No
     if cases and index is not None:
         from taskdsl.task_system.replan import recover
 
-        results.outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, model,
-                                                           recorder=recorder, recover=recover))
+        models = model if isinstance(model, list) else [model]
+        if len(models) > 1 or repeat > 1 or any(case.repeat > 1 for case in cases):
+            from taskdsl.authoring import matrix
+
+            results.columns = asyncio.run(matrix.run_matrix([(case, index) for case in cases], models, repeat,
+                                                            settings=settings, recorder=recorder, recover=recover,
+                                                            call_options=call_options))
+            results.outcomes = [cell.outcome() for column in results.columns for cell in column.cells]
+        else:
+            results.outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, models[0],
+                                                               recorder=recorder, recover=recover,
+                                                               call_options=call_options))
     return results
 
 
@@ -97,16 +115,26 @@ def test_command(args) -> int:
     from taskdsl.cli.run import masked, masked_json
 
     recorder = testcases.Recorder() if args.record else None
-    results = run_tests(args.checking, args.paths, args.pattern, args.model, recorder)
+    models = args.model or [None]
+    results = run_tests(args.checking, args.paths, args.pattern, models if len(models) > 1 else models[0], recorder,
+                        {"retries": getattr(args, "retries", None), "cache": getattr(args, "cache", None)},
+                        repeat=getattr(args, "repeat", 1))
+    shown = matrix_shown(results)
     if args.format == "json":
         print(masked_json({"passed": results.count(testcases.PASSED), "failed": results.count(testcases.FAILED),
                            "errors": results.count(testcases.ERROR), "broken_files": results.broken_files,
-                           "tests": [testcases.outcome_json(o) for o in results.outcomes]}))
+                           "tests": [testcases.outcome_json(o) for o in results.outcomes],
+                           **({"matrix": matrix_json(results)} if shown else {})}))
     elif args.format == "junit":
         sys.stdout.write(masked(junit(results)))
     else:
-        for outcome in results.outcomes:
-            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}" + ("" if outcome.passed else f"\n     {outcome.message}")))
+        for outcome, model in zip(results.outcomes, outcome_models(results)):
+            label = f" [{model}]" if model else ""
+            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}" + ("" if outcome.passed else f"\n     {outcome.message}")))
+        if shown:
+            from taskdsl.authoring import matrix
+
+            print(masked(matrix.table(results.columns)))
         print(summary(results))
     if args.junit:
         try:
@@ -140,15 +168,39 @@ def junit(results: Results) -> str:
     from taskdsl.support.junit import Case, Problem, Suite, junit_xml
 
     suites: dict[str, Suite] = {}
-    for outcome in results.outcomes:
+    for outcome, model in zip(results.outcomes, outcome_models(results)):
         case = outcome.case
         problem = None if outcome.passed else Problem(_first_line(outcome.message), outcome.message)
         suites.setdefault(case.file, Suite(case.file)).cases.append(Case(
-            case.file, case.name, outcome.seconds, failure=problem if outcome.status == testcases.FAILED else None,
+            case.file, f"{case.name} [{model}]" if model else case.name, outcome.seconds, failure=problem if outcome.status == testcases.FAILED else None,
             error=problem if outcome.status == testcases.ERROR else None))
     for case in results.skipped:
         suites.setdefault(case.file, Suite(case.file)).cases.append(Case(case.file, case.name, skipped=NOT_CHECKED))
     return junit_xml("taskdsl test", list(suites.values()))
+
+
+def _repeat(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 1000:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 1000, got {value!r}")
+    return int(value)
+
+
+def matrix_shown(results: Results) -> bool:
+    "The side-by-side table is shown for more than one model."
+    return len(results.columns) > 1
+
+
+def outcome_models(results: Results) -> list:
+    "The model of each outcome when several were compared (None otherwise)."
+    if not matrix_shown(results):
+        return [None] * len(results.outcomes)
+    return [column.model for column in results.columns for _ in column.cells]
+
+
+def matrix_json(results: Results) -> dict:
+    from taskdsl.authoring import matrix
+
+    return matrix.to_json(results.columns)
 
 
 def _first_line(message: str) -> str:

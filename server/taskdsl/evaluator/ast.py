@@ -445,14 +445,17 @@ class Atomic(TaskNode):
             result = await handler.execute(system, user, self.output_format)
         except TaskError as error:
             run.trace.write(event="model_call", path=ctx.path, model=model, prompt={"system": system, "user": user},
-                            error=error.to_json(), duration_s=round(time.monotonic() - started, 3))
+                            error=error.to_json(), duration_s=round(time.monotonic() - started, 3),
+                            retries=error.details.get("retries") or [])
             raise
-        run.trace.write(event="model_call", path=ctx.path, model=model, prompt={"system": system, "user": user},
-                        output=result.content, tokens={"prompt": result.notes.get("prompt_tokens"),
-                                                        "completion": result.notes.get("completion_tokens")},
-                        duration_s=round(time.monotonic() - started, 3))
+        run.trace.write(event="model_call", path=ctx.path, model=result.notes.get("model", model),
+                        prompt={"system": system, "user": user}, output=result.content,
+                        tokens={"prompt": result.notes.get("prompt_tokens"),
+                                "completion": result.notes.get("completion_tokens")},
+                        duration_s=round(time.monotonic() - started, 3),
+                        **{k: result.notes[k] for k in CALL_NOTES if k in result.notes})  # calls.py: how it answered
         if run.budget is not None:
-            run.budget.charge(model, result.notes)
+            run.budget.charge(result.notes.get("model", model), result.notes)
         result.notes["dataUsage"]["files"] = list(files)
         if files.memory is not None:  # what came from the memory system, and what matching cost
             result.notes["dataUsage"] = usage.summed([result.notes["dataUsage"], files.memory.usage,
@@ -489,7 +492,9 @@ class Script(TaskNode):
         return result
 
 
-BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_limit", "duration_s", "dataUsage"}
+BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_limit", "duration_s", "dataUsage",
+                     "fallback_from", "cached", "retries"}
+CALL_NOTES = ("fallback_from", "cached", "retries")  # how a model call answered (evaluator/calls.py)
 
 
 def history_text(history: list[dict], fmt: str) -> str:

@@ -71,6 +71,10 @@ class PlanView:
     inputs: tuple[tuple[str, str], ...]  # (name, value as shown: secrets masked, long values cut)
     templates: tuple[str, ...]  # the template files compiled for the run
     missing: tuple[str, ...] = ()  # required inputs with no value yet
+    fallbacks: tuple[tuple[str, tuple[str, ...], float], ...] = ()  # (model, its fallbacks, their estimate if used)
+    cache: bool = False  # answers already in the answer cache are reused (and cost nothing)
+    data: str | None = None  # a batch's rows file (its digest is in the plan's)
+    rows: int | None = None
     digest: str = field(default="", compare=False)
 
 
@@ -151,22 +155,38 @@ def shown_inputs(inputs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(shown)
 
 
-def plan_view(prepared: Any, default_model: str, model: str | None = None) -> PlanView:
+def plan_view(prepared: Any, default_model: str, model: str | None = None, *, cache: bool = False,
+              data: tuple[str, str, int] | None = None) -> PlanView:
     """The plan of a prepared run whose atomic tasks default to `default_model`, every one of
-    them using `model` when it is given (the run's override)."""
+    them using `model` when it is given (the run's override). `cache`: the run reuses cached
+    answers; `data`: a batch's (rows file, its sha256, number of rows): one plan for every row."""
     calls = cost.plan_calls(prepared.node, prepared.library, default_model, model)
-    models = tuple((name, prices(name) is not None) for name in dict.fromkeys(name for name, _ in calls))
+    primaries = list(dict.fromkeys(name for name, _ in calls))
+    fallbacks = tuple((name, prepared.fallbacks[name],
+                       cost.estimate((f, text) for f in prepared.fallbacks[name] if prices(f) is not None
+                                     for called, text in calls if called == name))
+                      for name in primaries if getattr(prepared, "fallbacks", {}).get(name))
+    every = dict.fromkeys([*primaries, *(f for _, chain, _ in fallbacks for f in chain)])
+    models = tuple((name, prices(name) is not None) for name in every)
+    rows = data[2] if data else 1
     view = PlanView(
         label=prepared.label, path=prepared.path, folder=os.path.dirname(os.path.realpath(prepared.path)),
         commands=tuple(planned_command(c) for c in prepared.commands), models=models,
         estimate=cost.estimate((name, text) for name, text in calls if prices(name) is not None),
         files=with_memory(read_files(prepared.node, prepared.library), prepared), inputs=shown_inputs(prepared.inputs),
-        templates=tuple(prepared.files), missing=tuple(prepared.missing))
-    return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view)})
+        templates=tuple(prepared.files), missing=tuple(prepared.missing), fallbacks=fallbacks, cache=cache,
+        data=data[0] if data else None, rows=data[2] if data else None)
+    if data:  # a batch: every row brings its own values
+        view = PlanView(**{**view.__dict__, "inputs": tuple((name, "(each row's)") for name, _ in view.inputs)})
+    if rows != 1:
+        view = PlanView(**{**view.__dict__, "estimate": view.estimate * rows,
+                           "fallbacks": tuple((m, c, e * rows) for m, c, e in view.fallbacks)})
+    return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view, data[1] if data else None)})
 
 
-def plan_digest(prepared: Any, view: PlanView) -> str:
-    """sha256 of the plan's canonical JSON: what runs, with what, reading what."""
+def plan_digest(prepared: Any, view: PlanView, data_digest: str | None = None) -> str:
+    """sha256 of the plan's canonical JSON: what runs, with what, reading what (a batch: and the
+    rows file's own sha256)."""
     canonical = {
         "entry": prepared.path, "task": prepared.task,
         "sources": {path: prepared.sources.get(path) for path in sorted(prepared.sources)},
@@ -179,6 +199,10 @@ def plan_digest(prepared: Any, view: PlanView) -> str:
     _, _, index_text = memory_index_of(prepared)
     if index_text is not None:  # what the memory may match: another index is another plan
         canonical["memory_index"] = hashlib.sha256(index_text.encode("utf-8", "surrogatepass")).hexdigest()
+    if view.fallbacks:
+        canonical["fallbacks"] = [[name, list(chain)] for name, chain, _ in view.fallbacks]
+    if data_digest is not None:
+        canonical["data"] = data_digest
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -226,7 +250,8 @@ def _dollars(value: float) -> str:
 
 def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     """The plan as the user reads it before agreeing (the editor's question, `taskdsl run --plan`)."""
-    lines = [f"Running '{view.label}' ({_shown_path(view.path, view.folder)}) will:"]
+    batch = f" for each of the {view.rows} rows of {_shown_path(view.data, view.folder)}" if view.data else ""
+    lines = [f"Running '{view.label}' ({_shown_path(view.path, view.folder)}){batch} will:"]
     if view.commands:
         noun = "this shell command" if len(view.commands) == 1 else f"these {len(view.commands)} shell commands"
         lines.append(f"  run {noun} in {view.folder}:")
@@ -245,6 +270,11 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
             if unpriced:
                 estimate += f", plus what {', '.join(unpriced)} cost{'s' if len(unpriced) == 1 else ''}"
             lines.append(f"    estimated cost: {estimate}")
+    for name, chain, if_used in view.fallbacks:
+        lines.append(f"    if {name} still fails after its retries: {', then '.join(chain)} "
+                     f"(about {_dollars(if_used)} more if used)")
+    if view.models and view.cache:
+        lines.append("    answers already in the cache are reused: cached calls cost nothing")
     if view.files.paths or view.files.unknown:
         lines.append("  read these files:")
         lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths]

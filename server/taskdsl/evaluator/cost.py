@@ -52,7 +52,9 @@ class Budget:
                             f"(spent ${self.spent:.4f}, this prompt ${next_call:.4f})", self.spent, self.limit)
 
     def charge(self, model: str, notes: dict) -> None:
-        "Add what a finished call used; past the limit the run stops here."
+        "Add what a finished call used; past the limit the run stops here. A cached answer costs nothing."
+        if notes.get("cached"):
+            return
         used_in = notes.get("prompt_tokens") or 0
         used_out = notes.get("completion_tokens") or 0
         self.spent += price_of(model, int(used_in), int(used_out))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from taskdsl.evaluator.outputs import Reading, read_answer, strip_code_fences  # noqa: F401 (strip_code_fences: imported from here by others)
 from taskdsl.evaluator import usage
@@ -34,6 +34,9 @@ class HandlerConfig:
     replay_real_models: bool = False  # every model but an offline one answers from replay_file (taskdsl test)
     recorder: Callable[[str, str], None] | None = None  # told (prompt, answer) of each real model call
     timeout: float = 600.0
+    retries: int = 3  # of a call that failed for a reason worth another try (calls.py); 0: none
+    limits: Any = None  # calls.Limits: [models."NAME"] fallbacks and limits, shared by every run of a process
+    cache: Any = None  # cache.AnswerCache: answers reused by digest; None sends every call
 
 
 class Handler:
@@ -47,7 +50,7 @@ class Handler:
         from taskdsl.evaluator.providers import provider_for
 
         config = self.config
-        provider = await provider_for(config)
+        provider = await provider_for(config, output_format)
         provider.check()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         notes: dict = {"model": config.model}
@@ -71,7 +74,7 @@ class Handler:
         self.turns += 1
         started = time.monotonic()
         answer = await provider.complete(messages)
-        calls = 1
+        calls, first = 1, None
         reading = read_answer(answer.content, output_format)
         if reading.mismatch:
             # the answer is not of the declared shape: tell the model why, once (then INVALID_OUTPUT)
@@ -88,13 +91,28 @@ class Handler:
         notes["duration_s"] = round(time.monotonic() - started, 3)
         if answer.completion_tokens is not None:
             notes["completion_tokens"] = answer.completion_tokens
-        notes["dataUsage"] = usage.of_call(config.model, calls, notes["prompt_tokens"], answer.completion_tokens or 0)
+        answered_by(notes, answer, first, config.model)
+        notes["dataUsage"] = usage.of_call(notes["model"], calls, notes["prompt_tokens"], answer.completion_tokens or 0,
+                                           cached=notes.get("cached", False))
         if reading.mismatch:
             raise TaskError("INVALID_OUTPUT", f"the answer does not match the declared output after one retry: "
                             f"{reading.mismatch}", "schema_mismatch",
                             {"violations": [reading.mismatch], "schema": (output_format or {}).get("schema"),
                              "answer": answer.content[:2000], "notes": notes})
         return TaskResult(content=answer.content, notes={**notes, **(reading.notes or {})}, parsed_content=reading.parsed)
+
+
+def answered_by(notes: dict, answer, first, model: str) -> None:
+    """Notes of how the answer came (calls.py): the model that answered (`fallback_from` the one
+    asked when a fallback did), `cached` when every call came from the answer cache, `retries`."""
+    answers = [a for a in (first, answer) if a is not None]
+    if answer.model and answer.model != model:
+        notes["model"], notes["fallback_from"] = answer.model, model
+    if all(a.cached for a in answers):
+        notes["cached"] = True
+    retries = [r for a in answers for r in a.retries]
+    if retries:
+        notes["retries"] = retries
 
 
 def retry_prompt(problem: str) -> str:

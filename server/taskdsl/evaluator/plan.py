@@ -26,6 +26,7 @@ from taskdsl.meaning import model as semantics
 from taskdsl.language.document import Document, Element, parse
 from taskdsl.language.templating import find_placeholders
 
+from taskdsl.evaluator.calls import fallbacks_of
 from taskdsl.evaluator.compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
 from taskdsl.evaluator.results import TaskError
 
@@ -292,6 +293,7 @@ class Prepared:
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
     settings: Any = None  # the project's settings it was prepared with (the memory system reads its [memory])
+    fallbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # model → its fallbacks ([models."NAME"])
 
 
 def read_entry(path: str) -> str:
@@ -453,4 +455,5 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources, settings=settings)
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources, settings=settings,
+                    fallbacks=fallbacks_of(settings))

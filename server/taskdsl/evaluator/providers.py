@@ -51,6 +51,9 @@ class Completion:
 
     content: str
     completion_tokens: int | None
+    model: str | None = None  # the model that answered (a fallback's name when one did: calls.py)
+    cached: bool = False  # from the answer cache: nothing was sent
+    retries: tuple = ()  # every retry made before this answer (calls.py)
 
 
 class Provider(Protocol):
@@ -259,6 +262,9 @@ async def litellm_module():
     return load_litellm()
 
 
+_known_models: set[str] = set()  # names litellm routes (check)
+
+
 class LitellmProvider:
     def __init__(self, litellm, model: str, api_base: str | None = None, api_key: str | None = None,
                  timeout: float = 600.0):
@@ -266,8 +272,11 @@ class LitellmProvider:
         self.api_base, self.api_key, self.timeout = api_base, api_key, timeout
 
     def check(self) -> None:
+        if self.model in _known_models:  # litellm's routing of a name does not change in a process
+            return
         try:
             self.litellm.get_llm_provider(self.model)
+            _known_models.add(self.model)
         except Exception:
             raise TaskError("VALIDATION_ERROR", f"model '{self.model}' is not known to litellm: use a name from its "
                             "model list or a provider prefix such as openai/<name> or ollama/<name>", "unknown_model",
@@ -297,8 +306,8 @@ class LitellmProvider:
     async def complete(self, messages: list[dict]) -> Completion:
         litellm, model = self.litellm, self.model
         kwargs = {"api_base": self.api_base, "api_key": self.api_key, "timeout": self.timeout}
-        try:
-            response = await litellm.acompletion(model=model, messages=messages,
+        try:  # max_retries=0: retries are taskdsl's own (calls.py), each one seen in the notes and the trace
+            response = await litellm.acompletion(model=model, messages=messages, max_retries=0,
                                                  **{k: v for k, v in kwargs.items() if v is not None})
         except litellm.AuthenticationError as e:
             missing = litellm.validate_environment(model).get("missing_keys") or []
@@ -314,10 +323,31 @@ class LitellmProvider:
         except (litellm.APIError, litellm.APIConnectionError, litellm.BadRequestError, litellm.Timeout,
                 litellm.RateLimitError, litellm.ServiceUnavailableError, litellm.InternalServerError) as e:
             raise TaskError("TASK_FAILURE", f"model '{model}' call failed: {_short(e)}", "model_error",
-                            {"model": model}) from None
+                            {"model": model, **failure_kind(litellm, e)}) from None
         usage = getattr(response, "usage", None)
         return Completion(response.choices[0].message.content or "",
                           usage.completion_tokens if usage is not None else None)
+
+
+def failure_kind(litellm, error: Exception) -> dict:
+    """status, whether another try may succeed (429, timeout, connection, 5xx) and the wait the
+    server asked for (Retry-After) of a failed call."""
+    from taskdsl.evaluator.calls import parse_retry_after
+
+    status = getattr(error, "status_code", None)
+    status = status if isinstance(status, int) else None
+    transient = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.ServiceUnavailableError,
+                 litellm.InternalServerError)
+    retryable = isinstance(error, transient) or (status is not None and (status == 429 or status >= 500))
+    if isinstance(error, litellm.BadRequestError) or (status is not None and 400 <= status < 500 and status != 429
+                                                      and status != 408):
+        retryable = False
+    headers = getattr(error, "litellm_response_headers", None) or getattr(getattr(error, "response", None), "headers", None)
+    kind = {"status": status, "retryable": retryable}
+    after = parse_retry_after(headers) if retryable else None
+    if after is not None:
+        kind["retry_after"] = after
+    return kind
 
 
 def _short(error: Exception) -> str:
@@ -325,14 +355,28 @@ def _short(error: Exception) -> str:
     return text[:300]
 
 
-async def provider_for(config) -> Provider:
+async def provider_for(config, output_format: dict | None = None) -> Provider:
     """The provider of config.model (a HandlerConfig): offline models never import litellm."""
     if is_offline(config.model):
         return OfflineProvider(config.model, config.replay_file, config.replay_scope)
     if config.replay_real_models and config.replay_file:
         return OfflineProvider(f"{PROVIDER}/replay", config.replay_file, config.replay_scope)
-    provider = LitellmProvider(await litellm_module(), config.model, config.api_base, config.api_key, config.timeout)
-    return Recording(provider, config.recorder) if config.recorder else provider
+    litellm = await litellm_module()
+
+    def make(model: str) -> Provider:
+        if is_offline(model):
+            return OfflineProvider(model, config.replay_file, config.replay_scope)
+        made = LitellmProvider(litellm, model, config.api_base, config.api_key, config.timeout)
+        return Recording(made, config.recorder) if config.recorder else made
+
+    from taskdsl.evaluator.calls import Resilient
+
+    cache = config.cache
+    key = None
+    if cache is not None:
+        def key(messages: list[dict]) -> str:
+            return cache.key(config.model, messages, {"api_base": config.api_base}, output_format)
+    return Resilient(make(config.model), make, retries=config.retries, limits=config.limits, cache=cache, cache_key=key)
 
 
 class Recording:

@@ -92,7 +92,8 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     def models() -> frozenset[str]:
         from taskdsl.evaluator import cost
 
-        return frozenset(name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model))
+        called = [name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model)]
+        return frozenset([*called, *(f for name in called for f in prepared.fallbacks.get(name, ()))])
 
     return models
 
@@ -102,19 +103,20 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
                   max_cost: float | None = None, timeout: float | None = None,
                   script_env: dict[str, str] | None = None,
-                  recover: Callable[..., Any] | None = None,
+                  recover: Callable[..., Any] | None = None, budget: Any = None,
                   on_step: Callable[..., Any] | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups. `script_env`
     is added to every script's environment. `recover` (a failed task, its error, … → a result) is
     how a task that failed may be re-planned: the caller hands in `task_system.replan.recover`
-    (the evaluator never imports the layer above it); None re-plans nothing. `on_step` is the
+    (the evaluator never imports the layer above it); None re-plans nothing. `budget`: a
+    cost.Budget shared with other runs (a batch's), instead of one of `max_cost`. `on_step` is the
     debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
     global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
-    budget = None
-    if max_cost is not None:
+    # budget: a cost.Budget shared by several runs (a batch's rows: --max-cost covers the batch)
+    if budget is None and max_cost is not None:
         from taskdsl.evaluator import cost
 
         cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)

@@ -34,11 +34,24 @@ class StepRecord:
     tokens: dict[str, int] | None = None
     error: dict | None = None
     started: float = 0.0
+    cached: bool = False  # a model call answered from the answer cache (evaluator/calls.py)
+    fallback: tuple[str, str] | None = None  # (the model asked, the fallback that answered)
 
     def to_json(self) -> dict:
         return {"path": self.path, "kind": self.kind, "name": self.name, "status": self.status,
                 "content": self.content, "duration_s": self.duration_s, "tokens": self.tokens,
-                "error": self.error}
+                "error": self.error, **self.call_facts()}
+
+    def call_facts(self) -> dict:
+        "How its model call answered, when it was not the plain way: cached, or by a fallback."
+        return {**({"cached": True} if self.cached else {}),
+                **({"fallback": {"asked": self.fallback[0], "answered": self.fallback[1]}} if self.fallback else {})}
+
+    def call_words(self) -> list[str]:
+        words = ["cached"] if self.cached else []
+        if self.fallback:
+            words.append(f"answered by fallback {self.fallback[1]} (for {self.fallback[0]})")
+        return words
 
 
 def _tokens(notes: dict | None) -> dict[str, int] | None:
@@ -79,6 +92,10 @@ class StepRecorder:
                 step.content = getattr(result, "content", "") if result is not None else ""
                 # only a model call's own tokens: a sequential's result carries its last step's notes
                 step.tokens = _tokens(notes) if step.kind == "atomic" else None
+                if step.kind == "atomic" and notes:
+                    step.cached = bool(notes.get("cached"))
+                    if notes.get("fallback_from"):
+                        step.fallback = (str(notes["fallback_from"]), str(notes.get("model")))
                 if problem := output_problem(notes):
                     step.status = STATUS_DEGRADED
                     step.error = {"type": "INVALID_OUTPUT", "reason": "output_format", "message": problem,
@@ -98,7 +115,7 @@ class StepRecorder:
     def summary(self) -> list[dict]:
         "Every step in begin order, as `taskdsl run --json` prints them."
         return [{"path": s.path, "type": s.kind, "status": s.status, "duration_s": s.duration_s,
-                 **({"tokens": s.tokens} if s.tokens else {}),
+                 **({"tokens": s.tokens} if s.tokens else {}), **s.call_facts(),
                  **({"problem": s.error.get("message")} if s.error else {})} for s in self.steps]
 
     def totals(self) -> dict:
@@ -188,6 +205,7 @@ def render_result(report: RunReport) -> str:
             facts = [step.kind or "step", step.status, _seconds(step.duration_s)]
             if tokens := _tokens_text(step.tokens):
                 facts.append(f"tokens {tokens}")
+            facts += step.call_words()
             lines += ["", f"### {number}. `{step.path}`", "", " · ".join(facts), ""]
             if step.error:
                 lines.append(_error_text(step.error))
@@ -212,7 +230,7 @@ def step_log_line(step: StepRecord) -> str:
     head = f"{mark} {step.path} ({step.kind}, {_seconds(step.duration_s)}"
     if tokens := _tokens_text(step.tokens):
         head += f", {tokens} tokens"
-    head += ")"
+    head += "".join(f", {words}" for words in step.call_words()) + ")"
     if step.error:
         return f"{head}: {step.error.get('message') or step.error}"
     preview = " ".join(step.content.split())

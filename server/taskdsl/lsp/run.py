@@ -299,7 +299,7 @@ class Runs:
         with the same digest runs: an edit while the question was open asks again."""
         from taskdsl.evaluator import consent
 
-        view = consent.plan_view(prepared, settings.default_model, model)
+        view = consent.plan_view(prepared, settings.default_model, model, cache=bool(settings.run_cache))
         why = consent.reasons(view, settings.run_allow_scripts)
         asked = 0
         while why and view.digest not in self.agreed:
@@ -313,7 +313,7 @@ class Runs:
             found = prepare_again()
             if isinstance(found, dict):
                 return found
-            again = consent.plan_view(found, settings.default_model, model)
+            again = consent.plan_view(found, settings.default_model, model, cache=bool(settings.run_cache))
             prepared = found
             if again.digest == view.digest:
                 if answer == ALWAYS:
@@ -381,7 +381,10 @@ class Runs:
                 self.log(f"[run {run_id}] {step_log_line(step)}", kind)
 
         self.log(f"[run {run_id}] running '{label}' ({path})")
-        config = HandlerConfig(model=settings.default_model, timeout=settings.run_timeout)
+        from taskdsl.evaluator.calls import configure
+
+        # retries, [models."NAME"] fallbacks and limits, [run] cache: as `taskdsl run` takes them
+        config = configure(HandlerConfig(model=settings.default_model, timeout=settings.run_timeout), settings)
         started = time.monotonic()
         status, content, parsed, error = STATUS_COMPLETE, "", None, None
         try:

@@ -38,10 +38,14 @@ SCHEMA: dict[str, Any] = {
     "model": "string",
     "globals": "globals",
     "lint": {"select": "selectors", "ignore": "selectors", "per-file-ignores": "per_file_ignores"},
-    "run": {"timeout": "positive", "trace_dir": "path", "allow_read": "paths", "max_cost": "non_negative"},
+    "run": {"timeout": "positive", "trace_dir": "path", "allow_read": "paths", "max_cost": "non_negative",
+            "retries": "count", "cache": "bool"},
     "memory": {"index": "project_path", "matcher": "matcher"},
+    "models": "models",
 }
 MATCHERS = ("local", "model")  # [memory] matcher: taskdsl.evaluator.memory
+#: the keys of one [models."NAME"] table
+MODEL_KEYS = {"fallbacks": "fallbacks", "max_concurrency": "whole", "rpm": "whole", "tpm": "whole"}
 
 
 @dataclass
@@ -239,6 +243,20 @@ def _check_value(kind: str, value: Any, dotted: str, places, prefix, key_path, c
             return float(value), None
         bound = "greater than 0" if kind == "positive" else "0 or more"
         return None, f"'{dotted}' must be a number {bound}, got {_shown(value)}"
+    if kind == "count":
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100:
+            return value, None
+        return None, f"'{dotted}' must be a whole number from 0 to 100, got {_shown(value)}"
+    if kind == "whole":
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value, None
+        return None, f"'{dotted}' must be a whole number greater than 0, got {_shown(value)}"
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value, None
+        return None, f"'{dotted}' must be true or false, got {_shown(value)}"
+    if kind == "models":
+        return _models(value, places, prefix, key_path, config)
     if kind == "selectors":
         return _selectors(value, dotted)
     if kind == "project_path":
@@ -307,6 +325,60 @@ def _globals(value: Any, places, prefix, key_path, config: Config) -> tuple[Any,
     return accepted, None
 
 
+def _models(value: Any, places, prefix, key_path, config: Config) -> tuple[Any, str | None]:
+    """[models."NAME"] tables: fallbacks (model names, TD601 for one litellm does not know),
+    max_concurrency, rpm, tpm."""
+    from taskdsl.language import models
+
+    if not isinstance(value, dict):
+        return None, "'models' must hold tables, e.g. [models.\"gpt-4o\"] with fallbacks = [\"gpt-4o-mini\"]"
+    accepted = []
+    for name, table in value.items():
+        where = key_path + (name,)
+        if not isinstance(table, dict):
+            config.problems.append(_problem("TD902", places, prefix, where,
+                                            f"'models.\"{name}\"' must be a table of fallbacks, max_concurrency, rpm, tpm",
+                                            value=True))
+            continue
+        policy: list[tuple[str, Any]] = []
+        for key, item in table.items():
+            kind = MODEL_KEYS.get(key)
+            dotted = f'models."{name}".{key}'
+            if kind is None:
+                close = difflib.get_close_matches(key, list(MODEL_KEYS), n=1, cutoff=0.6)
+                hint = f"; did you mean '{close[0]}'?" if close else f"; known keys here: {', '.join(MODEL_KEYS)}"
+                config.problems.append(_problem("TD901", places, prefix, where + (key,),
+                                                f"unknown key '{key}' in [models.\"{name}\"]{hint}"))
+                continue
+            if kind == "fallbacks":
+                if not isinstance(item, list) or not all(isinstance(m, str) and m.strip() for m in item):
+                    config.problems.append(_bad_value(f"'{dotted}' must be a list of model names, e.g. "
+                                                      "[\"gpt-4o-mini\"]", places, prefix, where + (key,), config.text))
+                    continue
+                for fallback in item:
+                    problem = models.builtin_model_problem(fallback)
+                    if problem is None and not models.is_known_model(fallback):
+                        near = models.suggest(fallback)
+                        problem = (f"fallback model '{fallback}' is unknown to litellm's model map"
+                                   + (f": did you mean '{near[0]}'?" if near else
+                                      ": use a litellm model name, or a provider prefix such as 'openai/'"))
+                    if problem is not None:
+                        found = _problem("TD601", places, prefix, where + (key,), problem, value=True, item=fallback,
+                                         text=config.text)
+                        if models.builtin_model_problem(fallback) is None:
+                            found = replace(found, severity=Severity.WARNING)
+                        config.problems.append(found)
+                policy.append((key, tuple(m.strip() for m in item)))
+                continue
+            number, message = _check_value(kind, item, dotted, places, prefix, where + (key,), config)
+            if message:
+                config.problems.append(_bad_value(message, places, prefix, where + (key,), config.text))
+            elif number is not None:
+                policy.append((key, number))
+        accepted.append((name, tuple(policy)))
+    return tuple(accepted), None
+
+
 def _per_file_ignores(value: Any, places, prefix, key_path, config: Config) -> tuple[Any, str | None]:
     if not isinstance(value, dict):
         return None, "'lint.per-file-ignores' must be a table of glob = [codes], e.g. \"drafts/*\" = [\"TD302\"]"
@@ -347,6 +419,9 @@ def project_settings(config: Config, base: Settings | None = None) -> Settings:
         ("run", "max_cost"): ("run_max_cost", None),
         ("memory", "index"): ("memory_index", None),  # relative to the root (taskdsl.project.memory_index)
         ("memory", "matcher"): ("memory_matcher", None),
+        ("run", "retries"): ("run_retries", None),
+        ("run", "cache"): ("run_cache", None),
+        ("models",): ("model_policies", None),
     }
     for key_path, (attribute, convert) in simple.items():
         if key_path in config.values:

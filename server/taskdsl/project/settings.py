@@ -31,6 +31,9 @@ class Settings:
     run_max_cost: float | None = None
     memory_index: str | None = None  # [memory] index, as written (None: .taskdsl/memory.json)
     memory_matcher: str = "local"  # [memory] matcher: local | model
+    run_retries: int | None = None  # [run] retries (None: the default, 3)
+    run_cache: bool | None = None  # [run] cache (None: on for `taskdsl test`, off for `taskdsl run`)
+    model_policies: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # [models."NAME"]: (name, (key, value)…)
     rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property

@@ -1,0 +1,170 @@
+"""`taskdsl run FILE --data ROWS.jsonl|ROWS.csv [--jobs N] [--out RESULTS.jsonl] [--resume]
+[--fail-fast] [--executor local|ray]`: the template over every row (evaluator/batch.py).
+
+One plan for the batch (`--plan` prints it: its digest covers the data file), a progress bar
+on a terminal (rich) or one plain line a row otherwise, one JSON line a row in --out (stdout
+without it), a summary on stderr (stdout with --json). Exit 0 when every row completed, 1 when
+any failed, 2 when the batch cannot start, 130 when stopped by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+
+
+def add_batch_options(p) -> None:
+    p.add_argument("--data", metavar="ROWS", help="run once per row of a .jsonl (objects) or .csv (with a header) file")
+    p.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N", help="rows run at a time (default 4)")
+    p.add_argument("--out", metavar="RESULTS.jsonl", help="append one JSON line per finished row (with --data)")
+    p.add_argument("--resume", action="store_true", help="skip the rows already in --out")
+    p.add_argument("--fail-fast", action="store_true", help="start no new row after one fails")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="run the rows here (default) or as Ray tasks on RAY_ADDRESS (needs taskdsl[ray])")
+
+
+def _jobs(value: str) -> int:
+    import argparse
+
+    if not value.isdigit() or not 1 <= int(value) <= 1024:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 1024, got {value!r}")
+    return int(value)
+
+
+class Progress:
+    """Count, failures, cost and ETA: a rich bar on a terminal, one plain line a row otherwise."""
+
+    def __init__(self, total: int, quiet: bool = False, stream=None):
+        self.stream = stream or sys.stderr
+        self.quiet, self.total, self.bar = quiet, total, None
+        if not quiet and self.stream.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+
+            self.bar = Bar(TextColumn("rows"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+                           TimeRemainingColumn(), console=Console(file=self.stream), transient=False)
+            self.task = self.bar.add_task("rows", total=total, status="")
+            self.bar.start()
+
+    def start(self, summary) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=summary.skipped)
+
+    def __call__(self, summary, record) -> None:
+        if self.quiet:
+            return
+        status = f"{summary.failed} failed · ${summary.cost:.4f}"
+        if self.bar is not None:
+            self.bar.update(self.task, completed=summary.skipped + summary.done, status=status)
+            return
+        eta = summary.eta()
+        mark = "✗" if record["status"] == "FAILED" else "✓"
+        print(f"{mark} row {record['row']} · {summary.skipped + summary.done}/{summary.rows} · {status}"
+              f" · ETA {eta:.0f}s" if eta is not None else "", file=self.stream, flush=True)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def batch_command(args, project, config, global_values: dict, inputs: dict) -> int:
+    from taskdsl.cli.run import masked, print_plan, refused, span_export
+    from taskdsl.evaluator import batch, cost
+    from taskdsl.evaluator.calls import configure
+    from taskdsl.evaluator.compiler import CompileError
+    from taskdsl.evaluator.handler import HandlerConfig, default_model
+    from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.task_system.replan import recover
+
+    if inputs:
+        print("taskdsl run: --input/--inputs and --data do not go together: put the inputs in the rows", file=sys.stderr)
+        return 2
+    if (args.resume or args.out) and not args.data:
+        print("taskdsl run: --out and --resume need --data", file=sys.stderr)
+        return 2
+    try:
+        rows = batch.read_rows(args.data)
+        digest = batch.file_digest(args.data)
+    except batch.BadRows as e:
+        print(f"taskdsl run: {e}", file=sys.stderr)
+        return 2
+    if args.out and not args.resume and os.path.exists(args.out) and os.path.getsize(args.out) > 0:
+        print(f"taskdsl run: {args.out} already holds results: --resume to finish it, or remove it", file=sys.stderr)
+        return 2
+    default = project.model or default_model()
+    handler = configure(HandlerConfig(model=default), project, retries=args.retries, cache=args.cache)
+    limit = args.max_cost if args.max_cost is not None else project.run_max_cost
+    budget = cost.Budget(limit) if limit is not None else None
+    timeout = (args.timeout if args.timeout is not None else config.get("run", "timeout", default=3600.0)) or None
+    spans, problem = span_export(args) if args.executor == "local" else (None, None)  # OpenTelemetry, per row
+    if problem is not None:
+        return problem
+    try:
+        context = batch.RowContext(args.file, args.task, project, handler, model=args.model,
+                                   allow_read=tuple(args.allow_read), global_values=global_values, budget=budget,
+                                   timeout=timeout, recover=recover, on_event=spans)
+        first = context.prepare(rows[0].inputs if rows else {})  # checks the template: once for the batch
+    except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
+        return refused("run", args.file, e)
+    except TaskError as e:
+        print(masked(f"taskdsl run: {e}"), file=sys.stderr)
+        return 2
+    if args.plan:
+        print_plan(first, default, args.model, cache=handler.cache is not None, data=(args.data, digest, len(rows)))
+        return 0
+    if limit is not None:
+        try:
+            expected = cost.check_estimate(first.node, first.library, default, args.model, limit / max(1, len(rows)))
+        except TaskError:
+            expected = cost.estimate(cost.plan_calls(first.node, first.library, default, args.model))
+            print(f"taskdsl run: the batch is estimated to cost at least ${expected * len(rows):.4f} "
+                  f"({len(rows)} rows), over its budget of ${limit:g}: raise --max-cost", file=sys.stderr)
+            return 1
+    try:
+        run = batch.Batch(rows, jobs=args.jobs or batch.DEFAULT_JOBS, out=args.out, resume=args.resume,
+                          fail_fast=args.fail_fast)
+    except OSError as e:
+        print(f"taskdsl run: cannot write --out {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    progress = Progress(len(rows), quiet=args.quiet)
+    run.on_progress = progress
+    progress.start(run.summary)
+    if args.executor == "ray":
+        from taskdsl.evaluator import ray_batch
+
+        try:
+            summary = ray_batch.run(run, context)
+        except ray_batch.RayUnavailable as e:
+            progress.stop()
+            print(f"taskdsl run: {e}", file=sys.stderr)
+            return 2
+    else:
+        summary = asyncio.run(_local(run, context))
+        if spans is not None:
+            spans.close()
+    progress.stop()
+    if not args.out:
+        for record in run.records:
+            print(json.dumps(record, ensure_ascii=False, default=str))
+    if args.json:
+        print(json.dumps({"summary": summary.to_json()}))
+    print(summary.text(), file=sys.stderr)
+    if summary.cancelled:
+        return 130
+    return 1 if summary.failed else 0
+
+
+async def _local(run, context):
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stop cleanly: rows in flight are dropped, whole lines stay
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await run.run(context.run)
+    except asyncio.CancelledError:
+        run.summary.cancelled = True
+        return run.summary

@@ -1,0 +1,310 @@
+"""Batch runs: one template over the rows of a data file (`taskdsl run FILE --data ROWS`).
+
+    rows = read_rows("rows.jsonl")              # JSON lines of objects, or a CSV with a header
+    batch = Batch(prepare_row, rows, jobs=4, out="results.jsonl", resume=False, fail_fast=False)
+    summary = await batch.run(run_row)          # the local executor (Ray: evaluator/ray_batch.py)
+
+Each row is the inputs of one run, as hostile as any input: a row goes through the one run path
+(`plan.prepare` against the project's index, built once, then `runner.execute`), with the
+batch's one configuration (retries, cache, per-model limits shared by every row) and one cost
+budget (`--max-cost` covers the batch). At most `jobs` rows run at a time. Each finished row is
+one JSON line appended to the results file through the one writer (writer.LineAppender): `row`
+(1-based), `inputs`, `status`, `content`, `error`, `notes`, secrets masked. A line is written in
+one `write` of the whole line, so a batch stopped by Ctrl-C leaves only whole lines; `resume`
+skips the rows already in the file (a line that does not parse is not a row). `fail_fast`
+schedules no new row after the first failure (the rows in flight finish and are written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import io
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+DEFAULT_JOBS = 4
+MAX_ROWS_BYTES = 2_000_000_000
+
+
+class BadRows(ValueError):
+    """The data file cannot be read as rows: the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Row:
+    number: int  # 1-based, in the file's order
+    inputs: dict[str, Any]
+
+
+def read_rows(path: str) -> list[Row]:
+    """The rows of a .jsonl (one JSON object a line; blank lines skipped) or .csv (a header line
+    naming the inputs) file."""
+    kind = os.path.splitext(path)[1].lower()
+    if kind not in (".jsonl", ".csv", ".ndjson"):
+        raise BadRows(f"{path}: the data must be a .jsonl file (one JSON object a line) or a .csv file with a header")
+    try:
+        if os.path.getsize(path) > MAX_ROWS_BYTES:
+            raise BadRows(f"{path}: larger than {MAX_ROWS_BYTES:,} bytes")
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise BadRows(f"{path}: no such file") from None
+    except UnicodeDecodeError as e:
+        raise BadRows(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise BadRows(f"{path}: {e.strerror or e}") from None
+    rows: list[Row] = []
+    if kind == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        names = reader.fieldnames or []
+        if not names or any(not (n or "").strip() for n in names):
+            raise BadRows(f"{path}:1: the first line must name every column (the inputs), e.g. text,language")
+        try:
+            for values in reader:
+                if None in values:
+                    raise BadRows(f"{path}:{reader.line_num}: more values than the header names")
+                rows.append(Row(len(rows) + 1, {name.strip(): value for name, value in values.items()}))
+        except csv.Error as e:
+            raise BadRows(f"{path}:{reader.line_num}: {e}") from None
+        return rows
+    for line_number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as e:
+            raise BadRows(f"{path}:{line_number}: not valid JSON: {e}") from None
+        if not isinstance(value, dict):
+            raise BadRows(f"{path}:{line_number}: expected a JSON object of inputs, e.g. {{\"text\": \"…\"}}")
+        rows.append(Row(len(rows) + 1, value))
+    return rows
+
+
+def file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def done_rows(path: str) -> set[int]:
+    """The row numbers already in a results file (whole lines that parse; a cut last line is not one)."""
+    found: set[int] = set()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.endswith("\n"):
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("row"), int):
+                    found.add(record["row"])
+    except FileNotFoundError:
+        pass
+    return found
+
+
+@dataclass
+class Summary:
+    rows: int = 0  # in the data file
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0  # already in the results file (--resume)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    seconds: float = 0.0
+    cancelled: bool = False
+    stopped: bool = False  # --fail-fast stopped scheduling
+
+    @property
+    def done(self) -> int:
+        return self.ok + self.failed
+
+    def eta(self) -> float | None:
+        "Seconds left at the pace so far (None before the first row)."
+        todo = self.rows - self.skipped - self.done
+        elapsed = time.monotonic() - self.started
+        return None if not self.done else elapsed / self.done * todo
+
+    def to_json(self) -> dict:
+        return {"rows": self.rows, "ok": self.ok, "failed": self.failed, "skipped": self.skipped,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cost": round(self.cost, 8), "seconds": round(self.seconds, 3), "cancelled": self.cancelled}
+
+    def text(self) -> str:
+        parts = [f"{self.ok} ok", f"{self.failed} failed"]
+        if self.skipped:
+            parts.append(f"{self.skipped} already done")
+        tokens = self.prompt_tokens + self.completion_tokens
+        word = "cancelled after" if self.cancelled else "finished in"
+        return (f"{self.rows} rows: {', '.join(parts)} · {tokens:,} tokens · ${self.cost:.4f} · "
+                f"{word} {self.seconds:.1f} s")
+
+
+def record_of(row: Row, result: Any = None, error: Any = None) -> dict:
+    """The results line of a row: what it was given and what came of it."""
+    if error is not None:
+        details = error.to_json() if hasattr(error, "to_json") else {"type": "TASK_FAILURE", "message": str(error)}
+        return {"row": row.number, "inputs": row.inputs, "status": "FAILED", "content": None, "error": details,
+                "notes": {}}
+    return {"row": row.number, "inputs": row.inputs, "status": result.status, "content": result.content,
+            "error": None, "notes": result.notes}
+
+
+def count(summary: Summary, record: dict) -> None:
+    if record["status"] == "FAILED":
+        summary.failed += 1
+    else:
+        summary.ok += 1
+    usage = (record.get("notes") or {}).get("dataUsage") or (
+        ((record.get("error") or {}).get("details") or {}).get("dataUsage")) or {}
+    summary.prompt_tokens += usage.get("prompt_tokens") or 0
+    summary.completion_tokens += usage.get("completion_tokens") or 0
+    summary.cost += usage.get("cost") or 0.0
+
+
+#: one row's run: Row → its results record (a dict as record_of makes)
+RowRunner = Callable[[Row], Awaitable[dict]]
+
+
+class Batch:
+    """The rows to run, where results go, and the bookkeeping every executor shares."""
+
+    def __init__(self, rows: list[Row], *, jobs: int = DEFAULT_JOBS, out: str | None = None, resume: bool = False,
+                 fail_fast: bool = False, on_progress: Callable[[Summary, dict | None], Any] | None = None,
+                 redactor: Any = None):
+        from taskdsl.support.redaction import Redactor
+
+        self.rows, self.jobs, self.out, self.fail_fast = rows, max(1, int(jobs)), out, fail_fast
+        self.on_progress = on_progress
+        self.redactor = redactor or Redactor()
+        already = done_rows(out) if (out and resume) else set()
+        self.todo = [row for row in rows if row.number not in already]
+        self.summary = Summary(rows=len(rows), skipped=len(rows) - len(self.todo))
+        self.records: list[dict] = []  # without --out: kept for the caller
+        self.writer = None
+        if out:
+            from taskdsl.evaluator.writer import LineAppender
+
+            self.writer = LineAppender(out)
+            if self.writer.ends_mid_line():  # a line cut by a crash: the next row starts a line of its own
+                self.writer.write_line("")
+
+    def finish(self, record: dict) -> None:
+        "A row is done: write its line (secrets masked), count it, tell the progress."
+        from taskdsl.evaluator.trace import redact
+        from taskdsl.support.redaction import Redactor, secret_values
+
+        # the row's own secrets too: the value of an input named like a secret (a password column)
+        given = {k: v for k, v in (record.get("inputs") or {}).items() if isinstance(k, str) and isinstance(v, str)}
+        secrets = secret_values(given, extra=self.redactor.secrets)
+        redactor = self.redactor if secrets == self.redactor.secrets else Redactor(secrets)
+        record = redact(record, redactor)
+        line = redactor.text(json.dumps(record, ensure_ascii=False, default=str))
+        if self.writer is not None:
+            self.writer.write_line(line)
+        else:
+            self.records.append(record)
+        count(self.summary, record)
+        if self.on_progress is not None:
+            self.on_progress(self.summary, record)
+
+    def close(self) -> None:
+        self.summary.seconds = time.monotonic() - self.summary.started
+        if self.writer is not None:
+            self.writer.close()
+
+    async def run(self, run_row: RowRunner) -> Summary:
+        """The local executor: at most `jobs` rows at a time in this process's event loop."""
+        queue = iter(self.todo)
+        stop = asyncio.Event()
+
+        async def worker() -> None:
+            for row in queue:
+                if stop.is_set():
+                    return
+                record = await run_row(row)
+                self.finish(record)
+                over_budget = ((record.get("error") or {}).get("reason") == "cost")  # --max-cost covers the batch
+                if record["status"] == "FAILED" and (self.fail_fast or over_budget):
+                    self.summary.stopped = True
+                    stop.set()
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.jobs, len(self.todo)) or 1)]
+        try:
+            await asyncio.gather(*workers)
+        except asyncio.CancelledError:
+            self.summary.cancelled = True
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            self.close()
+        return self.summary
+
+
+class RowContext:
+    """What every row's run shares: the project's index (built once), the entry's text (read
+    once), the settings, the configuration (retries, cache, limits) and the batch's budget.
+    `run(row)` is one run through `plan.prepare` and `runner.execute`."""
+
+    def __init__(self, path: str, task: str | None, settings: Any, config: Any, *, model: str | None = None,
+                 allow_read: tuple[str, ...] = (), global_values: dict | None = None, budget: Any = None,
+                 timeout: float | None = None, recover: Any = None, on_event: Any = None):
+        from dataclasses import replace as changed
+
+        from taskdsl.evaluator.plan import read_entry
+        from taskdsl.evaluator.runner import project_index
+
+        changes: dict[str, Any] = {}
+        if allow_read:
+            changes["run_allow_read"] = tuple(dict.fromkeys((*settings.run_allow_read, *allow_read)))
+        if global_values:
+            changes["global_values"] = tuple({**dict(settings.global_values), **global_values}.items())
+            changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
+        self.settings = changed(settings, **changes) if changes else settings
+        self.path, self.task, self.config, self.model = os.path.abspath(path), task, config, model
+        self.budget, self.timeout, self.recover, self.on_event = budget, timeout, recover, on_event
+        self.index = project_index(self.path, self.settings)
+        self.text = read_entry(self.path)
+        self.checked = False
+
+    def prepare(self, inputs: dict):
+        from taskdsl.evaluator.plan import prepare
+
+        prepared = prepare(self.index, self.path, self.task, inputs, text=self.text, settings=self.settings,
+                           check=not self.checked)  # the same text checks the same: once for the batch
+        self.checked = True
+        return prepared
+
+    async def run(self, row: Row) -> dict:
+        from taskdsl.evaluator.plan import InputPlan, missing_inputs_message
+        from taskdsl.evaluator.results import TaskError
+        from taskdsl.evaluator.runner import execute
+
+        try:
+            prepared = self.prepare(row.inputs)
+            if prepared.missing:
+                raise TaskError("VALIDATION_ERROR", missing_inputs_message(
+                    InputPlan(prepared.inputs, prepared.missing, prepared.label)), "missing_input",
+                    {"missing": prepared.missing})
+            listener = self.on_event.for_run() if hasattr(self.on_event, "for_run") else self.on_event
+            result = await execute(prepared, model=self.model, config=self.config, budget=self.budget,
+                                   timeout=self.timeout, recover=self.recover, on_event=listener)
+        except TaskError as error:
+            return record_of(row, error=error)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a row the template cannot take (CompileError, …): that row fails
+            return record_of(row, error=TaskError("TASK_FAILURE", f"row {row.number}: {error}", "row_error"))
+        return record_of(row, result)

@@ -1,0 +1,72 @@
+"""A loopback OpenAI-compatible server for the scale tests (retries, fallbacks, cache, batches):
+it answers per model from a script of failures (status, headers) before its answers, can answer
+slowly, and counts requests and the calls in flight at once. litellm is pointed at it through
+OPENAI_API_BASE (serve_chat_completions), never mocked.
+
+    fake = await loopback(failures={"flaky": [(429, {"Retry-After": "1"})] * 2})
+    fake.count("flaky"), fake.max_in_flight, fake.times("flaky")
+"""
+
+import asyncio
+import time
+
+import pytest
+from aiohttp import web
+
+from taskdsl.evaluator.providers import user_prompt
+from test_evaluator_models import serve_chat_completions
+
+
+class LoopbackOpenAI:
+    def __init__(self, failures=None, always=None, delay=0.0, answer=None):
+        self.failures = {model: list(items) for model, items in (failures or {}).items()}  # consumed in order
+        self.always = dict(always or {})  # model → status it always answers
+        self.delay, self.answer = delay, answer or (lambda model, prompt: f"{model} says: {prompt}")
+        self.requests: list[dict] = []
+        self.in_flight = self.max_in_flight = 0
+
+    def count(self, model=None) -> int:
+        return sum(1 for r in self.requests if model is None or r["model"] == model)
+
+    def times(self, model=None) -> list[float]:
+        return [r["time"] for r in self.requests if model is None or r["model"] == model]
+
+    async def handle(self, request):
+        body = await request.json()
+        model = body["model"]
+        self.requests.append({"model": model, "body": body, "time": time.monotonic(),
+                              "auth": request.headers.get("Authorization")})
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            pending = self.failures.get(model)
+            status, headers = pending.pop(0) if pending else (self.always.get(model, 200), {})
+            if status != 200:
+                return web.json_response({"error": {"message": f"status {status} from the loopback server",
+                                                    "type": "server_error" if status >= 500 else "invalid_request_error"}},
+                                         status=status, headers=headers)
+            answer = self.answer(model, user_prompt(body["messages"]))
+            return web.json_response({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture
+async def loopback(monkeypatch, tmp_path):
+    """Start a LoopbackOpenAI (kwargs as its constructor's); the answer cache lives under tmp_path."""
+    monkeypatch.setenv("TASKDSL_CACHE_DIR", str(tmp_path / "cache-home"))
+
+    async def start(**kwargs):
+        fake = LoopbackOpenAI(**kwargs)
+        started.append(await serve_chat_completions(fake.handle, monkeypatch))
+        return fake
+
+    started = []
+    yield start
+    for runner in started:
+        await runner.cleanup()

@@ -1,0 +1,41 @@
+"""`--executor ray`: the same batch as Ray tasks on a real local Ray cluster (started by the run,
+RAY_ADDRESS unset), against the loopback OpenAI-compatible server: the same results as the local
+executor, the per-model limit held across the cluster's workers, and --resume."""
+
+import json
+
+import pytest
+
+from evaluator_helpers import taskdsl_async
+from loopback_openai import loopback  # noqa: F401 (the fixture)
+from test_scale_batch import results, rows_file
+from test_scale_calls import MODEL, project
+
+pytest.importorskip("ray", reason="the ray extra is installed by `bash scripts/test` (taskdsl[test] pulls it in)")
+
+
+def comparable(records):
+    return sorted((r["row"], r["status"], r["content"], json.dumps(r["inputs"])) for r in records)
+
+
+async def test_the_ray_batch_equals_the_local_one_holds_the_limits_and_resumes(tmp_path, loopback, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    fake = await loopback(delay=0.3)
+    folder = project(tmp_path, f'[models."{MODEL}"]\nmax_concurrency = 1\n')
+    rows = rows_file(folder, 8)
+    (folder / "rows-bad.jsonl").write_text((folder / rows).read_text() + '{"txt": "x"}\n', encoding="utf-8")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", "rows-bad.jsonl",
+                                         "--jobs", "2", "--out", "local.jsonl")
+    assert code == 1, err
+    local = results(folder, "local.jsonl")
+
+    # the first three rows were done before: the Ray run resumes after them
+    (folder / "ray.jsonl").write_text("".join(json.dumps(r) + "\n" for r in local if r["row"] <= 3), encoding="utf-8")
+    asked = fake.count()
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", "rows-bad.jsonl",
+                                         "--jobs", "2", "--out", "ray.jsonl", "--resume", "--executor", "ray")
+    assert code == 1, err  # the row with an unknown input failed there too
+    assert comparable(results(folder, "ray.jsonl")) == comparable(local)
+    assert fake.count() - asked == 5  # rows 4–8; the bad row never reaches the model
+    assert fake.max_in_flight == 1  # max_concurrency = 1 across both workers
+    assert "9 rows: 5 ok, 1 failed, 3 already done" in err
