@@ -134,3 +134,13 @@ def test_steps_of_another_template_are_named_on_stderr(flow, tmp_path, capsys):
     assert code == 0
     assert err == ("taskdsl graph: 1 step(s) of the run are not in the picture (the template changed since the run?): "
                    "flow/steps[9]\n")
+
+
+def test_a_run_of_another_task_is_refused_naming_both(flow, tmp_path, capsys):
+    """Colouring a picture with another task's run would show steps as done that never ran."""
+    (tmp_path / "run.json").write_text('{"steps": [{"path": "triage", "status": "COMPLETE"}, '
+                                       '{"path": "triage/steps[1]", "status": "COMPLETE"}]}', encoding="utf-8")
+    code, out, err = run(capsys, "graph", flow, "--run", str(tmp_path / "run.json"))
+    assert (code, out) == (2, "")
+    assert err == (f"taskdsl graph: --run {tmp_path / 'run.json'} is a run of 'triage', not of 'flow': run this task "
+                   "with --json, or draw the task that ran\n")

@@ -226,3 +226,24 @@ def test_junit_to_an_unwritable_file_is_exit_2(project, capsys):
     code, _, err = run(capsys, "test", "--junit", str(project / "missing" / "j.xml"))
     assert code == 2
     assert "taskdsl test: cannot write --junit" in err
+
+
+def test_a_replay_fixture_answers_a_task_that_names_no_model(tmp_path, capsys, monkeypatch):
+    """docs/testing.md: with NAME.replay.json beside the test file, every model call of its tests is
+    answered from it, unless the test or the task names an offline model — the project's default
+    model (taskdsl/echo unless configured) included."""
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "judge.task.xml").write_text(
+        '<task name="judge"><description>Is the claim true? {{claim}}</description>'
+        '<inputs><input name="claim"/></inputs><output_format type="json" schema="object"/></task>\n', encoding="utf-8")
+    (tmp_path / "judge.test.xml").write_text(
+        '<tests><test name="green sky" task="judge"><input name="claim">the sky is green</input>'
+        '<expect test="output.verdict == false"/></test>'
+        '<test name="named echo" task="judge" model="taskdsl/echo"><input name="claim">x</input>'
+        '<expect_error type="INVALID_OUTPUT" reason="schema_mismatch"/></test></tests>\n', encoding="utf-8")
+    (tmp_path / "judge.replay.json").write_text(json.dumps(
+        {"answers": [{"contains": "the sky is green", "answer": {"verdict": False}}]}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "test", ".")
+    assert "PASS judge.test.xml::green sky" in out and "PASS judge.test.xml::named echo" in out, out + err
+    assert code == 0

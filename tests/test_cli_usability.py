@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from paths import REPO
 from taskdsl.cli.main import main
+
+EXAMPLES = REPO / "examples"
 
 LIBRARY = """<library>
   <template name="pair" params="a, b">
@@ -188,3 +191,12 @@ def test_a_misspelt_command_names_the_one_meant(capsys):
     assert ", ".join(commands).startswith("check, rules, schema, run, match, ask, test, render, graph")
     code, out, err = run(capsys, "zzz")
     assert code == 2 and "unknown command 'zzz'; the commands: check," in err
+
+
+def test_a_test_filter_that_matches_nothing_is_a_usage_error_naming_the_tests(capsys):
+    """`taskdsl test -k typo` in CI must not pass with nothing run."""
+    code, out, err = run(capsys, "test", str(EXAMPLES / "summarise.test.xml"), "-k", "no such test")
+    assert code == 2
+    assert "taskdsl test: no test's name contains 'no such test' (-k); the tests: " in err
+    code, out, err = run(capsys, "test", str(EXAMPLES / "summarise.test.xml"), "-k", "")
+    assert code == 0

@@ -69,6 +69,7 @@ def test_len_of_a_number_is_a_run_time_error():
 
 @pytest.mark.parametrize("test, message, offset, length", [
     ("foo == 1", "'foo' is not available in a cond test: only `output` is", 0, 3),
+    ("outptu.n == 1", "'outptu' is not available in a cond test: only `output` is; did you mean 'output'?", 0, 6),
     ("output.__class__", "'__class__' is not available in a cond test: dunder names are not allowed", 7, 9),
     ("output.name.upper()", "'.upper(…)': method calls are not part of the cond language", 12, 5),
     ("open('x')", "'open(…)' is not available in a cond test: the only call is len(…)", 0, 4),
@@ -107,7 +108,7 @@ def test_forbidden_constructs(test, message, offset, length):
     # a lone '=' is no expression at all (TD701, not TD702): `= =`, `===`, `a = 1`
     ("output.a = 1", "'=' is assignment: use '==' to compare", 9),
     ("output.a = = 1", "'=' is assignment: use '==' to compare", 9),
-    ("output.a === 1", "'=' is assignment: use '==' to compare", 11),
+    ("output.a === 1", "'===' is not an operator of the cond language: use '=='", 11),
     ("output.a[0 == 1", "expected ']' after the index, found the end of the test", 15),
 ])
 def test_syntax_errors(test, message, offset):

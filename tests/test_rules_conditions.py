@@ -69,3 +69,15 @@ def test_td703_previous_step_without_json_output():
     assert check(SEQ.replace("OUTPUT", '<output_format type="xml"/>')).diagnostics == []
     # at top level a cond tests last_output: nothing to check
     assert found(cond("output.ok"), "TD703")[1] == []
+
+
+def test_a_misspelt_output_gets_an_unsafe_fix_to_output():
+    from taskdsl.rules.checker import check_text
+
+    text = '<task type="sequential"><description>d</description><steps><task type="script"><description>s</description><command>echo {}</command><output_format type="json"/></task><cond><case test="outptu.n == 1"><task><description>x</description></task></case></cond></steps></task>'
+    found = [d for d in check_text(text).diagnostics if d.code == "TD702"]
+    assert [d.message for d in found] == ["'outptu' is not available in a cond test: only `output` is; did you mean 'output'?"]
+    from taskdsl.language.diagnostics import apply_edits
+
+    assert [f.safe for f in found[0].fixes] == [False]
+    assert 'test="output.n == 1"' in apply_edits(text, found[0].fixes[0].edits)

@@ -195,11 +195,7 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     from taskdsl.evaluator.runner import execute
 
     fixture = None if recorder else replay_fixture(case.file)
-    # with a replay fixture every model but an offline one answers from it; the case's model (or
-    # --model) wins over each task's <model>
-    config = HandlerConfig(model=settings.default_model if settings else default_model(), replay_file=fixture,
-                           replay_scope=case.name, replay_real_models=fixture is not None,
-                           recorder=recorder.for_case(case) if recorder else None)
+    config = case_config(case, settings, fixture, recorder)
     from taskdsl.evaluator.calls import configure
 
     # the answer cache is on by default for tests (never while recording: that wants the real calls)
@@ -234,6 +230,22 @@ def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
     if isinstance(error, NotInLibrary):
         return Outcome(case, ERROR, str(error))
     return Outcome(case, ERROR, f"{index.definition(case.task).path}: {error}")  # CompileError, UnreadableTemplate
+
+
+def case_config(case: TestCase, settings, fixture: str | None, recorder: "Recorder | None" = None):
+    """The model configuration a test's task runs with (`taskdsl test`, the editor's tests, a debug
+    session of a test): with a replay fixture every model but one a task or the test names offline
+    answers from it — the project's default model too when it is offline (taskdsl/echo): the fixture
+    is what the user wants answered. The case's model (or --model) wins over each task's <model>."""
+    from taskdsl.evaluator.handler import HandlerConfig, default_model
+    from taskdsl.evaluator.providers import is_offline
+
+    default = (getattr(settings, "default_model", None) if settings else None) or default_model()
+    if fixture is not None and is_offline(default):
+        default = "taskdsl/replay"
+    return HandlerConfig(model=default, replay_file=fixture, replay_scope=case.name,
+                         replay_real_models=fixture is not None,
+                         recorder=recorder.for_case(case) if recorder else None)
 
 
 async def run_cases(cases: list[tuple], settings=None, model: str | None = None,

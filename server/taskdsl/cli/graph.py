@@ -31,7 +31,7 @@ def graph_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
-    from taskdsl.evaluator.runner import prepare_file
+    from taskdsl.evaluator.runner import prepare_file, run_label
     from taskdsl.cli.run import refused
 
     try:
@@ -47,6 +47,12 @@ def graph_command(args) -> int:
             steps = run_steps(args.run)
         except ValueError as e:
             print(f"taskdsl graph: --run {args.run}: {e}", file=sys.stderr)
+            return 2
+        label = run_label(prepared)
+        roots = sorted({str(step.get("path", "")).split("/")[0] for step in steps} - {""})
+        if roots and label not in roots:  # another task's run would colour this picture wrongly
+            print(f"taskdsl graph: --run {args.run} is a run of {', '.join(repr(r) for r in roots)}, not of "
+                  f"'{label}': run this task with --json, or draw the task that ran", file=sys.stderr)
             return 2
         statuses, unmapped = run_statuses(graph, steps)
         graph, colours = with_run(graph, statuses)

@@ -79,11 +79,13 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
     for problem in results.usage_errors:
         print(f"taskdsl test: {problem}", file=sys.stderr)
     index = cli.build_library(targets, settings)
-    cases = []
+    cases, names = [], []
     for path in files:
         source = cli.read_source(path)
         document, diagnostics = cli.check_source(source, index, settings)
-        selected = [c for c in testcases.test_cases(document, path) if _selected(c, pattern)]
+        found = testcases.test_cases(document, path)
+        names += [c.name for c in found]
+        selected = [c for c in found if _selected(c, pattern)]
         errors = [d for d in diagnostics if d.is_error]
         if errors:
             _print_diagnostics(path, errors, source.text)
@@ -93,6 +95,10 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
             results.skipped += selected
             continue
         cases += selected
+    if pattern and names and not cases and not results.skipped:  # a filter that matches nothing is a mistake
+        shown = ", ".join(sorted(set(names))[:10]) + (", …" if len(set(names)) > 10 else "")
+        results.usage_errors.append(f"no test's name contains '{pattern}' (-k); the tests: {shown}")
+        print(f"taskdsl test: {results.usage_errors[-1]}", file=sys.stderr)
     if cases and index is not None:
         from taskdsl.task_system.replan import recover
 

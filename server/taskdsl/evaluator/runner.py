@@ -79,6 +79,12 @@ async def run_file(path: str, task: str | None = None, inputs: dict | None = Non
                          on_script_start=on_script_start, max_cost=max_cost, timeout=timeout, recover=recover)
 
 
+def run_label(prepared: Prepared) -> str:
+    """The name a run of `prepared` gives its root step: the --task, the root task's name, else its tag."""
+    root = prepared.document.root
+    return prepared.task or (root.get("name") if root.tag == "task" else None) or root.tag
+
+
 def environments(prepared: Prepared) -> tuple[Env, Env]:
     """(global env, run env) a run of `prepared` starts from (a preview too)."""
     # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
@@ -132,7 +138,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      script_env=script_env or {})
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
-    label = task or (root.get("name") if root.tag == "task" else None) or root.tag
+    label = run_label(prepared)
     node, args = prepared.node, prepared.args
     ctx = Ctx(state, path=label, chain=(label,) if args is not None else ())  # a task or template entry: a name
     work = asyncio.ensure_future(node.eval(run_env, ctx, args) if args is not None else node.eval(run_env, ctx))

@@ -18,6 +18,8 @@ Semantics (JSON-ish, never a Python exception on missing data):
 
 from __future__ import annotations
 
+import difflib
+
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -260,7 +262,8 @@ class _Parser:
         before, after = self.neighbours(tok)
         if tok.kind == "op" and tok.text == "=":  # `= =`, `===`, `a = 1`: not an expression at all (TD701)
             if before.text == "==" and before.offset + 2 == tok.offset:  # `===`
-                raise ExprSyntaxError(_HINTS["="], tok.offset, 1, rewrite="")
+                raise ExprSyntaxError("'===' is not an operator of the cond language: use '=='", tok.offset, 1,
+                                      rewrite="")
             if after.text == "=":  # `= =`
                 raise ExprSyntaxError(_HINTS["="], tok.offset, after.offset + 1 - tok.offset, rewrite="==")
             lone = before.kind != "op" or before.text in ")]"
@@ -334,7 +337,10 @@ class _Parser:
         if self.tok.kind == "op" and self.tok.text == "(":
             raise ExprForbidden(f"'{word}(…)' is not available in a cond test: the only call is len(…)",
                                 tok.offset, len(word))
-        raise ExprForbidden(f"'{word}' is not available in a cond test: only `output` is", tok.offset, len(word))
+        close = difflib.get_close_matches(word, ["output"], n=1, cutoff=0.6)
+        hint = "; did you mean 'output'?" if close else ""
+        raise ExprForbidden(f"'{word}' is not available in a cond test: only `output` is{hint}", tok.offset, len(word),
+                            rewrite="output" if close else None, rewrite_safe=False)
 
     def postfix(self, expr: Expr, allow_members: bool) -> Expr:
         while self.tok.kind == "op" and self.tok.text in (".", "[", "("):

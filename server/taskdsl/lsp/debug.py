@@ -176,6 +176,7 @@ class Adapter:
         self.prepared = None
         self.case = None  # a launch of one <test> (authoring.testcases.TestCase)
         self.fixture: str | None = None
+        self.settings = None  # the project's settings, read at launch
         self.launch_args: dict = {}
         self.configured = False
         self.run_task: asyncio.Task | None = None
@@ -441,6 +442,7 @@ class Adapter:
             return (f"'{prepared.label}' needs the input(s) {names}: add them to \"inputs\" in the launch "
                     "configuration")
         self.default_model = project.model or default_model()
+        self.settings = project
         self.model = model
         self.max_cost = project.run_max_cost
         planned = model
@@ -492,8 +494,9 @@ class Adapter:
         if case is None:
             config = HandlerConfig(model=self.default_model)
         else:  # as `taskdsl test` runs it: every real model answers from the replay fixture when there is one
-            config = HandlerConfig(model=self.default_model, replay_file=self.fixture, replay_scope=case.name,
-                                   replay_real_models=self.fixture is not None)
+            from taskdsl.authoring import testcases
+
+            config = testcases.case_config(case, self.settings, self.fixture)
         self.redactor = Redactor(extra=[config.api_key])
         code = 0
         scratch = tempfile.mkdtemp(prefix="taskdsl-debug-") if case is not None else None

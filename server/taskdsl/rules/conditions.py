@@ -81,16 +81,20 @@ def _progresses(rewritten: str, past: int) -> bool:
     return True
 
 
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
 def _rewrite_fixes(test: str, error, span) -> list[Fix]:
     """The parser's obvious rewrite of what it stopped at (`=` → `==`, `&&` → `and`, `True` → `true`),
     a word kept apart from its neighbours by a space."""
     if error.rewrite is None:
         return []
     new = error.rewrite
-    if new[:1].isalpha() and error.offset > 0 and not test[error.offset - 1].isspace():
+    if new[:1].isalpha() and error.offset > 0 and _word_char(test[error.offset - 1]):
         new = " " + new
     end = error.offset + error.length
-    if new[-1:].isalpha() and end < len(test) and not test[end].isspace():
+    if new[-1:].isalpha() and end < len(test) and _word_char(test[end]):
         new += " "
     if not _progresses(test[:error.offset] + new + test[end:], error.offset + len(new)):
         return []  # `a == 1 = 2` → `a == 1 == 2` is no better: not an obvious rewrite
