@@ -168,11 +168,11 @@ async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
 async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
     """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
     value (taskdsl.language.shell), so no value is ever shell syntax. A placeholder no reference can stand
-    for is refused (TD801) before any value is computed."""
+    for (TD801), or whose value a program would parse again (TD803), is refused before any value is computed."""
     unsafe = shell.unsafe_sites(command)
     if unsafe:
-        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", shell.UNSAFE_CODE,
-                        {"code": shell.UNSAFE_CODE, "placeholder": unsafe[0].placeholder.expr_text})
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", unsafe[0].code,
+                        {"code": unsafe[0].code, "placeholder": unsafe[0].placeholder.expr_text})
     values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
     return shell.substitute(command, values)
 
