@@ -259,16 +259,11 @@ class Recorder:
         return {fixture_path(file): {"answers": entries} for file, entries in files.items() if entries}
 
     def write(self) -> list[str]:
+        from taskdsl.support.files import write_text
+
         written = []
-        for path, data in self.fixtures().items():
-            partial = path + ".partial"
-            try:
-                with open(partial, "w", encoding="utf-8") as f:
-                    f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-                os.replace(partial, path)  # a reader never sees half a fixture
-            finally:
-                if os.path.exists(partial):
-                    os.remove(partial)
+        for path, data in self.fixtures().items():  # a fresh temporary file renamed over it: never a link followed
+            write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
             written.append(path)
         return written
 

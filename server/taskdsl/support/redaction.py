@@ -50,10 +50,11 @@ class Redactor:
 
 
 def open_private(path: str):
-    """Open path for writing text, created (or truncated) readable and writable by its owner only."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT: set it
-    return os.fdopen(fd, "w", encoding="utf-8")
+    """Open path for writing text, readable and writable by its owner only (taskdsl.support.files: never
+    through a link, never a file with other links or of another user)."""
+    from taskdsl.support.files import open_stream
+
+    return open_stream(path)
 
 
 class MaskingFilter(logging.Filter):
