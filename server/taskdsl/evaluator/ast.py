@@ -18,6 +18,7 @@ from taskdsl.language import cond as cond_expr
 from taskdsl.meaning.model import argument_problems
 from taskdsl.project import confine
 from taskdsl.language import shell
+from taskdsl.support.reading import ReadBudget, ReadRefused, read_bytes
 from taskdsl.support.redaction import Redactor
 from taskdsl.language.templating import Placeholder, find_placeholders
 
@@ -47,6 +48,7 @@ class RunState:
     allow_read: tuple[str, ...] = ()
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
     budget: Any = None  # taskdsl.evaluator.cost.Budget of --max-cost, or None
+    reads: Any = None  # taskdsl.support.reading.ReadBudget: the files and bytes file_paths may read in all
     preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
@@ -360,12 +362,24 @@ class TaskNode:
             if refusal:
                 raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {refusal}", confine.READ_CODE,
                                 {"code": confine.READ_CODE, "path": path})
-            try:
-                with open(os.path.realpath(full), encoding="utf-8", errors="replace") as f:
-                    blocks.append(f'<file path="{path}">\n{f.read(200_000)}\n</file>')
+            reads = ctx.run.reads or ReadBudget()
+            try:  # opened once, checked on what was opened (taskdsl.support.reading), bounded by the run's budget
+                limit = reads.next_limit(full)
+                data = read_bytes(full, min(FILE_CHARS, limit), root=ctx.run.root or self.folder,
+                                  allowed=ctx.run.allow_read, truncate=limit > FILE_CHARS)
+                reads.took(len(data))
+            except ReadRefused as e:
+                if e.kind in ("size", "budget"):
+                    if e.kind == "size":
+                        e.why = f"would pass the {reads.total:,} bytes the run may read ([run] max_read_bytes)"
+                    raise TaskError("RESOURCE_EXHAUSTION", f"task '{self.name}': file_paths: {e}", "reads",
+                                    {"resource": "reads", "path": path}) from None
+                raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {e}", confine.READ_CODE,
+                                {"code": confine.READ_CODE, "path": path}) from None
             except OSError as e:
                 raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",
                               "file_paths", path=path) from None
+            blocks.append(f'<file path="{path}">\n{data.decode("utf-8", errors="replace")}\n</file>')
         return "\n".join(blocks), paths
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
@@ -376,6 +390,9 @@ def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
     "The inputs as tagged blocks, except those the prompt text already quotes with {{name}}."
     quoted = {ph.name for ph in find_placeholders(quoted_text)}
     return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
+
+
+FILE_CHARS = 200_000  # the bytes of one file_paths file a prompt holds (the rest is cut)
 
 
 FORMAT_INSTRUCTIONS = {

@@ -71,6 +71,7 @@ class PlanView:
     inputs: tuple[tuple[str, str], ...]  # (name, value as shown: secrets masked, long values cut)
     templates: tuple[str, ...]  # the template files compiled for the run
     missing: tuple[str, ...] = ()  # required inputs with no value yet
+    read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes file_paths may read in all
     digest: str = field(default="", compare=False)
 
 
@@ -132,7 +133,8 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None) -> Pl
         commands=tuple(planned_command(c) for c in prepared.commands), models=models,
         estimate=cost.estimate((name, text) for name, text in calls if prices(name) is not None),
         files=read_files(prepared.node, prepared.library), inputs=shown_inputs(prepared.inputs),
-        templates=tuple(prepared.files), missing=tuple(prepared.missing))
+        templates=tuple(prepared.files), missing=tuple(prepared.missing),
+        read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))))
     return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view)})
 
 
@@ -145,7 +147,7 @@ def plan_digest(prepared: Any, view: PlanView) -> str:
         "models": [name for name, _ in view.models],
         "files": {"paths": list(view.files.paths), "unknown": list(view.files.unknown)},
         "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
-        "allow_read": list(prepared.allow_read),
+        "allow_read": list(prepared.allow_read), "read_limits": list(view.read_limits),
     }
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -217,6 +219,8 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append("  read these files:")
         lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths]
                          + [f"    {u} (known when it runs)" for u in view.files.unknown])
+        files, total = view.read_limits
+        lines.append(f"    (at most {files:,} files and {total:,} bytes in all)")
     if view.inputs:
         lines.append("  with the inputs:")
         lines += _capped([f"    {name} = {value}" for name, value in view.inputs])

@@ -289,6 +289,7 @@ class Prepared:
     files: list[str] = field(default_factory=list)  # the template files compiled for it
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
+    read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes the run may read ([run] max_read_*)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
 
 
@@ -444,4 +445,6 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources)
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources,
+                    read_limits=(int(getattr(settings, "run_max_read_files", 1_000)),
+                                 int(getattr(settings, "run_max_read_bytes", 50_000_000))))

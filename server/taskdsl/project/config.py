@@ -38,7 +38,8 @@ SCHEMA: dict[str, Any] = {
     "model": "string",
     "globals": "globals",
     "lint": {"select": "selectors", "ignore": "selectors", "per-file-ignores": "per_file_ignores"},
-    "run": {"timeout": "positive", "trace_dir": "path", "allow_read": "paths", "max_cost": "non_negative"},
+    "run": {"timeout": "positive", "trace_dir": "path", "allow_read": "paths", "max_cost": "non_negative",
+            "max_read_files": "positive", "max_read_bytes": "positive"},
 }
 
 
@@ -333,6 +334,8 @@ def project_settings(config: Config, base: Settings | None = None) -> Settings:
         ("run", "trace_dir"): ("trace_dir", absolute),
         ("run", "allow_read"): ("run_allow_read", lambda paths: tuple(absolute(p) for p in paths)),
         ("run", "max_cost"): ("run_max_cost", None),
+        ("run", "max_read_files"): ("run_max_read_files", int),
+        ("run", "max_read_bytes"): ("run_max_read_bytes", int),
     }
     for key_path, (attribute, convert) in simple.items():
         if key_path in config.values:

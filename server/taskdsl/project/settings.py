@@ -29,6 +29,8 @@ class Settings:
     lint_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     run_allow_read: tuple[str, ...] = ()
     run_max_cost: float | None = None
+    run_max_read_files: int = 1_000  # what one run may read through file_paths (taskdsl.support.reading)
+    run_max_read_bytes: int = 50_000_000
     rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property

@@ -281,8 +281,15 @@ def read_source(path: str, size: int | None = None) -> Source:
     if size > MAX_FILE_BYTES:
         return Source(path, refused=True, problem=(0, f"the file is {size / 1_000_000:.1f} MB: templates larger "
                                                       f"than {MAX_FILE_BYTES / 1_000_000:g} MB are not read"))
-    with open(path, "rb") as handle:
-        return decode(path, handle.read())
+    from taskdsl.support.reading import ReadRefused, read_bytes
+
+    try:  # opened once; a device (a link to /dev/zero) is refused and no more than the limit is read
+        data = read_bytes(path, MAX_FILE_BYTES)
+    except ReadRefused as refused:
+        what = (f"the file is larger than {MAX_FILE_BYTES / 1_000_000:g} MB: templates that large are not read"
+                if refused.kind == "size" else f"{refused.why}: this is not a template")
+        return Source(path, refused=True, problem=(0, what))
+    return decode(path, data)
 
 
 def read_text(path: str, size: int | None = None) -> str | None:
