@@ -157,8 +157,24 @@ def prepare_case(case: TestCase, index, settings=None, read=None):
     if definition is None or definition.path is None:
         raise NotInLibrary(f"task '{case.task}' is not in the library")
     text = read(definition.path) if read is not None else None
-    return prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
-                   read=read or disk_reader)
+    prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
+                       read=read or disk_reader)
+    prepared.replay = pinned_fixture(case.file) if prepared.calls_models else None
+    return prepared
+
+
+def pinned_fixture(test_file: str) -> tuple[str, str] | None:
+    """The replay fixture beside test_file as it is now, (path, text), read once: the plan holds it,
+    its digest covers it, and the run answers from this copy (a fixture deleted or changed after the
+    user agreed cannot turn the plan's offline calls into paid ones)."""
+    from taskdsl.support.reading import read_bytes
+
+    path = fixture_path(test_file)
+    try:
+        data = read_bytes(path, 50_000_000)
+    except OSError:
+        return None
+    return path, data.decode("utf-8", errors="replace")
 
 
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
@@ -181,15 +197,16 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import execute
 
-    fixture = None if recorder else replay_fixture(case.file)
-    # with a replay fixture every model but an offline one answers from it; the case's model (or
-    # --model) wins over each task's <model>
-    config = HandlerConfig(model=settings.default_model if settings else default_model(), replay_file=fixture,
-                           replay_scope=case.name, replay_real_models=fixture is not None,
-                           recorder=recorder.for_case(case) if recorder else None)
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
         prepared = prepared or prepare_case(case, index, settings)
+        # with a replay fixture every model but an offline one answers from it (the copy the plan pinned:
+        # never looked for again); the case's model (or --model) wins over each task's <model>
+        pinned = None if recorder else prepared.replay
+        config = HandlerConfig(model=settings.default_model if settings else default_model(),
+                               replay_file=pinned[0] if pinned else None, replay_text=pinned[1] if pinned else None,
+                               replay_scope=case.name, replay_real_models=pinned is not None,
+                               recorder=recorder.for_case(case) if recorder else None)
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:

@@ -148,6 +148,7 @@ def plan_digest(prepared: Any, view: PlanView) -> str:
         "files": {"paths": list(view.files.paths), "unknown": list(view.files.unknown)},
         "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
         "allow_read": list(prepared.allow_read), "read_limits": list(view.read_limits),
+        "replay": list(getattr(prepared, "replay", None) or ()),  # the fixture's text: changed, asked again
     }
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -289,6 +289,7 @@ class Prepared:
     files: list[str] = field(default_factory=list)  # the template files compiled for it
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
+    replay: tuple[str, str] | None = None  # a test's replay fixture as planned: (path, text); None: none
     read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes the run may read ([run] max_read_*)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
 
