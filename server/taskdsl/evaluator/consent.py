@@ -43,6 +43,7 @@ REASON_WORDS = {
     REASON_SCRIPTS: "it executes shell commands",
     REASON_COST: "it calls a model that may cost money",
     REASON_FILES: "it reads files outside the template's folder",
+    "widened": "it may read folders outside the project (allow_read)",
 }
 
 
@@ -72,6 +73,7 @@ class PlanView:
     templates: tuple[str, ...]  # the template files compiled for the run
     missing: tuple[str, ...] = ()  # required inputs with no value yet
     read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes file_paths may read in all
+    allow_read: tuple[str, ...] = ()  # folders outside the project the run may read
     digest: str = field(default="", compare=False)
 
 
@@ -134,7 +136,8 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None) -> Pl
         estimate=cost.estimate((name, text) for name, text in calls if prices(name) is not None),
         files=read_files(prepared.node, prepared.library), inputs=shown_inputs(prepared.inputs),
         templates=tuple(prepared.files), missing=tuple(prepared.missing),
-        read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))))
+        read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))),
+        allow_read=tuple(getattr(prepared, "allow_read", ()) or ()))
     return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view)})
 
 
@@ -174,6 +177,8 @@ def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
         found.append(REASON_COST)
     if view.files.unknown or any(outside(p, view.folder) for p in view.files.paths):
         found.append(REASON_FILES)
+    if view.allow_read and (view.files.unknown or view.files.paths):
+        found.append("widened")  # a repository's own [run] allow_read takes effect only once shown
     return found
 
 
@@ -222,6 +227,9 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
                          + [f"    {u} (known when it runs)" for u in view.files.unknown])
         files, total = view.read_limits
         lines.append(f"    (at most {files:,} files and {total:,} bytes in all)")
+        if view.allow_read:
+            lines.append("  may read outside the project, in:")
+            lines += _capped([f"    {folder}" for folder in view.allow_read])
     if view.inputs:
         lines.append("  with the inputs:")
         lines += _capped([f"    {name} = {value}" for name, value in view.inputs])
