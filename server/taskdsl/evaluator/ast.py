@@ -49,6 +49,7 @@ class RunState:
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
     budget: Any = None  # taskdsl.evaluator.cost.Budget of --max-cost, or None
     reads: Any = None  # taskdsl.support.reading.ReadBudget: the files and bytes file_paths may read in all
+    rendered: set = field(default_factory=set)  # (script, values) of every command the plan itself ran
     preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
@@ -176,7 +177,15 @@ async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.R
         raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", unsafe[0].code,
                         {"code": unsafe[0].code, "placeholder": unsafe[0].placeholder.expr_text})
     values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
-    return shell.substitute(command, values)
+    rendered = shell.substitute(command, values)
+    key = (rendered.text, tuple(rendered.env.items()))
+    if not ctx.replans:
+        ctx.run.rendered.add(key)
+    elif key not in ctx.run.rendered:  # a re-planned structure: held to what the plan ran, after substitution
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': the re-planned structure runs `{rendered.text}` with "
+                        "values the run's plan did not run it with; the consent covered only those", "replan_values",
+                        {"command": command})
+    return rendered
 
 
 def unknown(expr_text: str) -> str:
