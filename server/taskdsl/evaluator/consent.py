@@ -74,6 +74,7 @@ class PlanView:
     missing: tuple[str, ...] = ()  # required inputs with no value yet
     read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes file_paths may read in all
     allow_read: tuple[str, ...] = ()  # folders outside the project the run may read
+    config_files: tuple[str, ...] = ()  # the configuration files the plan was made with
     digest: str = field(default="", compare=False)
 
 
@@ -137,8 +138,15 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None) -> Pl
         files=read_files(prepared.node, prepared.library), inputs=shown_inputs(prepared.inputs),
         templates=tuple(prepared.files), missing=tuple(prepared.missing),
         read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))),
-        allow_read=tuple(getattr(prepared, "allow_read", ()) or ()))
+        allow_read=tuple(getattr(prepared, "allow_read", ()) or ()), config_files=_config_files(prepared.path))
     return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view)})
+
+
+def _config_files(path: str) -> tuple[str, ...]:
+    from taskdsl.project.config import find_config
+
+    found = find_config(path)
+    return (str(found),) if found is not None else ()
 
 
 def plan_digest(prepared: Any, view: PlanView) -> str:
@@ -239,6 +247,8 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if others:
         lines.append("  using the templates of:")
         lines += _capped([f"    {_shown_path(os.path.realpath(t), view.folder)}" for t in others])
+    if view.config_files:
+        lines.append("  with the configuration of: " + ", ".join(_shown_path(c, view.folder) for c in view.config_files))
     if not (view.commands or view.models):
         lines.append("  run nothing that executes or calls a model")
     if why:

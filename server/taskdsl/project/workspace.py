@@ -39,12 +39,23 @@ def project_root(path: str | os.PathLike) -> str:
     start = path if os.path.isdir(path) else os.path.dirname(path)
     folder = start
     while True:
-        if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+        if any(_marks(folder, marker, folder == start) for marker in PROJECT_MARKERS):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:
             return start
         folder = parent
+
+
+def _marks(folder: str, marker: str, own_folder: bool) -> bool:
+    """Whether marker makes folder a project root. Above the starting folder only a marker of the user
+    counts: a taskdsl.toml another user left in a shared parent folder (/tmp) is not adopted."""
+    path = os.path.join(folder, marker)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return own_folder or not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
 
 
 def env_library_paths() -> tuple[str, ...]:
