@@ -5,6 +5,7 @@ opened after it gets its diagnostics first."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from lsprotocol import types
@@ -47,3 +48,21 @@ async def test_a_small_document_is_checked_while_a_huge_one_is_still_being_check
     assert all(d.code == "TD402" for d in items[:-1])
     docs.close(hostile_uri)
     docs.close(small_uri)
+
+
+@pytest.mark.parametrize("command", ["taskdsl.runTask", "taskdsl.previewPrompt", "taskdsl.runTest"])
+async def test_an_editor_command_on_a_device_is_refused_and_the_server_answers_on(client, docs, ws, command):
+    """file:///dev/zero once grew the server to gigabytes: the one reader refuses a device."""
+    link = ws / "zero.task.xml"
+    if not link.exists():
+        link.symlink_to("/dev/zero")
+    for uri in ("file:///dev/zero", link.as_uri()):
+        try:
+            result = await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=command, arguments=[{"uri": uri}]))
+        except Exception as error:  # an error answer is a refusal too
+            result = {"error": str(error)}
+        assert "is not a regular file" in json.dumps(result, default=str) or "no test" in json.dumps(result, default=str)
+    uri = await docs.open(f"after-{command}.task.xml", SMALL)  # and the server still answers
+    assert [d.code for d in await docs.diagnostics(uri)] == ["TD402"]
+    docs.close(uri)

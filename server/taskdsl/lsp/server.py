@@ -129,10 +129,19 @@ class TaskdslServer(Publishing, ProjectIndex, LanguageServer):
 
     def analysis(self, uri: str) -> Analysis:
         text_document = self.workspace.get_text_document(uri)
-        try:
-            source = text_document.source  # read from disk when the document is not open
-        except OSError as error:
-            raise DocumentUnavailable(f"{uri}: {error.strerror or error}") from None
+        if uri in self.workspace.text_documents:
+            source = text_document.source
+        else:  # not open: read from disk by the one reader (a link to /dev/zero is refused, never read whole)
+            from taskdsl.project.workspace import read_source
+
+            path = uri_to_path(uri)
+            try:
+                read = read_source(path) if path else None
+            except OSError as error:
+                raise DocumentUnavailable(f"{uri}: {error.strerror or error}") from None
+            if read is None or read.refused:
+                raise DocumentUnavailable(f"{uri}: {read.problem[1] if read else 'not a file'}")
+            source = read.text
         version = text_document.version
         cached = self.state.analyses.get(uri)
         if cached is not None and cached.version == version and cached.document.text == source:
@@ -149,10 +158,9 @@ class TaskdslServer(Publishing, ProjectIndex, LanguageServer):
         if cached is not None and cached.version == text_document.version and cached._result is not None \
                 and cached.generation == self.state.generation:
             return True
-        try:
-            return len(text_document.source) < LARGE_DOCUMENT
-        except OSError:
-            return True  # the analysis says why it cannot be read
+        if uri not in self.workspace.text_documents:
+            return True  # read from disk by the one reader, bounded: the analysis says what it found
+        return len(text_document.source) < LARGE_DOCUMENT
 
     async def checked(self, uri: str) -> Analysis:
         """The document's analysis with its check done. A large document is parsed and checked in a
