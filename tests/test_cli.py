@@ -1,6 +1,5 @@
 """`taskdsl check|rules|schema|serve` as a user runs them: output, formats, exit codes, --fix."""
 
-import builtins
 import json
 import os
 import subprocess
@@ -118,14 +117,14 @@ def test_binary_file(workdir, capsys):
 
 def test_unreadable_file(workdir, capsys, monkeypatch):
     target = write(workdir / "secret.task.xml", CLEAN)
-    real_open = builtins.open
+    real_open = os.open  # the one reader (taskdsl.support.reading) opens with os.open
 
     def refusing_open(file, *args, **kwargs):
         if os.fspath(file).endswith("secret.task.xml"):
             raise PermissionError(13, "Permission denied", os.fspath(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", refusing_open)
+    monkeypatch.setattr(os, "open", refusing_open)
     code, _, err = run(capsys, "check", str(target))
     assert code == 2
     assert f"taskdsl: error: {target}: cannot read: Permission denied" in err.splitlines()

@@ -87,6 +87,7 @@ def test_the_plan_shows_commands_as_they_run_models_cost_files_and_masked_inputs
         "  read these files:",
         "    notes.md",
         f"    {os.path.realpath(project.parent / 'shared.md')}",
+        "    (at most 1,000 files and 50,000,000 bytes in all)",
         "  with the inputs:",
         "    api_key = ***",
         "    topic = rain ***",

@@ -453,3 +453,35 @@ def test_a_structure_calling_a_paid_model_the_plan_did_not_call_is_not_run(proje
         "the structure calls models the run's plan did not (gpt-4o-mini): they may cost money and the run's "
         "consent did not cover them")
     assert error["details"]["models"] == ["gpt-4o-mini"]
+
+
+def test_a_structure_running_a_planned_command_with_its_own_values_is_refused(project):
+    """The plan ran `touch {{target}}` on scratch.txt; the model's structure runs the same text on a
+    path of its own: held to the plan's commands after substitution, it is refused."""
+    task = textwrap.dedent("""\
+        <task name="summarise_report" type="sequential">
+          <description>Summarise a long report</description>
+          <inputs>
+            <input name="report"/>
+            <input name="target">scratch.txt</input>
+          </inputs>
+          <steps>
+            <task type="script"><command>touch {{target}}</command></task>
+            <task>
+              <description>Summarise it</description>
+              <instructions>Summarise this report in one line: {{report}}</instructions>
+            </task>
+          </steps>
+        </task>
+        """)
+    structure = textwrap.dedent("""\
+        <task type="script">
+          <description>Summarise with a tool</description>
+          <inputs><input name="target">../escaped.txt</input></inputs>
+          <command>touch {{target}}</command>
+        </task>""")
+    done = run_report(project, task, proposing(structure))
+    assert (project / "scratch.txt").exists()
+    assert not (project.parent / "escaped.txt").exists()
+    assert done.returncode == 1, done.stderr
+    assert "values the run's plan did not run it with" in done.stdout + done.stderr

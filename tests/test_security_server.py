@@ -135,3 +135,25 @@ def test_the_client_ends_the_session_and_the_server_with_it_cleanly(servers):
         client.sendall(frame({"jsonrpc": "2.0", "method": "exit"}))
         assert process.wait(20) == 0
     assert "Traceback" not in process.stderr.read()
+
+
+def test_an_empty_token_variable_means_a_generated_token_not_an_empty_one(servers):
+    _, port, shown = servers("tcp", env={"TASKDSL_SERVER_TOKEN": ""})
+    assert len(shown) >= 24  # generated and printed
+    assert exchange(port, initialize("")).count(REFUSAL) == 1  # the empty token opens nothing
+
+
+def test_a_second_client_is_closed_while_the_first_is_served(servers):
+    _, port, token = servers("tcp")
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as first:
+        first.sendall(frame(initialize(token)))
+        received = b""
+        while b'"capabilities"' not in received:
+            received += first.recv(65536)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as second:
+            try:
+                second.sendall(frame(initialize(token)))
+                answered = second.recv(65536)
+            except ConnectionResetError:  # closed before (or while) it wrote
+                answered = b""
+            assert answered == b""  # closed at once, nothing answered

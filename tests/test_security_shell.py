@@ -84,16 +84,19 @@ async def test_a_model_answer_in_last_output_stays_a_value(tmp_path):
 
 @pytest.mark.parametrize("command, context", [
     ("cat <<'EOF'\n{{x}}\nEOF", "quoted_heredoc"), ('cat <<"EOF"\n{{x}}\nEOF', "quoted_heredoc"),
-    ("cat <<\\EOF\n{{x}}\nEOF", "quoted_heredoc"), ("cat <<{{x}}\nhi\n", "heredoc_word"),
+    ("cat <<\\EOF\n{{x}}\nEOF", "quoted_heredoc"), ("cat <<{{x}}\nhi\n", "parse_error"),
     ("echo \\{{x}}", "escaped"), ('echo "\\{{x}}"', "escaped"), ("echo ${{x}}", "dollar"),
     ("echo ${A:-{{x}}}", "parameter"), ("echo $(( {{x}} + 1 ))", "arithmetic"), ("echo $'{{x}}'", "single"),
-    ("echo \"$(echo '{{x}}')\"", "single"), ("echo 'a\n{{x}}", "single"),
+    ("echo \"$(echo '{{x}}')\"", "single"), ("echo 'a\n{{x}}", "parse_error"),
+    ("[[ {{x}} -gt 3 ]]", "arithmetic"), ("let n={{x}}", "arithmetic"),
+    ("declare -i n={{x}}", "arithmetic"), ("a[{{x}}]=1", "arithmetic"), ("(( {{x}} ))", "arithmetic"),
+    ("unset {{x}}", "name"), ("printf -v {{x}} %s 1", "name"), ('echo $"{{x}}"', "unparsed"),
 ])
 def test_contexts_without_a_safe_form(command, context):
     [site] = shell.sites(command)
     assert site.context == context and not site.safe
     assert [d.code for d in check_text(SCRIPT.format(command=command.replace("<", "&lt;"))).diagnostics
-            if d.severity.value == "error"] == ["TD801"]
+            if d.severity.value == "error"] == ["TD804" if context == "parse_error" else "TD801"]
 
 
 def test_the_rendered_command_is_what_runs():
@@ -172,3 +175,92 @@ def test_a_context_without_a_safe_form_is_refused_whatever_the_value(tmp_path_fa
         run_command(folder, command, value.replace("MARKER", marker))
     assert info.value.reason == "TD801"
     assert not os.path.exists(marker) and not os.path.exists(os.path.join(folder, "out"))
+
+
+# ---------------------------------------------------------------- a grammar of shell constructs
+
+#: sinks: (command writing what it received to out, what out then holds for a value v)
+SINKS = [
+    ("printf '[%s]' {{x}} >> out", lambda v: f"[{v}]"),
+    ("printf '[%s]' \"<{{x}}>\" >> out", lambda v: f"[<{v}>]"),
+    ("printf '[%s]' a{{x}}'b' >> out", lambda v: f"[a{v}b]"),
+    ("cat >> out <<EOF\n[{{x}}]\nEOF\n", lambda v: f"[{v}]\n"),
+    ("printf '[%s]' \"$(printf '%s' {{x}})\" >> out", lambda v: "[" + v.rstrip("\n") + "]"),
+    ("[[ {{x}} == a ]] || printf '[%s]' {{x}} >> out", lambda v: "" if v == "a" else f"[{v}]"),
+    ("printf '[%s]' $(( {{x}} )) >> out", None), ("let n={{x}}; printf '[%s]' {{x}} >> out", None),
+    ("[[ {{x}} -gt 1 ]]; printf '[%s]' {{x}} >> out", None), ("eval \"printf '[%s]' {{x}}\" >> out", None),
+    ("sh -c \"printf '[%s]' {{x}} >> out\"", None), ("printf '%s' {{x}} | sh >> out", None),
+    ("printf '[%s]' '{{x}}' >> out", None), ("printf '[%s]' ${y:-{{x}}} >> out", None),
+    ("find . -maxdepth 0 -exec sh -c \"printf '[%s]' {{x}} >> out\" \\;", None),
+    ("echo | xargs sh -c \"printf '[%s]' {{x}} >> out\"", None),
+    ("sh -c 'printf \"[%s]\" \"$1\" >> out' _ {{x}}", lambda v: f"[{v}]"),
+]
+#: wrappers: each places a command S (with {S}) in a construct
+WRAPS = [
+    "{S}", "case a in a) {S};; esac", 'r="$(case a in a) {S};; esac)"', 'echo "$({S})" > /dev/null',
+    ": `{S}`", "( {S} )", "{{ {S}; }}", "f() {{ {S}; }}; f", "true | {S}", "if true; then {S}; fi",
+    "for i in 1; do {S}; done", ': ${{q:-"}}"}}; {S}', ': "${{q:-"}}"}}"; {S}', "[[ -n x ]] && {S}",
+    ": $(( 1 )); {S}", "cat <<EOF >/dev/null\n$(true) {{}} ')\nEOF\n{S}", "while true; do {S}; break; done",
+    "x=$(echo \"$(echo \"$({S})\")\")", "! {S}", "{S} # ' \" $(",
+]
+HOSTILE_VALUES = ["$(touch MARKER)", "`touch MARKER`", "'", '"', " ", "\n", "*", "-n", "--help", "a[$(touch MARKER)]",
+                  "x; touch MARKER", "\x00", "\udcff", "EOF", "\nEOF\ntouch MARKER\n", "$((1+1))", "\\", "]"]
+hostile_values = st.lists(st.one_of(st.sampled_from(HOSTILE_VALUES), st.text(max_size=4)), max_size=5).map("".join)
+
+
+def check_or_run(tmp_path_factory, sink, wrap, value):
+    """The checker refuses the command, or it runs with the value as one word, byte for byte, and nothing
+    outside its folder changes."""
+    folder = str(tmp_path_factory.mktemp("case"))
+    outside = os.path.join(os.path.dirname(folder), "outside.txt")
+    if not os.path.exists(outside):
+        with open(outside, "w") as f:
+            f.write("unchanged")
+    marker = os.path.join(folder, "MARKER")
+    template, expected = SINKS[sink]
+    command = WRAPS[wrap].format(S=template.rstrip("\n") if "<<" not in WRAPS[wrap] else template.rstrip("\n"))
+    if "<<EOF" in template and not command.endswith("\n"):
+        command += "\n"
+    value = value.replace("MARKER", marker)
+    errors = [d.code for d in check_text(SCRIPT.format(command=command.replace("&", "&amp;").replace("<", "&lt;")))
+              .diagnostics if d.severity.value == "error"]
+    if errors:
+        assert set(errors) <= {"TD801", "TD803", "TD804"}, errors
+        with pytest.raises(TaskError) as info:  # without the checker, the runner refuses too
+            run_command(folder, command, value)
+        assert info.value.reason in ("TD801", "TD803", "TD804")
+        assert not os.path.exists(marker)
+        return "refused"
+    assert expected is not None, f"the checker accepts {command!r}"
+    try:  # a construct /bin/sh itself rejects (dash has no [[ ]]) says nothing about values
+        run_command(folder, command, "plain")
+    except TaskError as error:
+        assert error.reason == "script_error"
+        return "not for /bin/sh"
+    if not os.path.exists(os.path.join(folder, "out")):
+        return "never reaches the sink in /bin/sh"  # ! [[ … ]] || …: dash has no [[ ]]
+    os.remove(os.path.join(folder, "out"))
+    try:
+        run_command(folder, command, value)
+    except TaskError as error:
+        assert "\x00" in value and "script cannot start" in error.message
+        return "nul"
+    finally:
+        assert not os.path.exists(marker)
+        with open(outside) as f:
+            assert f.read() == "unchanged"
+    with open(os.path.join(folder, "out"), "rb") as f:
+        assert f.read() == os.fsencode(expected(value)), command
+    return "ran"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sink=st.sampled_from(range(len(SINKS))), wrap=st.sampled_from(range(len(WRAPS))), value=hostile_values)
+def test_commands_from_a_grammar_of_constructs_either_refused_or_the_value_is_one_word(tmp_path_factory, sink, wrap,
+                                                                                      value):
+    check_or_run(tmp_path_factory, sink, wrap, value)
+
+
+@pytest.mark.parametrize("sink, wrap", [(s, w) for s in range(len(SINKS)) for w in range(len(WRAPS))])
+def test_every_construct_with_the_worst_value(tmp_path_factory, sink, wrap):
+    check_or_run(tmp_path_factory, sink, wrap, "$(touch MARKER)`touch MARKER`' \"*\n-n a[$(touch MARKER)]")

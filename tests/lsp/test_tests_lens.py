@@ -77,10 +77,13 @@ def answering(client):
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def show_message_request(params: types.ShowMessageRequestParams):
             client.questions.append(params)
+            if getattr(client, "on_question", None):
+                client.on_question()
             return next((a for a in params.actions or [] if a.title == client.consent), None)
 
     client.questions.clear()
     client.consent = "Cancel"
+    client.on_question = None
     return client
 
 
@@ -247,4 +250,34 @@ async def test_without_waiting_the_answer_is_at_once_and_the_failure_arrives_as_
     found = await asyncio.wait_for(the_tests_diagnostics(), 120)  # the timeout only turns a hang into a failure
     assert [d.message for d in found] == [
         "test 'says hi': expect 'output == \"Say HI\"' does not hold; output: 'Say hi'"]
+    await close(client, docs, uri)
+
+
+PINNED = """<tests>
+  <test name="judged from the fixture" task="judge">
+    <input name="claim">the sky is green</input>
+    <expect test='output == "false"'/>
+  </test>
+  <test name="shouts" task="shout">
+    <input name="word">hi</input>
+    <expect test='output == "HI"'/>
+  </test>
+</tests>
+"""
+
+
+async def test_a_fixture_deleted_while_another_test_asks_is_still_the_one_answering(answering, docs, ws):
+    """The plan pins the replay fixture: deleting it while the user answers another test's question
+    does not turn the planned offline call into a call to the paid model."""
+    client = answering
+    fixture = ws / "pinned.replay.json"
+    fixture.write_text(json.dumps({"answers": [{"answer": "false"}]}), encoding="utf-8")
+    (ws / "pinned.test.xml").write_text(PINNED, encoding="utf-8")
+    uri = await opened(client, docs, "pinned.test.xml", consent="Run")
+    client.on_question = lambda: fixture.unlink(missing_ok=True)
+    result = await run_test(client, uri)
+    assert not fixture.exists() and len(client.questions) == 1
+    [judged] = [t for t in result["tests"] if t["name"] == "judged from the fixture"]
+    assert judged["status"] == "passed", judged
+    assert judged["output"] == "false"
     await close(client, docs, uri)

@@ -169,8 +169,24 @@ def prepare_case(case: TestCase, index, settings=None, read=None):
     if definition is None or definition.path is None:
         raise NotInLibrary(f"task '{case.task}' is not in the library")
     text = read(definition.path) if read is not None else None
-    return prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
-                   read=read or disk_reader)
+    prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
+                       read=read or disk_reader)
+    prepared.replay = pinned_fixture(case.file) if prepared.calls_models else None
+    return prepared
+
+
+def pinned_fixture(test_file: str) -> tuple[str, str] | None:
+    """The replay fixture beside test_file as it is now, (path, text), read once: the plan holds it,
+    its digest covers it, and the run answers from this copy (a fixture deleted or changed after the
+    user agreed cannot turn the plan's offline calls into paid ones)."""
+    from taskdsl.support.reading import read_bytes
+
+    path = fixture_path(test_file)
+    try:
+        data = read_bytes(path, 50_000_000)
+    except OSError:
+        return None
+    return path, data.decode("utf-8", errors="replace")
 
 
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
@@ -194,15 +210,17 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.runner import execute
 
-    fixture = None if recorder else replay_fixture(case.file)
-    config = case_config(case, settings, fixture, recorder)
-    from taskdsl.evaluator.calls import configure
-
-    # the answer cache is on by default for tests (never while recording: that wants the real calls)
-    config = configure(config, settings, default_cache=recorder is None, **(call_options or {}))
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
         prepared = prepared or prepare_case(case, index, settings)
+        # with a replay fixture every model but an offline one answers from it (the copy the plan pinned:
+        # never looked for again); the case's model (or --model) wins over each task's <model>
+        pinned = None if recorder else prepared.replay
+        config = case_config(case, settings, pinned, recorder)
+        from taskdsl.evaluator.calls import configure
+
+        # the answer cache is on by default for tests (never while recording: that wants the real calls)
+        config = configure(config, settings, default_cache=recorder is None, **(call_options or {}))
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
@@ -232,19 +250,22 @@ def error_outcome(case: TestCase, error: Exception, index) -> Outcome:
     return Outcome(case, ERROR, f"{index.definition(case.task).path}: {error}")  # CompileError, UnreadableTemplate
 
 
-def case_config(case: TestCase, settings, fixture: str | None, recorder: "Recorder | None" = None):
+def case_config(case: TestCase, settings, pinned: tuple[str, str] | None, recorder: "Recorder | None" = None):
     """The model configuration a test's task runs with (`taskdsl test`, the editor's tests, a debug
-    session of a test): with a replay fixture every model but one a task or the test names offline
-    answers from it — the project's default model too when it is offline (taskdsl/echo): the fixture
-    is what the user wants answered. The case's model (or --model) wins over each task's <model>."""
+    session of a test). `pinned`: the replay fixture the plan holds, (path, text): the run answers
+    from that copy, never looking for the file again. With it every model but one a task or the test
+    names offline answers from it — the project's default model too when it is offline
+    (taskdsl/echo): the fixture is what the user wants answered. The case's model (or --model) wins
+    over each task's <model>."""
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.providers import is_offline
 
     default = (getattr(settings, "default_model", None) if settings else None) or default_model()
-    if fixture is not None and is_offline(default):
+    if pinned is not None and is_offline(default):
         default = "taskdsl/replay"
-    return HandlerConfig(model=default, replay_file=fixture, replay_scope=case.name,
-                         replay_real_models=fixture is not None,
+    return HandlerConfig(model=default, replay_file=pinned[0] if pinned else None,
+                         replay_text=pinned[1] if pinned else None, replay_scope=case.name,
+                         replay_real_models=pinned is not None,
                          recorder=recorder.for_case(case) if recorder else None)
 
 
@@ -292,16 +313,11 @@ class Recorder:
         return {fixture_path(file): {"answers": entries} for file, entries in files.items() if entries}
 
     def write(self) -> list[str]:
+        from taskdsl.support.files import write_text
+
         written = []
-        for path, data in self.fixtures().items():
-            partial = path + ".partial"
-            try:
-                with open(partial, "w", encoding="utf-8") as f:
-                    f.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-                os.replace(partial, path)  # a reader never sees half a fixture
-            finally:
-                if os.path.exists(partial):
-                    os.remove(partial)
+        for path, data in self.fixtures().items():  # a fresh temporary file renamed over it: never a link followed
+            write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
             written.append(path)
         return written
 

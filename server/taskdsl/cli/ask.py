@@ -175,8 +175,9 @@ def ask_command(args) -> int:
 
 def _save(args, report: dict, answer, path: str) -> int | None:
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(answer.xml)
+        from taskdsl.support.files import write_text
+
+        write_text(path, answer.xml)  # a model's answer: 0600, renamed into place, never through a link
     except OSError as e:
         _error("ask", f"--save {args.save}: {e.strerror or e}")
         return EXIT_USAGE

@@ -132,7 +132,7 @@ def test_command(args) -> int:
                            "tests": [testcases.outcome_json(o) for o in results.outcomes],
                            **({"matrix": matrix_json(results)} if shown else {})}))
     elif args.format == "junit":
-        sys.stdout.write(masked(junit(results)))
+        sys.stdout.write(junit(results))
     else:
         for outcome, model in zip(results.outcomes, outcome_models(results)):
             label = f" [{model}]" if model else ""
@@ -144,8 +144,9 @@ def test_command(args) -> int:
         print(summary(results))
     if args.junit:
         try:
-            with open(args.junit, "w", encoding="utf-8") as f:
-                f.write(masked(junit(results)))
+            from taskdsl.support.files import write_text
+
+            write_text(args.junit, junit(results))  # 0600, renamed into place, never through a link
         except OSError as e:
             print(f"taskdsl test: cannot write --junit {args.junit}: {e.strerror}", file=sys.stderr)
             return 2
@@ -182,7 +183,9 @@ def junit(results: Results) -> str:
             error=problem if outcome.status == testcases.ERROR else None))
     for case in results.skipped:
         suites.setdefault(case.file, Suite(case.file)).cases.append(Case(case.file, case.name, skipped=NOT_CHECKED))
-    return junit_xml("taskdsl test", list(suites.values()))
+    from taskdsl.support.redaction import Redactor
+
+    return junit_xml("taskdsl test", list(suites.values()), mask=Redactor().text)  # values masked before escaping
 
 
 def _repeat(value: str) -> int:

@@ -18,6 +18,7 @@ from taskdsl.language import cond as cond_expr
 from taskdsl.meaning.model import argument_problems
 from taskdsl.project import confine
 from taskdsl.language import shell
+from taskdsl.support.reading import ReadBudget, ReadRefused, read_bytes
 from taskdsl.support.redaction import Redactor
 from taskdsl.language.templating import Placeholder, find_placeholders
 
@@ -47,6 +48,8 @@ class RunState:
     allow_read: tuple[str, ...] = ()
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
     budget: Any = None  # taskdsl.evaluator.cost.Budget of --max-cost, or None
+    reads: Any = None  # taskdsl.support.reading.ReadBudget: the files and bytes file_paths may read in all
+    rendered: set = field(default_factory=set)  # (script, values) of every command the plan itself ran
     preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
@@ -177,13 +180,21 @@ async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
 async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
     """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
     value (taskdsl.language.shell), so no value is ever shell syntax. A placeholder no reference can stand
-    for is refused (TD801) before any value is computed."""
+    for (TD801), or whose value a program would parse again (TD803), is refused before any value is computed."""
     unsafe = shell.unsafe_sites(command)
     if unsafe:
-        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", shell.UNSAFE_CODE,
-                        {"code": shell.UNSAFE_CODE, "placeholder": unsafe[0].placeholder.expr_text})
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", unsafe[0].code,
+                        {"code": unsafe[0].code, "placeholder": unsafe[0].placeholder.expr_text})
     values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
-    return shell.substitute(command, values)
+    rendered = shell.substitute(command, values)
+    key = (rendered.text, tuple(rendered.env.items()))
+    if not ctx.replans:
+        ctx.run.rendered.add(key)
+    elif key not in ctx.run.rendered:  # a re-planned structure: held to what the plan ran, after substitution
+        raise TaskError("VALIDATION_ERROR", f"task '{task}': the re-planned structure runs `{rendered.text}` with "
+                        "values the run's plan did not run it with; the consent covered only those", "replan_values",
+                        {"command": command})
+    return rendered
 
 
 def unknown(expr_text: str) -> str:
@@ -376,12 +387,24 @@ class TaskNode:
             if refusal:
                 raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {refusal}", confine.READ_CODE,
                                 {"code": confine.READ_CODE, "path": path})
-            try:
-                with open(os.path.realpath(full), encoding="utf-8", errors="replace") as f:
-                    blocks.append(f'<file path="{path}">\n{f.read(200_000)}\n</file>')
+            reads = ctx.run.reads or ReadBudget()
+            try:  # opened once, checked on what was opened (taskdsl.support.reading), bounded by the run's budget
+                limit = reads.next_limit(full)
+                data = read_bytes(full, min(FILE_CHARS, limit), root=ctx.run.root or self.folder,
+                                  allowed=ctx.run.allow_read, truncate=limit > FILE_CHARS)
+                reads.took(len(data))
+            except ReadRefused as e:
+                if e.kind in ("size", "budget"):
+                    if e.kind == "size":
+                        e.why = f"would pass the {reads.total:,} bytes the run may read ([run] max_read_bytes)"
+                    raise TaskError("RESOURCE_EXHAUSTION", f"task '{self.name}': file_paths: {e}", "reads",
+                                    {"resource": "reads", "path": path}) from None
+                raise TaskError("VALIDATION_ERROR", f"task '{self.name}': file_paths: {e}", confine.READ_CODE,
+                                {"code": confine.READ_CODE, "path": path}) from None
             except OSError as e:
                 raise failure(f"task '{self.name}': cannot read file_paths entry '{path}': {e.strerror}",
                               "file_paths", path=path) from None
+            blocks.append(f'<file path="{path}">\n{data.decode("utf-8", errors="replace")}\n</file>')
         return "\n".join(blocks), paths
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
@@ -392,6 +415,9 @@ def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
     "The inputs as tagged blocks, except those the prompt text already quotes with {{name}}."
     quoted = {ph.name for ph in find_placeholders(quoted_text)}
     return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
+
+
+FILE_CHARS = 200_000  # the bytes of one file_paths file a prompt holds (the rest is cut)
 
 
 FORMAT_INSTRUCTIONS = {

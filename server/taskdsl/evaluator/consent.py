@@ -43,6 +43,7 @@ REASON_WORDS = {
     REASON_SCRIPTS: "it executes shell commands",
     REASON_COST: "it calls a model that may cost money",
     REASON_FILES: "it reads files outside the template's folder",
+    "widened": "it may read folders outside the project (allow_read)",
 }
 
 
@@ -75,6 +76,9 @@ class PlanView:
     cache: bool = False  # answers already in the answer cache are reused (and cost nothing)
     data: str | None = None  # a batch's rows file (its digest is in the plan's)
     rows: int | None = None
+    read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes file_paths may read in all
+    allow_read: tuple[str, ...] = ()  # folders outside the project the run may read
+    config_files: tuple[str, ...] = ()  # the configuration files the plan was made with
     digest: str = field(default="", compare=False)
 
 
@@ -175,13 +179,22 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None, *, ca
         estimate=cost.estimate((name, text) for name, text in calls if prices(name) is not None),
         files=with_memory(read_files(prepared.node, prepared.library), prepared), inputs=shown_inputs(prepared.inputs),
         templates=tuple(prepared.files), missing=tuple(prepared.missing), fallbacks=fallbacks, cache=cache,
-        data=data[0] if data else None, rows=data[2] if data else None)
+        data=data[0] if data else None, rows=data[2] if data else None,
+        read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))),
+        allow_read=tuple(getattr(prepared, "allow_read", ()) or ()), config_files=_config_files(prepared.path))
     if data:  # a batch: every row brings its own values
         view = PlanView(**{**view.__dict__, "inputs": tuple((name, "(each row's)") for name, _ in view.inputs)})
     if rows != 1:
         view = PlanView(**{**view.__dict__, "estimate": view.estimate * rows,
                            "fallbacks": tuple((m, c, e * rows) for m, c, e in view.fallbacks)})
     return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view, data[1] if data else None)})
+
+
+def _config_files(path: str) -> tuple[str, ...]:
+    from taskdsl.project.config import find_config
+
+    found = find_config(path)
+    return (str(found),) if found is not None else ()
 
 
 def plan_digest(prepared: Any, view: PlanView, data_digest: str | None = None) -> str:
@@ -194,7 +207,8 @@ def plan_digest(prepared: Any, view: PlanView, data_digest: str | None = None) -
         "models": [name for name, _ in view.models],
         "files": {"paths": list(view.files.paths), "unknown": list(view.files.unknown)},
         "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
-        "allow_read": list(prepared.allow_read),
+        "allow_read": list(prepared.allow_read), "read_limits": list(view.read_limits),
+        "replay": list(getattr(prepared, "replay", None) or ()),  # the fixture's text: changed, asked again
     }
     _, _, index_text = memory_index_of(prepared)
     if index_text is not None:  # what the memory may match: another index is another plan
@@ -227,6 +241,8 @@ def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
         found.append(REASON_COST)
     if view.files.unknown or any(outside(p, view.folder) for p in view.files.paths):
         found.append(REASON_FILES)
+    if view.allow_read and (view.files.unknown or view.files.paths):
+        found.append("widened")  # a repository's own [run] allow_read takes effect only once shown
     return found
 
 
@@ -279,6 +295,11 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append("  read these files:")
         lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths]
                          + [f"    {u} (known when it runs)" for u in view.files.unknown])
+        files, total = view.read_limits
+        lines.append(f"    (at most {files:,} files and {total:,} bytes in all)")
+        if view.allow_read:
+            lines.append("  may read outside the project, in:")
+            lines += _capped([f"    {folder}" for folder in view.allow_read])
     if view.inputs:
         lines.append("  with the inputs:")
         lines += _capped([f"    {name} = {value}" for name, value in view.inputs])
@@ -288,6 +309,8 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if others:
         lines.append("  using the templates of:")
         lines += _capped([f"    {_shown_path(os.path.realpath(t), view.folder)}" for t in others])
+    if view.config_files:
+        lines.append("  with the configuration of: " + ", ".join(_shown_path(c, view.folder) for c in view.config_files))
     if not (view.commands or view.models):
         lines.append("  run nothing that executes or calls a model")
     if why:

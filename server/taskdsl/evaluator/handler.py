@@ -31,6 +31,7 @@ class HandlerConfig:
     api_key: str | None = None
     replay_file: str | None = None
     replay_scope: str | None = None  # the test whose recorded answers replay uses (taskdsl test)
+    replay_text: str | None = None  # replay_file's content pinned by the agreed plan (Prepared.replay)
     replay_real_models: bool = False  # every model but an offline one answers from replay_file (taskdsl test)
     recorder: Callable[[str, str], None] | None = None  # told (prompt, answer) of each real model call
     timeout: float = 600.0

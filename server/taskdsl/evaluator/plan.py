@@ -291,6 +291,8 @@ class Prepared:
     files: list[str] = field(default_factory=list)  # the template files compiled for it
     globals: dict[str, Any] = field(default_factory=dict)  # the globals' values (project's, then inputs): seen everywhere
     allow_read: tuple[str, ...] = ()  # folders outside the project it may read (taskdsl.project.confine)
+    replay: tuple[str, str] | None = None  # a test's replay fixture as planned: (path, text); None: none
+    read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes the run may read ([run] max_read_*)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
     settings: Any = None  # the project's settings it was prepared with (the memory system reads its [memory])
     fallbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # model → its fallbacks ([models."NAME"])
@@ -456,4 +458,6 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
                     allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources, settings=settings,
-                    fallbacks=fallbacks_of(settings))
+                    fallbacks=fallbacks_of(settings),
+                    read_limits=(int(getattr(settings, "run_max_read_files", 1_000)),
+                                 int(getattr(settings, "run_max_read_bytes", 50_000_000))))

@@ -99,10 +99,13 @@ def user_prompt(messages: list) -> str:
     return users[-1] if users else ""
 
 
-def read_fixture(path: str) -> list[dict]:
+def read_fixture(path: str, text: str | None = None) -> list[dict]:
+    """The answers of a replay fixture: from text when it was pinned (read into the plan), else read."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        if text is None:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        data = json.loads(text)
     except FileNotFoundError:
         raise ValueError(f"replay fixture {path!r} does not exist") from None
     except json.JSONDecodeError as e:
@@ -141,8 +144,10 @@ def replay_answer(entries: list[dict], prompt: str, scope: str | None = None) ->
 
 
 class OfflineProvider:
-    def __init__(self, model: str, replay_file: str | None = None, replay_scope: str | None = None):
+    def __init__(self, model: str, replay_file: str | None = None, replay_scope: str | None = None,
+                 replay_text: str | None = None):
         self.model, self.replay_file, self.replay_scope = model, replay_file, replay_scope
+        self.replay_text = replay_text  # the fixture as the agreed plan read it (never read again)
 
     @property
     def name(self) -> str:
@@ -173,7 +178,7 @@ class OfflineProvider:
         path = self.fixture_path()
         if not path:
             raise ValueError("taskdsl/replay needs a fixture: set TASKDSL_REPLAY_FILE")
-        return replay_answer(read_fixture(path), prompt, self.replay_scope)
+        return replay_answer(read_fixture(path, self.replay_text), prompt, self.replay_scope)
 
     async def complete(self, messages: list[dict]) -> Completion:
         try:
@@ -358,14 +363,14 @@ def _short(error: Exception) -> str:
 async def provider_for(config, output_format: dict | None = None) -> Provider:
     """The provider of config.model (a HandlerConfig): offline models never import litellm."""
     if is_offline(config.model):
-        return OfflineProvider(config.model, config.replay_file, config.replay_scope)
+        return OfflineProvider(config.model, config.replay_file, config.replay_scope, config.replay_text)
     if config.replay_real_models and config.replay_file:
-        return OfflineProvider(f"{PROVIDER}/replay", config.replay_file, config.replay_scope)
+        return OfflineProvider(f"{PROVIDER}/replay", config.replay_file, config.replay_scope, config.replay_text)
     litellm = await litellm_module()
 
     def make(model: str) -> Provider:
         if is_offline(model):
-            return OfflineProvider(model, config.replay_file, config.replay_scope)
+            return OfflineProvider(model, config.replay_file, config.replay_scope, config.replay_text)
         made = LitellmProvider(litellm, model, config.api_base, config.api_key, config.timeout)
         return Recording(made, config.recorder) if config.recorder else made
 

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from taskdsl.project import confine
+from taskdsl.support.reading import ReadBudget
 from taskdsl.support.redaction import Redactor
 
 from taskdsl.evaluator.ast import Ctx, RunState
@@ -135,7 +136,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      allow_read=prepared.allow_read, redactor=redactor, budget=budget,
                      allowed_commands=tuple(prepared.commands), agreed_models=planned_models(prepared, config.model, model),
                      sources=dict(prepared.sources), recover=recover, on_step=on_step,
-                     script_env=script_env or {})
+                     script_env=script_env or {}, reads=ReadBudget(*prepared.read_limits))
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = run_label(prepared)

@@ -9,12 +9,46 @@ import signal
 from taskdsl.evaluator.results import TaskResult, failure
 
 
+MARK = "TASKDSL_SCRIPT_ID"  # in every script's environment: its descendants inherit it, setsid or not
+
+
 def kill_group(proc: asyncio.subprocess.Process) -> None:
-    "Kill the whole process group the script leads, so no grandchild outlives it."
+    """Kill the whole process group the script leads, and every process that carries the script's
+    mark in its environment: a child that called setsid (a session and group of its own) too."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    mark = getattr(proc, "taskdsl_mark", None)
+    if mark:
+        for _ in range(3):  # a process forking while we look: look again
+            if not kill_marked(mark):
+                break
+
+
+def kill_marked(mark: str) -> int:
+    """SIGKILL every process whose environment holds MARK=mark (Linux /proc); how many were found."""
+    wanted = f"{MARK}={mark}".encode()
+    found = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read(1 << 20)
+        except OSError:
+            continue
+        if wanted in environ.split(b"\0"):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                found += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return found
 
 
 async def _kill_once_started(spawning: asyncio.Future) -> None:
@@ -69,7 +103,8 @@ async def run_script(command: str, cwd: str, variables: dict[str, str], stdin: s
                      timeout: float, fail_on_error: bool, on_start=None) -> TaskResult:
     """Run command with variables added to the environment (TASKDSL_INPUT_<NAME>, TASKDSL_SUB_<n>).
     Cancellation and timeout kill the process group. on_start(pid) lets callers record the group."""
-    env = {**os.environ, **variables}
+    mark = os.urandom(12).hex()
+    env = {**os.environ, **variables, MARK: mark}
     spawning = asyncio.ensure_future(asyncio.create_subprocess_exec(
         "/bin/sh", "-c", command, cwd=cwd, env=env, start_new_session=True,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE))
@@ -78,9 +113,11 @@ async def run_script(command: str, cwd: str, variables: dict[str, str], stdin: s
     except asyncio.CancelledError:
         # cancelled while the process was being started: it may exist already; never leave it running
         await _kill_once_started(spawning)
+        kill_marked(mark)
         raise  # the cancellation wins, even when the start failed too
     except (OSError, ValueError) as error:  # a NUL byte in an input or the command, an argument list too long
         raise failure(f"script cannot start: {error}", "script_error", command=command) from None
+    proc.taskdsl_mark = mark  # type: ignore[attr-defined]
     if on_start:
         on_start(proc.pid)
     try:

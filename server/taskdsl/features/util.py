@@ -48,10 +48,34 @@ class Positions:
         self.doc = doc
         self.codec = codec or PositionCodec(types.PositionEncodingKind.Utf16)
         self.lines = _Lines(doc)
+        self._units: dict[int, tuple[int, list[int] | None]] = {}  # line → (length, client units; None: the same)
 
     def position(self, offset: int) -> types.Position:
+        """Linear in the document whatever the number of positions asked: each line's client units
+        are counted once (a diagnostic per element of a 1 MB line no longer re-reads the line)."""
         line, column = self.doc.position(offset)
-        return self.codec.position_to_client_units(self.lines, types.Position(line, column))
+        if line not in self._units:
+            text = self.doc.line_text(line)
+            self._units[line] = (len(text), self._line_units(text))
+        length, units = self._units[line]
+        column = min(column, length)  # a line break's offset: the end of its line
+        return types.Position(line, column if units is None else units[column])
+
+    def _line_units(self, text: str) -> list[int] | None:
+        encoding = getattr(self.codec.encoding, "value", self.codec.encoding)
+        if encoding in (types.PositionEncodingKind.Utf32, "utf-32") or text.isascii():
+            return None
+        if encoding in (types.PositionEncodingKind.Utf16, "utf-16") and max(text, default="\0") <= "\uffff":
+            return None
+        units, total = [0], 0
+        for ch in text:
+            code = ord(ch)
+            if encoding in (types.PositionEncodingKind.Utf8, "utf-8"):
+                total += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+            else:
+                total += 2 if code > 0xFFFF else 1
+            units.append(total)
+        return units
 
     def range(self, span: Span) -> types.Range:
         return types.Range(self.position(span.start), self.position(span.end))

@@ -496,7 +496,7 @@ class Adapter:
         else:  # as `taskdsl test` runs it: every real model answers from the replay fixture when there is one
             from taskdsl.authoring import testcases
 
-            config = testcases.case_config(case, self.settings, self.fixture)
+            config = testcases.case_config(case, self.settings, getattr(self.prepared, "replay", None))
         self.redactor = Redactor(extra=[config.api_key])
         code = 0
         scratch = tempfile.mkdtemp(prefix="taskdsl-debug-") if case is not None else None

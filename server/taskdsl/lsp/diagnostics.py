@@ -30,8 +30,12 @@ class Publishing:
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
         from taskdsl.lsp.tests import test_diagnostics
 
+        found = self.check(analysis).diagnostics
+        shown = capped(found)
         diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for, self.state.settings.rules_url)
-                       for d in self.check(analysis).diagnostics] + test_diagnostics(self, analysis)
+                       for d in shown] + test_diagnostics(self, analysis)
+        if len(shown) < len(found):
+            diagnostics.append(more_diagnostic(len(found) - len(shown), analysis))
         if self.state.warm_up is None:
             self.state.warm_up = asyncio.get_running_loop().create_future()  # once
             asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out
@@ -55,6 +59,9 @@ class Publishing:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""
         if self.state.pull or not self.is_open(uri) or is_config_uri(uri) or is_index_uri(self, uri):
             return
+        if not self.checked_already(uri):  # a large document: parsed and checked off the event loop first
+            asyncio.get_running_loop().create_task(self._publish_when_checked(uri, version))
+            return
         analysis = self.analysis(uri)
         if version is not None and analysis.version != version:
             return  # a newer version is on its way
@@ -68,6 +75,15 @@ class Publishing:
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=analysis.version)
         )
+
+    async def _publish_when_checked(self, uri: str, version: int | None) -> None:
+        try:
+            analysis = await self.checked(uri)
+        except Exception:
+            self.log_failure("diagnostics")
+            return
+        if self.is_open(uri) and (version is None or analysis.version == version) and self.checked_already(uri):
+            self.publish(uri, version)
 
     def schedule(self, uri: str, version: int | None) -> None:
         """Debounced publish for an edit; a newer edit cancels the pending one."""
@@ -165,6 +181,26 @@ def is_config_uri(uri: str) -> bool:
     """taskdsl.toml or pyproject.toml: never checked as a template."""
     path = uri_to_path(uri)
     return bool(path) and config.is_config_file(path)
+
+
+MAX_DIAGNOSTICS = 500  # per document: an editor cannot show more usefully, and each costs the server work
+
+
+def capped(found: list) -> list:
+    """At most MAX_DIAGNOSTICS of found, errors first, each kept in document order."""
+    if len(found) <= MAX_DIAGNOSTICS:
+        return list(found)
+    ranked = sorted(range(len(found)), key=lambda i: (found[i].severity.value != "error", i))[:MAX_DIAGNOSTICS]
+    return [found[i] for i in sorted(ranked)]
+
+
+def more_diagnostic(count: int, analysis: Analysis) -> types.Diagnostic:
+    """The last diagnostic of a capped list: how many more there are and where to see them all."""
+    return types.Diagnostic(
+        range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+        message=f"{count:,} more diagnostics are not shown (at most {MAX_DIAGNOSTICS} per document); "
+                f"`taskdsl check` lists them all",
+        severity=types.DiagnosticSeverity.Information, source="taskdsl")
 
 
 def to_lsp_diagnostic(d: Diagnostic, analysis: Analysis, positions_for, rules_url: str | None = None) -> types.Diagnostic:

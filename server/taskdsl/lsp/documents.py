@@ -127,11 +127,10 @@ def did_close(ls: TaskdslServer, params: types.DidCloseTextDocumentParams) -> No
 @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
                 types.DiagnosticOptions(identifier="taskdsl", inter_file_dependencies=True, workspace_diagnostics=True))
 @guarded("diagnostics", lambda: types.RelatedFullDocumentDiagnosticReport(items=[]))
-def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
+async def document_diagnostic(ls: TaskdslServer, params: types.DocumentDiagnosticParams):
     if is_config_uri(params.text_document.uri) or memory.is_index_uri(ls, params.text_document.uri):  # pushed
         return types.RelatedFullDocumentDiagnosticReport(items=[])
-    analysis = ls.analysis(params.text_document.uri)
-    ls.check(analysis)
+    analysis = await ls.checked(params.text_document.uri)  # a large document: off the event loop
     result_id = f"{analysis.version}:{ls.state.generation}:{result_stamp(ls, analysis.uri)}"  # tests' failures too
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)

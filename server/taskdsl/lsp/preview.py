@@ -47,7 +47,9 @@ async def preview_command(runs, args) -> dict:
                            settings=settings)
         previews = await preview_prompts(prepared, spec["model"], settings.default_model)
     except Exception as error:  # a preview never takes the server down
-        if not hasattr(error, "to_json") and not hasattr(error, "diagnostics") and not hasattr(error, "code"):
+        expected = hasattr(error, "to_json") or hasattr(error, "diagnostics") or hasattr(error, "code") or \
+            type(error).__name__ == "UnreadableTemplate"  # a device, a binary or huge file: said, not a bug
+        if not expected:
             log.exception("preview of %s failed unexpectedly", spec["uri"])
         return refuse(Redactor().mask(error_json(error)))
     redactor = Redactor()

@@ -15,7 +15,6 @@ import itertools
 import logging
 import os
 import re
-import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -82,9 +81,10 @@ def parse_arguments(args: tuple | list, command: str = COMMAND) -> dict:
 
 
 def results_folder(trace_dir: str | None) -> str:
-    folder = trace_dir or os.path.join(tempfile.gettempdir(), "taskdsl-runs")
-    os.makedirs(folder, exist_ok=True)
-    return folder
+    """taskdsl.trace.dir, or the user's own state folder: 0700, owner checked (taskdsl.support.files)."""
+    from taskdsl.support import files
+
+    return files.private_folder(trace_dir) if trace_dir else files.state_folder("runs")
 
 
 class Runs:
@@ -409,8 +409,10 @@ class Runs:
                            duration_s=round(time.monotonic() - started, 3), tokens=recorder.total_tokens(),
                            inputs=inputs, trace_uri=path_to_uri(trace_path) if trace_path else None)
         try:
-            result_path = os.path.join(results_folder(settings.trace_dir), base + ".md")
-            with open_private(result_path) as f:  # owner-only, secrets masked (taskdsl.support.redaction)
+            from taskdsl.support import files
+
+            handle, result_path = files.create(results_folder(settings.trace_dir), base + ".md")
+            with handle as f:  # a new owner-only file (taskdsl.support.files), secrets masked (…redaction)
                 f.write(Redactor(extra=[config.api_key]).text(render_result(report)))
             report.result_uri = path_to_uri(result_path)
         except OSError as e:

@@ -110,6 +110,9 @@ class LspWorkspace(Workspace):
                                sync_kind=self._sync_kind, position_codec=self._position_codec)
 
 
+LARGE_DOCUMENT = 200_000  # characters: parsed and checked off the event loop (TaskdslServer.checked)
+
+
 class TaskdslServer(Publishing, ProjectIndex, LanguageServer):
     def __init__(self) -> None:
         super().__init__("taskdsl", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
@@ -126,10 +129,19 @@ class TaskdslServer(Publishing, ProjectIndex, LanguageServer):
 
     def analysis(self, uri: str) -> Analysis:
         text_document = self.workspace.get_text_document(uri)
-        try:
-            source = text_document.source  # read from disk when the document is not open
-        except OSError as error:
-            raise DocumentUnavailable(f"{uri}: {error.strerror or error}") from None
+        if uri in self.workspace.text_documents:
+            source = text_document.source
+        else:  # not open: read from disk by the one reader (a link to /dev/zero is refused, never read whole)
+            from taskdsl.project.workspace import read_source
+
+            path = uri_to_path(uri)
+            try:
+                read = read_source(path) if path else None
+            except OSError as error:
+                raise DocumentUnavailable(f"{uri}: {error.strerror or error}") from None
+            if read is None or read.refused:
+                raise DocumentUnavailable(f"{uri}: {read.problem[1] if read else 'not a file'}")
+            source = read.text
         version = text_document.version
         cached = self.state.analyses.get(uri)
         if cached is not None and cached.version == version and cached.document.text == source:
@@ -138,6 +150,37 @@ class TaskdslServer(Publishing, ProjectIndex, LanguageServer):
         analysis = Analysis(uri, version, document, Positions(document, self.codec()), uri_to_path(uri))
         self.state.analyses[uri] = analysis
         return analysis
+
+    def checked_already(self, uri: str) -> bool:
+        """Whether the document's diagnostics can be had at once: it is small, or its check is current."""
+        text_document = self.workspace.get_text_document(uri)
+        cached = self.state.analyses.get(uri)
+        if cached is not None and cached.version == text_document.version and cached._result is not None \
+                and cached.generation == self.state.generation:
+            return True
+        if uri not in self.workspace.text_documents:
+            return True  # read from disk by the one reader, bounded: the analysis says what it found
+        return len(text_document.source) < LARGE_DOCUMENT
+
+    async def checked(self, uri: str) -> Analysis:
+        """The document's analysis with its check done. A large document is parsed and checked in a
+        worker thread, so the event loop keeps answering (and checking the other documents) meanwhile:
+        one hostile document never holds up another's diagnostics."""
+        if self.checked_already(uri):
+            analysis = self.analysis(uri)
+            self.check(analysis)
+            return analysis
+        if self.state.heavy is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.state.heavy = ThreadPoolExecutor(max_workers=1, thread_name_prefix="taskdsl-large")
+
+        def work() -> Analysis:
+            analysis = self.analysis(uri)
+            self.check(analysis)
+            return analysis
+
+        return await asyncio.get_running_loop().run_in_executor(self.state.heavy, work)
 
     def check(self, analysis: Analysis) -> CheckResult:
         if analysis._result is None or analysis.generation != self.state.generation:

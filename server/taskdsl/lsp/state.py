@@ -54,4 +54,5 @@ class State:
     client_name: str | None = None  # clientInfo.name (eglot blocks on commands: runs answer at once)
     client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
     warm_up: asyncio.Future | None = None  # the grammar model and litellm, built once diagnostics are out
+    heavy: Any = None  # the worker thread large documents are parsed and checked in (TaskdslServer.checked)
 

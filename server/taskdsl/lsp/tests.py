@@ -285,7 +285,7 @@ async def agreed_plan(runs, case: testcases.TestCase, index, settings):
     prepared = prepare()
     if isinstance(prepared, Exception):
         return testcases.error_outcome(case, prepared, index)
-    model = testcases.planned_model(case, None, testcases.replay_fixture(case.file))
+    model = testcases.planned_model(case, None, prepared.replay and prepared.replay[0])  # the pinned fixture
     return await runs.agree(prepared, model, settings, prepare_again, refuse)
 
 

@@ -39,7 +39,7 @@ SCHEMA: dict[str, Any] = {
     "globals": "globals",
     "lint": {"select": "selectors", "ignore": "selectors", "per-file-ignores": "per_file_ignores"},
     "run": {"timeout": "positive", "trace_dir": "path", "allow_read": "paths", "max_cost": "non_negative",
-            "retries": "count", "cache": "bool"},
+            "retries": "count", "cache": "bool", "max_read_files": "positive", "max_read_bytes": "positive"},
     "memory": {"index": "project_path", "matcher": "matcher"},
     "models": "models",
 }
@@ -422,6 +422,8 @@ def project_settings(config: Config, base: Settings | None = None) -> Settings:
         ("run", "retries"): ("run_retries", None),
         ("run", "cache"): ("run_cache", None),
         ("models",): ("model_policies", None),
+        ("run", "max_read_files"): ("run_max_read_files", int),
+        ("run", "max_read_bytes"): ("run_max_read_bytes", int),
     }
     for key_path, (attribute, convert) in simple.items():
         if key_path in config.values:

@@ -11,15 +11,13 @@ import os
 from typing import Iterable
 
 from taskdsl.project.workspace import project_root  # noqa: F401  (the one answer; importers name it here too)
+from taskdsl.support.reading import within  # noqa: F401  (one answer: a sibling 'project-other' is outside)
 
 NEVER_READ = ("/proc", "/sys", "/dev")
 READ_CODE = "TD802"
 HOW_TO_ALLOW = ("allow it with --allow-read {folder} (taskdsl run), allow_read in the [run] table of "
                 "taskdsl.toml, or the editor setting taskdsl.run.allowRead")
 
-
-def within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def read_refusal(path: str, root: str, allowed: Iterable[str] = ()) -> str | None:

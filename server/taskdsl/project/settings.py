@@ -34,6 +34,8 @@ class Settings:
     run_retries: int | None = None  # [run] retries (None: the default, 3)
     run_cache: bool | None = None  # [run] cache (None: on for `taskdsl test`, off for `taskdsl run`)
     model_policies: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # [models."NAME"]: (name, (key, value)…)
+    run_max_read_files: int = 1_000  # what one run may read through file_paths (taskdsl.support.reading)
+    run_max_read_bytes: int = 50_000_000
     rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
 
     @property

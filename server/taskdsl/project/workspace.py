@@ -39,12 +39,23 @@ def project_root(path: str | os.PathLike) -> str:
     start = path if os.path.isdir(path) else os.path.dirname(path)
     folder = start
     while True:
-        if any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+        if any(_marks(folder, marker, folder == start) for marker in PROJECT_MARKERS):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:
             return start
         folder = parent
+
+
+def _marks(folder: str, marker: str, own_folder: bool) -> bool:
+    """Whether marker makes folder a project root. Above the starting folder only a marker of the user
+    counts: a taskdsl.toml another user left in a shared parent folder (/tmp) is not adopted."""
+    path = os.path.join(folder, marker)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return own_folder or not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
 
 
 def env_library_paths() -> tuple[str, ...]:
@@ -281,8 +292,15 @@ def read_source(path: str, size: int | None = None) -> Source:
     if size > MAX_FILE_BYTES:
         return Source(path, refused=True, problem=(0, f"the file is {size / 1_000_000:.1f} MB: templates larger "
                                                       f"than {MAX_FILE_BYTES / 1_000_000:g} MB are not read"))
-    with open(path, "rb") as handle:
-        return decode(path, handle.read())
+    from taskdsl.support.reading import ReadRefused, read_bytes
+
+    try:  # opened once; a device (a link to /dev/zero) is refused and no more than the limit is read
+        data = read_bytes(path, MAX_FILE_BYTES)
+    except ReadRefused as refused:
+        what = (f"the file is larger than {MAX_FILE_BYTES / 1_000_000:g} MB: templates that large are not read"
+                if refused.kind == "size" else f"{refused.why}: this is not a template")
+        return Source(path, refused=True, problem=(0, what))
+    return decode(path, data)
 
 
 def read_text(path: str, size: int | None = None) -> str | None:

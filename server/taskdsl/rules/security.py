@@ -1,6 +1,7 @@
-"""Running safely (TD801, TD802): what the runner would refuse, reported while editing.
+"""Running safely (TD801–TD805): what the runner would refuse, reported while editing.
 
-TD801 asks taskdsl.language.shell where each {{…}} of a <command> sits in the shell's quoting; TD802 asks
+TD801, TD803, TD804 and TD805 ask taskdsl.language.shell where each {{…}} of a <command> sits in the
+shell's grammar (one meaning: the runner asks the same module); TD802 asks
 taskdsl.project.confine whether a listed file may be read. The runner asks the same functions.
 """
 
@@ -28,35 +29,127 @@ def _offsets(element: Element) -> list[tuple[int, int]]:
     return spans
 
 
-@rule("TD801", Severity.ERROR, "{{…}} where a shell command cannot take a value safely",
-      what="A `{{…}}` of a `<command>` sits where the shell expands nothing (inside '…', in a here-document "
-           "with a quoted delimiter or in its delimiter word) or where a value would join shell syntax "
-           "(right after a backslash or '$', inside ${…} or $((…))).",
-      why="Values are never pasted into a command: each becomes a reference to an environment variable "
-          "holding it, in the form its quoting needs, so no input, file or model answer can become shell "
-          "syntax. Where no reference expands, the value cannot be substituted safely and the run refuses.",
-      bad="<command>grep '{{pattern}}' notes.txt</command>",
-      good="<command>grep {{pattern}} notes.txt</command>  (or: grep \"$TASKDSL_INPUT_PATTERN\" notes.txt)",
-      fix="Close the single quotes around the placeholder ('…'{{x}}'…'), unquote the here-document's "
-          "delimiter, or read the value from $TASKDSL_INPUT_<NAME> in the script.",
-      tags=("command",))
-def unsafe_substitution_rule(ctx: RuleContext):
+def _command_sites(ctx: RuleContext, code: str | None):
+    """(command element, its offsets, site) for every placeholder whose code is code (None: the safe ones)."""
     for command in ctx.tagged("command"):
         text = command.text
         if "{{" not in text:
             continue
-        unsafe = shell.unsafe_sites(text)
-        if not unsafe:
+        chosen = [site for site in shell.sites(text) if site.code == code]
+        if chosen:
+            offsets = _offsets(command)
+            for site in chosen:
+                yield command, offsets, site
+
+
+def _span(offsets, start: int, end: int) -> Span:
+    return Span(offsets[start][0], offsets[max(start, end - 1)][1])
+
+
+def _xml(command: Element, text: str) -> str | None:
+    """text as it must be written in the command's element (None inside CDATA: no fix offered)."""
+    if any(piece.cdata for piece in command.text_pieces):
+        return None
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@rule("TD801", Severity.ERROR, "{{…}} where a shell command cannot take a value safely",
+      what="A `{{…}}` of a `<command>` sits where the shell grammar (tree-sitter-bash) does not place it as one "
+           "word or as literal text: inside '…' or $'…', in a here-document with a quoted delimiter or in its "
+           "delimiter word, right after a backslash or '$', inside ${…}, in arithmetic in any form ($((…)), "
+           "((…)), let, [[ … -eq … ]], declare -i, an array subscript), where bash reads a variable name "
+           "(unset, read, printf -v, declare -n) or anywhere the grammar does not model.",
+      why="Values are never pasted into a command: each becomes a reference to an environment variable "
+          "holding it, in the form its place needs, so no input, file or model answer can become shell "
+          "syntax. A reference is used only where the syntax tree shows it expands exactly once to one word "
+          "or to literal text; bash evaluates arithmetic and subscripts again (a value a[$(cmd)] runs cmd), "
+          "so those places cannot take a value. The run refuses with the same message.",
+      bad="<command>grep '{{pattern}}' notes.txt</command>",
+      good="<command>grep -- {{pattern}} notes.txt</command>  (or: grep -- \"$TASKDSL_INPUT_PATTERN\" notes.txt)",
+      fix="Close the single quotes around the placeholder ('…'{{x}}'…'), unquote the here-document's "
+          "delimiter, or compute in a program that reads the value as data (awk -v n=\"$TASKDSL_INPUT_N\").",
+      tags=("command",))
+def unsafe_substitution_rule(ctx: RuleContext):
+    for command, offsets, site in _command_sites(ctx, shell.UNSAFE_CODE):
+        ph = site.placeholder
+        span = _span(offsets, ph.start, ph.end)
+        fixes = []
+        if site.context == "single":  # not applied by --fix: inside an awk or jq program the value would be code
+            written = ctx.document.text[span.start:span.end]
+            fixes.append(Fix(f"Close the quotes around {written}", (TextEdit(span, f"'{written}'"),), safe=False))
+        yield make("TD801", span, shell.unsafe_message(site), fixes=fixes)
+
+
+@rule("TD803", Severity.ERROR, "{{…}} in text a program parses again as code",
+      what="A `{{…}}` of a `<command>` reaches a program that parses it again as code: an argument of `eval`, "
+           "`alias` or `trap`, the script of `sh`/`bash`/`dash`/`zsh -c`, `su -c`, any word after `ssh HOST`, "
+           "`xargs … sh -c`, `find … -exec sh -c`, the code of `python -c`, `perl -e`, `node -e`, `ruby -e`, "
+           "`php -r`, an `awk` program, or the standard input of a shell, python, ssh … (a pipe, a "
+           "here-document or a here-string), also through `$(…)`.",
+      why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
+          "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
+      bad="<command>sh -c \"echo {{name}} | tr a-z A-Z\"</command>",
+      good="<command>sh -c 'echo \"$1\" | tr a-z A-Z' _ {{name}}</command>",
+      fix="Pass the value as a positional argument and name it in the script: sh -c '… \"$1\"' _ {{x}} (the "
+          "quick fix writes it for sh -c scripts in double quotes); for python, perl, node, ruby and awk read "
+          "it from sys.argv, ARGV, process.argv, awk -v or the environment ($TASKDSL_INPUT_<NAME>).",
+      tags=("command",))
+def reparsed_value_rule(ctx: RuleContext):
+    for command, offsets, site in _command_sites(ctx, shell.REPARSE_CODE):
+        ph = site.placeholder
+        fixes = []
+        for start, end, text in site.fix[:1]:
+            written = _xml(command, text)
+            if written is not None:
+                fixes.append(Fix("Pass the value as a positional argument ($1)",
+                                 (TextEdit(_span(offsets, start, end), written),)))
+        yield make("TD803", _span(offsets, ph.start, ph.end), shell.unsafe_message(site), fixes=fixes)
+
+
+@rule("TD804", Severity.ERROR, "shell command that does not parse",
+      what="A `<command>` that the shell grammar (tree-sitter-bash) cannot parse: an unterminated quote, "
+           "`$(` or here-document, a stray `)` or `;;`, a keyword out of place.",
+      why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
+      bad="<command>echo 'unterminated</command>",
+      good="<command>echo 'terminated'</command>",
+      fix="Close the quote or bracket the error points at.",
+      tags=("command",))
+def unparsable_command_rule(ctx: RuleContext):
+    for command in ctx.tagged("command"):
+        text = command.text
+        if not text.strip():
+            continue
+        error = shell.parse_error(text)
+        if error is None:
             continue
         offsets = _offsets(command)
-        for site in unsafe:
-            ph = site.placeholder
-            span = Span(offsets[ph.start][0], offsets[ph.end - 1][1])
-            fixes = []
-            if site.context == "single":  # not applied by --fix: inside an awk or jq program the value would be code
-                written = ctx.document.text[span.start:span.end]
-                fixes.append(Fix(f"Close the quotes around {written}", (TextEdit(span, f"'{written}'"),), safe=False))
-            yield make("TD801", span, shell.unsafe_message(site), fixes=fixes)
+        start = min(error[0], len(offsets) - 1)
+        yield make("TD804", _span(offsets, start, max(start + 1, min(error[1], len(offsets)))),
+                   f"the shell cannot parse this command (at {text[start:start + 20]!r}): close the quote, "
+                   f"bracket or here-document, or fix the syntax there")
+
+
+@rule("TD805", Severity.WARNING, "{{…}} where a program reads a leading '-' as an option",
+      what="A `{{…}}` starts an argument before any `--` of a program whose options can run commands or write "
+           "files: env, tar, find, xargs, git, rsync, ssh, scp, curl, wget, zip, sed, sort, awk, cp, mv, "
+           "shells, interpreters and the like (the list follows GTFOBins, https://gtfobins.github.io, and "
+           "SonarSource's argument injection vectors, https://sonarsource.github.io/argument-injection-vectors/). "
+           "echo, printf '%s' and programs whose options cannot do harm are not reported.",
+      why="The value reaches the program as one word, but a word starting with '-' is an option there: "
+          "`env {{x}} true` with the value `--split-string=sh -c …` or `tar {{x}} …` with "
+          "`--checkpoint-action=exec=…` runs a command.",
+      bad="<command>tar -cf out.tar {{path}}</command>",
+      good="<command>tar -cf out.tar -- {{path}}</command>",
+      fix="Insert `--` before the value, so the program reads every later word as an operand (the quick fix).",
+      tags=("command",))
+def option_position_rule(ctx: RuleContext):
+    for command, offsets, site in _command_sites(ctx, None):
+        if site.option_at is None:
+            continue
+        ph = site.placeholder
+        at = offsets[site.option_at][0]
+        yield make("TD805", _span(offsets, ph.start, ph.end), shell.option_message(site),
+                   fixes=[Fix("Insert -- before the value", (TextEdit(Span(at, at), "-- "),))])
 
 
 @rule("TD802", Severity.WARNING, "file outside the project",

@@ -49,26 +49,30 @@ def _counts(cases: list[Case]) -> dict[str, str]:
             "errors": str(sum(c.error is not None for c in cases))}
 
 
-def junit_xml(title: str, suites: list[Suite]) -> str:
+def junit_xml(title: str, suites: list[Suite], mask=None) -> str:
+    """The JUnit XML of suites; mask (a secret masker) is applied to every value before it is escaped."""
     import xml.etree.ElementTree as ET
 
-    root = ET.Element("testsuites", name=clean(title))
+    def wash(text):
+        return clean(mask(text)) if mask is not None and isinstance(text, str) else clean(text)
+
+    root = ET.Element("testsuites", name=wash(title))
     every = []
     for suite in suites:
-        element = ET.SubElement(root, "testsuite", name=clean(suite.name), **_counts(suite.cases),
+        element = ET.SubElement(root, "testsuite", name=wash(suite.name), **_counts(suite.cases),
                                 skipped=str(sum(c.skipped is not None for c in suite.cases)),
                                 time=_seconds(sum(c.time for c in suite.cases)))
         for case in suite.cases:
             every.append(case)
-            testcase = ET.SubElement(element, "testcase", name=clean(case.name), classname=clean(case.classname),
+            testcase = ET.SubElement(element, "testcase", name=wash(case.name), classname=wash(case.classname),
                                      time=_seconds(case.time))
             if case.skipped is not None:
-                ET.SubElement(testcase, "skipped", message=clean(case.skipped))
+                ET.SubElement(testcase, "skipped", message=wash(case.skipped))
             for tag, problem in (("error", case.error), ("failure", case.failure)):
                 if problem is not None:
-                    node = ET.SubElement(testcase, tag, message=clean(problem.message),
-                                         **({"type": clean(problem.type)} if problem.type else {}))
-                    node.text = clean(problem.text) if problem.text else None
+                    node = ET.SubElement(testcase, tag, message=wash(problem.message),
+                                         **({"type": wash(problem.type)} if problem.type else {}))
+                    node.text = wash(problem.text) if problem.text else None
     for key, value in _counts(every).items():
         root.set(key, value)
     ET.indent(root)

@@ -9,6 +9,7 @@ message. Files that hold a run's data are created readable by their owner only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -16,15 +17,54 @@ from typing import Any, Iterable
 
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
 MIN_LENGTH = 8
+MIN_CONFIGURED = 4  # an API key given in configuration is a secret however short
 MASK = "***"
+#: what may sit between a secret's characters in output and still show it: line breaks (a value split
+#: across lines) and ANSI escape sequences (colour, cursor moves)
+_GAP = r"(?:\x1b\[[0-9;?]*[ -/]*[@-~]|\r?\n)*"
 
 
 def secret_values(environ: dict | None = None, extra: Iterable[str | None] = ()) -> tuple[str, ...]:
     """The values to mask, longest first (so a secret holding another vanishes whole)."""
     environ = os.environ if environ is None else environ
     values = {v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_LENGTH}
-    values.update(v for v in extra if isinstance(v, str) and len(v) >= MIN_LENGTH)
+    values.update(v for v in extra if isinstance(v, str) and len(v) >= MIN_CONFIGURED)
     return tuple(sorted(values, key=len, reverse=True))
+
+
+def encodings(secret: str) -> set[str]:
+    """The forms a secret commonly takes in output besides itself: base64 (standard and URL-safe, at
+    each of the three alignments it can have inside longer data), percent-encoding, reversed."""
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    forms = {secret[::-1], quote(secret, safe=""), quote_plus(secret), quote(secret, safe="").lower()}
+    data = secret.encode("utf-8", "surrogatepass")
+    for shift in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            text = encode(b"\0" * shift + data).decode("ascii")
+            first = -(-8 * shift // 6)  # the first character made of the secret's bits only
+            last = (8 * (shift + len(data))) // 6  # past the last such character
+            core = text[first:last]
+            if len(core) >= MIN_CONFIGURED + 2:
+                forms.add(core)
+    forms.discard(secret)
+    return {form for form in forms if len(form) >= MIN_CONFIGURED}
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(_patterns(secrets)))
+
+
+def _patterns(secrets: Iterable[str]) -> list[str]:
+    """Longest first: each secret with line breaks or ANSI escapes allowed between its characters,
+    then its encodings."""
+    patterns = []
+    for secret in secrets:
+        patterns.append((len(secret), _GAP.join(re.escape(c) for c in secret)))
+        patterns.extend((len(form), re.escape(form)) for form in encodings(secret))
+    return [pattern for _, pattern in sorted(patterns, key=lambda p: -p[0])]
 
 
 class Redactor:
@@ -32,7 +72,7 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] | None = None, extra: Iterable[str | None] = ()):
         self.secrets = tuple(secrets) if secrets is not None else secret_values(extra=extra)
-        self._pattern = re.compile("|".join(map(re.escape, self.secrets))) if self.secrets else None
+        self._pattern = _compiled(self.secrets) if self.secrets else None
 
     def text(self, value: str) -> str:
         return self._pattern.sub(MASK, value) if self._pattern is not None else value
@@ -50,10 +90,11 @@ class Redactor:
 
 
 def open_private(path: str):
-    """Open path for writing text, created (or truncated) readable and writable by its owner only."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT: set it
-    return os.fdopen(fd, "w", encoding="utf-8")
+    """Open path for writing text, readable and writable by its owner only (taskdsl.support.files: never
+    through a link, never a file with other links or of another user)."""
+    from taskdsl.support.files import open_stream
+
+    return open_stream(path)
 
 
 class MaskingFilter(logging.Filter):

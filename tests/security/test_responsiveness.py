@@ -1,0 +1,43 @@
+"""The work behind one document is linear in its size: positions are converted with each line read
+once, and the cond parser does not scan its token list per operator (8,000 `or` terms took 22.5 s)."""
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from taskdsl.features.util import Positions
+from taskdsl.language import cond
+from taskdsl.language.document import Document, parse
+
+
+def test_positions_on_one_long_line_read_the_line_once(monkeypatch):
+    text = "<a>" + "<task>é😀" * 10_000 + "</a>"
+    doc = parse(text)
+    reads = []
+    original = Document.line_text
+    monkeypatch.setattr(Document, "line_text", lambda self, i: reads.append(i) or original(self, i))
+    for encoding in (types.PositionEncodingKind.Utf16, types.PositionEncodingKind.Utf8):
+        reads.clear()
+        positions = Positions(doc, PositionCodec(encoding))
+        got = [positions.position(offset) for offset in range(0, len(text), 3)]
+        assert reads == [0]
+        # the same answers as pygls's own conversion
+        for offset, position in list(zip(range(0, len(text), 3), got))[::997]:
+            expected = PositionCodec(encoding).position_to_client_units([original(doc, 0)], types.Position(0, offset))
+            assert (position.line, position.character) == (expected.line, expected.character)
+
+
+class CountingList(list):
+    scans = 0
+
+    def __iter__(self):
+        CountingList.scans += 1
+        return super().__iter__()
+
+
+def test_a_cond_test_of_8000_or_terms_scans_its_tokens_once(monkeypatch):
+    tokenize = cond.tokenize
+    monkeypatch.setattr(cond, "tokenize", lambda text: CountingList(tokenize(text)))
+    CountingList.scans = 0
+    expr = cond.parse_expr(" or ".join(["output.x == 1"] * 8_000))
+    assert CountingList.scans <= 2
+    assert cond.holds(expr, {"x": 1})
