@@ -182,8 +182,8 @@ async def test_a_planted_entry_or_link_is_a_miss_never_followed(tmp_path, loopba
     os.symlink(victim, entry)  # another local process plants a link where the answer goes
     code, report, err = await say(folder, "--cache")
     assert code == 0 and "cached" not in report["notes"] and fake.count() == 2  # a miss: called again
-    assert victim.read_text(encoding="utf-8") == "keep me"  # the writer refused the link: never wrote through it
-    assert os.path.islink(entry)
+    assert victim.read_text(encoding="utf-8") == "keep me"  # the writer never wrote through the link:
+    assert not os.path.islink(entry)  # the entry was written beside it and renamed over the link
     os.remove(entry)
     with open(entry, "w", encoding="utf-8") as f:
         json.dump({"v": 1, "key": "not this one", "content": "forged"}, f)

@@ -8,7 +8,7 @@ Each row is the inputs of one run, as hostile as any input: a row goes through t
 (`plan.prepare` against the project's index, built once, then `runner.execute`), with the
 batch's one configuration (retries, cache, per-model limits shared by every row) and one cost
 budget (`--max-cost` covers the batch). At most `jobs` rows run at a time. Each finished row is
-one JSON line appended to the results file through the one writer (writer.LineAppender): `row`
+one JSON line appended to the results file through the one writer (support/files.py LineAppender): `row`
 (1-based), `inputs`, `status`, `content`, `error`, `notes`, secrets masked. A line is written in
 one `write` of the whole line, so a batch stopped by Ctrl-C leaves only whole lines; `resume`
 skips the rows already in the file (a line that does not parse is not a row). `fail_fast`
@@ -194,7 +194,7 @@ class Batch:
         self.records: list[dict] = []  # without --out: kept for the caller
         self.writer = None
         if out:
-            from taskdsl.evaluator.writer import LineAppender
+            from taskdsl.support.files import LineAppender
 
             self.writer = LineAppender(out)
             if self.writer.ends_mid_line():  # a line cut by a crash: the next row starts a line of its own

@@ -4,7 +4,7 @@ The key is a sha256 of the model, the messages, the call's parameters and the de
 format (canonical JSON). One answer is one file, `<key>.json`, under the user's cache folder
 (`platformdirs.user_cache_dir("taskdsl")`, or TASKDSL_CACHE_DIR), in a folder per project (a
 digest of the project root's real path): `taskdsl cache info` and `clear` work on the current
-project's folder. Files are written by the one writer (evaluator/writer.py): owner-only,
+project's folder. Files are written by the one writer (support/files.py): owner-only,
 temp-and-rename, never through a link. An entry that cannot be read or does not have the
 expected shape is a miss, never an error (a local process may have written anything there).
 
@@ -87,7 +87,7 @@ class AnswerCache:
                           model=model if isinstance(model, str) else None, cached=True)
 
     def put(self, key: str, answer) -> None:
-        from taskdsl.evaluator.writer import write_private
+        from taskdsl.support.files import write_private
 
         data = {"v": FORMAT_VERSION, "key": key, "model": answer.model, "content": answer.content,
                 "completion_tokens": answer.completion_tokens}

@@ -29,7 +29,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass, field
 
 from taskdsl.language.diagnostics import Diagnostic, Severity
@@ -221,19 +220,9 @@ def save(path: str, root: str, entries: dict[str, str]) -> None:
         raise ValueError(f"the memory index's folder {folder} is a link or leads outside the project: not written")
     if os.stat(folder).st_uid != os.getuid():
         raise ValueError(f"the memory index's folder {folder} is not yours: not written")
-    fd, temporary = tempfile.mkstemp(prefix=".memory-", suffix=".tmp", dir=folder)  # O_EXCL, mode 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(dumps(entries))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    from taskdsl.support.files import write_text
+
+    write_text(path, dumps(entries))  # the one writer: a temporary file beside it, renamed over it
 
 
 # --------------------------------------------------------------------------- offline metadata
