@@ -429,3 +429,29 @@ def compile_text(text: str, path: str | None = None):
     if doc.root is None:
         raise CompileError("TD001", "the file holds no element", None, path)
     return doc.root, Compiler(path)
+
+
+def atomic_of(path: str, name: str, role: str, reason: str):
+    """The atomic task (a template's body) defined as `name` in the file at `path`: the task a
+    built-in or project template plays `role` with (the reparse template, the memory's matcher).
+    TaskError (VALIDATION_ERROR, `reason`) when it cannot be read, does not compile or is not atomic."""
+    from taskdsl.evaluator.ast import Atomic, Template
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.project.workspace import read_text
+
+    text = read_text(path)
+    if text is None:
+        raise TaskError("VALIDATION_ERROR", f"{role} {path} cannot be read", reason)
+    try:
+        definitions = Compiler(path).definitions(parse_entry(text, path))
+    except CompileError as broken:
+        raise TaskError("VALIDATION_ERROR", f"{role} {path} does not compile: {broken.code} {broken.message}",
+                        reason) from None
+    for definition in definitions:
+        if definition.name == name:
+            node = definition.ast_node
+            node = node.body if isinstance(node, Template) else node
+            if isinstance(node, Atomic):
+                return node
+    raise TaskError("VALIDATION_ERROR", f"{role} '{name}' ({path}) must be an atomic task or a template whose "
+                    "task is atomic", reason)

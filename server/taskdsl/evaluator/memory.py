@@ -285,26 +285,7 @@ def matcher_task(global_env):
 
 
 def atomic_of(path: str, name: str):
-    """The atomic task (a template's body) defined as `name` in the file at `path`."""
-    from taskdsl.project.workspace import read_text
+    """The matcher's atomic task (a template's body) defined as `name` in the file at `path`."""
+    from taskdsl.evaluator.compiler import atomic_of as compiled_atomic
 
-    from taskdsl.evaluator.ast import Atomic, Template
-    from taskdsl.evaluator.compiler import CompileError, Compiler, parse_entry
-    from taskdsl.evaluator.results import TaskError
-
-    text = read_text(path)
-    if text is None:
-        raise TaskError("VALIDATION_ERROR", f"the associative_matching template {path} cannot be read", "memory_matcher")
-    try:
-        definitions = Compiler(path).definitions(parse_entry(text, path))
-    except CompileError as broken:
-        raise TaskError("VALIDATION_ERROR", f"the associative_matching template {path} does not compile: "
-                        f"{broken.code} {broken.message}", "memory_matcher") from None
-    for definition in definitions:
-        if definition.name == name:
-            node = definition.ast_node
-            node = node.body if isinstance(node, Template) else node
-            if isinstance(node, Atomic):
-                return node
-    raise TaskError("VALIDATION_ERROR", f"the associative_matching template '{name}' ({path}) must be an atomic task "
-                    "or a template whose task is atomic", "memory_matcher")
+    return compiled_atomic(path, name, "the associative_matching template", "memory_matcher")

@@ -206,28 +206,10 @@ def reparse_template(index, node, error: TaskError):
 
 
 def atomic_of(path: str, name: str):
-    """The atomic task (a template's body) defined as `name` in the file at `path`."""
-    from taskdsl.project.workspace import read_text
+    """The reparse template's atomic task (a template's body) defined as `name` in the file at `path`."""
+    from taskdsl.evaluator.compiler import atomic_of as compiled_atomic
 
-    from taskdsl.evaluator.ast import Atomic, Template
-    from taskdsl.evaluator.compiler import CompileError, Compiler, parse_entry
-
-    text = read_text(path)
-    if text is None:
-        raise TaskError("VALIDATION_ERROR", f"the reparse template {path} cannot be read", "reparse_template")
-    try:
-        definitions = Compiler(path).definitions(parse_entry(text, path))
-    except CompileError as broken:
-        raise TaskError("VALIDATION_ERROR", f"the reparse template {path} does not compile: {broken.code} "
-                        f"{broken.message}", "reparse_template") from None
-    for definition in definitions:
-        if definition.name == name:
-            node = definition.ast_node
-            node = node.body if isinstance(node, Template) else node
-            if isinstance(node, Atomic):
-                return node
-    raise TaskError("VALIDATION_ERROR", f"the reparse template '{name}' ({path}) must be an atomic task or a "
-                    "template whose task is atomic", "reparse_template")
+    return compiled_atomic(path, name, "the reparse template", "reparse_template")
 
 
 async def template_prompt(template, args: dict, scope: Env, ctx) -> tuple[str, str]:
