@@ -85,6 +85,17 @@ def create(folder: str, name: str, *, mode: int = PRIVATE):
     raise UnsafeWrite(os.path.join(folder, name), "no free name")
 
 
+def _check_own_file(fd: int, path: str) -> None:
+    """What fd opened is a regular file of the user with a single link (else UnsafeWrite)."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeWrite(path, "is not a regular file")
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise UnsafeWrite(path, "belongs to another user")
+    if info.st_nlink != 1:
+        raise UnsafeWrite(path, f"has {info.st_nlink} hard links; taskdsl writes only a file with one")
+
+
 def open_stream(path: str, *, mode: int = PRIVATE):
     """path opened for writing from its start (a trace), refused unless it is (or becomes) a regular
     file of the user with a single link; a link at path is never followed."""
@@ -96,13 +107,7 @@ def open_stream(path: str, *, mode: int = PRIVATE):
             raise UnsafeWrite(path, "is a symbolic link; taskdsl does not write through links") from None
         raise
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeWrite(path, "is not a regular file")
-        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-            raise UnsafeWrite(path, "belongs to another user")
-        if info.st_nlink != 1:
-            raise UnsafeWrite(path, f"has {info.st_nlink} hard links; taskdsl writes only a file with one")
+        _check_own_file(fd, path)
         os.fchmod(fd, mode)
         os.ftruncate(fd, 0)
     except BaseException:
@@ -163,13 +168,7 @@ class LineAppender:
                 raise UnsafeWrite(path, "is a symbolic link; taskdsl does not write through links") from None
             raise
         try:
-            info = os.fstat(self.fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise UnsafeWrite(path, "is not a regular file")
-            if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-                raise UnsafeWrite(path, "belongs to another user")
-            if info.st_nlink != 1:
-                raise UnsafeWrite(path, f"has {info.st_nlink} hard links; taskdsl writes only a file with one")
+            _check_own_file(self.fd, path)
             os.fchmod(self.fd, PRIVATE)
         except BaseException:
             os.close(self.fd)
