@@ -529,7 +529,8 @@ class Reduce(TaskNode):
         unchanged = 0  # reductions in a row that answered with the accumulator they were given
         for index, (name, value) in enumerate(items, 1):  # 1-based, as steps[n] and case[n]
             inner_args = {"current_data": value, name: value}
-            inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
+            # a ref (FunctionCall) binds its target's params through its own <inputs>: no placeholders
+            inner_args.update({i.name: value for i in getattr(self.inner_task, "inputs", ()) if i.source is None})
             # the operator's names are visible in the inner task's own <inputs> too
             try:
                 inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),

@@ -1,0 +1,198 @@
+"""The run's only gate is the checker (SPEC §17): `taskdsl run` refuses, before any step, with the
+checker's own diagnostics over every file the entry reaches and the project's config; what the
+checker passes the run does not refuse. Preflight: every model the plan calls is usable first.
+Each test goes through the real command line (taskdsl.cli.main.main)."""
+
+import os
+
+import pytest
+
+from evaluator_helpers import write
+from taskdsl.cli.main import main
+
+MARKER_STEP = '<task type="script"><description>mark</description><command>touch ran.marker</command></task>'
+
+
+def project(tmp_path, files: dict[str, str], config: str = "") -> str:
+    (tmp_path / "taskdsl.toml").write_text(config)
+    for name, xml in files.items():
+        write(tmp_path, name, xml)
+    return str(tmp_path)
+
+
+def check_lines(capsys, *paths) -> list[str]:
+    main(["check", *paths])
+    return [line for line in capsys.readouterr().out.splitlines() if " error TD" in line]
+
+
+def run_refusal(capsys, *args) -> tuple[int, list[str], str]:
+    code = main(["run", *args, "--model", "taskdsl/echo", "-q"])
+    err = capsys.readouterr().err
+    return code, [line for line in err.splitlines() if " error TD" in line], err
+
+
+def test_an_error_in_a_called_library_file_refuses_the_run_before_any_step(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {
+        "main.task.xml": f"""
+            <task type="sequential" name="main"><description>main</description>
+              <steps>{MARKER_STEP}<call template="greet"><arg name="who">you</arg></call></steps></task>""",
+        "lib/greet.task.xml": """
+            <template name="greet" params="who">
+              <task><description>Greet {{who}} in {{language}}</description></task>
+            </template>""",
+    })
+    expected = check_lines(capsys, ".")
+    assert [line.split(": error ")[1].split(" ")[0] for line in expected] == ["TD402"]
+    code, refused, err = run_refusal(capsys, "main.task.xml")
+    assert code == 2
+    assert refused == expected  # the checker's own lines: same file, place, code and message
+    assert refused[0].startswith(os.path.join("lib", "greet.task.xml") + ":2:")
+    assert "main.task.xml or a file it reaches does not check (1 error(s))" in err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_two_files_defining_a_called_name_refuse_the_run_with_td502(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    greet = """<template name="greet" params="who"><task><description>Hi {{who}}</description></task></template>"""
+    project(tmp_path, {
+        "main.task.xml": f"""
+            <task type="sequential" name="main"><description>main</description>
+              <steps>{MARKER_STEP}<call template="greet"><arg name="who">you</arg></call></steps></task>""",
+        "a.task.xml": greet, "b.task.xml": greet,
+    })
+    expected = check_lines(capsys, ".")
+    assert sorted(line.split(": error ")[1][:5] for line in expected) == ["TD502", "TD502"]
+    code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert code == 2 and sorted(refused) == sorted(expected)
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_an_error_in_the_config_refuses_the_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": f"""
+        <task type="sequential" name="main"><description>main</description><steps>{MARKER_STEP}</steps></task>"""},
+            config='[run]\ntimeout = "soon"\n')
+    code, refused, err = run_refusal(capsys, "main.task.xml")
+    assert code == 2
+    assert refused and refused[0].startswith("taskdsl.toml:2:") and " error TD902 " in refused[0]
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def place(path, needle: str) -> str:
+    "line:col (1-based) of the name of the last element opened with `needle` in the file."
+    text = path.read_text()
+    offset = text.rindex(needle) + 1
+    return f"{text.count(chr(10), 0, offset) + 1}:{offset - text.rfind(chr(10), 0, offset)}"
+
+
+@pytest.mark.parametrize("body, code", [
+    ("<description>   </description>", "TD204"),
+    ("<description/>", "TD204"),
+    ("<description/><instructions>\n</instructions>", "TD204"),
+])
+def test_a_blank_prompt_is_td204_for_check_and_run_alike(tmp_path, capsys, monkeypatch, body, code):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": f"""
+        <task type="sequential" name="main"><description>main</description><steps>{MARKER_STEP}
+          <task>
+            {body}
+          </task></steps></task>"""})
+    expected = check_lines(capsys, "main.task.xml")
+    where = place(tmp_path / "main.task.xml", "<description")
+    assert len(expected) == 1 and expected[0].startswith(f"main.task.xml:{where}: error {code} ")
+    exit_code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert exit_code == 2 and refused == expected
+    assert not (tmp_path / "ran.marker").exists()
+
+
+@pytest.mark.parametrize("command", ["<command/>", "<command>  \n </command>", "<command><!-- later --></command>"])
+def test_a_blank_or_comment_only_command_is_td203_for_check_and_run_alike(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": f"""
+        <task type="sequential" name="main"><description>main</description><steps>{MARKER_STEP}
+          <task type="script"><description>nothing</description>
+            {command}
+          </task></steps></task>"""})
+    expected = check_lines(capsys, "main.task.xml")
+    where = place(tmp_path / "main.task.xml", "<command")
+    assert len(expected) == 1 and expected[0].startswith(f"main.task.xml:{where}: error TD203 <command> is empty")
+    exit_code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert exit_code == 2 and refused == expected
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_a_reduce_whose_inner_task_is_a_ref_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {
+        "count.task.xml": """
+            <task type="reduce" name="count">
+              <description>Join the words</description>
+              <initial_value>:</initial_value>
+              <inputs><input name="a">one</input><input name="b">two</input></inputs>
+              <inner_task ref="shout"><inputs><input name="word" from="current_data"/></inputs></inner_task>
+              <reduction_task type="script"><description>append</description>
+                <command>printf '%s+%s' "$TASKDSL_INPUT_ACCUMULATOR" "$TASKDSL_INPUT_CURRENT_RESULT"</command>
+                <inputs><input name="current_result"/><input name="accumulator"/></inputs>
+              </reduction_task>
+            </task>""",
+        "lib/shout.task.xml": """
+            <template name="shout" params="word">
+              <task type="script"><description>shout</description>
+                <command>printf '%s' "$TASKDSL_INPUT_WORD" | tr a-z A-Z</command></task>
+            </template>""",
+    })
+    assert check_lines(capsys, ".") == []
+    assert main(["run", "count.task.xml", "-q"]) == 0
+    assert capsys.readouterr().out == ":+ONE+TWO\n"
+
+
+# ------------------------------------------------------------------------------ preflight
+
+def two_steps(model_xml: str) -> str:
+    return f"""
+        <task type="sequential" name="main"><description>main</description>
+          <steps>{MARKER_STEP}<task><description>Say hi</description>{model_xml}</task></steps></task>"""
+
+
+def test_a_missing_api_key_is_refused_before_any_step(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("TASKDSL_MODEL", raising=False)
+    project(tmp_path, {"main.task.xml": two_steps("<model>gpt-4o-mini</model>")})
+    assert main(["run", "main.task.xml", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "model 'gpt-4o-mini' needs credentials and none are set: export OPENAI_API_KEY=…" in err
+    assert "--model taskdsl/replay" in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_a_missing_replay_fixture_is_refused_before_any_step(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_REPLAY_FILE", str(tmp_path / "answers.json"))
+    project(tmp_path, {"main.task.xml": two_steps("<model>taskdsl/replay</model>")})
+    assert main(["run", "main.task.xml", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "model 'taskdsl/replay': replay fixture" in err and "does not exist" in err
+    assert "point TASKDSL_REPLAY_FILE at a fixture" in err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_no_replay_fixture_at_all_is_refused_naming_the_variable(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TASKDSL_REPLAY_FILE", raising=False)
+    project(tmp_path, {"main.task.xml": two_steps("")})
+    assert main(["run", "main.task.xml", "-q", "--model", "taskdsl/replay"]) == 2
+    err = capsys.readouterr().err
+    assert "export TASKDSL_REPLAY_FILE=answers.json" in err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_a_model_litellm_does_not_know_is_refused_before_any_step(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": two_steps("<model>no-such-provider-model-xyz</model>")})
+    assert main(["run", "main.task.xml", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "model 'no-such-provider-model-xyz' is not known to litellm" in err
+    assert not (tmp_path / "ran.marker").exists()
