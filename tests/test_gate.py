@@ -196,3 +196,29 @@ def test_a_model_litellm_does_not_know_is_refused_before_any_step(tmp_path, caps
     err = capsys.readouterr().err
     assert "model 'no-such-provider-model-xyz' is not known to litellm" in err
     assert not (tmp_path / "ran.marker").exists()
+
+
+# ------------------------------------------------------------------------------ line ends
+
+LINE_ENDS = ('<task type="sequential" name="main"><description>main</description>\n<steps>\n'
+             '<task type="script"><description>s</description>'
+             '<command>cat &lt;&lt;EOF\none\ntwo\nEOF\nprintf "%s|" "$TASKDSL_INPUT_WORD"</command>'
+             '<inputs><input name="word">a\nb</input></inputs></task>\n'
+             '<task><instructions>Say\n{{last_output}}\nnow</instructions></task>\n</steps></task>\n')
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_a_crlf_or_cr_file_runs_exactly_as_its_lf_twin(tmp_path, capsys, monkeypatch, newline):
+    monkeypatch.chdir(tmp_path)
+    for folder, text in (("lf", LINE_ENDS), ("crlf", LINE_ENDS.replace("\n", newline))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "taskdsl.toml").write_text("")
+        (tmp_path / folder / "main.task.xml").write_bytes(text.encode())
+    assert main(["check", "crlf/main.task.xml"]) == 0
+    capsys.readouterr()
+    assert main(["run", "lf/main.task.xml", "-q", "--model", "taskdsl/echo"]) == 0
+    twin = capsys.readouterr().out
+    assert main(["run", "crlf/main.task.xml", "-q", "--model", "taskdsl/echo"]) == 0
+    out = capsys.readouterr().out
+    assert "one\ntwo\na\nb|" in twin  # the here-document ended and the value kept its line end
+    assert out == twin and "\r" not in out
