@@ -222,3 +222,24 @@ def test_a_crlf_or_cr_file_runs_exactly_as_its_lf_twin(tmp_path, capsys, monkeyp
     out = capsys.readouterr().out
     assert "one\ntwo\na\nb|" in twin  # the here-document ended and the value kept its line end
     assert out == twin and "\r" not in out
+
+
+# ------------------------------------------------------------------------------ nested projects
+
+@pytest.mark.parametrize("marker, text", [("taskdsl.toml", ""), ("pyproject.toml", "[tool.taskdsl]\n")])
+def test_a_sub_folder_with_its_own_config_is_a_project_of_its_own(tmp_path, capsys, monkeypatch, marker, text):
+    monkeypatch.chdir(tmp_path)
+    greet = '<template name="greet" params="who"><task><description>Hi {{who}}</description></task></template>'
+    project(tmp_path, {"greet.task.xml": greet, "sub/greet.task.xml": greet,
+                       "main.task.xml": '<call template="greet"><arg name="who">Ada</arg></call>'})
+    (tmp_path / "sub" / marker).write_text(text)
+    assert main(["check", "."]) == 0  # sub/ is not indexed into the parent: no TD502 across projects
+    out, err = capsys.readouterr()
+    assert "TD502" not in out and "in 2 files" in err
+    assert main(["check", "sub"]) == 0  # and it checks as its own project
+    capsys.readouterr()
+    assert main(["run", "main.task.xml", "-q", "--model", "taskdsl/echo"]) == 0
+    assert capsys.readouterr().out == "Hi Ada\n"
+    (tmp_path / "sub" / marker).unlink()  # without its config it is a folder of the parent again
+    assert main(["check", "."]) == 1
+    assert "TD502" in capsys.readouterr().out

@@ -7,7 +7,8 @@ Run task all find files with `discover` and read them with `read_source`.
   `.git`; else the file's own folder (a folder given is its own start).
 - `discover(roots, settings)`: every file matching the `files` globs under the roots and the
   `library_paths`, skipping what `.gitignore` files ignore, the folders `.git`, `.venv`, `venv`,
-  `node_modules`, `__pycache__` (and every other hidden folder), and the `exclude` globs.
+  `node_modules`, `__pycache__` (and every other hidden folder), the `exclude` globs, and every
+  sub-folder that is a project of its own (its own `taskdsl.toml` or `[tool.taskdsl]`).
 - `read_source(path)`: UTF-8 (a BOM is dropped and remembered); undecodable bytes become U+FFFD
   and a problem naming the byte offset; binary or oversized files are refused with a reason.
 
@@ -45,6 +46,14 @@ def project_root(path: str | os.PathLike) -> str:
         if parent == folder:
             return start
         folder = parent
+
+
+def own_project(folder: str) -> bool:
+    """A folder holding its own config (taskdsl.toml, or a pyproject.toml with [tool.taskdsl]) is
+    a project of its own: discovery from a parent folder skips it (SPEC §17, nested projects)."""
+    from taskdsl.project.config import config_file_in
+
+    return config_file_in(folder) is not None
 
 
 def env_library_paths() -> tuple[str, ...]:
@@ -144,7 +153,8 @@ def files_under(folder: str, patterns: Iterable[str] = DEFAULT_FILES, exclude: I
     found = []
     for directory, subdirs, files in os.walk(folder):
         subdirs[:] = sorted(d for d in subdirs if not skipped_folder(d)
-                            and not ignores.ignored(os.path.join(directory, d), is_dir=True))
+                            and not ignores.ignored(os.path.join(directory, d), is_dir=True)
+                            and not own_project(os.path.join(directory, d)))
         relative_dir = os.path.relpath(directory, folder)
         for name in sorted(files):
             relative = name if relative_dir == "." else f"{relative_dir}/{name}".replace(os.sep, "/")
@@ -228,6 +238,9 @@ def belongs(path: str, roots: Iterable[str], settings=None, exclude: Iterable[st
         parts = relative.split("/")
         if any(skipped_folder(part) for part in parts[:-1]) or not any(r.match(relative) for r in patterns):
             continue
+        nested = folder
+        if any(own_project(nested := os.path.join(nested, part)) for part in parts[:-1]):
+            continue  # inside a project of its own
         ignores = _Ignores(top, excludes(settings, exclude))
         current = folder
         inside = [current := os.path.join(current, part) for part in parts[:-1]]
