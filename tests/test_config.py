@@ -336,7 +336,8 @@ def test_pre_commit_hook_is_declared():
 def test_run_uses_the_project_model_unless_given_one(tmp_path):
     project(tmp_path, {"taskdsl.toml": 'model = "taskdsl/nope"\n', "a.task.xml": "<task>\n  <description>hi</description>\n</task>\n"})
     code, _, err = taskdsl(tmp_path, "run", "a.task.xml", "-q")
-    assert code == 1 and "model 'taskdsl/nope' was not found: the offline models are taskdsl/echo and taskdsl/replay" in err
+    # refused by the preflight, before any step (exit 2)
+    assert code == 2 and "model 'taskdsl/nope' was not found: the offline models are taskdsl/echo and taskdsl/replay" in err
     code, out, _ = taskdsl(tmp_path, "run", "a.task.xml", "-q", "--model", "taskdsl/echo")
     assert code == 0 and "hi" in out
 

@@ -23,6 +23,7 @@ import codecs
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
 PROJECT_MARKERS = ("taskdsl.toml", "pyproject.toml", ".git")
@@ -48,11 +49,30 @@ def project_root(path: str | os.PathLike) -> str:
         folder = parent
 
 
+MAX_CONFIG_BYTES = 1_000_000
+_MENTIONS_TASKDSL = re.compile(r"^\s*\[\s*tool\s*\.\s*taskdsl\b|^\s*tool\s*\.\s*taskdsl\b", re.MULTILINE)
+
+
+def config_file_in(root: str | os.PathLike) -> Path | None:
+    """The config file of a project root: its taskdsl.toml, else a pyproject.toml with a
+    [tool.taskdsl] table; None when it has neither."""
+    root = Path(root)
+    own = root / "taskdsl.toml"
+    if own.is_file():
+        return own
+    pyproject = root / "pyproject.toml"
+    try:
+        if pyproject.is_file() and pyproject.stat().st_size <= MAX_CONFIG_BYTES:
+            if _MENTIONS_TASKDSL.search(pyproject.read_text(encoding="utf-8-sig")):
+                return pyproject
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
 def own_project(folder: str) -> bool:
     """A folder holding its own config (taskdsl.toml, or a pyproject.toml with [tool.taskdsl]) is
     a project of its own: discovery from a parent folder skips it (SPEC §17, nested projects)."""
-    from taskdsl.project.config import config_file_in
-
     return config_file_in(folder) is not None
 
 
