@@ -243,3 +243,70 @@ def test_a_sub_folder_with_its_own_config_is_a_project_of_its_own(tmp_path, caps
     (tmp_path / "sub" / marker).unlink()  # without its config it is a folder of the parent again
     assert main(["check", "."]) == 1
     assert "TD502" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------ severities (§17)
+
+def test_a_name_declared_nowhere_is_a_td402_error_and_the_run_refuses(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": f"""
+        <task type="sequential" name="main"><description>main</description><steps>{MARKER_STEP}
+          <task><description>Tell {{{{x}}}}</description></task></steps></task>"""})
+    expected = check_lines(capsys, "main.task.xml")
+    assert [line.split(": ", 1)[1][:12] for line in expected] == ["error TD402 "]
+    assert "{{x}} names nothing visible: nothing here declares it" in expected[0]
+    code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert code == 2 and refused == expected
+    code, refused, _ = run_refusal(capsys, "main.task.xml", "--input", "x=1")  # an undeclared --input supplies nothing
+    assert code == 2 and refused == expected
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_a_declared_global_supplies_the_name_and_an_undeclared_global_flag_is_a_usage_error(tmp_path, capsys,
+                                                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": "<task><description>Tell {{region}}</description></task>"},
+            config='[globals]\nregion = "north"\n')
+    assert check_lines(capsys, "main.task.xml") == []
+    assert main(["run", "main.task.xml", "-q", "--model", "taskdsl/echo", "--global", "region=south"]) == 0
+    assert capsys.readouterr().out == "Tell south\n"
+    assert main(["run", "main.task.xml", "-q", "--model", "taskdsl/echo", "--global", "regoin=south"]) == 2
+    assert capsys.readouterr().err == (
+        "taskdsl run: --global regoin: not a declared global (the declared ones are region); declare it in the "
+        "[globals] table of taskdsl.toml (regoin = \"default\"), or pass a task input with --input\n")
+
+
+def test_an_unguarded_cycle_is_a_td504_error_and_the_run_refuses_at_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": f"""
+        <task type="sequential" name="main"><description>main</description><steps>{MARKER_STEP}
+          <task ref="loop"/></steps></task>""",
+                       "lib.task.xml": '<template name="loop" params=""><task ref="loop"/></template>'})
+    expected = check_lines(capsys, ".")
+    assert len(expected) == 1 and " error TD504 reference cycle: loop → loop, with no <cond> on its path" in expected[0]
+    code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert code == 2 and refused == expected
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_a_guarded_cycle_stays_a_warning_and_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": """
+        <template name="countdown" params="n">
+          <task type="sequential"><description>count</description>
+            <steps>
+              <task type="script"><description>next</description>
+                <command>n="$TASKDSL_INPUT_N"; if [ "$n" -gt 0 ]; then echo "{\\"n\\": $((n - 1))}"; else echo '{"n": 0}'; fi</command>
+                <inputs><input name="n" from="n"/></inputs></task>
+              <cond>
+                <case test="output.n > 0"><call template="countdown"><arg>{{last_output.n}}</arg></call></case>
+                <default><task type="script"><description>done</description><command>echo done</command></task></default>
+              </cond>
+            </steps>
+          </task>
+        </template>"""})
+    main(["check", "main.task.xml"])
+    out = capsys.readouterr().out
+    assert " warning TD504 reference cycle: countdown → countdown (guarded by a <cond>)" in out and " error " not in out
+    assert main(["run", "main.task.xml", "-q", "--input", "n=3"]) == 0
+    assert capsys.readouterr().out == "done\n"

@@ -75,7 +75,8 @@ _use_element, _use_name, _use_span, _use_kind = (
 class VariableProblem:
     use: VariableUse
     message: str
-    error: bool  # an error where nothing can supply the name; a warning where a caller might
+    error: bool  # always an error (§17): nothing can supply a name no input, param, reduce binding,
+    # last_output or declared global binds — not even a caller's variables or an undeclared --input
     guess: str | None
     visible: frozenset[str]
 
@@ -228,7 +229,7 @@ class FileModel:
         message = f"{{{{{use.name}}}}} names nothing visible: {where} (visible: {listed(visible)})"
         if guess:
             message += f"; did you mean '{guess}'?"
-        return VariableProblem(use, message, closed, guess, visible)
+        return VariableProblem(use, message, True, guess, visible)
 
     def from_problems(self, items: Iterable[Element] | None = None) -> list[FromProblem]:
         """The `from` attributes that name nothing visible (TD403): errors where the scope is closed
@@ -247,7 +248,7 @@ class FileModel:
             closed = self.scopes.closed(item)
             if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
                 problems.append(FromProblem(item, None, f"from=\"{value}\" is not a variable name: from names a "
-                                            f"variable visible here (visible: {listed(visible)})", closed, None))
+                                            f"variable visible here (visible: {listed(visible)})", True, None))
                 continue
             name = match.group(0)
             if name in visible:
@@ -257,7 +258,7 @@ class FileModel:
             message = f"from=\"{value}\" names nothing visible here (visible: {listed(visible)})"
             if guesses:
                 message += f"; did you mean '{guesses[0]}'?"
-            problems.append(FromProblem(item, name, message, closed, guesses[0] if guesses else None))
+            problems.append(FromProblem(item, name, message, True, guesses[0] if guesses else None))
         return problems
 
     def arg_is_variable(self, arg: Element) -> bool:

@@ -358,5 +358,11 @@ def run_defaults(start: str | os.PathLike, pairs: list[str]) -> tuple[dict[str, 
         name, sep, value = pair.partition("=")
         if not sep or not _IDENTIFIER.match(name.strip()):
             raise ValueError(f"--global {pair!r}: expected NAME=VALUE with NAME a name (letters, digits, _)")
-        values[name.strip()] = value
+        name = name.strip()
+        declared = tuple(settings.globals)
+        if name not in declared:  # a global is declared where the checker sees it (§17)
+            known = f"the declared ones are {', '.join(declared)}" if declared else "the project declares none"
+            raise ValueError(f"--global {name}: not a declared global ({known}); declare it in the [globals] "
+                             f"table of taskdsl.toml ({name} = \"default\"), or pass a task input with --input")
+        values[name] = value
     return values, settings, config

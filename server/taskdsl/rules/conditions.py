@@ -131,8 +131,9 @@ def _output_task(step: Element) -> Element | None:
       what="Inside a sequential, a `<cond>` tests the previous step's output as JSON; that step does not "
            "declare `<output_format type=\"json\"/>`. (At top level a cond tests `last_output`, which "
            "nothing in the file declares: not checked. Calls and refs are not followed.)",
-      why="Without the declaration the model is not asked for JSON and the output is not parsed; the "
-          "cond then fails at run time with \"output must be valid JSON for conditionals\".",
+      why="Without the declaration the model is not asked for JSON. The cond still parses the output: "
+          "the run fails (\"output must be valid JSON for conditionals\") only when the output does not "
+          "parse as JSON; a script printing JSON, say, works. Declaring it says what the cond relies on.",
       bad='<steps>\n  <task><description>Check</description></task>\n  <cond>…</cond>\n</steps>',
       good='<steps>\n  <task><description>Check</description><output_format type="json"/></task>\n  <cond>…</cond>\n</steps>',
       fix="Add `<output_format type=\"json\"/>` to the tested task.",
@@ -148,6 +149,7 @@ def json_output_rule(ctx: RuleContext):
             # an xml answer is read into fields, which a cond tests like a JSON object
             continue
         yield make("TD703", cond.name_span,
-                   f"this cond tests the output of the <{task.tag}> before it, which does not declare "
-                   "<output_format type=\"json\"/>: add it to that task",
+                   f"this cond tests the output of the <{task.tag}> before it as JSON, which that task does "
+                   "not declare (<output_format type=\"json\"/>): the run fails only if the output does not "
+                   "parse as JSON; add the declaration to that task",
                    related=[Related("the tested task", task.name_span)])
