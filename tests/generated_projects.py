@@ -21,11 +21,14 @@ TABLES = Path(__file__).resolve().parents[1] / "server" / "taskdsl" / "language"
 
 VARIABLES = ["a", "b", "p", "current_data", "accumulator", "current_result", "last_output", "zz"]
 TASK_NAMES = ["greet", "shout", "helper", "nosuch"]
-TEXTS = ["Say hi", "Hello {{a}}", "{{p}} and {{b}}", "{{zz}}", "{{last_output}}", "{{ a }}", "{{greet(a)}}",
-         "{{shout('x')}}", "{{nosuch(1)}}", "a &amp; b &lt;c&gt;", "one\r\ntwo", "<![CDATA[raw <b>]]>", "", "   ",
-         "<!-- only a comment -->", "{{current_data}}", "{{a", "tab\there"]
-COMMANDS = ["echo hi", "printf '%s' {{a}}", "true", "exit 3", "cat", "echo {{p}}", "printf 'x\\r\\ny'",
-            "cat <<EOF\r\nline\r\nEOF", "", "  ", "<!-- later -->", "echo \"$TASKDSL_INPUT_A\"", "echo '{{a}}'"]
+#: texts: mostly plain, the rest name variables or templates (visible or not), or are near-misses
+PLAIN_TEXTS = ["Say hi", "Summarise the notes", "a &amp; b &lt;c&gt;", "one\r\ntwo", "<![CDATA[raw <b>]]>", "tab\there"]
+TEXTS = PLAIN_TEXTS * 3 + ["Hello {{a}}", "{{p}} and {{b}}", "{{zz}}", "{{last_output}}", "{{ a }}", "{{greet(a)}}",
+                           "{{shout('x')}}", "{{nosuch(1)}}", "", "   ", "<!-- only a comment -->",
+                           "{{current_data}}", "{{a"]
+SAFE_COMMANDS = ["echo hi", "printf '%s' {{a}}", "true", "exit 3", "cat", "echo {{p}}", "printf 'x\\r\\ny'",
+                 "cat <<EOF\r\nline\r\nEOF", "echo \"$TASKDSL_INPUT_A\""]
+COMMANDS = SAFE_COMMANDS * 3 + ["", "  ", "<!-- later -->", "echo '{{a}}'"]
 TESTS = ["output.ok == true", "len(output) > 0", "output.a = = 1", "foo == 1", "output.n > 1", ""]
 MODELS = ["taskdsl/echo", "taskdsl/echoo", "", " taskdsl/echo "]
 
@@ -80,8 +83,10 @@ def name_of(index: int) -> str:
 
 @st.composite
 def near(draw, value: str) -> str:
-    "A value as the XSD allows it, or a near-miss of it."
-    return draw(st.sampled_from([value, value, value, f" {value} ", value[:-1] or "x", value.upper()]))
+    "A value as the XSD allows it (mostly), or a near-miss of it."
+    if draw(st.integers(0, 11)):
+        return value
+    return draw(st.sampled_from([f" {value} ", value[:-1] or "x", value.upper()]))
 
 
 @st.composite
@@ -156,10 +161,12 @@ def inputs(draw, parent: int, depth: int, names: list[str]) -> str:
     index = child_index(parent, "inputs")
     item = child_index(index, "input")
     parts = []
+    if not names:
+        return "<inputs/>" if draw(st.integers(0, 9)) == 0 else ""
     for name in names:
         kind = draw(st.sampled_from(["literal", "literal", "empty", "from", "task"]))
         if kind == "literal":
-            parts.append(f'<input name="{name}">{draw(st.sampled_from(TEXTS[:6] + ["v", ""]))}</input>')
+            parts.append(f'<input name="{name}">{draw(st.sampled_from(PLAIN_TEXTS + ["v", "", "{{a}}"]))}</input>')
         elif kind == "empty":
             parts.append(f'<input name="{name}"/>')
         elif kind == "from":
@@ -175,7 +182,7 @@ def task(draw, index: int, depth: int) -> str:
     """A task of one operator with the children that operator reads (and, now and then, one it
     does not); a ref now and then."""
     if draw(st.integers(0, 6)) == 0:  # a ref, binding by input name (or the short form)
-        ref = draw(st.sampled_from(TASK_NAMES + ["atomic:standard"]))
+        ref = draw(st.sampled_from(TASK_NAMES[:3] * 3 + TASK_NAMES + ["atomic:standard"]))
         bind = draw(st.sampled_from(["", '<inputs><input name="a">v</input></inputs>', '<inputs><input name="a"/></inputs>',
                                      '<inputs><input name="a" from="p"/></inputs>']))
         tag = name_of(index)
@@ -186,15 +193,15 @@ def task(draw, index: int, depth: int) -> str:
     if kind != "atomic" or draw(st.booleans()):
         attrs["type"] = draw(near(kind))
     if draw(st.integers(0, 4)) == 0 and name_of(index) == "task":
-        attrs["name"] = draw(st.sampled_from(TASK_NAMES[:3] + ["step"]))
+        attrs["name"] = draw(st.sampled_from(["step", "step", "step", "main"] + TASK_NAMES[:3]))
     children = []
-    if draw(st.integers(0, 5)):
+    if draw(st.integers(0, 7)):
         children.append(text_child(index, "description", draw(st.sampled_from(TEXTS))))
     if kind == "atomic":
         if draw(st.booleans()):
             children.append(text_child(index, "instructions", draw(st.sampled_from(TEXTS))))
         if draw(st.integers(0, 3)) == 0:
-            children.append(text_child(index, "model", draw(st.sampled_from(MODELS))))
+            children.append(text_child(index, "model", draw(st.sampled_from(MODELS[:1] * 6 + MODELS))))
         if draw(st.integers(0, 4)) == 0:
             fmt = child_index(index, "output_format")
             children.append(draw(element(fmt, depth + 1, children=[], text="")))
@@ -216,7 +223,7 @@ def task(draw, index: int, depth: int) -> str:
                 children.append(draw(reduce_part(child_index(index, part), depth + 1, binds)))
     if kind != "reduce" and draw(st.integers(0, 3)) == 0:
         children.append(draw(inputs(index, depth, draw(st.lists(st.sampled_from(["a", "p"]), max_size=2, unique=True)))))
-    if draw(st.integers(0, 9)) == 0:  # a near-miss: a child the operator does not read, from the tables
+    if draw(st.integers(0, 19)) == 0:  # a near-miss: a child the operator does not read, from the tables
         extra, _, _ = draw(st.sampled_from(children_of(index)))
         children.append(draw(element(extra, 3)))
     if draw(st.integers(0, 9)) == 0:
@@ -257,7 +264,7 @@ def step(draw, index: int, depth: int) -> str:
 
 @st.composite
 def call(draw) -> str:
-    target = draw(st.sampled_from(TASK_NAMES))
+    target = draw(st.sampled_from(TASK_NAMES[:3] * 3 + TASK_NAMES))
     args = draw(st.lists(st.sampled_from(['<arg>v</arg>', '<arg>a</arg>', '<arg name="a">x</arg>', '<arg name="p">y</arg>',
                                           '<arg name="zz">q</arg>', "<arg>{{a}}</arg>", "<arg/>"]), max_size=2))
     return f'<call template="{target}">{"".join(args)}</call>'
@@ -277,8 +284,10 @@ def template(draw, name: str) -> str:
 
 @st.composite
 def library_file(draw) -> str:
-    names = draw(st.lists(st.sampled_from(TASK_NAMES[:3]), min_size=1, max_size=3))
+    names = draw(st.lists(st.sampled_from(TASK_NAMES[:3]), min_size=1, max_size=3, unique=draw(st.integers(0, 9)) > 0))
     parts = []
+    if not names:
+        return "<inputs/>" if draw(st.integers(0, 9)) == 0 else ""
     for name in names:
         if draw(st.integers(0, 3)):
             parts.append(draw(template(name)))

@@ -312,10 +312,11 @@ async def test_call_with_too_many_or_unknown_args(tmp_path):
 
 
 async def test_missing_variable_names_the_variable_and_the_task(tmp_path):
-    with pytest.raises(TaskError) as info:
+    # a name nothing declares is TD402, an error (§17): refused before the run, even with the gate off
+    with pytest.raises(CompileError) as info:
         await run(tmp_path, """<task name="lonely"><instructions>Hi {{nobody}}</instructions></task>""", check=False)
-    assert (info.value.type, info.value.reason) == ("TASK_FAILURE", "missing_variable")
-    assert info.value.message == "task 'lonely': variable 'nobody' is not defined (in {{nobody}})"
+    assert (info.value.code, info.value.message) == (
+        "TD402", "{{nobody}} names nothing visible: nothing here declares it (visible: nothing)")
 
 
 async def test_dotted_and_indexed_access_on_json_values(tmp_path):

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, currently_in_test_context, given, seed, settings
+from hypothesis import event as hypothesis_event
 
 from generated_projects import projects
 from taskdsl.evaluator.compiler import CompileError
@@ -59,6 +60,12 @@ SEED = commit_seed()
 EXAMPLES = int(os.environ.get("TASKDSL_GENERATED_EXAMPLES", "300"))
 print(f"generated projects: seed {SEED} (TASKDSL_GENERATED_SEED={SEED} reproduces), {EXAMPLES} examples",
       file=sys.stderr)
+
+
+def event(what: str) -> None:
+    "Count what happened (--hypothesis-show-statistics); nothing outside a hypothesis test."
+    if currently_in_test_context():  # not in an explicit regression case
+        hypothesis_event(what)
 
 
 def innermost(error: dict) -> dict:
@@ -100,6 +107,7 @@ def examine(files: dict[str, str]) -> str | None:
                 return f"the run refused {sorted(refused)} but the checker reports no error in a reached file"
             if refused != expected:
                 return f"the run refused {sorted(refused)}; the checker reports {sorted(expected)}"
+            event(f"refused: {sorted({code for _, code, _, _ in refused})[0]}")
             return None
         except (CompileError, TaskError) as error:
             return f"the run refused on its own ({type(error).__name__}: {error}); checker errors: {sorted(expected)}"
@@ -111,6 +119,9 @@ def examine(files: dict[str, str]) -> str | None:
             cause = innermost(error.to_json())
             if cause.get("reason") not in DATA_REASONS:
                 return f"a template that checks clean failed for a reason it decides: {cause}"
+            event(f"clean, failed: {cause.get('reason')}")
+            return None
+        event("clean, ran")
         return None
 
 
@@ -130,6 +141,17 @@ def test_generated_projects_check_and_run_alike(files):
 
 #: shrunk failures the generator found, kept as explicit cases (each was a disagreement once)
 REGRESSIONS: list[dict[str, str]] = [
+    # an unguarded self-cycle checked clean (TD504 was a warning) and ran into call_depth
+    {"main.task.xml": '<task ref="greet"/>\n', "lib.task.xml": '<library><task name="greet" ref="greet"/></library>\n'},
+    # an input whose literal default names itself: TD402 was a warning, the run failed missing_variable
+    {"main.task.xml": '<task name="greet"><description>Say hi</description><inputs><input name="a">Hello {{a}}'
+                      '</input></inputs><context_management><inherit_context>full</inherit_context>'
+                      '</context_management></task>\n',
+     "lib.task.xml": '<library><task name="shout" ref="greet"/></library>\n'},
+    # a root cond: the run must ask for last_output as an input (it failed no_output)
+    {"main.task.xml": '<cond><case test="output.ok == true"><task><instructions>Say hi</instructions><model>taskdsl/echo'
+                      '</model><description></description></task></case></cond>\n',
+     "lib.task.xml": '<library><task name="greet" ref="greet"/></library>\n'},
 ]
 
 
