@@ -411,8 +411,11 @@ def test_task_library_rejects_duplicates_and_resolves_type_subtype_keys():
      "t → t"),
 ])
 async def test_unbounded_recursion_is_a_clear_error_not_a_recursion_error(tmp_path, xml, task, cycle):
-    with pytest.raises(TaskError) as caught:
+    with pytest.raises(TemplateErrors) as refused:  # an unguarded cycle is TD504, an error: refused at once
         await run(tmp_path, xml, task=task)
+    assert {d.code for d in refused.value.diagnostics} == {"TD504"}
+    with pytest.raises(TaskError) as caught:  # the runtime's own limit, with the gate off
+        await run(tmp_path, xml, task=task, check=False)
     error = caught.value  # not wrapped by the sequential: the cycle, once
     assert (error.type, error.reason, error.message, error.details["cycle"]) == (
         "RESOURCE_EXHAUSTION", "call_depth", f"more than 50 nested calls through the cycle {cycle}: guard the "

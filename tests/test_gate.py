@@ -310,3 +310,79 @@ def test_a_guarded_cycle_stays_a_warning_and_runs(tmp_path, capsys, monkeypatch)
     assert " warning TD504 reference cycle: countdown → countdown (guarded by a <cond>)" in out and " error " not in out
     assert main(["run", "main.task.xml", "-q", "--input", "n=3"]) == 0
     assert capsys.readouterr().out == "done\n"
+
+
+# ------------------------------------------------------------------------------ <input name="p"/> on a ref
+
+SUMMARISE = """<template name="summarise" params="text">
+  <task type="script"><description>sum</description><command>printf 'S:%s' {{text}}</command></task>
+</template>"""
+
+
+def test_an_empty_input_of_a_ref_takes_the_callers_variable_of_that_name(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"lib.task.xml": SUMMARISE, "main.task.xml": """
+        <task type="sequential" name="main"><description>main</description>
+          <inputs><input name="text">notes</input></inputs>
+          <steps><task ref="summarise"><inputs><input name="text"/></inputs></task></steps></task>"""})
+    assert check_lines(capsys, ".") == []
+    assert main(["run", "main.task.xml", "-q"]) == 0
+    assert capsys.readouterr().out == "S:notes\n"
+    assert main(["render", "main.task.xml"]) == 0  # render takes the same form (it used to refuse TD503)
+    capsys.readouterr()
+
+
+def test_the_short_form_is_td403_when_the_caller_sees_no_such_name(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"lib.task.xml": SUMMARISE, "main.task.xml": """
+        <task type="sequential" name="main"><description>main</description>
+          <inputs><input name="txt">notes</input></inputs>
+          <steps><task ref="summarise"><inputs><input name="text"/></inputs></task></steps></task>"""})
+    expected = check_lines(capsys, ".")
+    assert expected == ['main.task.xml:3:53: error TD403 <input name="text"/> (short for from="text") names nothing '
+                        "visible here (visible: txt); did you mean 'txt'?"]
+    code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert code == 2 and refused == expected
+    assert main(["check", "--fix", "--unsafe-fixes", "main.task.xml"]) == 0
+    capsys.readouterr()
+    assert '<input name="text" from="txt"/>' in (tmp_path / "main.task.xml").read_text()
+
+
+# ------------------------------------------------------------------------------ defaults of called templates
+
+JOIN = """<template name="join" params="a, sep">
+  <task type="script"><description>join</description><command>printf '%s%s%s' {{a}} {{sep}} {{a}}</command>
+    <inputs><input name="sep">-</input></inputs></task>
+</template>"""
+
+
+@pytest.mark.parametrize("step", [
+    '<call template="join"><arg>x</arg></call>',  # a trailing positional left out
+    '<call template="join"><arg name="a">x</arg></call>',  # named
+    '<task ref="join"><inputs><input name="a">x</input></inputs></task>',  # a ref
+    '<task><description>{{join("x")}}</description><model>taskdsl/echo</model></task>',  # an inline call
+])
+def test_a_template_param_with_a_literal_default_may_be_left_out(tmp_path, capsys, monkeypatch, step):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"lib.task.xml": JOIN, "main.task.xml": f"""
+        <task type="sequential" name="main"><description>main</description><steps>{step}</steps></task>"""})
+    assert check_lines(capsys, ".") == []
+    assert main(["run", "main.task.xml", "-q", "--model", "taskdsl/echo"]) == 0
+    assert capsys.readouterr().out.startswith("x-x")
+
+
+def test_an_inputs_nested_task_never_sees_a_sibling_input_whatever_supplies_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": """
+        <task type="script" name="m"><description>m</description>
+          <command>echo {{b}}</command>
+          <inputs>
+            <input name="a">one</input>
+            <input name="b"><task type="script"><description>n</description><command>echo {{a}}</command></task></input>
+          </inputs>
+        </task>"""})
+    expected = check_lines(capsys, "main.task.xml")
+    assert [line.split(": ", 1)[1][:12] for line in expected] == ["error TD402 "]
+    for given in ([], ["--input", "a=two"]):  # its literal default or an --input: the same answer
+        code, refused, _ = run_refusal(capsys, "main.task.xml", *given)
+        assert code == 2 and refused == expected

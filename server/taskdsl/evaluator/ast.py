@@ -668,10 +668,11 @@ class Template:
     name: str
     params: list[str]
     body: TaskNode
+    defaults: tuple[str, ...] = ()  # params its task gives a literal default: a caller may leave them out
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         args = args or {}
-        missing = [p for p in self.params if p not in args]
+        missing = [p for p in self.params if p not in args and p not in self.defaults]
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
                             "arguments", {"missing": missing})

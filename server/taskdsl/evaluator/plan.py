@@ -130,12 +130,7 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
         if unknown:
             return InputPlan(given, [], name, unknown, accepted)
     if target.tag == "template":
-        body = target.child("task")
-        literals: dict[str, str] = {}
-        for inp in (facts.inputs(body) if body is not None else []):
-            value = facts.literal_default(inp)
-            if inp.get("name") and value is not None and "{{" not in value:
-                literals[inp.get("name")] = value
+        literals = facts.template_defaults(target)  # what a call may leave out, a direct run too
         values, missing = dict(given), []
         for param in names.split_params(target.get("params")):
             if param in values:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from taskdsl.language.document import Document, Element, Span
-from taskdsl.meaning.facts import inputs as input_elements, literal_default, subtype, task_kind
+from taskdsl.meaning.facts import inputs as input_elements, literal_default, subtype, task_kind, template_defaults
 from taskdsl.language.names import file_stem, split_params
 from taskdsl.language.templating import find_placeholders
 from taskdsl.language.vocabulary import TASK_TAGS
@@ -178,7 +178,7 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         kind="template",
         type=task_kind(task) if task is not None else "atomic",
         subtype=subtype(task) if task is not None else None,
-        params=tuple(Param(p) for p in split_params(template.get(params_attr) or "")),
+        params=_template_params(template, params_attr),
         description=_description(task) if task is not None else None,
         path=path,
         span=template.span,
@@ -189,6 +189,11 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         criteria=_description(task, "criteria") if task is not None else None,
         instructions=_description(task, "instructions") if task is not None else None,
     )
+
+
+def _template_params(template: Element, params_attr: str) -> tuple[Param, ...]:
+    defaults = template_defaults(template) if params_attr == "params" else {}
+    return tuple(Param(p, defaults.get(p), p in defaults) for p in split_params(template.get(params_attr) or ""))
 
 
 def _input_params(task: Element) -> tuple[Param, ...]:

@@ -18,6 +18,9 @@ from typing import Iterable
 
 from taskdsl.language.document import Document, Element, Span
 from taskdsl.meaning.facts import (  # noqa: F401  (the model's element facts, importable from here too)
+    from_attr,
+    from_name,
+    short_from,
     IDENT_RE,
     LAST_OUTPUT,
     INNER_BOUND,
@@ -238,7 +241,7 @@ class FileModel:
 
         problems = []
         for item in (items if items is not None else self.elements("input")):
-            attr = item.attr("from")
+            attr = from_attr(item)
             owner = item.parent.parent if item.parent is not None else None
             if attr is None or attr.value_span is None or owner is None or is_named_definition(owner):
                 continue  # a named task's inputs are its params: its caller's environment supplies them
@@ -255,7 +258,9 @@ class FileModel:
                 continue
             previous = name in ("previous_step", "previous_output", "prev", "previous") and LAST_OUTPUT in visible
             guesses = [LAST_OUTPUT] if previous else get_close_matches(name, list(visible), n=1, cutoff=0.7)
-            message = f"from=\"{value}\" names nothing visible here (visible: {listed(visible)})"
+            written = f"from=\"{value}\"" if item.attr("from") is not None else (
+                f"<input name=\"{value}\"/> (short for from=\"{value}\")")
+            message = f"{written} names nothing visible here (visible: {listed(visible)})"
             if guesses:
                 message += f"; did you mean '{guesses[0]}'?"
             problems.append(FromProblem(item, name, message, True, guesses[0] if guesses else None))

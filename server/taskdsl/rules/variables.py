@@ -9,7 +9,7 @@ from taskdsl.language.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make
 from taskdsl.meaning.scope import Scopes
-from taskdsl.meaning.model import TEXT_TAGS
+from taskdsl.meaning.model import TEXT_TAGS, from_attr
 from taskdsl.language.templating import Placeholder, parse_placeholder
 
 
@@ -89,9 +89,13 @@ def unknown_variable_rule(ctx: RuleContext):
       tags=("input",))
 def unknown_from_rule(ctx: RuleContext):
     for problem in ctx.model.from_problems(ctx.tagged("input")):
-        attr = problem.item.attr("from")
+        attr = from_attr(problem.item)
         fixes = []
-        if problem.guess:
+        if problem.guess and attr.name == "name":  # the short form: the name binds the param, keep it
+            end = attr.value_span.end + 1
+            fixes.append(Fix(f"Take it from '{problem.guess}'",
+                             (TextEdit(Span(end, end), f' from="{problem.guess}"'),), safe=False))
+        elif problem.guess:
             start = attr.value_span.start + (len(attr.value) - len(attr.value.lstrip()))
             fixes.append(Fix(f"Replace with '{problem.guess}'",
                              (TextEdit(Span(start, start + len(problem.name)), problem.guess),), safe=False))
