@@ -311,7 +311,7 @@ class TaskNode:
         if settings.inherit_context == "none":
             ctx = replace(ctx, inherited="")
         declared = [i.name for i in self.inputs]
-        names = declared + [n for n in (args or {}) if n not in declared]
+        names = declared + [n for n in (args or {}) if n not in declared and not isinstance(args, OperatorBindings)]
         return scope, ctx, names
 
     def scope(self, env: Env, settings: ContextSettings) -> Env:
@@ -373,8 +373,14 @@ class TaskNode:
 
 
 def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
-    "The inputs as tagged blocks, except those the prompt text already quotes with {{name}}."
-    quoted = {ph.name for ph in find_placeholders(quoted_text)}
+    """The inputs as tagged blocks, except those the prompt text already holds through {{…}}: as
+    a variable ({{name}}, {{name.field}}) or as an inline call's argument ({{fn(name)}})."""
+    quoted = set()
+    for ph in find_placeholders(quoted_text or ""):
+        if ph.kind == "var":
+            quoted.add(ph.name)
+        elif ph.kind == "call":
+            quoted.update(arg.name for arg in ph.args if arg.kind == "var")
     return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
 
 
@@ -513,6 +519,12 @@ class Sequential(TaskNode):
                           final.parsed_content)
 
 
+class OperatorBindings(dict):
+    """The names a reduce gives its parts (current_data, the item's name, current_result,
+    accumulator, original_input): bound, but appended to a prompt only where the part declares
+    them as inputs (an undeclared one is not the part's input: the item is not sent twice)."""
+
+
 NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
 
 
@@ -534,7 +546,7 @@ class Reduce(TaskNode):
             # the operator's names are visible in the inner task's own <inputs> too
             try:
                 inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
-                                                   inner_args)
+                                                   OperatorBindings(inner_args))
             except TaskError as error:
                 if error.reason in UNWRAPPED_REASONS:
                     raise
@@ -544,7 +556,8 @@ class Reduce(TaskNode):
             reduction_args = {"current_result": inner.value, "accumulator": accumulator, "original_input": value}
             try:
                 reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
-                                                         ctx.at(f"reduction_task[{index}]"), reduction_args)
+                                                         ctx.at(f"reduction_task[{index}]"),
+                                                         OperatorBindings(reduction_args))
             except TaskError as error:
                 if error.reason in UNWRAPPED_REASONS:
                     raise
