@@ -386,3 +386,17 @@ def test_an_inputs_nested_task_never_sees_a_sibling_input_whatever_supplies_it(t
     for given in ([], ["--input", "a=two"]):  # its literal default or an --input: the same answer
         code, refused, _ = run_refusal(capsys, "main.task.xml", *given)
         assert code == 2 and refused == expected
+
+
+# ------------------------------------------------------------------------------ echo cannot write tasks
+
+@pytest.mark.parametrize("extra", [[], ["--dry-run"]])
+def test_ask_with_the_echo_model_is_refused_at_once_in_one_sentence(tmp_path, capsys, monkeypatch, extra):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TASKDSL_MODEL", raising=False)
+    project(tmp_path, {"main.task.xml": "<task><description>Say hi</description></task>"})
+    assert main(["ask", "write a haiku about autumn leaves", *extra]) == 2  # the default model is taskdsl/echo
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ("taskdsl ask: the model taskdsl/echo repeats its prompt and cannot write a task: ask with a model "
+                   "(--model gpt-4o-mini, say) or write the template yourself\n")
