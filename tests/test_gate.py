@@ -400,3 +400,22 @@ def test_ask_with_the_echo_model_is_refused_at_once_in_one_sentence(tmp_path, ca
     assert out == ""
     assert err == ("taskdsl ask: the model taskdsl/echo repeats its prompt and cannot write a task: ask with a model "
                    "(--model gpt-4o-mini, say) or write the template yourself\n")
+
+
+def test_the_binding_fix_writes_the_short_form_only_for_a_name_the_caller_sees_and_the_result_runs(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    caller = """
+        <task type="sequential" name="main"><description>main</description>
+          <inputs><input name="{name}">notes</input></inputs>
+          <steps><task ref="summarise"/></steps></task>"""
+    project(tmp_path, {"lib.task.xml": SUMMARISE, "main.task.xml": caller.format(name="text")})
+    assert main(["check", "--fix", "--unsafe-fixes", "main.task.xml"]) == 0
+    capsys.readouterr()
+    assert '<task ref="summarise"><inputs><input name="text"/></inputs></task>' in (tmp_path / "main.task.xml").read_text()
+    assert main(["run", "main.task.xml", "-q"]) == 0
+    assert capsys.readouterr().out == "S:notes\n"
+    (tmp_path / "main.task.xml").write_text(caller.format(name="other"))
+    assert main(["check", "--fix", "--unsafe-fixes", "main.task.xml"]) == 1  # no fix that would not check
+    out = capsys.readouterr().out
+    assert "error TD503 ref to 'summarise' does not bind its parameter 'text'" in out and "fixed" not in out

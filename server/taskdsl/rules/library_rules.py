@@ -222,7 +222,8 @@ def argument_mismatch(ctx: RuleContext):
 
 def _argument_fixes(ctx: RuleContext, reference, problem, params: list[tuple[str, bool]]) -> list[Fix]:
     """An unknown argument name → the nearest param not bound yet (safe when it is the only close
-    one); unbound params → empty `<arg name>` / `<input name>` for each (unsafe: the value is yours),
+    one); unbound params → empty `<arg name>` for each, or for a ref `<input name="p"/>` (short for
+    from="p") for each p the caller sees (unsafe: the value is yours),
     except a param a misspelt argument will be renamed to."""
     renames = _renames(reference, params)
     if problem.kind == "unknown":
@@ -243,6 +244,12 @@ def _argument_fixes(ctx: RuleContext, reference, problem, params: list[tuple[str
     if reference.kind == "call":
         edit = append_child_edit(ctx.document, element, "".join(f'<arg name="{p}"></arg>' for p in missing))
         return [Fix(f"Add an argument for {names}", (edit,), safe=False)] if edit else []
+    # <input name="p"/> is short for from="p" (§17): written only for a p the caller sees, so the fix checks
+    visible = ctx.model.scopes.names(element)
+    missing = [p for p in missing if p in visible]
+    if not missing:
+        return []
+    names = ", ".join(missing)
     inputs = "".join(f'<input name="{p}"/>' for p in missing)
     block = element.child("inputs")
     edit = (append_child_edit(ctx.document, block, inputs) if block is not None
