@@ -311,7 +311,9 @@ class TaskNode:
         if settings.inherit_context == "none":
             ctx = replace(ctx, inherited="")
         declared = [i.name for i in self.inputs]
-        names = declared + [n for n in (args or {}) if n not in declared and not isinstance(args, OperatorBindings)]
+        names = declared + [n for n in (args or {}) if n not in declared]
+        if isinstance(args, OperatorBindings):  # a script still gets them all as TASKDSL_INPUT_*
+            names = InputNames(names, appended=declared)
         return scope, ctx, names
 
     def scope(self, env: Env, settings: ContextSettings) -> Env:
@@ -375,6 +377,7 @@ class TaskNode:
 def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
     """The inputs as tagged blocks, except those the prompt text already holds through {{…}}: as
     a variable ({{name}}, {{name.field}}) or as an inline call's argument ({{fn(name)}})."""
+    names = getattr(names, "appended", names)
     quoted = set()
     for ph in find_placeholders(quoted_text or ""):
         if ph.kind == "var":
@@ -517,6 +520,14 @@ class Sequential(TaskNode):
         spent = usage.summed([{"files": files}] + [entry["notes"].get("dataUsage") or {} for entry in history])
         return TaskResult(final.content, COMPLETE, {**final.notes, "steps": len(history), "dataUsage": spent},
                           final.parsed_content)
+
+
+class InputNames(list):
+    "A task's input names, with the ones a prompt may append as <input> blocks (`appended`)."
+
+    def __init__(self, names, appended):
+        super().__init__(names)
+        self.appended = list(appended)
 
 
 class OperatorBindings(dict):
