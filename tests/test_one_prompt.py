@@ -58,3 +58,17 @@ def test_the_run_appends_neither_an_inline_calls_argument_nor_a_reduce_item_agai
     write(tmp_path, "judge.task.xml", ATOMIC)
     assert main(["run", "judge.task.xml", "-q", "--model", "taskdsl/echo"]) == 0
     assert capsys.readouterr().out == 'Judge [the draft] for readers\n\n<input name="extra">\nmore\n</input>\n'
+
+
+def test_render_exits_1_naming_each_missing_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text("")
+    write(tmp_path, "t.task.xml", '<template name="t" params="audience, tone, sep"><task>'
+                                  '<description>Write for {{audience}} in {{tone}}{{sep}}</description>'
+                                  '<inputs><input name="sep">.</input></inputs></task></template>')
+    assert main(["render", "t.task.xml"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == ("taskdsl render: 't' needs the inputs 'audience', 'tone': pass --input audience=… "
+                                 "--input tone=… (or --inputs FILE.json)\n")
+    assert main(["render", "t.task.xml", "--input", "audience=kids", "--input", "tone=verse"]) == 0
+    assert "Write for kids in verse." in capsys.readouterr().out
