@@ -152,6 +152,10 @@ REGRESSIONS: list[dict[str, str]] = [
     {"main.task.xml": '<cond><case test="output.ok == true"><task><instructions>Say hi</instructions><model>taskdsl/echo'
                       '</model><description></description></task></case></cond>\n',
      "lib.task.xml": '<library><task name="greet" ref="greet"/></library>\n'},
+    # a root ref's <input name="a"/>: the run must ask for a (it failed missing_variable)
+    {"main.task.xml": '<task ref="greet"><inputs><input name="a"/></inputs></task>\n',
+     "lib.task.xml": '<library><template name="greet" params="a"><task><description>Say hi</description><model>'
+                     'taskdsl/echo</model><output_format type=" json "></output_format></task></template></library>\n'},
 ]
 
 

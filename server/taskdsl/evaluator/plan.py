@@ -143,8 +143,10 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "cond" and target.parent is None:  # a root cond tests last_output: the run asks for it (§12)
         return InputPlan(given, [] if "last_output" in given else ["last_output"], name)
     if target.tag == "task":
+        # a root ref's <input name="p"/> takes p from its caller: the run's inputs (§17)
         missing = [inp.get("name") for inp in facts.inputs(target)
-                   if inp.get("name") and not facts.input_has_value(inp) and inp.get("name") not in given]
+                   if inp.get("name") and inp.get("name") not in given
+                   and (not facts.input_has_value(inp) or (target.parent is None and facts.short_from(inp)))]
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 

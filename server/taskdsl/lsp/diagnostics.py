@@ -29,8 +29,11 @@ class Publishing:
     def lsp_diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
         from taskdsl.lsp.tests import test_diagnostics
 
+        found = self.check(analysis).diagnostics
+        if self.state.indexing:  # what the library decides (TD5xx) waits for the index: no false TD501
+            found = [d for d in found if not d.code.startswith("TD5")]
         diagnostics = [to_lsp_diagnostic(d, analysis, self.positions_for, self.state.settings.rules_url)
-                       for d in self.check(analysis).diagnostics] + test_diagnostics(self, analysis)
+                       for d in found] + test_diagnostics(self, analysis)
         if self.state.warm_up is None:
             self.state.warm_up = asyncio.get_running_loop().create_future()  # once
             asyncio.get_running_loop().call_soon(self._start_warm_up)  # after this answer is out
