@@ -156,6 +156,10 @@ REGRESSIONS: list[dict[str, str]] = [
     {"main.task.xml": '<task ref="greet"><inputs><input name="a"/></inputs></task>\n',
      "lib.task.xml": '<library><template name="greet" params="a"><task><description>Say hi</description><model>'
                      'taskdsl/echo</model><output_format type=" json "></output_format></task></template></library>\n'},
+    # a root task's from="a": the run must ask for a (it failed missing_variable)
+    {"main.task.xml": '<task name="step"><instructions>Say hi</instructions><inputs><input name="a" from="a"/></inputs>'
+                      '</task>\n',
+     "lib.task.xml": '<library><task name="greet" ref="greet"/></library>\n'},
 ]
 
 

@@ -14,6 +14,7 @@ exactly it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -143,10 +144,17 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "cond" and target.parent is None:  # a root cond tests last_output: the run asks for it (§12)
         return InputPlan(given, [] if "last_output" in given else ["last_output"], name)
     if target.tag == "task":
-        # a root ref's <input name="p"/> takes p from its caller: the run's inputs (§17)
         missing = [inp.get("name") for inp in facts.inputs(target)
-                   if inp.get("name") and inp.get("name") not in given
-                   and (not facts.input_has_value(inp) or (target.parent is None and facts.short_from(inp)))]
+                   if inp.get("name") and inp.get("name") not in given and not facts.input_has_value(inp)]
+        if target.parent is None:  # a root's from="x" (or a root ref's <input name="x"/>) takes x from the run
+            everywhere = model.scopes.everywhere_names() if model is not None else set()
+            for inp in facts.inputs(target):
+                source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
+                needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source).group(0) if source and re.match(
+                    r"[A-Za-z_]", source) else None
+                if needed and inp.get("name") not in given and needed not in given and needed not in everywhere \
+                        and needed not in missing:
+                    missing.append(needed)
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 
