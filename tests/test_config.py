@@ -204,13 +204,13 @@ SUPPRESSED = """<task type="sequential">
 def test_suppression_silences_its_codes_on_its_element_only(tmp_path):
     project(tmp_path, {"a.task.xml": SUPPRESSED})
     code, out, _ = taskdsl(tmp_path, "check", "a.task.xml")
-    assert code == 0
+    assert code == 1  # TD402 is an error: nothing supplies the name
     assert out.splitlines() == [
-        "a.task.xml:8:20: warning TD402 {{c}} names nothing visible: nothing here declares it (visible: last_output)",
+        "a.task.xml:8:20: error TD402 {{c}} names nothing visible: nothing here declares it (visible: last_output)",
         "a.task.xml:10:5: warning TD904 unused suppression: TD402, TD303 are not reported on <task> here; remove them "
         "(TD402 is reported inside <description>: a suppression covers its element, not the children; "
         "put it before that element)",
-        "a.task.xml:12:20: warning TD402 {{d}} names nothing visible: nothing here declares it (visible: last_output)",
+        "a.task.xml:12:20: error TD402 {{d}} names nothing visible: nothing here declares it (visible: last_output)",
         "a.task.xml:14:10: warning TD303 <accumulate_data> has no effect on this atomic task: only a sequential "
         "accumulates step outputs; remove it",
     ]
@@ -282,7 +282,7 @@ def test_github_format_is_exact_workflow_commands(tmp_path):
     code, out, _ = taskdsl(tmp_path, "check", ".", "--format", "github")
     assert code == 1
     assert out.splitlines() == [
-        "::warning file=a.task.xml,line=2,col=16,endLine=2,endColumn=21,title=TD402::"
+        "::error file=a.task.xml,line=2,col=16,endLine=2,endColumn=21,title=TD402::"
         "{{x}} names nothing visible: nothing here declares it (visible: nothing)",
         "::error file=b.task.xml,line=1,col=7,endLine=1,endColumn=11,title=TD103::"
         "attribute 'typo' is not allowed on <task> (did you mean 'type'?); allowed: name, type, ref, subtype",
@@ -306,7 +306,7 @@ def test_junit_format_is_exact_and_valid_against_the_junit_schema(tmp_path):
 <testsuites name="taskdsl check" tests="3" failures="2" errors="0">
   <testsuite name="a.task.xml" tests="1" failures="1" errors="0" skipped="0" time="0">
     <testcase name="TD402 2:16" classname="a.task.xml" time="0">
-      <failure message="{{x}} names nothing visible: nothing here declares it (visible: nothing)" type="warning">a.task.xml:2:16: warning TD402 {{x}} names nothing visible: nothing here declares it (visible: nothing)</failure>
+      <failure message="{{x}} names nothing visible: nothing here declares it (visible: nothing)" type="error">a.task.xml:2:16: error TD402 {{x}} names nothing visible: nothing here declares it (visible: nothing)</failure>
     </testcase>
   </testsuite>
   <testsuite name="b.task.xml" tests="1" failures="1" errors="0" skipped="0" time="0">
@@ -349,7 +349,8 @@ def test_pre_commit_hook_is_declared():
 def test_run_uses_the_project_model_unless_given_one(tmp_path):
     project(tmp_path, {"taskdsl.toml": 'model = "taskdsl/nope"\n', "a.task.xml": "<task>\n  <description>hi</description>\n</task>\n"})
     code, _, err = taskdsl(tmp_path, "run", "a.task.xml", "-q")
-    assert code == 1 and "model 'taskdsl/nope' was not found: the offline models are taskdsl/echo and taskdsl/replay" in err
+    # refused by the preflight, before any step (exit 2)
+    assert code == 2 and "model 'taskdsl/nope' was not found: the offline models are taskdsl/echo and taskdsl/replay" in err
     code, out, _ = taskdsl(tmp_path, "run", "a.task.xml", "-q", "--model", "taskdsl/echo")
     assert code == 0 and "hi" in out
 

@@ -120,8 +120,10 @@ async def test_missing_credentials_name_the_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(TaskError) as info:
         await run(tmp_path, """<task name="t"><instructions>hi</instructions></task>""", model="gpt-4o-mini")
-    assert info.value.message == ("model 'gpt-4o-mini' needs credentials: set OPENAI_API_KEY in the environment "
-                                  "(or pick an offline model such as taskdsl/echo)")
+    assert info.value.message == ("model 'gpt-4o-mini' needs credentials and none are set: export OPENAI_API_KEY=… "
+                                  "(or run offline with --model taskdsl/replay (answers from a fixture) or "
+                                  "--model taskdsl/echo)")
+    assert info.value.reason == "missing_credentials"
     assert info.value.details["missing"] == ["OPENAI_API_KEY"]
 
 

@@ -212,6 +212,10 @@ async def test_top_level_cond_tests_last_output(tmp_path):
     assert (big.content, small.content) == ("big", "small")
 
 
+PEEK = """      <template name="peek" params="text">
+        <task><instructions>{{text}} / {{outside}}</instructions></task>
+      </template>
+"""
 LIBRARY = """
     <library>
       <template name="wrap" params="text, left">
@@ -226,10 +230,12 @@ LIBRARY = """
         <inputs><input name="who">world</input></inputs>
       </task>
     </library>"""
+#: the library without peek's TD402 error: a run that checks reaches every file it calls (§17)
+CLEAN_LIBRARY = LIBRARY.replace(PEEK, "")
 
 
 async def test_ref_binds_params_by_name_and_keeps_defaults(tmp_path):
-    write(tmp_path, "lib/text.task.xml", LIBRARY)
+    write(tmp_path, "lib/text.task.xml", CLEAN_LIBRARY)
     result, events = await run(tmp_path, """
         <task type="sequential" name="main">
           <description>m</description>
@@ -244,7 +250,7 @@ async def test_ref_binds_params_by_name_and_keeps_defaults(tmp_path):
 
 
 async def test_call_binds_positional_and_named_args(tmp_path):
-    write(tmp_path, "lib/text.task.xml", LIBRARY)
+    write(tmp_path, "lib/text.task.xml", CLEAN_LIBRARY)
     result, _ = await run(tmp_path, """
         <task type="sequential" name="main">
           <description>m</description>
@@ -257,7 +263,7 @@ async def test_call_binds_positional_and_named_args(tmp_path):
 
 
 async def test_call_as_a_whole_document_with_a_nested_task_argument(tmp_path):
-    write(tmp_path, "lib/text.task.xml", LIBRARY)
+    write(tmp_path, "lib/text.task.xml", CLEAN_LIBRARY)
     result, _ = await run(tmp_path, """
         <call template="wrap">
           <arg name="text"><task type="script"><command>echo nested</command></task></arg>
@@ -267,7 +273,7 @@ async def test_call_as_a_whole_document_with_a_nested_task_argument(tmp_path):
 
 
 async def test_inline_template_call_in_text(tmp_path):
-    write(tmp_path, "lib/text.task.xml", LIBRARY)
+    write(tmp_path, "lib/text.task.xml", CLEAN_LIBRARY)
     result, _ = await run(tmp_path, """
         <task name="t"><instructions>Say {{wrap(who, "!")}} and {{wrap("x", 'y')}}</instructions>
           <inputs><input name="who">Ada</input></inputs></task>""")
@@ -306,10 +312,11 @@ async def test_call_with_too_many_or_unknown_args(tmp_path):
 
 
 async def test_missing_variable_names_the_variable_and_the_task(tmp_path):
-    with pytest.raises(TaskError) as info:
+    # a name nothing declares is TD402, an error (§17): refused before the run, even with the gate off
+    with pytest.raises(CompileError) as info:
         await run(tmp_path, """<task name="lonely"><instructions>Hi {{nobody}}</instructions></task>""", check=False)
-    assert (info.value.type, info.value.reason) == ("TASK_FAILURE", "missing_variable")
-    assert info.value.message == "task 'lonely': variable 'nobody' is not defined (in {{nobody}})"
+    assert (info.value.code, info.value.message) == (
+        "TD402", "{{nobody}} names nothing visible: nothing here declares it (visible: nothing)")
 
 
 async def test_dotted_and_indexed_access_on_json_values(tmp_path):
@@ -404,8 +411,11 @@ def test_task_library_rejects_duplicates_and_resolves_type_subtype_keys():
      "t → t"),
 ])
 async def test_unbounded_recursion_is_a_clear_error_not_a_recursion_error(tmp_path, xml, task, cycle):
-    with pytest.raises(TaskError) as caught:
+    with pytest.raises(TemplateErrors) as refused:  # an unguarded cycle is TD504, an error: refused at once
         await run(tmp_path, xml, task=task)
+    assert {d.code for d in refused.value.diagnostics} == {"TD504"}
+    with pytest.raises(TaskError) as caught:  # the runtime's own limit, with the gate off
+        await run(tmp_path, xml, task=task, check=False)
     error = caught.value  # not wrapped by the sequential: the cycle, once
     assert (error.type, error.reason, error.message, error.details["cycle"]) == (
         "RESOURCE_EXHAUSTION", "call_depth", f"more than 50 nested calls through the cycle {cycle}: guard the "

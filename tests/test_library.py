@@ -146,6 +146,9 @@ def test_arity_of_call_and_ref_against_params_in_another_file(workspace):
     ]
 
 
+UNGUARDED = ", with no <cond> on its path: the run cannot end; guard the recursive step with a <cond> or break the cycle"
+
+
 def test_cycles_across_files_show_the_path(tmp_path):
     write(tmp_path, {
         "a.task.xml": '<template name="a" params="">\n  <task ref="b"/>\n</template>\n',
@@ -155,9 +158,22 @@ def test_cycles_across_files_show_the_path(tmp_path):
     library = Library.from_paths([tmp_path])
     found, text = diagnostics(library, tmp_path / "a.task.xml", "TD504")
     assert [(d.message, text[d.span.start:d.span.end], d.severity.value) for d in found] == [
-        ("reference cycle: a → b → c → a", "b", "warning")]
+        ("reference cycle: a → b → c → a" + UNGUARDED, "b", "error")]  # no <cond> on its path (§17)
     found, text = diagnostics(library, tmp_path / "b.task.xml", "TD504")
-    assert [(d.message, text[d.span.start:d.span.end]) for d in found] == [("reference cycle: b → c → a → b", "c")]
+    assert [(d.message, text[d.span.start:d.span.end]) for d in found] == [("reference cycle: b → c → a → b" + UNGUARDED, "c")]
+
+
+def test_a_cycle_with_a_cond_on_its_path_stays_a_warning(tmp_path):
+    write(tmp_path, {
+        "a.task.xml": '<template name="a" params="">\n  <task ref="b"/>\n</template>\n',
+        "b.task.xml": ('<template name="b" params="">\n  <cond><case test="output.again"><task ref="a"/></case>'
+                       '<default><task><description>done</description></task></default></cond>\n</template>\n'),
+    })
+    library = Library.from_paths([tmp_path])
+    for name, target, path in (("a", "b", "a → b → a"), ("b", "a", "b → a → b")):
+        found, text = diagnostics(library, tmp_path / f"{name}.task.xml", "TD504")
+        assert [(d.message, text[d.span.start:d.span.end], d.severity.value) for d in found] == [
+            (f"reference cycle: {path} (guarded by a <cond>)", target, "warning")]
 
 
 # --------------------------------------------------------------------------- incremental

@@ -201,7 +201,8 @@ def test_td504_self_recursion_in_a_lone_document():
     result = check_text(text)
     cycles = [d for d in result.diagnostics if d.code == "TD504"]
     assert [(text[d.span.start:d.span.end], d.message, d.severity.value) for d in cycles] == [
-        ("loop", "reference cycle: loop → loop", "warning")]
+        ("loop", "reference cycle: loop → loop, with no <cond> on its path: the run cannot end; guard the "
+                 "recursive step with a <cond> or break the cycle", "error")]
 
 
 def test_td504_no_warning_without_a_cycle(library):

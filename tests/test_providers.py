@@ -146,5 +146,6 @@ async def test_replay_without_a_fixture_names_the_setting(tmp_path, monkeypatch)
     monkeypatch.delenv("TASKDSL_REPLAY_FILE", raising=False)
     with pytest.raises(TaskError) as info:
         await run(tmp_path, """<task name="t"><instructions>hi</instructions></task>""", model="taskdsl/replay")
-    assert info.value.message == ("model 'taskdsl/replay' call failed: taskdsl/replay needs a fixture: "
-                                  "set TASKDSL_REPLAY_FILE")
+    assert info.value.message == ("model 'taskdsl/replay' answers from a replay fixture and none is given: "
+                                  "export TASKDSL_REPLAY_FILE=answers.json (or record one with taskdsl test --record)")
+    assert info.value.reason == "replay_fixture"  # preflight: refused before the task ran

@@ -23,6 +23,7 @@ LIBRARY = dedent("""
       </task>
       <task name="main" type="sequential">
         <description>d</description>
+        <inputs><input name="mood">calm</input></inputs>
         <steps>
           %s
         </steps>
@@ -154,7 +155,7 @@ def test_unsafe_fixes_through_the_installed_command(tmp_path):
     completed = subprocess.run([sys.executable, "-m", "taskdsl", "check", "--fix", "--unsafe-fixes", "t.task.xml"],
                                cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.splitlines() == ["t.task.xml:12:18: fixed TD503 Add an input for mood"]
+    assert completed.stdout.splitlines() == ["t.task.xml:13:18: fixed TD503 Add an input for mood"]
     assert completed.stderr.strip() == "0 errors, 0 warnings in 1 file; 1 fix applied"
     assert path.read_text(encoding="utf-8") == in_library('<task ref="greet"><inputs><input name="mood"/></inputs></task>')
 

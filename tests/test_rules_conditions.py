@@ -60,8 +60,9 @@ def test_td703_previous_step_without_json_output():
     text = SEQ.replace("      OUTPUT\n", "")
     result, [d] = found(text, "TD703")
     assert (d.severity, where(result, d)) == (Severity.WARNING, (7, 6, "cond"))
-    assert d.message == ('this cond tests the output of the <task> before it, which does not declare '
-                         '<output_format type="json"/>: add it to that task')
+    assert d.message == ('this cond tests the output of the <task> before it as JSON, which that task does not '
+                         'declare (<output_format type="json"/>): the run fails only if the output does not parse '
+                         'as JSON; add the declaration to that task')
     assert result.document.position(d.related[0].span.start) == (3, 5)
     fixed = SEQ.replace("OUTPUT", '<output_format type="json"/>')
     assert check(fixed).diagnostics == []

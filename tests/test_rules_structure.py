@@ -211,5 +211,6 @@ def test_a_name_that_starts_with_a_line_break_is_quoted_on_one_line():
     from taskdsl.rules.checker import check_text
     text = '<template name="\r\ntranslate">\n  <task type="atomic"><instructions>x</instructions></task>\n</template>\n'
     [message] = [d.message for d in check_text(text).diagnostics if d.code == "TD207"]
-    assert message == ("template name '\\r\\ntranslate' is not an identifier: use letters, digits and '_' "
+    # the CR LF is read as one LF (XML line-end normalisation), then quoted as its escape
+    assert message == ("template name '\\ntranslate' is not an identifier: use letters, digits and '_' "
                        "(e.g. 'translate')")

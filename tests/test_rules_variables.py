@@ -32,7 +32,7 @@ def test_td402_error_inside_template_with_did_you_mean_fix():
     assert "Hello {{person}}!" in fixed and check(fixed).diagnostics == []
 
 
-def test_td402_warning_outside_template_and_scopes():
+def test_td402_is_an_error_outside_templates_too():
     text = dedent("""
         <task type="sequential">
           <description>Analyse {{dataset}}</description>
@@ -49,8 +49,8 @@ def test_td402_warning_outside_template_and_scopes():
     result, ds = found(text, "TD402")
     # {{cfg}} is nothing; the second step does not see the first step's input 'config'
     assert [(where(result, d)[:3], d.severity) for d in ds] == [
-        ((6, 57, "{{cfg}}"), Severity.WARNING),
-        ((9, 29, "{{config}}"), Severity.WARNING),
+        ((6, 57, "{{cfg}}"), Severity.ERROR),
+        ((9, 29, "{{config}}"), Severity.ERROR),
     ]
     assert ds[0].message == ("{{cfg}} names nothing visible: nothing here declares it "
                              "(visible: config, dataset)")
@@ -95,8 +95,8 @@ def test_td403_from_names_nothing_visible():
     """)
     result, ds = found(text, "TD403")
     assert [(where(result, d), d.severity) for d in ds] == [
-        ((10, 35, "previous_step"), Severity.WARNING),
-        ((11, 33, "env:data_source"), Severity.WARNING),
+        ((10, 35, "previous_step"), Severity.ERROR),
+        ((11, 33, "env:data_source"), Severity.ERROR),
     ]
     assert ds[0].message == 'from="previous_step" names nothing visible here (visible: last_output, raw); did you mean \'last_output\'?'
     assert ds[1].message == ('from="env:data_source" is not a variable name: from names a variable visible here '

@@ -147,6 +147,9 @@ def ask_command(args) -> int:
     try:
         answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model)))
     except TaskError as error:
+        if error.reason == "echo_cannot_write":
+            _error("ask", error.message)
+            return EXIT_USAGE
         return _failed(args, report, error, EXIT_NO_TASK if error.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
     report["replans"] = []
     for replans_left in range(args.replan, -1, -1):

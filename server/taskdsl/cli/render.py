@@ -1,8 +1,8 @@
 """`taskdsl render FILE [--task NAME] [--input k=v]… [--inputs F.json] [--model M] [--json]`.
 
 Prints the prompts the run of FILE would send (preview.py), calling nothing. Exit 0, 1 when the
-prompt cannot be built (a file_paths read refused, a value that is not there), 2 when the file
-does not check or cannot be read.
+prompt cannot be built (a required input not given — each is named —, a file_paths read refused,
+a value that is not there), 2 when the file does not check or cannot be read.
 """
 
 from __future__ import annotations
@@ -47,6 +47,13 @@ def render_command(args) -> int:
     try:
         project = settings_for(args.file)[0]  # the project's taskdsl.toml: its model, globals, library paths
         prepared = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read))
+        if prepared.missing:  # the run would not send this prompt: say which inputs it needs
+            noun = "input" if len(prepared.missing) == 1 else "inputs"
+            given = " ".join(f"--input {name}=…" for name in prepared.missing)
+            print(f"taskdsl render: '{prepared.label}' needs the {noun} "
+                  f"{', '.join(repr(n) for n in prepared.missing)}: pass {given} (or --inputs FILE.json)",
+                  file=sys.stderr)
+            return 1
         previews = asyncio.run(preview_prompts(prepared, args.model, project.default_model))
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("render", args.file, e)

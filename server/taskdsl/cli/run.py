@@ -15,7 +15,7 @@ import sys
 from taskdsl.project.config import run_defaults
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
-USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input")
+USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input", "unknown_model", "missing_credentials", "replay_fixture")
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
@@ -146,6 +146,16 @@ def _print_diagnostics(path: str, diagnostics: list, text: str) -> None:
         print(f"{path}:{line + 1}:{col + 1}: {severity} {d.code} {d.message}", file=sys.stderr)
 
 
+def _shown_path(path: str, file: str, entry: str) -> str:
+    "The entry as the user wrote it; another file relative to the current folder when inside it."
+    import os
+
+    if os.path.abspath(path) == os.path.abspath(entry) and os.path.abspath(file) == os.path.abspath(entry):
+        return file
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 def refused(command: str, file: str, error: Exception) -> int:
     """Say why the file cannot be prepared (missing, unreadable, does not check, does not
     compile); exit code 2. Shared by the commands that prepare a run (run, render)."""
@@ -159,8 +169,13 @@ def refused(command: str, file: str, error: Exception) -> int:
     elif isinstance(error, OSError):
         print(f"taskdsl {command}: {error.filename or file}: {error.strerror or error}", file=sys.stderr)
     elif isinstance(error, TemplateErrors):
-        _print_diagnostics(file, error.diagnostics, error.text or "")
-        print(f"taskdsl {command}: {file} does not check ({len(error.diagnostics)} error(s)); fix them first",
+        for line in error.located(lambda path: _shown_path(path, file, error.path)):
+            print(line, file=sys.stderr)
+        import os
+
+        entry = os.path.abspath(file)
+        where = "" if all(os.path.abspath(p) == entry for p, _, _ in error.files) else " or a file it reaches"
+        print(f"taskdsl {command}: {file}{where} does not check ({len(error.diagnostics)} error(s)); fix them first",
               file=sys.stderr)
     elif isinstance(error, CompileError):
         print(f"taskdsl {command}: {file}: {error.code} {error.message}", file=sys.stderr)

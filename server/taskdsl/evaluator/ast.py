@@ -337,6 +337,8 @@ class TaskNode:
             ctx = replace(ctx, inherited="")
         declared = [i.name for i in self.inputs]
         names = declared + [n for n in (args or {}) if n not in declared]
+        if isinstance(args, OperatorBindings):  # a script still gets them all as TASKDSL_INPUT_*
+            names = InputNames(names, appended=declared)
         return scope, ctx, names
 
     def scope(self, env: Env, settings: ContextSettings) -> Env:
@@ -412,8 +414,15 @@ class TaskNode:
 
 
 def input_blocks(names: list[str], scope: Env, quoted_text: str) -> str:
-    "The inputs as tagged blocks, except those the prompt text already quotes with {{name}}."
-    quoted = {ph.name for ph in find_placeholders(quoted_text)}
+    """The inputs as tagged blocks, except those the prompt text already holds through {{…}}: as
+    a variable ({{name}}, {{name.field}}) or as an inline call's argument ({{fn(name)}})."""
+    names = getattr(names, "appended", names)
+    quoted = set()
+    for ph in find_placeholders(quoted_text or ""):
+        if ph.kind == "var":
+            quoted.add(ph.name)
+        elif ph.kind == "call":
+            quoted.update(arg.name for arg in ph.args if arg.kind == "var")
     return "\n".join(f'<input name="{n}">\n{as_text(scope[n])}\n</input>' for n in names if n not in quoted)
 
 
@@ -568,6 +577,20 @@ class Sequential(TaskNode):
         return TaskResult(final.content, COMPLETE, notes, final.parsed_content)
 
 
+class InputNames(list):
+    "A task's input names, with the ones a prompt may append as <input> blocks (`appended`)."
+
+    def __init__(self, names, appended):
+        super().__init__(names)
+        self.appended = list(appended)
+
+
+class OperatorBindings(dict):
+    """The names a reduce gives its parts (current_data, the item's name, current_result,
+    accumulator, original_input): bound, but appended to a prompt only where the part declares
+    them as inputs (an undeclared one is not the part's input: the item is not sent twice)."""
+
+
 NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
 
 
@@ -588,11 +611,12 @@ class Reduce(TaskNode):
         unchanged = 0  # reductions in a row that answered with the accumulator they were given
         for index, (name, value) in enumerate(items, 1):  # 1-based, as steps[n] and case[n]
             inner_args = {"current_data": value, name: value}
-            inner_args.update({i.name: value for i in self.inner_task.inputs if i.source is None})
+            # a ref (FunctionCall) binds its target's params through its own <inputs>: no placeholders
+            inner_args.update({i.name: value for i in getattr(self.inner_task, "inputs", ()) if i.source is None})
             # the operator's names are visible in the inner task's own <inputs> too
             try:
                 inner = await self.inner_task.eval(Env(dict(inner_args), outer=scope), ctx.at(f"inner_task[{index}]"),
-                                                   inner_args)
+                                                   OperatorBindings(inner_args))
             except TaskError as error:
                 if error.reason in UNWRAPPED_REASONS:
                     raise
@@ -602,7 +626,8 @@ class Reduce(TaskNode):
             reduction_args = {"current_result": inner.value, "accumulator": accumulator, "original_input": value}
             try:
                 reduced = await self.reduction_task.eval(Env(dict(reduction_args), outer=scope),
-                                                         ctx.at(f"reduction_task[{index}]"), reduction_args)
+                                                         ctx.at(f"reduction_task[{index}]"),
+                                                         OperatorBindings(reduction_args))
             except TaskError as error:
                 if error.reason in UNWRAPPED_REASONS:
                     raise
@@ -741,10 +766,11 @@ class Template:
     name: str
     params: list[str]
     body: TaskNode
+    defaults: tuple[str, ...] = ()  # params its task gives a literal default: a caller may leave them out
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         args = args or {}
-        missing = [p for p in self.params if p not in args]
+        missing = [p for p in self.params if p not in args and p not in self.defaults]
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
                             "arguments", {"missing": missing})

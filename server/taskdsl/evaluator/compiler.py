@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from taskdsl.language import cond as cond_expr
+from taskdsl.meaning import facts
 from taskdsl.meaning import model as semantics
 from taskdsl.language.document import Element, parse
 from taskdsl.language.names import file_stem
@@ -328,7 +329,7 @@ class Compiler:
             name = inp.get("name") or ""
             kind = semantics.input_source(inp)
             if kind == "from":
-                source = ast.VarArg(inp.get("from").strip())
+                source = ast.VarArg(facts.from_name(inp))
             elif kind == "task":
                 source = ast.TaskArg(self.node(self.value_child(inp), f"{task_name}/inputs/{name}"))
             elif kind == "text":
@@ -339,7 +340,7 @@ class Compiler:
                 source = ast.TextArg("")  # nothing could bind it: the empty literal
             else:
                 source = None  # a placeholder: bound by the reduce operator or a caller
-            result.append(ast.Input(name, source, inp.get("from")))
+            result.append(ast.Input(name, source, facts.from_name(inp)))
         return result
 
     def output_format(self, el: Element) -> dict | None:
@@ -396,9 +397,10 @@ class Compiler:
             self.fail("TD102", f"<template> '{name}' is missing a required child: add <task>", el)
         if len(body) > 1:
             self.fail("TD107", f"<task> may appear only once in <template> '{name}'", body[1])
-        node = ast.Template(name, params, self.task(body[0], name))
+        defaults = facts.template_defaults(el)
+        node = ast.Template(name, params, self.task(body[0], name), defaults=tuple(defaults))
         return TaskDefinition(name, semantics.task_kind(body[0]), semantics.subtype(body[0]),
-                              {"parameters": params, "params": [(p, False) for p in params], "kind": "template",
+                              {"parameters": params, "params": [(p, p in defaults) for p in params], "kind": "template",
                                "path": self.path,
                                "returns": el.get("returns"), "description": _text(body[0].child("description")) or ""},
                               node)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -132,12 +133,7 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
         if unknown:
             return InputPlan(given, [], name, unknown, accepted)
     if target.tag == "template":
-        body = target.child("task")
-        literals: dict[str, str] = {}
-        for inp in (facts.inputs(body) if body is not None else []):
-            value = facts.literal_default(inp)
-            if inp.get("name") and value is not None and "{{" not in value:
-                literals[inp.get("name")] = value
+        literals = facts.template_defaults(target)  # what a call may leave out, a direct run too
         values, missing = dict(given), []
         for param in names.split_params(target.get("params")):
             if param in values:
@@ -147,9 +143,20 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
             else:
                 missing.append(param)
         return InputPlan(values, missing, name)
+    if target.tag == "cond" and target.parent is None:  # a root cond tests last_output: the run asks for it (§12)
+        return InputPlan(given, [] if "last_output" in given else ["last_output"], name)
     if target.tag == "task":
         missing = [inp.get("name") for inp in facts.inputs(target)
-                   if inp.get("name") and not facts.input_has_value(inp) and inp.get("name") not in given]
+                   if inp.get("name") and inp.get("name") not in given and not facts.input_has_value(inp)]
+        if target.parent is None:  # a root's from="x" (or a root ref's <input name="x"/>) takes x from the run
+            everywhere = model.scopes.everywhere_names() if model is not None else set()
+            for inp in facts.inputs(target):
+                source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
+                needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source).group(0) if source and re.match(
+                    r"[A-Za-z_]", source) else None
+                if needed and inp.get("name") not in given and needed not in given and needed not in everywhere \
+                        and needed not in missing:
+                    missing.append(needed)
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 
@@ -265,11 +272,29 @@ def reach(node: Any, library: Any = None, on_atomic: Any = None, on_task: Any = 
 
 
 class TemplateErrors(Exception):
-    """The template does not check (exit 2 on the command line): the error diagnostics."""
+    """The template, a file it reaches or the project's config does not check (exit 2 on the
+    command line): the checker's error diagnostics, file by file (`files`: (path, text,
+    diagnostics), the entry first). `path`, `text` and `diagnostics` are the first failing file's
+    path and text and every error of them all."""
 
-    def __init__(self, path: str, diagnostics: list, text: str | None = None):
-        self.path, self.diagnostics, self.text = path, diagnostics, text
-        super().__init__(f"{path}: {len(diagnostics)} error(s)")
+    def __init__(self, path: str, diagnostics: list, text: str | None = None, files: list | None = None):
+        self.files = files if files is not None else [(path, text, diagnostics)]
+        self.path, self.text = self.files[0][0], self.files[0][1]
+        self.diagnostics = [d for _, _, found in self.files for d in found]
+        super().__init__(f"{self.path}: {len(self.diagnostics)} error(s)")
+
+    def located(self, shown: Callable[[str], str] | None = None) -> list[str]:
+        """`path:line:col: error CODE message` for each error (`shown(path)`: how to print a path)."""
+        from taskdsl.language.document import Document
+
+        lines = []
+        for path, text, diagnostics in self.files:
+            document = Document(text or "")
+            for d in diagnostics:
+                line, col = document.position(d.span.start) if getattr(d, "span", None) is not None else (0, 0)
+                severity = getattr(getattr(d, "severity", None), "value", "error")
+                lines.append(f"{shown(path) if shown else path}:{line + 1}:{col + 1}: {severity} {d.code} {d.message}")
+        return lines
 
 
 @dataclass
@@ -417,6 +442,64 @@ def check_errors(document: Document, path: str, index, settings=None) -> list:
                           ).errors
 
 
+def reached_files(index, path: str, document: Document) -> list[str]:
+    """The entry and every file it reaches through refs, calls, inline calls, reduce parts and a
+    test's task, transitively. Every file defining a reached name counts: two definitions of
+    one name are both reached (the checker's TD502 is then among their diagnostics)."""
+    from taskdsl.library import index_document
+
+    files = [path]
+    if index is None:
+        return files
+    pending = [r.name for r in index_document(document, path).references]
+    seen_names: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen_names:
+            continue
+        seen_names.add(name)
+        for definition in index.definitions(name):
+            other = definition.path and os.path.abspath(definition.path)
+            if not other or other in files:
+                continue
+            files.append(other)
+            file_index = index.file_index(other)
+            pending += [r.name for r in (file_index.references if file_index else ())]
+    return files
+
+
+def config_errors(path: str) -> tuple[str, str, list] | None:
+    """The errors of the project's config file (taskdsl.toml or [tool.taskdsl]) of `path`."""
+    from taskdsl.project.config import load_config, project_root
+
+    config = load_config(project_root(path))
+    errors = [d for d in config.problems if d.is_error]
+    return (str(config.path), config.text, errors) if errors and config.path is not None else None
+
+
+def gate(index, path: str, document: Document, text: str, read: Callable[[str], str | None], settings=None) -> None:
+    """The run's only gate: the checker over every reached file and the project's config.
+    Raises TemplateErrors with the checker's own error diagnostics when any is an error."""
+    failing = []
+    found = config_errors(path)
+    if found:
+        failing.append(found)
+    for other in reached_files(index, path, document):
+        if other == path:
+            other_text, other_document = text, document
+        else:
+            other_text = read(other)
+            if other_text is None:
+                continue  # unreadable: the index holds no definition from it either
+            other_document = parse(other_text)
+        errors = check_errors(other_document, other, index, settings)
+        if errors:
+            failing.append((other, other_text, errors))
+    if failing:
+        failing.sort(key=lambda f: f[0] != path)  # the entry's own errors first
+        raise TemplateErrors(failing[0][0], failing[0][2], failing[0][1], files=failing)
+
+
 def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
             read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
     """Decide what a run of `task` (None: the root entry) of the file at `path` does.
@@ -430,9 +513,7 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     settings = settings or getattr(index, "settings", None)
     document = parse(text)
     if check:
-        errors = check_errors(document, path, index, settings)
-        if errors:
-            raise TemplateErrors(path, errors, text)
+        gate(index, path, document, text, read, settings)
     refuse_malformed(document, path)
     targets = runnable_targets(document, path)
     label = task or (targets[0].label if targets else file_stem(path))

@@ -25,6 +25,7 @@ from taskdsl.evaluator.ast import Ctx, RunState
 from taskdsl.evaluator.env import Env
 from taskdsl.evaluator.handler import HandlerConfig, default_model
 from taskdsl.evaluator.memory import MemorySystem
+from taskdsl.evaluator.preflight import preflight
 from taskdsl.evaluator.plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
 from taskdsl.evaluator.results import TaskError, TaskResult
 from taskdsl.evaluator.trace import Trace
@@ -128,13 +129,15 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
 
         cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)
         budget = cost.Budget(max_cost)
+    models = planned_models(prepared, config.model, model)
+    await preflight(models(), config)  # every model usable before any step runs
     redactor = Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem.for_project(confine.project_root(path), prepared.settings),
                      trace=Trace(trace, redactor),
                      on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
                      allow_read=prepared.allow_read, redactor=redactor, budget=budget,
-                     allowed_commands=tuple(prepared.commands), agreed_models=planned_models(prepared, config.model, model),
+                     allowed_commands=tuple(prepared.commands), agreed_models=models,
                      sources=dict(prepared.sources), recover=recover, on_step=on_step,
                      script_env=script_env or {}, reads=ReadBudget(*prepared.read_limits))
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,

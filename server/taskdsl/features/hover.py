@@ -108,7 +108,8 @@ def describe_at_element(doc: Document, offset: int, location, element: Element, 
         if attr.name == "ref" and element.tag in TASK_TAGS or element.tag == "call" and attr.name in ("template", "task"):
             out.title(f"{attr.value}")
             if not _target(out, attr.value, library, positions_for):
-                out.para(f"{out.code(attr.value)} is not in the library.")
+                out.para(f"{out.code(attr.value)} is not in the library." if library is not None
+                         else f"{out.code(attr.value)}: the project's library is still being indexed; hover again in a moment.")
             return out.value(), span
         if element.tag == "input" and attr.name == "from":
             return _variable(out, doc, element, attr.value.split(".")[0].split("[")[0], settings, span)
@@ -137,7 +138,8 @@ def describe_at_element(doc: Document, offset: int, location, element: Element, 
                         if placeholder.kind == "call" and placeholder.name:
                             out.title(f"{placeholder.name}(…)")
                             if not _target(out, placeholder.name, library, positions_for):
-                                out.para(f"{out.code(placeholder.name)} is not in the library.")
+                                out.para(f"{out.code(placeholder.name)} is not in the library." if library is not None
+                         else f"{out.code(placeholder.name)}: the project's library is still being indexed; hover again in a moment.")
                             return out.value(), Span(start, end)
                         return None
         text = element.text.strip()

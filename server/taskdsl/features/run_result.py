@@ -261,6 +261,14 @@ def template_errors_message(error: Any, text: str | None = None) -> str:
     from taskdsl.language.document import parse
 
     diagnostics = list(getattr(error, "diagnostics", []))
+    files = getattr(error, "files", None)
+    if files and len(files) > 1:  # errors in files the entry reaches: each with its path
+        import os
+
+        shown = error.located(lambda path: os.path.basename(path))
+        more = f" (and {len(shown) - 3} more)" if len(shown) > 3 else ""
+        return (f"the template or a file it reaches has {len(diagnostics)} error(s); fix them before running: "
+                + "; ".join(shown[:3]) + more)
     text = text if text is not None else getattr(error, "text", None)
     document = parse(text) if text is not None else None
     first = []

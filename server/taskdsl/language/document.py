@@ -90,7 +90,8 @@ class TextPiece:
     def value(self) -> str:
         value = self._value
         if value is None:
-            value = self._value = self.raw if self.cdata else decode_entities(self.raw)
+            value = self._value = (self.raw.replace("\r\n", "\n").replace("\r", "\n") if self.cdata
+                                   else decode_entities(self.raw))
         return value
 
     def __repr__(self) -> str:
@@ -258,7 +259,11 @@ UNQUOTED_VALUE_RE = re.compile(r"[^\s<>/]*")
 
 
 def decode_entities(raw: str) -> str:
-    """Resolve the predefined entities and character references; leave anything else as written."""
+    """Resolve the predefined entities and character references; leave anything else as written.
+    Line ends are normalised first, as XML 1.0 §2.11 does before parsing (CR LF and a lone CR
+    become LF; a `&#13;` reference still gives CR): a CRLF file means what its LF twin means."""
+    if "\r" in raw:
+        raw = raw.replace("\r\n", "\n").replace("\r", "\n")
     if "&" not in raw:
         return raw
 
@@ -586,7 +591,7 @@ class _Scanner:
             for a in ATTR_FAST_RE.finditer(self.text, whole.start(2), whole.end(2)):
                 quote = 2 if a.start(2) >= 0 else 3
                 value = a.group(quote)
-                attrs.append(Attr(a.group(1), decode_entities(value) if "&" in value else value, a.start(1),
+                attrs.append(Attr(a.group(1), decode_entities(value) if "&" in value or "\r" in value else value, a.start(1),
                                   a.start(quote), a.end(quote)))
         else:
             attrs = []

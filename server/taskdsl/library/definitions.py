@@ -10,12 +10,14 @@ written. Pure over the document: no files, no index, no checker.
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from taskdsl.language.document import Document, Element, Span
-from taskdsl.meaning.facts import inputs as input_elements, literal_default, subtype, task_kind
+from taskdsl.meaning.facts import inputs as input_elements, literal_default, subtype, task_kind, template_defaults
 from taskdsl.language.names import file_stem, split_params
 from taskdsl.language.templating import find_placeholders
 from taskdsl.language.vocabulary import TASK_TAGS
@@ -84,6 +86,7 @@ class Reference:
     site: Span  # the referring element's tag name, or the whole placeholder
     positional: tuple[Span, ...] = ()  # positional args: <arg> tag names, or the placeholder per inline arg
     named: tuple[tuple[str, Span], ...] = ()  # <arg name=> / a ref's <input name=>: (name, value span)
+    guarded: bool = False  # inside a <cond> of its owner's body: reached only when a case chooses it
 
     @property
     def is_key(self) -> bool:
@@ -175,7 +178,7 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         kind="template",
         type=task_kind(task) if task is not None else "atomic",
         subtype=subtype(task) if task is not None else None,
-        params=tuple(Param(p) for p in split_params(template.get(params_attr) or "")),
+        params=_template_params(template, params_attr),
         description=_description(task) if task is not None else None,
         path=path,
         span=template.span,
@@ -186,6 +189,11 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         criteria=_description(task, "criteria") if task is not None else None,
         instructions=_description(task, "instructions") if task is not None else None,
     )
+
+
+def _template_params(template: Element, params_attr: str) -> tuple[Param, ...]:
+    defaults = template_defaults(template) if params_attr == "params" else {}
+    return tuple(Param(p, defaults.get(p), p in defaults) for p in split_params(template.get(params_attr) or ""))
 
 
 def _input_params(task: Element) -> tuple[Param, ...]:
@@ -254,18 +262,19 @@ def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> li
     inline = "{{" in text and "(" in text
     if not inline and "ref" not in text and "<call" not in text and "<test" not in text:
         return found
-    stack: list[tuple[Element, str | None]] = [(root, None) for root in reversed(doc.roots)]
+    stack: list[tuple[Element, str | None, bool]] = [(root, None, False) for root in reversed(doc.roots)]
     while stack:
-        element, owner = stack.pop()
-        owner = owner_of.get(id(element), owner)
+        element, owner, guarded = stack.pop()
+        if id(element) in owner_of:  # a definition starts: no <cond> of its own yet
+            owner, guarded = owner_of[id(element)], False
         if element.tag in TASK_TAGS:
             reference = _ref_reference(doc, element, path, owner)
             if reference:
-                found.append(reference)
+                found.append(_guarded(reference) if guarded else reference)
         elif element.tag == "call":
             reference = _call_reference(doc, element, path, owner)
             if reference:
-                found.append(reference)
+                found.append(_guarded(reference) if guarded else reference)
         elif element.tag == "test":  # a test file's `<test task=…>`: resolved like a ref
             reference = _test_reference(doc, element, path)
             if reference:
@@ -273,9 +282,15 @@ def _references(doc: Document, path: str | None, owner_of: dict[int, str]) -> li
         if inline:
             for piece in element.text_pieces:
                 if "{{" in piece.raw and "(" in piece.raw:
-                    found.extend(_inline_references(doc, piece.raw, piece.span.start, path, owner))
-        stack.extend((child, owner) for child in reversed(element.children))
+                    found.extend(_guarded(r) if guarded else r
+                                 for r in _inline_references(doc, piece.raw, piece.span.start, path, owner))
+        inside = guarded or element.tag == "cond"
+        stack.extend((child, owner, inside) for child in reversed(element.children))
     return found
+
+
+def _guarded(reference: Reference) -> Reference:
+    return dataclasses.replace(reference, guarded=True)
 
 
 def _name_value(element: Element, attribute: str) -> tuple[str, Span] | None:

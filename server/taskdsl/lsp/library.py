@@ -160,6 +160,8 @@ async def build_library(ls: TaskdslServer) -> None:
     except Exception:
         ls.log_failure("library")
     finally:
+        ls.state.indexing = False  # built (or failed: then every document is checked alone)
+        ls.state.generation += 1
         if token is not None:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="indexed"))
     ls.recheck_open()

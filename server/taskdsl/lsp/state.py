@@ -44,6 +44,7 @@ class State:
     client: ClientFeatures = field(default_factory=ClientFeatures)
     pull: bool = False
     library: Any = None
+    indexing: bool = True  # until the first index is built: library-dependent diagnostics (TD5xx) are held
     generation: int = 0  # bumped when settings or the library change: cached checks are stale
     analyses: dict[str, Analysis] = field(default_factory=dict)
     published: dict[str, int | None] = field(default_factory=dict)  # uri -> version published

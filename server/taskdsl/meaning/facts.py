@@ -93,15 +93,40 @@ def inputs(task: Element) -> list[Element]:
 
 
 def input_source(item: Element) -> str | None:
-    """How an <input> gets its value: ``from`` (a variable), ``task`` (a nested task or call),
-    ``text`` (literal text), or None: a placeholder the reduce operator or a caller binds."""
+    """How an <input> gets its value: ``from`` (a variable; `<input name="p"/>` on a ref is short
+    for from="p"), ``task`` (a nested task or call), ``text`` (literal text), or None: a
+    placeholder the reduce operator or a caller binds."""
     if item.get("from"):
         return "from"
     if runnable_children(item):
         return "task"
     if item.text.strip():
         return "text"
+    if short_from(item):
+        return "from"
     return None
+
+
+def short_from(item: Element) -> bool:
+    """`<input name="p"/>` of a ref (no text, no from, no nested task) is short for from="p": the
+    caller's visible p (SPEC §17)."""
+    task = item.parent.parent if item.parent is not None else None
+    return (task is not None and is_ref(task) and item.get("from") is None and bool((item.get("name") or "").strip())
+            and not item.text.strip() and not runnable_children(item))
+
+
+def from_name(item: Element) -> str | None:
+    "The variable an <input> takes its value from (its `from`, or its name in the short form)."
+    value = item.get("from")
+    if value is not None:
+        return value.strip() or None
+    return item.get("name").strip() if short_from(item) else None
+
+
+def from_attr(item: Element):
+    "The attribute naming that variable: `from`, or `name` in the short form (None: neither)."
+    attr = item.attr("from")
+    return attr if attr is not None else (item.attr("name") if short_from(item) else None)
 
 
 def input_has_value(item: Element) -> bool:
@@ -111,6 +136,19 @@ def input_has_value(item: Element) -> bool:
 def literal_default(item: Element) -> str | None:
     """A named task's input is a param; its literal text is the default a ref may leave unbound."""
     return item.text.strip() if input_source(item) == "text" else None
+
+
+def template_defaults(template: Element) -> dict[str, str]:
+    """The params of a <template> its task gives a literal default (`<input name="sep">-</input>`):
+    a ref or a call may leave them out, and the run then uses the default (SPEC §17)."""
+    body = template.child("task")
+    params = set(split_params(template.get("params")))
+    found: dict[str, str] = {}
+    for item in (inputs(body) if body is not None else ()):
+        value = literal_default(item)
+        if item.get("name") in params and value is not None and "{{" not in value:
+            found.setdefault(item.get("name"), value)
+    return found
 
 
 def unbound_placeholder(item: Element) -> str | None:

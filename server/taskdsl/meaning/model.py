@@ -18,6 +18,9 @@ from typing import Iterable
 
 from taskdsl.language.document import Document, Element, Span
 from taskdsl.meaning.facts import (  # noqa: F401  (the model's element facts, importable from here too)
+    from_attr,
+    from_name,
+    short_from,
     IDENT_RE,
     LAST_OUTPUT,
     INNER_BOUND,
@@ -75,7 +78,8 @@ _use_element, _use_name, _use_span, _use_kind = (
 class VariableProblem:
     use: VariableUse
     message: str
-    error: bool  # an error where nothing can supply the name; a warning where a caller might
+    error: bool  # always an error (§17): nothing can supply a name no input, param, reduce binding,
+    # last_output or declared global binds — not even a caller's variables or an undeclared --input
     guess: str | None
     visible: frozenset[str]
 
@@ -245,7 +249,7 @@ class FileModel:
         message = f"{{{{{use.name}}}}} names nothing visible: {where} (visible: {listed(visible)})"
         if guess:
             message += f"; did you mean '{guess}'?"
-        return VariableProblem(use, message, closed, guess, visible)
+        return VariableProblem(use, message, True, guess, visible)
 
     def from_problems(self, items: Iterable[Element] | None = None) -> list[FromProblem]:
         """The `from` attributes that name nothing visible (TD403): errors where the scope is closed
@@ -254,7 +258,7 @@ class FileModel:
 
         problems = []
         for item in (items if items is not None else self.elements("input")):
-            attr = item.attr("from")
+            attr = from_attr(item)
             owner = item.parent.parent if item.parent is not None else None
             if attr is None or attr.value_span is None or owner is None or is_named_definition(owner):
                 continue  # a named task's inputs are its params: its caller's environment supplies them
@@ -266,17 +270,19 @@ class FileModel:
             closed = self.scopes.closed(item)
             if not match or not ACCESSORS_RE.fullmatch(value, match.end()):
                 problems.append(FromProblem(item, None, f"from=\"{value}\" is not a variable name: from names a "
-                                            f"variable visible here (visible: {listed(visible)})", closed, None))
+                                            f"variable visible here (visible: {listed(visible)})", True, None))
                 continue
             name = match.group(0)
             if name in visible:
                 continue
             previous = name in ("previous_step", "previous_output", "prev", "previous") and LAST_OUTPUT in visible
             guesses = [LAST_OUTPUT] if previous else get_close_matches(name, list(visible), n=1, cutoff=0.7)
-            message = f"from=\"{value}\" names nothing visible here (visible: {listed(visible)})"
+            written = f"from=\"{value}\"" if item.attr("from") is not None else (
+                f"<input name=\"{value}\"/> (short for from=\"{value}\")")
+            message = f"{written} names nothing visible here (visible: {listed(visible)})"
             if guesses:
                 message += f"; did you mean '{guesses[0]}'?"
-            problems.append(FromProblem(item, name, message, closed, guesses[0] if guesses else None))
+            problems.append(FromProblem(item, name, message, True, guesses[0] if guesses else None))
         return problems
 
     def arg_is_variable(self, arg: Element) -> bool:

@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 
 from taskdsl.language.document import Attr, Document, Element, Span, parse
 from taskdsl.language.names import file_stem
-from taskdsl.meaning.facts import LAST_OUTPUT, inputs as input_elements
+from taskdsl.meaning.facts import LAST_OUTPUT, inputs as input_elements, short_from
 from taskdsl.meaning.scope import TASK_TAGS, Binding, Scopes, param_list
 from taskdsl.language.templating import find_placeholders
 
@@ -112,6 +112,8 @@ def document_uses(doc: Document, settings=None, *, names: Iterable[str] | None =
                     add(name, span, "input", element, _own(scopes.visible(owner).get(name), element, span)
                         or Binding("input", name, element, element.attr("name"), span))
             source = element.attr("from")
+            if source is None and short_from(element):  # <input name="p"/> on a ref: from="p"
+                source = element.attr("name")
             if source is not None:
                 variable(*_attr_name(source, IDENT, prefix=True), "from", element)
         elif tag == "arg" and not element.children:

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from taskdsl.language.diagnostics import Diagnostic, Severity
+from taskdsl.project.workspace import MAX_CONFIG_BYTES, _MENTIONS_TASKDSL
 from taskdsl.language.document import Document, Span
 from taskdsl.project.settings import Settings
 from taskdsl.project.tomlkeys import KeyPlace, key_places
 
 CONFIG_NAMES = ("taskdsl.toml", "pyproject.toml")
 PYPROJECT_TABLE = ("tool", "taskdsl")
-MAX_CONFIG_BYTES = 1_000_000
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # key → kind of value; a dict is a table of its own keys
@@ -79,22 +79,14 @@ def find_config(start: str | os.PathLike) -> Path | None:
 
 
 def config_file_in(root: str | os.PathLike) -> Path | None:
-    root = Path(root)
-    own = root / "taskdsl.toml"
-    if own.is_file():
-        return own
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file() and _mentions_taskdsl(_read(pyproject) or ""):
-        return pyproject
-    return None
+    "The config file of a project root (workspace.config_file_in: the one answer)."
+    from taskdsl.project.workspace import config_file_in as found
+
+    return found(root)
 
 
 def is_config_file(path: str | os.PathLike) -> bool:
     return Path(path).name in CONFIG_NAMES
-
-
-def _mentions_taskdsl(text: str) -> bool:
-    return re.search(r"^\s*\[\s*tool\s*\.\s*taskdsl\b|^\s*tool\s*\.\s*taskdsl\b", text, re.MULTILINE) is not None
 
 
 def _read(path: Path) -> str | None:
@@ -117,7 +109,7 @@ def load_config(root: str | os.PathLike, text_of: dict[str, str] | None = None) 
     if path is None:
         for name in CONFIG_NAMES:  # an open, unsaved buffer of a config file counts too
             unsaved = (text_of or {}).get(str(root / name))
-            if unsaved is not None and (name == "taskdsl.toml" or _mentions_taskdsl(unsaved)):
+            if unsaved is not None and (name == "taskdsl.toml" or _MENTIONS_TASKDSL.search(unsaved)):
                 path = root / name
                 break
     if path is None:
@@ -457,5 +449,11 @@ def run_defaults(start: str | os.PathLike, pairs: list[str]) -> tuple[dict[str, 
         name, sep, value = pair.partition("=")
         if not sep or not _IDENTIFIER.match(name.strip()):
             raise ValueError(f"--global {pair!r}: expected NAME=VALUE with NAME a name (letters, digits, _)")
-        values[name.strip()] = value
+        name = name.strip()
+        declared = tuple(settings.globals)
+        if name not in declared:  # a global is declared where the checker sees it (§17)
+            known = f"the declared ones are {', '.join(declared)}" if declared else "the project declares none"
+            raise ValueError(f"--global {name}: not a declared global ({known}); declare it in the [globals] "
+                             f"table of taskdsl.toml ({name} = \"default\"), or pass a task input with --input")
+        values[name] = value
     return values, settings, config

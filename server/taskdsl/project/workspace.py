@@ -7,7 +7,8 @@ Run task all find files with `discover` and read them with `read_source`.
   `.git`; else the file's own folder (a folder given is its own start).
 - `discover(roots, settings)`: every file matching the `files` globs under the roots and the
   `library_paths`, skipping what `.gitignore` files ignore, the folders `.git`, `.venv`, `venv`,
-  `node_modules`, `__pycache__` (and every other hidden folder), and the `exclude` globs.
+  `node_modules`, `__pycache__` (and every other hidden folder), the `exclude` globs, and every
+  sub-folder that is a project of its own (its own `taskdsl.toml` or `[tool.taskdsl]`).
 - `read_source(path)`: UTF-8 (a BOM is dropped and remembered); undecodable bytes become U+FFFD
   and a problem naming the byte offset; binary or oversized files are refused with a reason.
 
@@ -22,6 +23,7 @@ import codecs
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
 PROJECT_MARKERS = ("taskdsl.toml", "pyproject.toml", ".git")
@@ -56,6 +58,35 @@ def _marks(folder: str, marker: str, own_folder: bool) -> bool:
     except OSError:
         return False
     return own_folder or not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+
+
+MAX_CONFIG_BYTES = 1_000_000
+_MENTIONS_TASKDSL = re.compile(r"^\s*\[\s*tool\s*\.\s*taskdsl\b|^\s*tool\s*\.\s*taskdsl\b", re.MULTILINE)
+
+
+def config_file_in(root: str | os.PathLike) -> Path | None:
+    """The config file of a project root: its taskdsl.toml, else a pyproject.toml with a
+    [tool.taskdsl] table; None when it has neither."""
+    root = Path(root)
+    own = root / "taskdsl.toml"
+    if own.is_file():
+        return own
+    pyproject = root / "pyproject.toml"
+    try:  # the one reader: a link to /dev/zero or a FIFO named pyproject.toml is not read
+        from taskdsl.support.reading import read_bytes
+
+        if pyproject.is_file() and _MENTIONS_TASKDSL.search(
+                read_bytes(str(pyproject), MAX_CONFIG_BYTES).decode("utf-8-sig")):
+            return pyproject
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass
+    return None
+
+
+def own_project(folder: str) -> bool:
+    """A folder holding its own config (taskdsl.toml, or a pyproject.toml with [tool.taskdsl]) is
+    a project of its own: discovery from a parent folder skips it (SPEC §17, nested projects)."""
+    return config_file_in(folder) is not None
 
 
 def env_library_paths() -> tuple[str, ...]:
@@ -155,7 +186,8 @@ def files_under(folder: str, patterns: Iterable[str] = DEFAULT_FILES, exclude: I
     found = []
     for directory, subdirs, files in os.walk(folder):
         subdirs[:] = sorted(d for d in subdirs if not skipped_folder(d)
-                            and not ignores.ignored(os.path.join(directory, d), is_dir=True))
+                            and not ignores.ignored(os.path.join(directory, d), is_dir=True)
+                            and not own_project(os.path.join(directory, d)))
         relative_dir = os.path.relpath(directory, folder)
         for name in sorted(files):
             relative = name if relative_dir == "." else f"{relative_dir}/{name}".replace(os.sep, "/")
@@ -239,6 +271,9 @@ def belongs(path: str, roots: Iterable[str], settings=None, exclude: Iterable[st
         parts = relative.split("/")
         if any(skipped_folder(part) for part in parts[:-1]) or not any(r.match(relative) for r in patterns):
             continue
+        nested = folder
+        if any(own_project(nested := os.path.join(nested, part)) for part in parts[:-1]):
+            continue  # inside a project of its own
         ignores = _Ignores(top, excludes(settings, exclude))
         current = folder
         inside = [current := os.path.join(current, part) for part in parts[:-1]]

@@ -155,8 +155,9 @@ def json_output_rule(ctx: RuleContext):
             # an xml answer is read into fields, which a cond tests like a JSON object
             continue
         yield make("TD703", cond.name_span,
-                   f"this cond tests the output of the <{task.tag}> before it, which does not declare "
-                   "<output_format type=\"json\"/>: add it to that task",
+                   f"this cond tests the output of the <{task.tag}> before it as JSON, which that task does "
+                   "not declare (<output_format type=\"json\"/>): the run fails only if the output does not "
+                   "parse as JSON; add the declaration to that task",
                    related=[Related("the tested task", task.name_span)])
 
 

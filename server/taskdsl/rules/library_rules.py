@@ -222,7 +222,8 @@ def argument_mismatch(ctx: RuleContext):
 
 def _argument_fixes(ctx: RuleContext, reference, problem, params: list[tuple[str, bool]]) -> list[Fix]:
     """An unknown argument name → the nearest param not bound yet (safe when it is the only close
-    one); unbound params → empty `<arg name>` / `<input name>` for each (unsafe: the value is yours),
+    one); unbound params → empty `<arg name>` for each, or for a ref `<input name="p"/>` (short for
+    from="p") for each p the caller sees (unsafe: the value is yours),
     except a param a misspelt argument will be renamed to."""
     renames = _renames(reference, params)
     if problem.kind == "unknown":
@@ -243,6 +244,12 @@ def _argument_fixes(ctx: RuleContext, reference, problem, params: list[tuple[str
     if reference.kind == "call":
         edit = append_child_edit(ctx.document, element, "".join(f'<arg name="{p}"></arg>' for p in missing))
         return [Fix(f"Add an argument for {names}", (edit,), safe=False)] if edit else []
+    # <input name="p"/> is short for from="p" (§17): written only for a p the caller sees, so the fix checks
+    visible = ctx.model.scopes.names(element)
+    missing = [p for p in missing if p in visible]
+    if not missing:
+        return []
+    names = ", ".join(missing)
     inputs = "".join(f'<input name="{p}"/>' for p in missing)
     block = element.child("inputs")
     edit = (append_child_edit(ctx.document, block, inputs) if block is not None
@@ -272,9 +279,12 @@ def _nearest_param(name: str, free: list[str]) -> tuple[str | None, bool]:
 
 
 @rule("TD504", Severity.WARNING, "reference cycle",
-      what="A task or template reaches itself through refs and calls (a → b → a), across files or in one.",
-      why="Without a `<cond>` that stops it, the run recurses until it fails. Intentional recursion is "
-          "rare; the warning shows the path so you can check it.",
+      what="A task or template reaches itself through refs and calls (a → b → a), across files or in one. "
+           "It is an error when no `<cond>` lies on the cycle's path (the recursion cannot end), a warning "
+           "when one does (a case may stop it).",
+      why="Without a `<cond>` that stops it, the run recurses until it fails (RESOURCE_EXHAUSTION at 50 "
+          "nested calls): the run refuses such a cycle before it starts. Intentional recursion is rare; "
+          "the warning shows the path of a guarded one so you can check it.",
       bad='<template name="a"><task ref="b"/></template>\n<!-- elsewhere -->\n<template name="b"><task ref="a"/></template>',
       good='<template name="a"><task ref="b"/></template>\n<template name="b"><task><description>…</description></task></template>',
       fix="Break the cycle: call a different template, or guard the recursive step with a `<cond>`.")
@@ -290,4 +300,37 @@ def reference_cycle(ctx: RuleContext):
         if target is None or not graph.on_cycle(reference.owner, target.name):
             continue
         cycle = graph.cycle_path(reference.owner, target.name)
-        yield make("TD504", reference.span, f"reference cycle: {' → '.join(cycle)}")
+        if reference.guarded or not _unguarded_path(view, target.name, reference.owner):
+            yield make("TD504", reference.span, f"reference cycle: {' → '.join(cycle)} (guarded by a <cond>)")
+        else:
+            yield make("TD504", reference.span, f"reference cycle: {' → '.join(cycle)}, with no <cond> on its "
+                       "path: the run cannot end; guard the recursive step with a <cond> or break the cycle",
+                       severity=Severity.ERROR)
+
+
+def _unguarded_path(view: _View, start: str, goal: str) -> bool:
+    """Whether `goal` is reached from `start` through references no <cond> guards."""
+    seen, queue = {start}, [start]
+    for name in queue:
+        if name == goal:
+            return True
+        for reference in _references_of(view, name):
+            if reference.guarded:
+                continue
+            target = view.target(reference)
+            if target is not None and target.name not in seen:
+                seen.add(target.name)
+                queue.append(target.name)
+    return False
+
+
+def _references_of(view: _View, owner: str) -> list[Reference]:
+    "The references in the body of the definitions named `owner` (this document's own first)."
+    found = [r for r in view.index.references if r.owner == owner]
+    if view.library is not None:
+        for definition in view.library.named(owner):
+            if definition.path == view.path or definition.path is None:
+                continue
+            other = view.library.file_index(definition.path)
+            found += [r for r in (other.references if other else ()) if r.owner == owner]
+    return found

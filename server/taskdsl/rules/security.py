@@ -22,8 +22,10 @@ def _offsets(element: Element) -> list[tuple[int, int]]:
     """For each character of element.text: its (start, end) in the document."""
     spans: list[tuple[int, int]] = []
     for piece in element.text_pieces:
-        if piece.cdata:
-            spans.extend((piece.start + i, piece.start + i + 1) for i in range(len(piece.raw)))
+        if piece.cdata:  # only line ends are decoded: a CR LF is one LF
+            raw = piece.raw
+            spans.extend((piece.start + i, piece.start + i + (2 if raw[i:i + 2] == "\r\n" else 1))
+                         for i in range(len(raw)) if not (raw[i] == "\n" and i and raw[i - 1] == "\r"))
         else:
             spans.extend((piece.start + a, piece.start + b) for a, b in raw_offsets(piece.raw))
     return spans

@@ -115,7 +115,8 @@ def reduce_rule(ctx: RuleContext):
 
 
 @rule("TD203", Severity.ERROR, "script without command; command on a non-script task",
-      what="A `type=\"script\"` task needs a `<command>`; `<command>` belongs to script tasks only.",
+      what="A `type=\"script\"` task needs a `<command>` with text (not blank, not only an XML comment); "
+           "`<command>` belongs to script tasks only.",
       why="A script task runs its command with /bin/sh; without one there is nothing to run. On other "
           "operators a command is never run.",
       bad='<task type="script">\n  <description>List files</description>\n</task>',
@@ -132,6 +133,9 @@ def script_rule(ctx: RuleContext):
             if command is None:
                 yield make("TD203", task.name_span,
                            "script task has no <command>: add <command> with the shell command to run")
+            elif not command.text.strip():
+                yield make("TD203", command.name_span,
+                           "<command> is empty: write the shell command to run in it")
         elif command is not None:
             yield make("TD203", command.name_span,
                        f"<command> belongs to a script task, but this <{task.tag}> is type "
@@ -139,7 +143,8 @@ def script_rule(ctx: RuleContext):
 
 
 @rule("TD204", Severity.ERROR, "atomic task with neither description nor instructions",
-      what="An atomic task needs a `<description>` or `<instructions>`: it is the prompt.",
+      what="An atomic task needs a `<description>` or `<instructions>` with text (an empty or blank one "
+           "does not count): it is the prompt.",
       why="The model is asked with the instructions (or the description when there are none); "
           "without either, the prompt is empty.",
       bad='<task>\n  <model>gpt-4o-mini</model>\n</task>',
@@ -150,9 +155,14 @@ def prompt_rule(ctx: RuleContext):
     for task, kind in operators(ctx).items():
         if kind != "atomic":
             continue
-        if task.child("description") is None and task.child("instructions") is None:
+        description, instructions = task.child("description"), task.child("instructions")
+        if description is None and instructions is None:
             yield make("TD204", task.name_span,
                        f"atomic <{task.tag}> has neither <description> nor <instructions>: add the prompt text")
+        elif not any(e is not None and e.text.strip() for e in (description, instructions)):
+            blank = description if description is not None else instructions
+            yield make("TD204", blank.name_span,
+                       f"<{blank.tag}> is empty and the atomic task has no other prompt text: write what to ask")
 
 
 @rule("TD205", Severity.ERROR, "a ref task with a body",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import difflib
 from typing import Iterable
 
@@ -62,13 +64,16 @@ def raw_offsets(raw: str) -> list[tuple[int, int]]:
     """For each character of decode_entities(raw): its (start, end) in raw."""
     spans: list[tuple[int, int]] = []
     pos = 0
-    for match in ENTITY_RE.finditer(raw):
+    for match in _DECODED_RE.finditer(raw):  # an entity, or a CR LF that decodes to one LF
         spans.extend((i, i + 1) for i in range(pos, match.start()))
         decoded = decode_entities(match.group(0))
         spans.extend([(match.start(), match.end())] * len(decoded))
         pos = match.end()
     spans.extend((i, i + 1) for i in range(pos, len(raw)))
     return spans
+
+
+_DECODED_RE = re.compile(f"(?:{ENTITY_RE.pattern})|\r\n")
 
 
 def value_subspan(document: Document, attr: Attr, start: int, length: int) -> Span:

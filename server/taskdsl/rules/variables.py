@@ -9,7 +9,7 @@ from taskdsl.language.document import Element, Span
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make
 from taskdsl.meaning.scope import Scopes
-from taskdsl.meaning.model import TEXT_TAGS
+from taskdsl.meaning.model import TEXT_TAGS, from_attr
 from taskdsl.language.templating import Placeholder, parse_placeholder
 
 
@@ -48,18 +48,17 @@ def _scopes(ctx: RuleContext) -> Scopes:
     return ctx.model.scopes
 
 
-@rule("TD402", Severity.WARNING, "{{var}} names nothing visible",
+@rule("TD402", Severity.ERROR, "{{var}} names nothing visible",
       what="A `{{name}}` (or a variable argument of `{{fn(…)}}`) names no input of an enclosing task, no "
-           "param of the enclosing template, no reduce-bound name and no global (`taskdsl.globals`). "
-           "`last_output` is the previous step's output: visible in a sequential's second and later "
-           "steps (and in tasks below them that inherit), and at the top of a root `<cond>` file; a "
-           "`<cond>` tests it, so a cond elsewhere has nothing to test. An error where nothing can "
-           "supply the name (inside a `<template>`, which sees only its params and globals; below a "
-           "task whose `inherit_context` is `none` or `subset`; any misplaced `last_output`) — the run "
-           "refuses the template with the same message. A warning elsewhere: the caller's environment "
-           "(or `--input`) may supply it. Names used inside an element the grammar does not allow where it "
-           "stands (a misspelt `<reduce_task>`: TD101) are not reported until the tag is fixed: what they "
-           "can see depends on the element meant.",
+           "param of the enclosing template, no reduce-bound name and no declared global (`[globals]` in "
+           "`taskdsl.toml`, or the editor's `taskdsl.globals`). `last_output` is the previous step's "
+           "output: visible in a sequential's second and later steps (and in tasks below them that "
+           "inherit), and at the top of a root `<cond>` file; a `<cond>` tests it, so a cond elsewhere "
+           "has nothing to test. An input's nested task never sees its sibling inputs. Always an error: "
+           "nothing else can supply the name (a `--input` or `--global` for a name the template does "
+           "not declare is refused), and the run refuses the template with the same message. Names used "
+           "inside an element the grammar does not allow where it stands (a misspelt `<reduce_task>`: "
+           "TD101) are not reported until the tag is fixed: what they can see depends on the element meant.",
       why="At run time the lookup fails and the task stops with an error naming the variable.",
       bad='<template name="greet" params="person">\n  <task><description>Hello {{persn}}</description></task>\n</template>',
       good='<template name="greet" params="person">\n  <task><description>Hello {{person}}</description></task>\n</template>',
@@ -80,22 +79,25 @@ def unknown_variable_rule(ctx: RuleContext):
                    severity=Severity.ERROR if problem.error else Severity.WARNING, fixes=fixes)
 
 
-@rule("TD403", Severity.WARNING, "from names nothing visible",
-      what="`<input from=\"x\">` takes the value of variable x where the task is called; x is not an input "
-           "of an enclosing task, a template param, a reduce-bound name, `last_output` or a global.",
-      why="At run time the lookup fails. Sequential steps do not see each other by name: the previous "
-          "step's output is `last_output`.",
+@rule("TD403", Severity.ERROR, "from names nothing visible",
+      what="`<input from=\"x\">` (or `<input name=\"x\"/>` on a ref, short for `from=\"x\"`) takes the value "
+           "of variable x where the task is called; x is not an input of an enclosing task, a template "
+           "param, a reduce-bound name, `last_output` or a declared global.",
+      why="At run time the lookup fails: the run refuses the template with the same message. Sequential "
+          "steps do not see each other by name: the previous step's output is `last_output`.",
       bad='<input name="draft" from="previous_step"/>',
       good='<input name="draft" from="last_output"/>',
-      fix="Name a visible variable (did-you-mean quick fix), or add it to `taskdsl.globals`. An error "
-          "where nothing outside the file could supply the name (inside a template, below a task that "
-          "does not inherit in full): a run refuses it with the same message.",
+      fix="Name a visible variable (did-you-mean quick fix), or declare a global in `[globals]`.",
       tags=("input",))
 def unknown_from_rule(ctx: RuleContext):
     for problem in ctx.model.from_problems(ctx.tagged("input")):
-        attr = problem.item.attr("from")
+        attr = from_attr(problem.item)
         fixes = []
-        if problem.guess:
+        if problem.guess and attr.name == "name":  # the short form: the name binds the param, keep it
+            end = attr.value_span.end + 1
+            fixes.append(Fix(f"Take it from '{problem.guess}'",
+                             (TextEdit(Span(end, end), f' from="{problem.guess}"'),), safe=False))
+        elif problem.guess:
             start = attr.value_span.start + (len(attr.value) - len(attr.value.lstrip()))
             fixes.append(Fix(f"Replace with '{problem.guess}'",
                              (TextEdit(Span(start, start + len(problem.name)), problem.guess),), safe=False))

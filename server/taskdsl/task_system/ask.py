@@ -47,6 +47,9 @@ MAX_REPORTED_ERRORS = 20  # per repair round: the first errors are the ones that
 MAX_FAILURE_CHARS = 2_000  # of a failed run's message in a re-plan prompt
 REPLAN_ERRORS = ("RESOURCE_EXHAUSTION", "INVALID_OUTPUT", "TASK_FAILURE")  # what another task may avoid
 FINAL_REASONS = ("model_error", "cancelled")  # the model could not be called, or the user stopped the run
+ECHO_MODEL = "taskdsl/echo"
+ECHO_CANNOT_WRITE = ("the model taskdsl/echo repeats its prompt and cannot write a task: ask with a model "
+                     "(--model gpt-4o-mini, say) or write the template yourself")
 NO_TASK_REASONS = ("too_large", "dtd", "not_xml", "repair_failed")  # the TaskError reasons raised here
 SYSTEM_PROMPT = ("You write task templates in the taskdsl XML language. Answer with one XML document and "
                  "nothing else: no prose, no DOCTYPE, no entity declarations.")
@@ -292,7 +295,7 @@ def handler_ask(model: str, replay_file: str | None = None, config=None, budget=
 
     base = config or HandlerConfig(replay_file=replay_file)
 
-    async def ask(system: str, user: str) -> str:
+    async def ask(system: str, user: str) -> str:  # noqa: E306
         if budget is not None:
             budget.before(model, system + user)
         result = await Handler(replace(base, model=model)).execute(system, user)
@@ -302,6 +305,7 @@ def handler_ask(model: str, replay_file: str | None = None, config=None, budget=
             spent.append(result.notes["dataUsage"])
         return result.content
 
+    ask.model = model  # who would write: decompose refuses taskdsl/echo before building a prompt
     return ask
 
 
@@ -318,6 +322,10 @@ async def decompose(request: str, library, path: str, ask: Ask, failed: tuple | 
         errors = check_answer(xml, path, library)
         if not errors:
             return Answer(xml, "library", match, inputs)
+    if getattr(ask, "model", None) == ECHO_MODEL:  # refused before any prompt is built (§17)
+        from taskdsl.evaluator.results import TaskError
+
+        raise TaskError("VALIDATION_ERROR", ECHO_CANNOT_WRITE, "echo_cannot_write", {"model": ECHO_MODEL})
     answer = await write_checked(ask, lambda previous: build_prompt(request, library, previous, failed), path, library)
     answer.match = best_match(library, request)
     return answer
