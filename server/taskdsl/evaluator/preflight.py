@@ -50,7 +50,7 @@ def fixture_problem(provider) -> None:
                         "given: export TASKDSL_REPLAY_FILE=answers.json (or record one with taskdsl test --record)",
                         "replay_fixture", {"model": provider.model})
     try:
-        read_fixture(path)
+        read_fixture(path, getattr(provider, "replay_text", None))  # the pinned copy when the plan holds one
     except ValueError as error:
         where = path if os.path.isabs(path) else os.path.abspath(path)
         raise TaskError("VALIDATION_ERROR", f"model '{provider.model}': {error} ({where}); point "
