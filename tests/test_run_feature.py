@@ -112,11 +112,14 @@ def test_task_inputs_placeholders_are_required_literals_and_from_are_not():
         <input name="other"></input></inputs></task>""")
     target = plan.find_target(document, None)
     inputs = plan.plan_inputs(target, {}, "t")
-    assert inputs == plan.InputPlan({}, ["text", "other"], "t")
-    assert plan.plan_inputs(target, {"text": "a", "other": 2}, "t") == plan.InputPlan({"text": "a", "other": 2}, [], "t")
+    # x's from="lang" names the caller's lang, not the sibling input (SPEC §17: an input never sees its
+    # siblings): at the root the caller is the run, which must be given lang
+    assert inputs == plan.InputPlan({}, ["text", "other", "lang"], "t")
+    assert plan.plan_inputs(target, {"text": "a", "other": 2, "lang": "de"}, "t") == plan.InputPlan(
+        {"text": "a", "other": 2, "lang": "de"}, [], "t")
     assert plan.missing_inputs_message(inputs) == (
-        "cannot run 't': inputs 'text', 'other' have no value; pass them in the command's inputs argument "
-        '({"text": "…", "other": "…"})')
+        "cannot run 't': inputs 'text', 'other', 'lang' have no value; pass them in the command's inputs argument "
+        '({"text": "…", "other": "…", "lang": "…"})')
     one = plan.InputPlan({}, ["text"], "t")
     assert plan.missing_inputs_message(one) == (
         "cannot run 't': input 'text' has no value; pass it in the command's inputs argument ({\"text\": \"…\"})")

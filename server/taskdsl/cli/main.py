@@ -152,7 +152,10 @@ def host_port(value: str) -> str:
 def _run_parser(commands):
     """`taskdsl run` is defined by the evaluator's run_cli (imported only when it is asked for)."""
     try:
-        from taskdsl.cli import run as run_cli
+        from taskdsl.cli import batch, run as run_cli
     except ImportError:
         return None
-    return run_cli.add_run_parser(commands)
+    parser = run_cli.add_run_parser(commands)
+    batch.add_batch_options(parser)  # --data ROWS [--jobs N] [--out F] [--resume] [--fail-fast] [--executor]
+    parser.set_defaults(batch_command=batch.batch_command)
+    return parser

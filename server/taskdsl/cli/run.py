@@ -42,9 +42,6 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
     add_call_options(p, cache_default="off")
-    from taskdsl.cli.batch import add_batch_options
-
-    add_batch_options(p)  # --data ROWS [--jobs N] [--out F] [--resume] [--fail-fast] [--executor]: cli/batch.py
     p.add_argument("--otel", action="store_true", help="export OpenTelemetry spans over OTLP/HTTP (also on when "
                    "OTEL_EXPORTER_OTLP_ENDPOINT is set; needs taskdsl[otel])")
     p.set_defaults(func=run_command)
@@ -212,8 +209,7 @@ def run_command(args) -> int:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
     if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False):
-        from taskdsl.cli.batch import batch_command
-
+        batch_command = args.batch_command  # cli/batch.py, set by cli/main.py (batch imports this module)
         if not args.plan:
             _preload_models(args.model or project.model, args.quiet)
         return batch_command(args, project, config, global_values, inputs)

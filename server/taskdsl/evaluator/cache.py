@@ -67,7 +67,7 @@ class AnswerCache:
         return os.path.join(self.folder, key[:2], key + ".json")
 
     def get(self, key: str):
-        from taskdsl.evaluator.providers import Completion
+        from taskdsl.evaluator.results import Completion
 
         path = self.path(key)
         try:

@@ -99,6 +99,10 @@ class TaskLibrary:
     def names(self) -> list[str]:
         return sorted(self.by_name)
 
+    def load_atomic(self, path: str, name: str, role: str, reason: str):
+        """The atomic task a built-in or project template plays `role` with (see `atomic_of`)."""
+        return atomic_of(path, name, role, reason)
+
 
 
 # ---------------------------------------------------------------- compiler

@@ -30,7 +30,7 @@ from taskdsl.evaluator import cost
 
 from taskdsl.language import shell
 from taskdsl.project.confine import within
-from taskdsl.language.models import prices
+from taskdsl.language.models import costs_money, prices  # noqa: F401  (costs_money is asked here too)
 from taskdsl.support.redaction import SECRET_NAME, Redactor, secret_values
 
 LIST_LIMIT = 10  # lines of a kind shown; the rest are counted
@@ -221,10 +221,6 @@ def plan_digest(prepared: Any, view: PlanView, data_digest: str | None = None) -
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def costs_money(model: str) -> bool:
-    """A model litellm prices above zero, or does not price at all (it may cost money)."""
-    found = prices(model)
-    return found is None or any(found)
 
 
 def outside(path: str, folder: str) -> bool:

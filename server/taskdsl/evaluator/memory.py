@@ -169,7 +169,7 @@ class MemorySystem:
         run = ctx.run
         atomic = matcher_task(run.global_env)
         model = atomic.model_for(run)
-        from taskdsl.evaluator.consent import costs_money
+        from taskdsl.language.models import costs_money
 
         agreed = run.agreed_models() if run.agreed_models else None
         if agreed is not None and costs_money(model) and model not in agreed:
@@ -281,11 +281,6 @@ def matcher_task(global_env):
         elif len(found) > 1:
             raise TaskError("VALIDATION_ERROR", f"{len(found)} tasks of the project have the key {MATCHER_KEY} "
                             f"({', '.join(sorted(d.name for d in found))}): keep one", "memory_matcher")
-    return atomic_of(path, name)
-
-
-def atomic_of(path: str, name: str):
-    """The matcher's atomic task (a template's body) defined as `name` in the file at `path`."""
-    from taskdsl.evaluator.compiler import atomic_of as compiled_atomic
-
-    return compiled_atomic(path, name, "the associative_matching template", "memory_matcher")
+    # the run's library compiles it (evaluator.compiler.atomic_of): the memory never imports the
+    # compiler, which builds the nodes that ask the memory
+    return library.load_atomic(path, name, "the associative_matching template", "memory_matcher")

@@ -34,7 +34,6 @@ import os
 import re
 import sys
 import threading
-from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from taskdsl.evaluator.results import TaskError
@@ -45,15 +44,7 @@ CONTEXT_WINDOW = 128_000  # what the offline models claim, so window checks beha
 LOADING_MESSAGE = "loading litellm…"
 
 
-@dataclass(frozen=True)
-class Completion:
-    """A model's answer as the handler needs it."""
-
-    content: str
-    completion_tokens: int | None
-    model: str | None = None  # the model that answered (a fallback's name when one did: calls.py)
-    cached: bool = False  # from the answer cache: nothing was sent
-    retries: tuple = ()  # every retry made before this answer (calls.py)
+from taskdsl.evaluator.results import Completion  # noqa: E402,F401  (a provider's answer; the cache builds it too)
 
 
 class Provider(Protocol):

@@ -53,3 +53,14 @@ class TaskError(Exception):
 
 def failure(message: str, reason: str | None = None, **details) -> TaskError:
     return TaskError("TASK_FAILURE", message, reason, details)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer as the handler needs it."""
+
+    content: str
+    completion_tokens: int | None
+    model: str | None = None  # the model that answered (a fallback's name when one did: calls.py)
+    cached: bool = False  # from the answer cache: nothing was sent
+    retries: tuple = ()  # every retry made before this answer (calls.py)

@@ -161,3 +161,9 @@ def price_of(model: str, prompt_tokens: int, answer_tokens: int) -> float:
     """Dollars of a call by prices(); a model the map does not price costs nothing here."""
     cost_in, cost_out = prices(model) or (0.0, 0.0)
     return prompt_tokens * cost_in + answer_tokens * cost_out
+
+
+def costs_money(model: str) -> bool:
+    """A model litellm prices above zero, or does not price at all (it may cost money)."""
+    found = prices(model)
+    return found is None or any(found)

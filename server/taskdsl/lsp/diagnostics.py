@@ -17,7 +17,7 @@ from lsprotocol import types
 from taskdsl.project import config
 from taskdsl.language.document import Document, Span
 from taskdsl.features.util import Positions, path_to_uri, uri_to_path
-from taskdsl.lsp.memory import is_index_uri
+from taskdsl.lsp.state import is_memory_index_uri as is_index_uri
 from taskdsl.lsp.state import Analysis, log
 
 if TYPE_CHECKING:

@@ -5,37 +5,17 @@ pushed; when the index appears or goes, the open templates are checked again (TD
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
 
-from taskdsl.features.util import Positions, path_to_uri, uri_to_path
+from taskdsl.features.util import Positions, path_to_uri
 from taskdsl.language.document import Document
 from taskdsl.project import memory_index
 
-if TYPE_CHECKING:
-    from taskdsl.lsp.server import TaskdslServer
+from taskdsl.lsp.state import memory_index_location as location  # noqa: F401  (asked here too)
+from taskdsl.lsp.state import is_memory_index_uri as is_index_uri  # noqa: F401
 
 
-def location(ls: TaskdslServer) -> tuple[str, str] | None:
-    """(project root, index file) of the workspace's project."""
-    from taskdsl.project.workspace import project_root
-
-    roots = ls.roots()
-    if not roots:
-        return None
-    root = ls.state.settings.project_root or project_root(roots[0])
-    return root, memory_index.index_path(root, ls.state.settings)
-
-
-def is_index_uri(ls: TaskdslServer, uri: str) -> bool:
-    path = uri_to_path(uri)
-    found = location(ls) if path else None
-    return found is not None and os.path.abspath(path) == found[1]
-
-
-def publish_index(ls: TaskdslServer, text: str | None = None) -> None:
+def publish_index(ls, text: str | None = None) -> None:
     """The index file's problems (an open buffer's `text` over the file on disk), always pushed;
     an empty list when there is no index."""
     from taskdsl.lsp.diagnostics import to_lsp_diagnostic

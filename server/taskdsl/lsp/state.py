@@ -57,3 +57,24 @@ class State:
     warm_up: asyncio.Future | None = None  # the grammar model and litellm, built once diagnostics are out
     heavy: Any = None  # the worker thread large documents are parsed and checked in (TaskdslServer.checked)
 
+
+def memory_index_location(ls) -> tuple[str, str] | None:
+    """(project root, memory index file) of the workspace's project (lsp/memory.py checks the index)."""
+    from taskdsl.project import memory_index
+    from taskdsl.project.workspace import project_root
+
+    roots = ls.roots()
+    if not roots:
+        return None
+    root = ls.state.settings.project_root or project_root(roots[0])
+    return root, memory_index.index_path(root, ls.state.settings)
+
+
+def is_memory_index_uri(ls, uri: str) -> bool:
+    import os
+
+    from taskdsl.features.util import uri_to_path
+
+    path = uri_to_path(uri)
+    found = memory_index_location(ls) if path else None
+    return found is not None and os.path.abspath(path) == found[1]
