@@ -107,7 +107,7 @@ SUMMARISE = """
     <task type="atomic" name="summarise">
       <description>Summarise</description>
       <instructions>Summarise {{text}} for {{audience}}</instructions>
-      <inputs><input name="text">a text</input></inputs>
+      <inputs><input name="text">a text</input><input name="audience"/></inputs>
     </task>"""
 
 
@@ -171,6 +171,7 @@ def test_a_nested_cycle_fails_with_the_cycle_named_once(tmp_path, capsys):
               <steps><call template="ping"><arg>x</arg></call></steps></task>
           </template>
         </library>""")
-    assert run_plain(path, capsys, "--task", "ping", "--input", "x=1") == (
-        1, "", "taskdsl run: RESOURCE_EXHAUSTION (call_depth): more than 50 nested calls through the cycle "
-               "ping → pong → ping: guard the recursive step with a <cond>, or break the cycle\n")
+    # a cycle with no <cond> on its path cannot end: TD504 is an error, and the run refuses before any step
+    code, out, err = run_plain(path, capsys, "--task", "ping", "--input", "x=1")
+    assert (code, out) == (2, "")
+    assert " error TD504 " in err and "ping" in err and "pong" in err and err.endswith("fix them first\n")

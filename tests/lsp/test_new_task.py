@@ -74,11 +74,14 @@ async def test_a_template_that_fits_is_used_without_the_model(client, ws):
     assert '<task ref="word_count">' in answer["xml"] and answer["match"]["name"] == "word_count"
 
 
-async def test_an_answer_that_never_checks_is_an_error_with_the_diagnostics(client):
+async def test_the_echo_model_cannot_write_a_task_and_is_refused_at_once(client):
+    """SPEC §17: with taskdsl/echo nothing fits and nothing is asked: one sentence, no repair rounds."""
+    from taskdsl.task_system.ask import ECHO_CANNOT_WRITE
+
     answer = await new_task(client, {"text": "translate this into Klingon", "model": "taskdsl/echo"})
     assert answer["xml"] is None
-    assert answer["error"]["type"] in ("XML_PARSE_ERROR", "VALIDATION_ERROR")
-    assert answer["error"]["details"]["rounds"] == 4 and answer["error"]["details"]["diagnostics"]
+    assert (answer["error"]["type"], answer["error"]["reason"]) == ("VALIDATION_ERROR", "echo_cannot_write")
+    assert answer["error"]["message"] == ECHO_CANNOT_WRITE
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
