@@ -182,3 +182,24 @@ def test_run_plan_names_the_inputs_still_missing(project):
                           cwd=project)
     assert done.returncode == 0
     assert "  once given the inputs: topic, api_key\n" in done.stdout
+
+
+def test_the_plan_shows_control_characters_as_escapes(project, capsys, monkeypatch):
+    # a CR or an ESC in what the plan shows would let a value overprint or redraw what really runs
+    from taskdsl.cli.main import main
+    view = consent.PlanView("cr", str(project / "cr.task.xml"), str(project),
+                            (consent.PlannedCommand("touch gone\recho safe"),), (), 0.0, consent.ReadFiles(),
+                            (("x", "a\x1b[2Jb\rc"),), ())
+    text = consent.render_plan(view)
+    assert "    $ touch gone\\recho safe\n" in text and "    x = a\\x1b[2Jb\\rc" in text
+    path = write(project, "v.task.xml", """\
+        <task type="script" name="v">
+          <command>echo {{x}}</command>
+          <inputs><input name="x">p</input></inputs>
+        </task>
+        """)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    main(["run", "--plan", path, "--input", "x=ok\x1b[2J\rhidden"])
+    out = capsys.readouterr().out
+    assert "    x = ok\\x1b[2J" in out and "\x1b" not in out and "\r" not in out

@@ -27,7 +27,7 @@ def cli(*args, cwd=None):
                           env={**os.environ, "TASKDSL_MODEL": "taskdsl/echo"})
 
 
-@pytest.mark.parametrize("command", ['echo "{{x}}"', "echo `echo {{x}}`", 'echo "$(echo "{{x}}")"'])
+@pytest.mark.parametrize("command", ['echo "{{x}}"', 'echo "$(echo "{{x}}")"'])
 def test_the_reported_injections_run_the_value_not_the_command(tmp_path, command):
     marker = tmp_path / "p"
     hostile = f"$(touch {marker})`touch {marker}`"
@@ -42,7 +42,8 @@ def test_single_quotes_are_refused_by_the_checker_and_the_runner(tmp_path):
     path = write(tmp_path, "t.task.xml", SCRIPT.format(command="echo 'value: {{x}}'"))
     done = cli("run", path, "--input", f"x='; touch {marker}; '")
     message = ("{{x}} is inside '…', where nothing is expanded: no value can be substituted there safely; "
-               "close the quotes around it: '…'{{x}}'…'")
+               "read the value from the environment variable $TASKDSL_INPUT_X instead (awk: ENVIRON[\"…\"], or "
+               "\"$…\" outside the quotes)")
     assert done.returncode == 2
     assert f"t.task.xml:2:25: error TD801 {message}" in done.stderr
     assert not marker.exists()
@@ -52,19 +53,11 @@ def test_single_quotes_are_refused_by_the_checker_and_the_runner(tmp_path):
     assert not marker.exists()
 
 
-def test_the_quick_fix_closes_the_quotes_and_the_fixed_command_runs_the_value(tmp_path):
+def test_no_quick_fix_closes_the_quotes(tmp_path):
+    # closing '…' around the value put it into an awk, sed or jq program as code: no fix is offered at all
     text = SCRIPT.format(command="printf 'value: {{x}}!'")
     [diagnostic] = [d for d in check_text(text).diagnostics if d.code == "TD801"]
-    [fix] = diagnostic.fixes
-    assert not fix.safe  # inside an awk or jq program the value would become code: offered, never applied by --fix
-    from taskdsl.language.diagnostics import apply_edits
-    fixed = apply_edits(text, fix.edits)
-    assert "<command>printf 'value: '{{x}}'!'</command>" in fixed
-    path = write(tmp_path, "t.task.xml", fixed)
-    marker = tmp_path / "p"
-    result = asyncio.run(run_file(path, inputs={"x": f"'$(touch {marker})"}))
-    assert result.content == f"value: '$(touch {marker})!"
-    assert not marker.exists()
+    assert diagnostic.fixes == []
 
 
 async def test_a_model_answer_in_last_output_stays_a_value(tmp_path):
@@ -86,7 +79,7 @@ async def test_a_model_answer_in_last_output_stays_a_value(tmp_path):
     ("cat <<'EOF'\n{{x}}\nEOF", "quoted_heredoc"), ('cat <<"EOF"\n{{x}}\nEOF', "quoted_heredoc"),
     ("cat <<\\EOF\n{{x}}\nEOF", "quoted_heredoc"), ("cat <<{{x}}\nhi\n", "parse_error"),
     ("echo \\{{x}}", "escaped"), ('echo "\\{{x}}"', "escaped"), ("echo ${{x}}", "dollar"),
-    ("echo ${A:-{{x}}}", "parameter"), ("echo $(( {{x}} + 1 ))", "arithmetic"), ("echo $'{{x}}'", "single"),
+    ("echo ${A:-{{x}}}", "parameter"), ("echo $(( {{x}} + 1 ))", "arithmetic"), ("echo $'{{x}}'", "parse_error"),
     ("echo \"$(echo '{{x}}')\"", "single"), ("echo 'a\n{{x}}", "parse_error"),
     ("[[ {{x}} -gt 3 ]]", "arithmetic"), ("let n={{x}}", "arithmetic"),
     ("declare -i n={{x}}", "arithmetic"), ("a[{{x}}]=1", "arithmetic"), ("(( {{x}} ))", "arithmetic"),
@@ -124,15 +117,13 @@ ACCEPTED = [
     ("printf '%s' \"<{{x}}>\" > out", lambda v: f"<{v}>"),
     ("printf '%s' \"a\"{{x}}'b' > out", lambda v: f"a{v}b"),
     ("v={{x}}; printf '%s' \"$v\" > out", lambda v: v),
-    (": `printf '%s' {{x}} > out`", lambda v: v),
-    (": \"`printf '%s' \"{{x}}\" > out`\"", lambda v: v),
     (": $(printf '%s' {{x}} > out)", lambda v: v),
     (": \"$(printf '%s' \"{{x}}\" > out)\"", lambda v: v),
     ("cat > out <<EOF\n{{x}}\nEOF", lambda v: v + "\n"),
     ("cat > out <<-EOF\n\t[{{x}}]\n\tEOF", lambda v: f"[{v}]\n"),
     (": # {{x}} ; touch MARKER\nprintf '%s' {{x}} > out", lambda v: v),
 ]
-REFUSED = ["printf '%s' '{{x}}' > out", "cat > out <<'EOF'\n{{x}}\nEOF", "printf '%s' $(( {{x}} )) > out",
+REFUSED = ["printf '%s' '{{x}}' > out", ": `printf '%s' {{x}} > out`", ": \"`printf '%s' \"{{x}}\" > out`\"", "cat > out <<'EOF'\n{{x}}\nEOF", "printf '%s' $(( {{x}} )) > out",
            "printf '%s' ${y:-{{x}}} > out", "printf '%s' \\{{x}} > out"]
 
 HOSTILE = ["$(touch MARKER)", "`touch MARKER`", "'", '"', "\n", ";", "; touch MARKER #", "\x00", "\udcff",

@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 
+from taskdsl.support import reading
+
 
 def add_graph_parser(commands) -> argparse.ArgumentParser:
     from taskdsl.authoring.graph import FORMATS
@@ -67,11 +69,15 @@ def graph_command(args) -> int:
     return 0
 
 
+MAX_RUN_BYTES = 200_000_000  # the `taskdsl run --json` output read by --run
+
+
 def run_steps(path: str) -> list[dict]:
     """The steps of `taskdsl run --json`'s output (the result's or the error's); ValueError saying why not."""
     try:
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
+        run = json.loads(reading.read_bytes(path, MAX_RUN_BYTES).decode("utf-8"))
+    except reading.ReadRefused as e:
+        raise ValueError(f"{e.why}: give the file `taskdsl run --json` wrote") from None
     except OSError as e:
         raise ValueError(e.strerror or str(e)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

@@ -13,6 +13,7 @@ import signal
 import sys
 
 from taskdsl.project.config import run_defaults
+from taskdsl.support import reading
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
 USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input", "unknown_model", "missing_credentials", "replay_fixture")
@@ -79,12 +80,16 @@ def _non_negative(value: str) -> float:
     return number
 
 
+MAX_INPUTS_BYTES = 50_000_000  # --inputs FILE.json
+
+
 def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
     inputs: dict = {}
     if inputs_file:
         try:
-            with open(inputs_file, encoding="utf-8") as f:
-                data = json.load(f)
+            data = json.loads(reading.read_bytes(inputs_file, MAX_INPUTS_BYTES).decode("utf-8"))
+        except reading.ReadRefused as e:
+            raise ValueError(f"--inputs {e}: give a regular JSON file") from None
         except FileNotFoundError:
             raise ValueError(f"--inputs {inputs_file}: no such file") from None
         except OSError as e:

@@ -269,7 +269,8 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append(f"  run {noun} in {view.folder}:")
         shown = []
         for command in view.commands:
-            shown.append("    $ " + "\n      ".join(command.text.strip().splitlines()))
+            # control characters shown as escapes: a CR or an ESC must not hide or redraw what runs
+            shown.append("    $ " + "\n      ".join(shell.escape_controls(command.text.strip()).split("\n")))
             shown += [f"        {variable} = the value of {placeholder}" for variable, placeholder in command.values]
         lines += _capped(shown)
     if view.models:
@@ -298,7 +299,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
             lines += _capped([f"    {folder}" for folder in view.allow_read])
     if view.inputs:
         lines.append("  with the inputs:")
-        lines += _capped([f"    {name} = {value}" for name, value in view.inputs])
+        lines += _capped([f"    {name} = {shell.escape_controls(value)}" for name, value in view.inputs])
     if view.missing:
         lines.append("  once given the inputs: " + ", ".join(view.missing))
     others = [t for t in view.templates if os.path.realpath(t) != os.path.realpath(view.path)]

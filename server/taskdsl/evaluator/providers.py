@@ -37,6 +37,7 @@ import threading
 from typing import Callable, Protocol
 
 from taskdsl.evaluator.results import TaskError
+from taskdsl.support import reading
 
 PROVIDER = "taskdsl"
 MODELS = ("echo", "replay")
@@ -90,15 +91,23 @@ def user_prompt(messages: list) -> str:
     return users[-1] if users else ""
 
 
+MAX_FIXTURE_BYTES = 50_000_000  # a replay fixture
+
+
 def read_fixture(path: str, text: str | None = None) -> list[dict]:
     """The answers of a replay fixture: from text when it was pinned (read into the plan), else read."""
     try:
         if text is None:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = reading.read_bytes(path, MAX_FIXTURE_BYTES).decode("utf-8")
         data = json.loads(text)
     except FileNotFoundError:
         raise ValueError(f"replay fixture {path!r} does not exist") from None
+    except reading.ReadRefused as e:
+        raise ValueError(f"replay fixture {e}: give a regular JSON file") from None
+    except OSError as e:
+        raise ValueError(f"replay fixture {path!r} cannot be read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"replay fixture {path!r} is not UTF-8 text: {e}") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"replay fixture {path!r} is not valid JSON: {e}") from None
     entries = data.get("answers") if isinstance(data, dict) else data
@@ -111,8 +120,7 @@ def fixture_window(path: str) -> int:
     """The window a replay fixture claims ("context_window", a whole number of tokens), else CONTEXT_WINDOW;
     a fixture that cannot be read claims the default (its answers' reading says what is wrong)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = json.loads(reading.read_bytes(path, MAX_FIXTURE_BYTES))
     except (OSError, ValueError):
         return CONTEXT_WINDOW
     window = data.get("context_window") if isinstance(data, dict) else None

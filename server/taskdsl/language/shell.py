@@ -49,7 +49,11 @@ FORMS = {"bare": '"${%s}"', "comment": '"${%s}"', "double": "${%s}", "heredoc": 
 #: unsafe context → where it is, and how to write it safely (%s: the placeholder as written)
 WHERE = {
     "single": ("inside '…', where nothing is expanded",
-               "close the quotes around it: '…'%s'…'"),
+               "read the value from the environment variable $%s instead (awk: ENVIRON[\"…\"], or \"$…\" "
+               "outside the quotes)"),
+    "backtick": ("inside `…` (old-style command substitution), where the shell processes backslashes before "
+                 "it parses the text", "use $(…) instead of backticks"),
+    "descriptor": ("after >& or <&, where the shell reads a file descriptor", "redirect to a file with > or <"),
     "quoted_heredoc": ("inside a here-document whose delimiter is quoted, where nothing is expanded",
                        "unquote the delimiter (<<EOF), or read the value from $%s in the script"),
     "heredoc_word": ("in a here-document's delimiter", "write the delimiter as a fixed word"),
@@ -93,6 +97,7 @@ WRAPPERS = {
     "xargs": {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter",
               "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
     "timeout": {"-k", "-s", "--kill-after", "--signal"},
+    "builtin": set(),
 }
 #: program → the options whose next argument is code it runs
 CODE_OPTIONS = {
@@ -100,6 +105,11 @@ CODE_OPTIONS = {
     "ruby": {"-e"}, "php": {"-r"}, "su": {"-c", "--command", "--session-command"},
 }
 AWKS = frozenset("awk gawk mawk nawk".split())
+SEDS = frozenset("sed gsed".split())
+#: sed's options that take the next word as their argument (-e and --expression: the script)
+SED_ARG_OPTIONS = {"-f", "--file", "-l", "--line-length"}
+#: deepest nesting of $(…), `…`, (…) and {…} the checker follows; deeper commands are TD804
+MAX_NESTING = 40
 #: programs whose arguments (or some) are variable names or arithmetic in bash
 NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
 STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
@@ -138,6 +148,32 @@ def parse_error(command: str) -> tuple[int, int] | None:
     return _analysis(command)[1]
 
 
+#: why a command is TD804 (besides a syntax error) → what the diagnostic says
+PROBLEMS = {
+    "control": "the command holds a control character ({char}) that shells read differently (tree-sitter-bash "
+               "reads it as a blank, dash as part of a word): remove it",
+    "ansi_c": "$'…' is bash-only syntax, and the runner runs /bin/sh (which may be dash, where it changes how "
+              "the quotes pair up): write the text in '…' or \"…\" in a command that holds a {{…}}",
+    "deep": "the command is too deeply nested to check: simplify it",
+}
+
+
+def parse_problem(command: str) -> tuple[int, int, str | None] | None:
+    """(start, end, message) of why command is TD804, or None; message None: a syntax error there."""
+    _, error, reason = _analysis(command)
+    if error is None:
+        return None
+    if reason == "control":
+        char = command[error[0]]
+        return error[0], error[1], PROBLEMS[reason].format(char=repr(char)[1:-1])
+    return error[0], error[1], PROBLEMS.get(reason)
+
+
+def escape_controls(text: str) -> str:
+    """text with every control character but TAB and LF written as an escape (\r, \x1b, …), for showing."""
+    return "".join(repr(c)[1:-1] if (ord(c) < 32 and c not in "\t\n") or c == "\x7f" else c for c in text)
+
+
 def env_name(placeholder: Placeholder) -> str | None:
     """TASKDSL_INPUT_<NAME> when the placeholder is a plain {{name}} (the runner exports it)."""
     if placeholder.kind == "var" and not placeholder.path and placeholder.name:
@@ -151,12 +187,17 @@ def unsafe_message(site: Site) -> str:
     where, how = WHERE[site.context]
     if site.context == "reparse":
         where = where % f"`{site.program}`"
+        variable = env_name(site.placeholder) or INPUT_PREFIX + "<NAME>"
+        if site.program in SEDS:
+            how = (f"GNU sed runs shell commands from its script (the e command and flag); pass the value "
+                   f"through a file, or use awk with ENVIRON[\"{variable}\"]")
+            return f"{shown} is {where}: the value would become code; {how}"
         how = how % shown if site.program in SHELLS | {"xargs", "find"} else (
             f"pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), "
             f"or from ${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}")
         return f"{shown} is {where}: the value would become code; {how}"
     if "%s" in how:
-        how = how % (shown if site.context == "single" else env_name(site.placeholder) or f"{INPUT_PREFIX}<NAME>")
+        how = how % (env_name(site.placeholder) or f"{INPUT_PREFIX}<NAME>")
     return f"{shown} is {where}: no value can be substituted there safely; {how}"
 
 
@@ -272,10 +313,46 @@ class _Tree:
 
 
 @lru_cache(maxsize=512)
-def _analysis(command: str) -> tuple[tuple[Site, ...], tuple[int, int] | None]:
+def _analysis(command: str) -> tuple[tuple[Site, ...], tuple[int, int] | None, str | None]:
     placeholders = find_placeholders(command)
+    control = next((i for i, c in enumerate(command) if ord(c) < 32 and c not in "\t\n"), None)
+    if control is not None:  # CR, ESC, NUL, …: tree-sitter-bash and dash disagree on them
+        return tuple(Site(ph, "parse_error") for ph in placeholders), (control, control + 1), "control"
+    try:
+        return _analysis_of(command, placeholders)
+    except RecursionError:  # fail closed: what cannot be followed cannot run
+        return tuple(Site(ph, "parse_error") for ph in placeholders), (0, min(1, len(command))), "deep"
+
+
+#: node types that nest one command in another; the analysis follows each level
+_NESTING = frozenset("command_substitution process_substitution subshell compound_statement expansion "
+                     "arithmetic_expansion".split())
+
+
+def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
+    """The first node nested deeper than MAX_NESTING, or (with placeholders) the first $'…'."""
+    stack = [(tree.root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if node.type in _NESTING:
+            depth += 1
+            if depth > MAX_NESTING:
+                return (*tree.span(node), "deep")
+        if placeholders and node.type == "ansi_c_string":
+            return (*tree.span(node), "ansi_c")
+        stack.extend((child, depth) for child in reversed(node.children))
+    return None
+
+
+def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[int, int] | None, str | None]:
     probe_text, probe_spans = _render(command, placeholders, ["double"] * len(placeholders))
     probe = _Tree(probe_text)
+    problem = _problem(probe, placeholders)
+    if problem is not None:
+        where = (_to_command(problem[0], placeholders, probe_spans, command),
+                 _to_command(problem[1], placeholders, probe_spans, command))
+        where = (where[0], max(where[1], where[0] + 1))
+        return tuple(Site(ph, "parse_error") for ph in placeholders), where, problem[2]
     error = _first_error(probe) if (placeholders or "{{" not in command) else None
     if error is not None:
         error = (_to_command(error[0], placeholders, probe_spans, command),
@@ -285,9 +362,9 @@ def _analysis(command: str) -> tuple[tuple[Site, ...], tuple[int, int] | None]:
         if error[1] <= error[0]:
             error = (error[0], min(len(command), error[0] + 1))
     if not placeholders:
-        return (), error
+        return (), error, None
     if error is not None:
-        return tuple(Site(ph, "parse_error") for ph in placeholders), error
+        return tuple(Site(ph, "parse_error") for ph in placeholders), error, None
     # first: where each reference lands when written as ${…}
     contexts = []
     for ph, (start, end, _, _) in zip(placeholders, probe_spans):
@@ -296,7 +373,7 @@ def _analysis(command: str) -> tuple[tuple[Site, ...], tuple[int, int] | None]:
     final_text, final_spans = _render(command, placeholders, contexts)
     final = _Tree(final_text) if final_text != probe_text else probe
     if final.root.has_error:
-        return tuple(Site(ph, "unparsed") for ph in placeholders), None
+        return tuple(Site(ph, "unparsed") for ph in placeholders), None, None
     result = []
     for ph, context, (start, end, _, _) in zip(placeholders, contexts, final_spans):
         if context not in FORMS:
@@ -304,7 +381,7 @@ def _analysis(command: str) -> tuple[tuple[Site, ...], tuple[int, int] | None]:
             continue
         site = _judge(final, ph, context, start, end, command, placeholders, final_spans)
         result.append(site)
-    return tuple(result), None
+    return tuple(result), None, None
 
 
 def _first_error(tree: _Tree) -> tuple[int, int] | None:
@@ -341,6 +418,8 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
     node = tree.at(start, end)
     if node is None:
         return "unparsed"
+    if _in_backticks(tree, node):
+        return "backtick"
     exact = node.type == "expansion" and tree.span(node) == (start, end) and node.named_child_count == 1 \
         and node.named_children[0].type == "variable_name"
     if not exact:
@@ -367,13 +446,27 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
         redirect = parent.parent
         start_node = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
         word = tree.source(start_node) if start_node is not None else "'"
-        return "quoted_heredoc" if any(q in word for q in "'\"\\") else "heredoc"
+        if any(q in word for q in "'\"\\"):
+            return "quoted_heredoc"
+        return "backtick" if "`" in tree.source(parent) else "heredoc"
     return "bare"
+
+
+def _in_backticks(tree: _Tree, node) -> bool:
+    """node sits inside `…` (at any depth): the shell removes backslashes there before parsing, which the
+    grammar does not model."""
+    while node is not None:
+        if node.type == "command_substitution" and tree.source(node).startswith("`"):
+            return True
+        node = node.parent
+    return False
 
 
 def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -> Site:
     """Hold a reference of the text that runs to the positive list of safe places."""
     node = tree.at(start, end)
+    if node is not None and _in_backticks(tree, node):
+        return Site(ph, "backtick")
     if node is None or node.type != "expansion" or tree.span(node) != (start, end):
         return Site(ph, "comment" if context == "comment" and _in_comment(node) else "unparsed")
     evaluated = _evaluated(tree, node)
@@ -433,6 +526,8 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
             statement = statement.child_by_field_name("body")
         return _flow(tree, site, statement, None, command, placeholders, spans, stdin=True)
     if kind == "file_redirect":
+        if any(not c.is_named and tree.source(c) in (">&", "<&", ">&-", "<&-") for c in holder.children):
+            return Site(ph, "descriptor")
         return _flow_up(tree, site, holder, command, placeholders, spans)
     value = holder.child_by_field_name("value") if kind == "variable_assignment" else None
     if value is not None and value.id == word.id:
@@ -674,8 +769,17 @@ def _classify(tree, words, t):
         return _option(program, literals, t)
     if program == "eval" or program == "alias":
         return ("reparse", program, None)
-    if program == "trap":
-        return ("reparse", program, None) if t == 1 and literals[1] is None or t == 1 else None
+    if program == "trap":  # trap [-lp] [--] ACTION SIGNAL…
+        i = 1
+        while i < len(words) and literals[i] is not None and literals[i].startswith("-") and literals[i] != "-":
+            i += 1
+            if literals[i - 1] == "--":
+                break
+        return ("reparse", program, None) if t == i else None
+    if program in ("test", "[") and literals[t - 1] == "-v":
+        return ("name", program)
+    if program in SEDS:
+        return _sed(tree, words, literals, t)
     if program in NAME_PROGRAMS:
         return (NAME_PROGRAMS[program], program)
     if program == "printf" and "-v" in literals[1:t] and literals.index("-v") == t - 1:
@@ -737,6 +841,47 @@ def _classify(tree, words, t):
             return ("reparse", program, None)
         return _option(program, literals, t)
     return _option(program, literals, t)
+
+
+def _sed(tree, words, literals, t):
+    """A value in sed's script (after -e/--expression, or its first operand when no -e or -f is given): GNU
+    sed runs shell commands from a script (the e command, the e flag of s)."""
+    scripts = False
+    i, operand = 1, None
+    while i < len(words):
+        text = literals[i]
+        if text is None:
+            source = tree.source(words[i])
+            if i == t and (source.startswith(("-e", "--expression", "--e")) or
+                           (source.startswith("-") and not source.startswith("--") and "e" in source.split("{{")[0])):
+                return ("reparse", "sed", None)
+            operand = i if operand is None else operand
+            i += 1
+            continue
+        if text == "--":
+            operand = i + 1 if operand is None and i + 1 < len(words) else operand
+            break
+        if text == "-e" or (text.startswith("--e") and "=" not in text) or (
+                text.startswith("-") and not text.startswith("--") and text.endswith("e")):
+            scripts = True
+            if t == i + 1:
+                return ("reparse", "sed", None)
+            i += 2
+            continue
+        if text.startswith(("--e", "-e")) or (text.startswith("-") and not text.startswith("--")
+                                                         and "e" in text[1:]):
+            scripts = True
+        if text in ("-f", "--file") or text.startswith(("--file=", "-f")):
+            scripts = True
+        if text in SED_ARG_OPTIONS:
+            i += 2
+            continue
+        if not text.startswith("-") or text == "-":
+            operand = i if operand is None else operand
+        i += 1
+    if not scripts and operand == t:
+        return ("reparse", "sed", None)
+    return _option("sed", literals, t)
 
 
 def _shift(verdict, k):

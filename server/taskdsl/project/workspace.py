@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from taskdsl.support import reading
+
 PROJECT_MARKERS = ("taskdsl.toml", "pyproject.toml", ".git")
 SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__"})
 MAX_FILE_BYTES = 5_000_000  # no template comes near this; it bounds what a hostile file costs
@@ -124,6 +126,9 @@ def skipped_folder(name: str) -> bool:
     return name in SKIPPED_DIRS or name.startswith(".")
 
 
+MAX_GITIGNORE_BYTES = 1_000_000  # a .gitignore read for the workspace's file list
+
+
 def _gitignore_spec(lines: list[str]):
     """Git's own matching rules (pathspec), imported only when a .gitignore or exclude exists."""
     import pathspec
@@ -143,9 +148,9 @@ class _Ignores:
     def _spec(self, folder: str):
         if folder not in self._specs:
             spec = None
-            try:
-                with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-                    spec = _gitignore_spec(handle.read().splitlines())
+            try:  # a link to /dev/zero or a FIFO named .gitignore is refused, not read forever
+                data = reading.read_bytes(os.path.join(folder, ".gitignore"), MAX_GITIGNORE_BYTES)
+                spec = _gitignore_spec(data.decode("utf-8", "replace").splitlines())
             except OSError:
                 pass
             self._specs[folder] = spec

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from taskdsl.language.diagnostics import Diagnostic, Severity
-from taskdsl.language.document import Document, Element
+from taskdsl.language.document import Document, Element, Span
 from taskdsl.project.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -172,6 +172,19 @@ def _add(new: Rule) -> None:
 
 _failed_once: set[str] = set()
 
+#: the checks of where a {{…}} may stand in a <command>: when one raises, every command is reported TD804
+FAIL_CLOSED = frozenset({"TD801", "TD803", "TD804", "TD805"})
+UNCHECKED_MESSAGE = "the command is too deeply nested to check: simplify it"
+
+
+def _unchecked(context: "RuleContext") -> list[Diagnostic]:
+    found = []
+    for command in context.tagged("command"):
+        span = command.name_span or Span(0, 0)
+        if not any(d.code == "TD804" and d.span == span for d in found):
+            found.append(Diagnostic("TD804", Severity.ERROR, span, UNCHECKED_MESSAGE, [], []))
+    return found
+
 
 def run_rules(document: Document, *, path: str | None = None, library: Any = None,
               settings: Settings | None = None, codes: Iterable[str] | None = None) -> list[Diagnostic]:
@@ -186,6 +199,8 @@ def run_rules(document: Document, *, path: str | None = None, library: Any = Non
         try:
             diagnostics.extend(check(context))
         except Exception:  # a broken rule must never take the checker down
+            if code in FAIL_CLOSED:  # … but a security check that cannot finish is an error, not silence
+                diagnostics.extend(d for d in _unchecked(context) if d not in diagnostics)
             if code not in _failed_once:
                 _failed_once.add(code)
                 log.exception("rule %s failed; it is skipped for this document", code)

@@ -58,9 +58,9 @@ def _xml(command: Element, text: str) -> str | None:
 @rule("TD801", Severity.ERROR, "{{…}} where a shell command cannot take a value safely",
       what="A `{{…}}` of a `<command>` sits where the shell grammar (tree-sitter-bash) does not place it as one "
            "word or as literal text: inside '…' or $'…', in a here-document with a quoted delimiter or in its "
-           "delimiter word, right after a backslash or '$', inside ${…}, in arithmetic in any form ($((…)), "
+           "delimiter word, inside `…` (write $(…)), right after a backslash or '$', inside ${…}, the target of `>&`/`<&`, in arithmetic in any form ($((…)), "
            "((…)), let, [[ … -eq … ]], declare -i, an array subscript), where bash reads a variable name "
-           "(unset, read, printf -v, declare -n) or anywhere the grammar does not model.",
+           "(unset, read, printf -v, declare -n, test -v) or anywhere the grammar does not model.",
       why="Values are never pasted into a command: each becomes a reference to an environment variable "
           "holding it, in the form its place needs, so no input, file or model answer can become shell "
           "syntax. A reference is used only where the syntax tree shows it expands exactly once to one word "
@@ -68,18 +68,17 @@ def _xml(command: Element, text: str) -> str | None:
           "so those places cannot take a value. The run refuses with the same message.",
       bad="<command>grep '{{pattern}}' notes.txt</command>",
       good="<command>grep -- {{pattern}} notes.txt</command>  (or: grep -- \"$TASKDSL_INPUT_PATTERN\" notes.txt)",
-      fix="Close the single quotes around the placeholder ('…'{{x}}'…'), unquote the here-document's "
-          "delimiter, or compute in a program that reads the value as data (awk -v n=\"$TASKDSL_INPUT_N\").",
+      fix="Read the value from its environment variable ($TASKDSL_INPUT_<NAME>) instead, write $(…) for "
+          "backticks, unquote the here-document's delimiter, or compute in a program that reads the value as "
+          "data (awk -v n=\"$TASKDSL_INPUT_N\"). No quick fix is offered: closing the quotes around the "
+          "placeholder would put the value into an awk, sed or jq program as code.",
       tags=("command",))
 def unsafe_substitution_rule(ctx: RuleContext):
     for command, offsets, site in _command_sites(ctx, shell.UNSAFE_CODE):
         ph = site.placeholder
         span = _span(offsets, ph.start, ph.end)
-        fixes = []
-        if site.context == "single":  # not applied by --fix: inside an awk or jq program the value would be code
-            written = ctx.document.text[span.start:span.end]
-            fixes.append(Fix(f"Close the quotes around {written}", (TextEdit(span, f"'{written}'"),), safe=False))
-        yield make("TD801", span, shell.unsafe_message(site), fixes=fixes)
+        # no quick fix: closing '…' around the value would put it into an awk, sed or jq program as code
+        yield make("TD801", span, shell.unsafe_message(site))
 
 
 @rule("TD803", Severity.ERROR, "{{…}} in text a program parses again as code",
@@ -110,7 +109,10 @@ def reparsed_value_rule(ctx: RuleContext):
 
 @rule("TD804", Severity.ERROR, "shell command that does not parse",
       what="A `<command>` that the shell grammar (tree-sitter-bash) cannot parse: an unterminated quote, "
-           "`$(` or here-document, a stray `)` or `;;`, a keyword out of place.",
+           "`$(` or here-document, a stray `)` or `;;`, a keyword out of place; one that holds a control "
+           "character other than TAB and LF (a CR is a blank to bash's grammar, part of a word to dash); "
+           "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); a command nested too deeply "
+           "to check (also when a check of TD801–TD805 fails: the checker fails closed).",
       why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
       bad="<command>echo 'unterminated</command>",
       good="<command>echo 'terminated'</command>",
@@ -121,14 +123,14 @@ def unparsable_command_rule(ctx: RuleContext):
         text = command.text
         if not text.strip():
             continue
-        error = shell.parse_error(text)
-        if error is None:
+        problem = shell.parse_problem(text)
+        if problem is None:
             continue
         offsets = _offsets(command)
-        start = min(error[0], len(offsets) - 1)
-        yield make("TD804", _span(offsets, start, max(start + 1, min(error[1], len(offsets)))),
-                   f"the shell cannot parse this command (at {text[start:start + 20]!r}): close the quote, "
-                   f"bracket or here-document, or fix the syntax there")
+        start = min(problem[0], len(offsets) - 1)
+        yield make("TD804", _span(offsets, start, max(start + 1, min(problem[1], len(offsets)))),
+                   problem[2] or f"the shell cannot parse this command (at {text[start:start + 20]!r}): close the "
+                                 f"quote, bracket or here-document, or fix the syntax there")
 
 
 @rule("TD805", Severity.WARNING, "{{…}} where a program reads a leading '-' as an option",

@@ -99,15 +99,21 @@ def _check_own_file(fd: int, path: str) -> None:
 def open_stream(path: str, *, mode: int = PRIVATE):
     """path opened for writing from its start (a trace), refused unless it is (or becomes) a regular
     file of the user with a single link; a link at path is never followed."""
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    # O_NONBLOCK: a FIFO (or a device) at path must not block the open; it is refused below
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    flags = os.O_WRONLY | os.O_CREAT | nonblock | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, mode)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise UnsafeWrite(path, "is a symbolic link; taskdsl does not write through links") from None
+        if error.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise UnsafeWrite(path, "is not a regular file") from None
         raise
     try:
         _check_own_file(fd, path)
+        if nonblock:
+            os.set_blocking(fd, True)
         os.fchmod(fd, mode)
         os.ftruncate(fd, 0)
     except BaseException:
