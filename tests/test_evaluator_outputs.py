@@ -137,7 +137,7 @@ def test_undeclared_entity_is_not_expanded(tmp_path, capsys, monkeypatch):
 
 
 def test_oversized_answer_is_refused(tmp_path, capsys, monkeypatch):
-    answer = "<a>" + "x" * (50 * 1024 * 1024) + "</a>"
+    answer = "<a>" + "x" * (MAX_XML_ANSWER + 1) + "</a>"  # over the answer limit, under the fixture limit
     code, out = run_xml(tmp_path, capsys, monkeypatch, answer)
     assert_xml_parse_error(code, out, "too_large", f"the answer has {len(answer):,} characters, more than the "
                                                    f"{MAX_XML_ANSWER:,} an XML answer may have")
