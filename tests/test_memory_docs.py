@@ -4,11 +4,7 @@ table of docs/configuration.md parses without a problem."""
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -37,14 +33,6 @@ def blocks(path: Path) -> list[tuple[str, str, str | None]]:
         found.append((opening.group(2), text, marker.group(1) if marker else None))
         i = end + 1
     return found
-
-
-def run(project: Path, command: str) -> str:
-    argv = shlex.split(command)
-    assert argv[0] == "taskdsl"
-    done = subprocess.run([sys.executable, "-m", "taskdsl", *argv[1:]], cwd=project, capture_output=True, text=True,
-                          timeout=120, env={k: v for k, v in __import__("os").environ.items() if k != "TASKDSL_MODEL"})
-    return done.stdout + done.stderr
 
 
 def test_the_structured_request_is_the_one_the_page_shows():
