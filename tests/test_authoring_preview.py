@@ -69,9 +69,25 @@ def test_a_preview_calls_nothing_and_marks_what_only_a_run_knows(tmp_path, capsy
     code, out, err = run(capsys, "render", path)
     assert code == 0, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flow.task.xml", "lib.task.xml"]
-    assert "Review {{last_output}} and {{mark(last_output)}}" in out
-    assert '<input name="first">\n{{first}}\n</input>' in out
-    assert "<files listed by the command: touch ran-listing; echo a.txt>" in out
+    # each value only a run knows is a placeholder naming the step it comes from, where the run puts it
+    assert out == """=== flow/steps[2] — taskdsl/echo, about 122 prompt tokens
+--- system
+You carry out one task of a larger workflow. Answer with the task's output only.
+
+<context>
+{{run: the files listed by the file_paths command of flow/steps[2]}}
+</context>
+
+<previous_steps>
+[step 1] notes: {{run: the notes of the script flow/steps[1] as JSON}}
+</previous_steps>
+--- user
+Review {{run: the output of the script flow/steps[1]}} and {{run: the output of the script flow/steps[2]/call:mark}}
+
+<input name="first">
+{{run: the output of the script flow/steps[2]/inputs/first}}
+</input>
+"""
 
 
 def test_a_template_of_a_library_with_its_params(tmp_path, capsys):

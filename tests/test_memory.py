@@ -267,7 +267,7 @@ async def test_a_matcher_answer_that_is_not_a_list_of_paths_fails_saying_so(root
 def test_render_with_the_model_matcher_calls_nothing_and_says_so(root, capsys):
     path = model_project(root)
     assert main(["render", path]) == 0
-    assert ("Relevant files (memory index): {{the files the model matcher chooses when the task runs}}"
+    assert ("<context>\n{{run: the files the memory's model matcher chooses for revenue}}\n</context>"
             in capsys.readouterr().out)
 
 

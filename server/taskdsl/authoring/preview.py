@@ -1,25 +1,22 @@
-"""Prompt previews: the messages each atomic task of a run would send, built by the very code a
-run uses (`Atomic.bind` and `Atomic.prompt`) over the run's `Prepared` value, calling nothing.
-
-A preview runs no model, no script and no nested task: a value only a run can know (an earlier
-step's output, a nested task's, an inline call's, an input nobody gave) stays as its `{{…}}`
-placeholder, and files listed by a command are named by the command. The entry's own inputs are
-the ones given (and the literal defaults), so an atomic entry's preview is exactly what its run
-sends. Token counts and prices are the `--max-cost` estimate's (taskdsl.evaluator.cost).
+"""Prompt previews: the messages a run sends, recorded by a dry run of the run's `Prepared` value
+(taskdsl.evaluator.dry): the run's own evaluation, from the same entry and environments, with no
+model called and no script started. A value only a run can know (a model's answer, a script's
+output or notes, the case a <cond> chooses on such a value) is a `{{run: …}}` placeholder naming
+where it comes from; everything else (the inputs, the context a sequential or a reduce passes on,
+files read) is exactly the run's. Token counts and prices are the `--max-cost` estimate's
+(taskdsl.evaluator.cost).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from taskdsl.project import confine
-
 from taskdsl.evaluator import cost
 
 
 @dataclass(frozen=True)
 class PromptPreview:
-    task: str  # the atomic task's name (or its step path)
+    task: str  # the step path of the atomic task (as the run's trace and results name it)
     model: str
     system: str
     user: str
@@ -31,36 +28,17 @@ class PromptPreview:
 
 
 async def preview_prompts(prepared, model: str | None = None, default: str | None = None) -> list[PromptPreview]:
-    """The prompts of every atomic task a run of `prepared` may reach (refs and calls followed),
-    in the order the plan meets them. `model` overrides every task's, as `taskdsl run --model`;
-    `default` is the model of a task without one (the editor's setting; else TASKDSL_MODEL)."""
-    from taskdsl.evaluator.ast import Ctx, RunState, Template
-    from taskdsl.evaluator.env import Env
-    from taskdsl.evaluator.handler import HandlerConfig, default_model
-    from taskdsl.evaluator.memory import MemorySystem
-    from taskdsl.evaluator.plan import reach
-    from taskdsl.evaluator.runner import environments
+    """The prompts a run of `prepared` sends, in the order it sends them, from a dry run of it
+    (`runner.dry_run`: the run's own evaluation, nothing called). `model` overrides every task's,
+    as `taskdsl run --model`; `default` is the model of a task without one (the editor's setting;
+    else TASKDSL_MODEL)."""
+    from taskdsl.evaluator.runner import dry_run
 
-    atomics: list = []
-    reach(prepared.node, prepared.library, on_atomic=atomics.append)
-    global_env, run_env = environments(prepared)
-    state = RunState(config=HandlerConfig(model=default or default_model()), global_env=global_env, model_override=model,
-                     memory=MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings),
-                     root=confine.project_root(prepared.path),
-                     allow_read=prepared.allow_read, preview=True)
-    template = prepared.node if isinstance(prepared.node, Template) else None
-    entry = template.body if template is not None else prepared.node
     previews = []
-    for atomic in atomics:
-        args = prepared.args if atomic is entry else None
-        # a template's body sees only its params and the globals (as Template.eval binds them)
-        env = Env(dict(args or {}), outer=global_env) if template is not None and atomic is entry else run_env
-        scope, ctx, names = await atomic.bind(env, Ctx(state, path=atomic.name), args, atomic.settings)
-        system, user, _ = await atomic.prompt(scope, ctx, atomic.settings, names)
-        chosen = atomic.model_for(state)
-        tokens = cost.prompt_tokens(system + user)
-        previews.append(PromptPreview(atomic.name, chosen, system, user, tokens,
-                                      cost.price_of(chosen, tokens, cost.ANSWER_TOKENS)))
+    for sent in await dry_run(prepared, model, default):
+        tokens = cost.prompt_tokens(sent.system + sent.user)
+        previews.append(PromptPreview(sent.path, sent.model, sent.system, sent.user, tokens,
+                                      cost.price_of(sent.model, tokens, cost.ANSWER_TOKENS)))
     return previews
 
 

@@ -318,15 +318,14 @@ def match_command(args) -> int:
 def _match_ctx(root: str, settings, model: str | None):
     """The run state the model matcher runs in: the project's library (a project template with the
     key atomic:associative_matching is found there), the project's model unless --model."""
-    from taskdsl.evaluator.ast import Ctx, RunState
-    from taskdsl.evaluator.env import Env
+    from taskdsl.evaluator.ast import Ctx
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.plan import ProjectTaskLibrary
-    from taskdsl.evaluator.runner import project_index
+    from taskdsl.evaluator.runner import project_index, run_state
     from taskdsl.project import confine
 
     library = ProjectTaskLibrary(project_index(os.path.join(root, "memory-match"), settings))
-    state = RunState(config=HandlerConfig(model=settings.model or default_model()), global_env=Env({"taskLibrary": library}),
-                     model_override=model, root=confine.project_root(root),
-                     allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()))
+    state = run_state(HandlerConfig(model=settings.model or default_model()), root=confine.project_root(root),
+                      library=library, settings=settings, model=model,
+                      allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()))
     return Ctx(state, path="memory match")

@@ -22,6 +22,7 @@ from taskdsl.support.reading import ReadBudget, ReadRefused, read_bytes
 from taskdsl.support.redaction import Redactor
 from taskdsl.language.templating import Placeholder, find_placeholders
 
+from taskdsl.evaluator.dry import DryRun, RunOnlyNotes, Sent, described, holds_marker, mark
 from taskdsl.evaluator.env import Env, UnboundVariable
 from taskdsl.evaluator.handler import Handler, HandlerConfig
 from taskdsl.evaluator.memory import ContextGenerationInput, FilesRead, MemorySystem, fresh_context
@@ -50,7 +51,7 @@ class RunState:
     budget: Any = None  # taskdsl.evaluator.cost.Budget of --max-cost, or None
     reads: Any = None  # taskdsl.support.reading.ReadBudget: the files and bytes file_paths may read in all
     rendered: set = field(default_factory=set)  # (script, values) of every command the plan itself ran
-    preview: bool = False  # building prompts only (taskdsl render): what needs a run stays {{…}}
+    dry: DryRun | None = None  # a dry run (taskdsl render, the preview): prompts recorded, nothing called (dry.py)
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
     agreed_models: Callable[[], frozenset[str]] | None = None  # the models of that plan (asked for when a re-plan needs it)
@@ -60,6 +61,11 @@ class RunState:
     # the debugger (taskdsl debug): awaited before and after each task, ref, call and cond runs, as
     # on_step(phase "before"|"after", node, scope, ctx, detail); it may pause the run there
     on_step: Callable[..., Any] | None = None
+
+    @property
+    def preview(self) -> bool:
+        "A dry run: no model is called, no script started; what only a run knows is a {{run: …}} placeholder."
+        return self.dry is not None
 
     def emit(self, **event) -> None:
         "Tell the caller (progress, logs): secrets masked, as everything the run shows."
@@ -108,6 +114,7 @@ class Ctx:
     chain: tuple[str, ...] = ()  # the names called on the way here, outermost first (a cycle's message)
     locks: frozenset = frozenset()  # manual_xml / disable_reparsing set true by this task or one around it
     replans: tuple[dict, ...] = ()  # the re-plannings this structure runs inside (outermost first)
+    exploring: bool = False  # a dry run inside a <cond> whose tested output only a run knows (every case shown)
 
     def at(self, segment: str, **changes) -> Ctx:
         return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
@@ -140,7 +147,7 @@ def follow(value: Any, path: tuple, shown: str) -> Any:
     return value
 
 
-def lookup(env: Env, name: str, path: tuple, shown: str, task: str) -> Any:
+def lookup(env: Env, name: str, path: tuple, shown: str, task: str, dry: bool = False) -> Any:
     try:
         value = env.lookup(name)
     except UnboundVariable:
@@ -148,6 +155,8 @@ def lookup(env: Env, name: str, path: tuple, shown: str, task: str) -> Any:
         raise failure(f"task '{task}': variable '{name}' is not defined (in {{{{{shown}}}}})"
                       + (f"; visible here: {', '.join(visible)}" if visible else ""),
                       "missing_variable", variable=name, task=task) from None
+    if dry and path and holds_marker(value if isinstance(value, str) else None):  # a part of a value only a run has
+        return mark(f"{shown}, from {described(value)}")
     try:
         return follow(value, path, name)
     except KeyError as e:
@@ -158,10 +167,8 @@ def lookup(env: Env, name: str, path: tuple, shown: str, task: str) -> Any:
 async def placeholder_value(ph: Placeholder, env: Env, ctx: Ctx, task: str) -> Any:
     if ph.kind == "malformed":
         raise TaskError("VALIDATION_ERROR", f"task '{task}': malformed {{{{{ph.expr_text}}}}}: {ph.error}", "template")
-    if ctx.run.preview and (ph.kind == "call" or not env.is_bound(ph.name)):
-        return unknown(ph.expr_text)  # a preview calls nothing; a value only a run has stays marked
     if ph.kind == "var":
-        return lookup(env, ph.name, ph.path, ph.expr_text, task)
+        return lookup(env, ph.name, ph.path, ph.expr_text, task, ctx.run.preview)
     args = [(None, LiteralArg(a.value) if a.kind == "literal" else VarArg(a.name, a.path, a.text)) for a in ph.args]
     # FunctionCall adds the call:/ref: segment itself: adding one here too repeated it (call:x/call:x)
     result = await FunctionCall(ph.name, args, label=f"{{{{{ph.expr_text}}}}}").eval(env, ctx)
@@ -197,11 +204,6 @@ async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.R
     return rendered
 
 
-def unknown(expr_text: str) -> str:
-    "How a preview shows a value it cannot know without running: the placeholder itself."
-    return f"{{{{{expr_text}}}}}"
-
-
 # ---------------------------------------------------------------- arguments and inputs
 
 @dataclass
@@ -228,7 +230,7 @@ class VarArg:
     shown: str = ""
 
     async def eval(self, env: Env, ctx: Ctx, task: str = "") -> Any:
-        return lookup(env, self.name, self.path, self.shown or self.name, task)
+        return lookup(env, self.name, self.path, self.shown or self.name, task, ctx.run.preview)
 
 
 @dataclass
@@ -317,17 +319,15 @@ class TaskNode:
 
     async def bind(self, env: Env, ctx: Ctx, args: dict | None, settings: ContextSettings) -> tuple[Env, Ctx, list[str]]:
         """(scope, ctx, input names) the task runs with: its inputs evaluated in the caller's env,
-        the args bound over them. A preview leaves an input it cannot know (empty, or the output
-        of a nested task) as {{name}}."""
+        the args bound over them (a dry run binds them as the run does: a nested task's output is
+        its {{run: …}} placeholder)."""
         scope = self.scope(env, settings)
         scope.update(args or {})
         todo = []
         for i in self.inputs:
             if i.name in (args or {}):
                 continue
-            if ctx.run.preview and (i.source is None or isinstance(i.source, TaskArg)):
-                scope[i.name] = unknown(i.name)
-            elif i.source is None:
+            if i.source is None:
                 raise failure(f"task '{self.name}': input '{i.name}' has no value: pass it from the caller "
                               f"or with --input {i.name}=…", "missing_input", input=i.name, task=self.name)
             else:
@@ -360,7 +360,9 @@ class TaskNode:
             text, read = await self.read_files(scope, ctx)
             parts.append(text)
             files.extend(read)
-        if settings.fresh_context == "enabled":  # the memory system (memory.py): matched files, read
+        if settings.fresh_context == "enabled" and ctx.run.preview and holds_marker(task_text):
+            parts.append(mark(f"the memory's matches for the text of {ctx.path}"))  # matched on what only a run knows
+        elif settings.fresh_context == "enabled":  # the memory system (memory.py): matched files, read
             files.memory = await fresh_context(ctx, task_text)
             parts.append(files.memory.text)
         return "\n\n".join(p for p in parts if p), files
@@ -369,21 +371,26 @@ class TaskNode:
         fp = self.file_paths
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
-        elif fp.source == "command" and ctx.run.preview:
-            return f"<files listed by the command: {fp.text.strip()}>", []
         elif fp.source == "command":
             command = await render_command(fp.text, scope, ctx, self.name)
+            if ctx.run.preview:  # a dry run starts no script
+                return mark(f"the files listed by the file_paths command of {ctx.path}"), []
             out = await run_script(command.text, self.folder, {**ctx.run.script_env, **command.env}, None, 60, True,
                                    ctx.run.on_script_start)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
+            if ctx.run.preview and holds_marker(text):
+                return mark(f"the memory's files for the file_paths description of {ctx.path}"), []
             memory = ctx.run.memory
             found = await memory.get_relevant_context_for(ContextGenerationInput(text), ctx)
             # the index's paths (from the project root) as the template's own: relative to its folder
             paths = [os.path.relpath(os.path.join(memory.root or self.folder, p), self.folder) for p, _ in found.matches]
         blocks = []
         for path in paths:
+            if ctx.run.preview and holds_marker(path):
+                blocks.append(mark(f"the file block of the path {described(path)}"))
+                continue
             full = os.path.join(self.folder, path)
             refusal = confine.read_refusal(full, ctx.run.root or self.folder, ctx.run.allow_read)
             if refusal:
@@ -471,6 +478,9 @@ class Atomic(TaskNode):
         system, user, files = await self.prompt(scope, ctx, settings, names)
         run = ctx.run
         model = self.model_for(run)
+        if run.dry is not None:  # the messages are the run's; the answer only a run has
+            run.dry.sent.append(Sent(ctx.path, model, system, user))
+            return TaskResult(mark(f"the output of {ctx.path}"), COMPLETE, {})
         handler = Handler(replace(run.config, model=model))
         if run.budget is not None:  # --max-cost (taskdsl.evaluator.cost)
             run.budget.before(model, system + user)
@@ -508,6 +518,9 @@ class Script(TaskNode):
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         command = await render_command(self.command, scope, ctx, self.name)
+        if ctx.run.dry is not None:  # refused as the run refuses it, but not started
+            return TaskResult(mark(f"the output of the script {ctx.path}"), COMPLETE,
+                              RunOnlyNotes(mark(f"the notes of the script {ctx.path} as JSON")))
         exported = {shell.INPUT_PREFIX + n.upper(): as_text(scope[n]) for n in names}
         stdin = ctx.previous.content if ctx.previous is not None else None
         ctx.run.trace.write(event="script", path=ctx.path, command=command.shown(), cwd=self.folder)
@@ -527,8 +540,9 @@ class Script(TaskNode):
         return result
 
 
+# about the call, not the output: never passed on (`warning`: the window nearly full; `retried`: the first answer's fault)
 BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_limit", "duration_s", "dataUsage",
-                     "fallback_from", "cached", "retries"}
+                     "fallback_from", "cached", "retries", "warning", "retried"}
 CALL_NOTES = ("fallback_from", "cached", "retries")  # how a model call answered (evaluator/calls.py)
 
 
@@ -540,7 +554,9 @@ def history_text(history: list[dict], fmt: str) -> str:
         head = f"[step {entry['step']}]"
         if fmt == "full_output":
             lines.append(f"{head} output:\n{entry['content']}")
-        if notes:
+        if isinstance(entry["notes"], RunOnlyNotes):  # a dry script step's: what the run writes here
+            lines.append(f"{head} notes: {entry['notes'].marker}")
+        elif notes:
             lines.append(f"{head} notes: {json.dumps(notes, ensure_ascii=False, default=str)}")
     return "\n".join(lines)
 
@@ -572,6 +588,8 @@ class Sequential(TaskNode):
         own = [{"files": list(files)}] + ([files.memory.usage, {"memory": files.memory.read}] if files.memory else [])
         spent = usage.summed(own + [entry["notes"].get("dataUsage") or {} for entry in history])
         notes = {**final.notes, "steps": len(history), "dataUsage": spent}
+        if isinstance(final.notes, RunOnlyNotes):  # a dry run's last step was a script: so are these notes
+            notes = RunOnlyNotes(mark(f"the notes of {ctx.path} as JSON")) | notes
         if files.memory is not None:
             notes["memory"] = files.memory.notes
         return TaskResult(final.content, COMPLETE, notes, final.parsed_content)
@@ -682,6 +700,8 @@ class Cond:
         return result
 
     async def choose(self, env: Env, ctx: Ctx) -> TaskResult:
+        if ctx.run.preview and holds_marker(env.lookup("last_output") if env.is_bound("last_output") else None):
+            return await self.every_case(env, ctx)
         output = self.tested_output(env, ctx)
         for number, case in enumerate(self.cases, 1):
             try:
@@ -696,6 +716,16 @@ class Cond:
             ctx.run.trace.write(event="cond", path=ctx.path, chosen="default")
             return await self.default.eval(env, ctx.at("default"))
         return TaskResult("", COMPLETE, {"cond": "no case matched", "dataUsage": usage.data_usage([], "", "", None)})
+
+    async def every_case(self, env: Env, ctx: Ctx) -> TaskResult:
+        """A dry run's <cond> whose tested output only a run knows: every case and the default, each at
+        its own path (the run takes one); its output is a placeholder."""
+        exploring = replace(ctx, exploring=True)
+        for number, case in enumerate(self.cases, 1):
+            await case.body.eval(env, exploring.at(f"case[{number}]"))
+        if self.default is not None:
+            await self.default.eval(env, exploring.at("default"))
+        return TaskResult(mark(f"the output of the case {ctx.path or 'cond'} chooses"), COMPLETE, {})
 
     def tested_output(self, env: Env, ctx: Ctx) -> Any:
         """The variable last_output: the previous step's output inside a sequential (bound from its
@@ -737,6 +767,8 @@ class FunctionCall:
                             "recursive step with a <cond>, or break the cycle",
                             "call_depth", {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH},
                                            "cycle": cycle})
+        if ctx.exploring and self.func_name in ctx.chain:  # a dry run does not follow a guarded cycle round again
+            return TaskResult(mark(f"the output of {ctx.path}/{self.func_name}, called again"), COMPLETE, {})
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])

@@ -145,8 +145,10 @@ class MemorySystem:
         index = self.get_global_index()
         if self.matcher == "model" and ctx is not None and index and ctx.run.preview:
             # a preview calls no model: which files is known when the task runs
-            return AssociativeMatchResult("Relevant files (memory index): {{the files the model matcher chooses when "
-                                          "the task runs}}", [], [], "model")
+            from taskdsl.evaluator.dry import mark
+
+            return AssociativeMatchResult(mark("the files the memory's model matcher chooses for "
+                                               f"{getattr(ctx, 'path', '') or 'the task'}"), [], [], "model")
         spent: dict = {}
         if self.matcher == "model" and ctx is not None and index:
             found, refused = await self._model_matches(request, ctx, spent)

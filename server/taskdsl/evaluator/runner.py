@@ -22,6 +22,7 @@ from taskdsl.support.reading import ReadBudget
 from taskdsl.support.redaction import Redactor
 
 from taskdsl.evaluator.ast import Ctx, RunState
+from taskdsl.evaluator.dry import DryRun, Sent
 from taskdsl.evaluator.env import Env
 from taskdsl.evaluator.handler import HandlerConfig, default_model
 from taskdsl.evaluator.memory import MemorySystem
@@ -87,11 +88,50 @@ def run_label(prepared: Prepared) -> str:
     return prepared.task or (root.get("name") if root.tag == "task" else None) or root.tag
 
 
-def environments(prepared: Prepared) -> tuple[Env, Env]:
-    """(global env, run env) a run of `prepared` starts from (a preview too)."""
-    # the seeds' shape: env.find("taskLibrary")["taskLibrary"] from any environment
-    global_env = Env({**prepared.globals, "taskLibrary": prepared.library})
-    return global_env, Env(prepared.inputs, outer=global_env)  # --input values: seen by the entry and its calls
+def run_state(config: HandlerConfig, *, root: str, library: Any, settings: Any = None,
+              globals: dict | None = None, model: str | None = None, allow_read: tuple[str, ...] = (),
+              read_limits: tuple[int, int] | None = None, commands: tuple[str, ...] | list[str] = (),
+              sources: dict | None = None, trace: str | None = None, dry: bool = False, **hooks: Any) -> RunState:
+    """The one constructor of a run's shared state, for a run, a dry run (`taskdsl render`, the
+    preview) and the memory's model matcher alike: the project's root and memory, what may be read
+    (`allow_read`, the read budget), the commands consented to, the secrets masked. `hooks` are
+    RunState's callbacks (on_event, on_script_start, recover, on_step, budget, agreed_models,
+    script_env)."""
+    redactor = Redactor(extra=[config.api_key])
+    return RunState(config=config, global_env=Env({**(globals or {}), "taskLibrary": library}), model_override=model,
+                    memory=MemorySystem.for_project(root, settings), trace=Trace(trace, redactor), root=root,
+                    allow_read=tuple(allow_read), redactor=redactor,
+                    reads=ReadBudget(*read_limits) if read_limits else ReadBudget(),
+                    allowed_commands=tuple(commands), sources=dict(sources or {}),
+                    dry=DryRun() if dry else None, **hooks)
+
+
+def prepared_state(prepared: Prepared, config: HandlerConfig, model: str | None = None, **options: Any) -> RunState:
+    "`run_state` of a run of `prepared` (options: trace, dry, hooks)."
+    return run_state(config, root=confine.project_root(prepared.path), library=prepared.library,
+                     settings=prepared.settings, globals=prepared.globals, model=model,
+                     allow_read=prepared.allow_read, read_limits=prepared.read_limits, commands=prepared.commands,
+                     sources=prepared.sources, **options)
+
+
+def start(prepared: Prepared, state: RunState):
+    """The evaluation of `prepared`'s entry under `state` (a coroutine): the one way a run and a
+    dry run begin, so both walk the same nodes from the same environments."""
+    run_env = Env(prepared.inputs, outer=state.global_env)  # --input values: seen by the entry and its calls
+    label = run_label(prepared)
+    node, args = prepared.node, prepared.args
+    ctx = Ctx(state, path=label, chain=(label,) if args is not None else ())  # a task or template entry: a name
+    return node.eval(run_env, ctx, args) if args is not None else node.eval(run_env, ctx)
+
+
+async def dry_run(prepared: Prepared, model: str | None = None, default: str | None = None) -> list[Sent]:
+    """The messages a run of `prepared` sends, each at its step path, from a dry run: the run's own
+    evaluation with no model called and no script started (taskdsl.evaluator.dry). `model` is
+    `--model`; `default` the model of a task without one (else TASKDSL_MODEL). Raises TaskError
+    where the run would fail before sending them (a file it may not read, a value not there)."""
+    state = prepared_state(prepared, HandlerConfig(model=default or default_model()), model, dry=True)
+    await start(prepared, state)
+    return list(state.dry.sent)
 
 
 def planned_models(prepared: Prepared, default_model: str, model: str | None):
@@ -120,8 +160,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     (the evaluator never imports the layer above it); None re-plans nothing. `budget`: a
     cost.Budget shared with other runs (a batch's), instead of one of `max_cost`. `on_step` is the
     debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
-    path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
-    global_env, run_env = environments(prepared)
+    path, task, inputs = prepared.path, prepared.task, prepared.inputs
     config = config or HandlerConfig(model=default_model())
     # budget: a cost.Budget shared by several runs (a batch's rows: --max-cost covers the batch)
     if budget is None and max_cost is not None:
@@ -131,21 +170,12 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
         budget = cost.Budget(max_cost)
     models = planned_models(prepared, config.model, model)
     await preflight(models(), config)  # every model usable before any step runs
-    redactor = Redactor(extra=[config.api_key])
-    state = RunState(config=config, global_env=global_env, model_override=model,
-                     memory=MemorySystem.for_project(confine.project_root(path), prepared.settings),
-                     trace=Trace(trace, redactor),
-                     on_event=on_event, on_script_start=on_script_start, root=confine.project_root(path),
-                     allow_read=prepared.allow_read, redactor=redactor, budget=budget,
-                     allowed_commands=tuple(prepared.commands), agreed_models=models,
-                     sources=dict(prepared.sources), recover=recover, on_step=on_step,
-                     script_env=script_env or {}, reads=ReadBudget(*prepared.read_limits))
+    state = prepared_state(prepared, config, model, trace=trace, on_event=on_event, on_script_start=on_script_start,
+                           budget=budget, agreed_models=models, recover=recover, on_step=on_step,
+                           script_env=script_env or {})
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
-    label = run_label(prepared)
-    node, args = prepared.node, prepared.args
-    ctx = Ctx(state, path=label, chain=(label,) if args is not None else ())  # a task or template entry: a name
-    work = asyncio.ensure_future(node.eval(run_env, ctx, args) if args is not None else node.eval(run_env, ctx))
+    work = asyncio.ensure_future(start(prepared, state))
     stopper = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
     try:
         done, _ = await asyncio.wait({work} | ({stopper} if stopper else set()), timeout=timeout or None,
