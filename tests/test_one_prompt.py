@@ -72,3 +72,21 @@ def test_render_exits_1_naming_each_missing_input(tmp_path, capsys, monkeypatch)
                                  "--input tone=… (or --inputs FILE.json)\n")
     assert main(["render", "t.task.xml", "--input", "audience=kids", "--input", "tone=verse"]) == 0
     assert "Write for kids in verse." in capsys.readouterr().out
+
+
+def test_the_input_render_asks_for_is_one_the_run_accepts(tmp_path, capsys, monkeypatch):
+    """A root's `from="user_query"` takes user_query from the run: render asked for --input
+    user_query=… and the run then refused it as an unknown input (found by test_render_is_the_run
+    over the corpus, 083)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text("")
+    write(tmp_path, "t.task.xml", '<task><description>Sort by the requirements</description>'
+                                  '<inputs><input name="requirements" from="user_query"/></inputs></task>')
+    assert main(["render", "t.task.xml"]) == 1
+    assert capsys.readouterr().err == ("taskdsl render: 't' needs the input 'user_query': pass --input user_query=… "
+                                       "(or --inputs FILE.json)\n")
+    assert main(["render", "t.task.xml", "--input", "user_query=stable"]) == 0
+    assert capsys.readouterr().out.endswith('--- user\nSort by the requirements\n\n<input name="requirements">\nstable\n'
+                                            '</input>\n')
+    assert main(["run", "t.task.xml", "-q", "--model", "taskdsl/echo", "--input", "user_query=stable"]) == 0
+    assert capsys.readouterr().out == 'Sort by the requirements\n\n<input name="requirements">\nstable\n</input>\n'

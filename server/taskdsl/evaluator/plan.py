@@ -101,7 +101,21 @@ def input_names(target: Element, model: semantics.FileModel) -> list[str]:
         declared = [inp.get("name") for inp in facts.inputs(target) if inp.get("name")]
     inside = {id(element) for element in target.iter()}
     open_uses = [p.use.name for p in model.variable_problems() if not p.error and id(p.use.element) in inside]
-    return list(dict.fromkeys([*declared, *open_uses, *sorted(model.scopes.everywhere_names())]))
+    return list(dict.fromkeys([*declared, *open_uses, *run_sources(target), *sorted(model.scopes.everywhere_names())]))
+
+
+def run_sources(target: Element) -> list[str]:
+    """The names a root task's `from="x"` inputs (and a root ref's `<input name="x"/>`) take from
+    the run: a run may be given them (`--input x=…`), and asks for them when nothing else does."""
+    if target.tag != "task" or target.parent is not None:
+        return []
+    found = []
+    for inp in facts.inputs(target):
+        source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
+        needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source) if source else None
+        if needed and needed.group(0) not in found:
+            found.append(needed.group(0))
+    return found
 
 
 def unknown_inputs_message(plan: InputPlan) -> str:

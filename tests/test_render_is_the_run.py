@@ -1,0 +1,285 @@
+"""Render is the run (SPEC §17, one prompt builder): for every bundled example and every template of
+the shared corpus that checks clean, `taskdsl render --json` is compared with what a loopback
+OpenAI-compatible server receives when the same entry really runs (`taskdsl run` with a litellm
+model pointed at the server).
+
+What is asserted, for each case:
+- the server received exactly the prompts the run's trace records (path by path);
+- every prompt the run sent is one render printed at the same step path, byte for byte, where each
+  `{{run: …}}` placeholder stands for exactly one text (the same text wherever it recurs), and a
+  placeholder naming "the output of P" stands for the run's output of P (its text, or the JSON of
+  its parsed value, as the run puts a value in a prompt);
+- every prompt render printed was sent, except those under a `<cond>` case the run did not take;
+- when render refuses (exit 1), the run refuses with the same sentence before sending anything.
+
+Why running the scripts is harmless: each case runs in a copy of its files in a temporary folder
+(the copy is the project; scripts run there), and every command the cases reach is in HARMLESS
+below (reading and printing only): a new example or corpus template with another command fails
+`test_every_command_the_cases_reach_is_read_and_judged_harmless` until someone reads it and adds it.
+"""
+
+import asyncio
+import contextlib
+import json
+import re
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from paths import CORPUS, REPO, corpus_files
+from taskdsl.cli.main import main
+from taskdsl.evaluator.dry import MARKER
+from taskdsl.evaluator.outputs import strip_code_fences
+from taskdsl.evaluator.plan import prepare
+from taskdsl.evaluator.runner import project_index
+from test_evaluator_models import SECRET
+
+MODEL = "openai/local-model"
+
+#: every shell command the cases reach (their plans' commands), read and judged: each only reads
+#: files of the copied project or prints
+HARMLESS = {
+    "cat data/changes.json",
+    'echo "minor release: no breaking changes"',
+    "printf '%s' \"$TASKDSL_INPUT_CURRENT_DATA\" | wc -w",
+    "awk -v a=\"$TASKDSL_INPUT_ACCUMULATOR\" -v b=\"$TASKDSL_INPUT_CURRENT_RESULT\" 'BEGIN { print a + b }'",
+    "printf '%s' {{text}} | tr '[:lower:]' '[:upper:]'",
+    'echo "Hello, $TASKDSL_INPUT_WHO!"',
+    "cat report.txt",
+    'find ./src -name "*.py" | grep -v "__pycache__"',
+}
+#: inputs a case needs that a run cannot make up (a root <cond> tests last_output)
+GIVEN = {"last_output": '{"valid": true, "errors": 0}'}
+
+
+def entries_of(path: Path) -> list[str | None]:
+    """The entries of a file: None (its root) or, for a <library>, each named template and task."""
+    from lxml import etree
+
+    root = etree.fromstring(path.read_bytes(), etree.XMLParser(resolve_entities=False, no_network=True))
+    if root.tag != "library":
+        return [None]
+    return [child.get("name") for child in root if child.tag in ("template", "task") and child.get("name")]
+
+
+def checks_clean(path: Path) -> bool:
+    """Whether the template checks clean alone in a project of its own (the run's gate: `prepare`
+    refuses with the checker's errors over every file the entry reaches)."""
+    from taskdsl.evaluator.plan import TemplateErrors
+
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name
+        shutil.copy(path, copy)
+        (Path(folder) / "taskdsl.toml").write_text("")
+        try:
+            prepare(project_index(str(copy)), str(copy), None, {})
+        except TemplateErrors:
+            return False
+        except Exception:  # refused for another reason (not a task file): not a template that checks clean
+            return False
+    return True
+
+
+EXAMPLES = sorted(p.relative_to(REPO / "examples") for p in (REPO / "examples").rglob("*.task.xml"))
+CASES = [pytest.param("examples", str(rel), task, id=f"examples/{rel}" + (f":{task}" if task else ""))
+         for rel in EXAMPLES for task in entries_of(REPO / "examples" / rel)]
+CASES += [pytest.param("corpus", p.name, task, id=f"corpus/{p.name}" + (f":{task}" if task else ""))
+          for p in corpus_files() if checks_clean(p) for task in entries_of(p)]
+
+
+def copy_case(kind: str, rel: str, tmp_path: Path) -> Path:
+    """The case's files in a project of their own: the examples folder, or one corpus template."""
+    project = tmp_path / "project"
+    if kind == "examples":
+        shutil.copytree(REPO / "examples", project)
+    else:
+        project.mkdir()
+        shutil.copy(CORPUS / rel, project / rel)
+        (project / "src").mkdir()  # what the corpus's file_paths and commands name, so their runs get that far
+        (project / "src" / "main.py").write_text("print('main')\n")
+        (project / "src" / "util.py").write_text("def util():\n    return 1\n")
+    (project / "taskdsl.toml").write_text("")
+    return project / rel
+
+
+def needed_inputs(path: Path, task: str | None) -> list[str]:
+    "--input arguments for what the entry needs and nobody gives (a made-up text per name)."
+    prepared = prepare(project_index(str(path)), str(path), task, {})
+    values = {name: GIVEN.get(name, f"the {name}") for name in prepared.missing}
+    if type(prepared.node).__name__ == "Cond":
+        values.setdefault("last_output", GIVEN["last_output"])
+    return [f"--input={name}={value}" for name, value in values.items()]
+
+
+def answer_for(system: str, user: str, number: int) -> str:
+    "An answer of the shape the prompt asks for (so no answer is retried), different for each call."
+    if "Answer with JSON only (a JSON array)" in system or "Answer with JSON only (a JSON string[])" in system:
+        return json.dumps([f"item {number}"])
+    if "Answer with JSON only (a JSON number)" in system:
+        return str(number)
+    if "Answer with JSON only (a JSON boolean)" in system:
+        return "true"
+    if "Answer with JSON only" in system:
+        return json.dumps({"valid": True, "errors": 0, "answer": f"answer {number}"})
+    if "Answer in XML" in system:
+        return f"<summary>answer {number}</summary>"
+    return f"answer {number}: {len(user)} characters read"
+
+
+class Server:
+    def __init__(self):
+        self.received: list[tuple[str, str]] = []
+
+    async def handle(self, request):
+        body = await request.json()
+        messages = body["messages"]
+        assert [m["role"] for m in messages] == ["system", "user"], messages  # no retry: each answer fits
+        system, user = messages[0]["content"], messages[1]["content"]
+        self.received.append((system, user))
+        answer = answer_for(system, user, len(self.received))
+        return web.json_response({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+
+
+def pattern(shown: str) -> tuple[re.Pattern, dict[str, str]]:
+    """`shown` as a regular expression: literal text, each placeholder a group (the same group
+    again where the same placeholder recurs). Returns (pattern, group name → placeholder)."""
+    parts, groups, names, position = [], {}, {}, 0
+    for found in MARKER.finditer(shown):
+        parts.append(re.escape(shown[position:found.start()]))
+        marker = found.group(0)
+        if marker in groups:
+            parts.append(f"(?P={groups[marker]})")
+        else:
+            groups[marker] = f"p{len(groups)}"
+            names[groups[marker]] = marker
+            parts.append(f"(?P<{groups[marker]}>.*?)")
+        position = found.end()
+    parts.append(re.escape(shown[position:]))
+    return re.compile("".join(parts), re.S), names
+
+
+def outputs_as_text(output: str) -> set[str]:
+    "The texts the run puts in a prompt for a step with this output: the text, or its parsed JSON."
+    texts = {output}
+    try:
+        texts.add(json.dumps(json.loads(strip_code_fences(output)), ensure_ascii=False))
+    except ValueError:
+        pass
+    return texts
+
+
+def assert_stands_for(shown: str, sent: str, outputs: dict[str, str], where: str) -> None:
+    regex, names = pattern(shown)
+    found = regex.fullmatch(sent)
+    assert found is not None, f"{where}: render shows\n{shown!r}\nthe run sent\n{sent!r}"
+    for group, marker in names.items():
+        named = re.fullmatch(r"\{\{run: the output of (?:the script )?(.+)\}\}", marker)
+        if named and named.group(1) in outputs:
+            assert found.group(group) in outputs_as_text(outputs[named.group(1)]), (where, marker, found.group(group))
+
+
+def untaken(path: str, run_paths: set[str]) -> bool:
+    "Whether `path` lies under a <cond> case (or default) the run did not take."
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        if re.fullmatch(r"case\[\d+\]|default", segment):
+            prefix = "/".join(segments[: i + 1])
+            if not any(p == prefix or p.startswith(prefix + "/") for p in run_paths):
+                return True
+    return False
+
+
+@contextlib.contextmanager
+def serving(server: Server, monkeypatch):
+    """The loopback server on 127.0.0.1 in a thread of its own (the command line runs in this
+    thread, as a user's does), litellm's OpenAI provider pointed at it; stopped on leaving."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    holder = {}
+
+    async def start():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", server.handle)
+        holder["runner"] = runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        holder["port"] = site._server.sockets[0].getsockname()[1]
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(start())
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    started.wait()
+    monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{holder['port']}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    try:
+        yield
+    finally:
+        asyncio.run_coroutine_threadsafe(holder["runner"].cleanup(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+@pytest.mark.parametrize(("kind", "rel", "task"), CASES)
+def test_render_prints_what_the_run_sends(kind, rel, task, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TASKDSL_CACHE_DIR", str(tmp_path / "cache-home"))
+    monkeypatch.delenv("TASKDSL_MODEL", raising=False)
+    path = copy_case(kind, rel, tmp_path)
+    monkeypatch.chdir(path.parent)
+    server = Server()
+    with serving(server, monkeypatch):
+        args = [*(["--task", task] if task else []), *needed_inputs(path, task), "--model", MODEL]
+        rendered = main(["render", str(path), *args, "--json"])
+        shown, render_err = capsys.readouterr()
+        trace = tmp_path / "trace.jsonl"
+        ran = main(["run", str(path), *args, "-q", "--no-cache", "--trace", str(trace)])
+        _, run_err = capsys.readouterr()
+    events = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+    calls = [e for e in events if e["event"] == "model_call"]
+    # what the trace says was sent is what the server received
+    assert sorted(server.received) == sorted((c["prompt"]["system"], c["prompt"]["user"]) for c in calls)
+    if rendered != 0:  # render refuses only where the run refuses, with the same words, before any call
+        assert rendered == 1 and ran == 1 and server.received == [], (render_err, run_err)
+        reason = render_err.removeprefix("taskdsl render: cannot build the prompt: ").strip()
+        assert reason and reason in run_err, (render_err, run_err)
+        return
+    previews = {p["task"]: p for p in json.loads(shown)}
+    outputs = {e["path"]: e["output"] for e in events if e["event"] == "end" and isinstance(e.get("output"), str)}
+    run_paths = {e["path"] for e in events if "path" in e}
+    for call in calls:
+        assert call["path"] in previews, f"the run sent a prompt at {call['path']}; render printed {sorted(previews)}"
+        preview = previews[call["path"]]
+        assert preview["model"] == MODEL
+        for part in ("system", "user"):
+            assert_stands_for(preview[part], call["prompt"][part], outputs, f"{call['path']} ({part})")
+    sent_paths = {c["path"] for c in calls}
+    for where in previews:
+        assert where in sent_paths or untaken(where, run_paths), f"render printed {where}; the run never sent it"
+    if ran != 0:  # a clean template's run fails only for what a model or a script decides
+        assert "script" in run_err or "output" in run_err, run_err
+
+
+@pytest.mark.parametrize(("kind", "rel", "task"), CASES)
+def test_every_command_the_cases_reach_is_read_and_judged_harmless(kind, rel, task, tmp_path):
+    path = copy_case(kind, rel, tmp_path)
+    prepared = prepare(project_index(str(path)), str(path), task, {})
+    assert set(prepared.commands) <= HARMLESS, set(prepared.commands) - HARMLESS
+
+
+def test_the_cases_are_every_example_and_every_clean_corpus_template():
+    ids = [case.id for case in CASES]
+    assert "examples/release_check.task.xml" in ids and "examples/lib/text.task.xml:translate" in ids
+    assert len([i for i in ids if i.startswith("corpus/")]) >= 30 or not corpus_files()
