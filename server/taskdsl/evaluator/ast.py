@@ -589,7 +589,8 @@ class Sequential(TaskNode):
         spent = usage.summed(own + [entry["notes"].get("dataUsage") or {} for entry in history])
         notes = {**final.notes, "steps": len(history), "dataUsage": spent}
         if isinstance(final.notes, RunOnlyNotes):  # a dry run's last step was a script: so are these notes
-            notes = RunOnlyNotes(mark(f"the notes of {ctx.path} as JSON")) | notes
+            notes, known = RunOnlyNotes(mark(f"the notes of {ctx.path} as JSON")), notes
+            notes.update(known)
         if files.memory is not None:
             notes["memory"] = files.memory.notes
         return TaskResult(final.content, COMPLETE, notes, final.parsed_content)

@@ -144,11 +144,12 @@ class MemorySystem:
         `ctx` (the evaluator's Ctx) is needed by the model matcher, which runs a task."""
         index = self.get_global_index()
         if self.matcher == "model" and ctx is not None and index and ctx.run.preview:
-            # a preview calls no model: which files is known when the task runs
+            # a dry run records the matcher's prompt (the run sends it) and calls nothing: the files are the run's
             from taskdsl.evaluator.dry import mark
 
-            return AssociativeMatchResult(mark("the files the memory's model matcher chooses for "
-                                               f"{getattr(ctx, 'path', '') or 'the task'}"), [], [], "model")
+            await self._ask_matcher(request, ctx)
+            return AssociativeMatchResult(mark(f"the files the memory's model matcher chooses for {ctx.path}"),
+                                          [], [], "model")
         spent: dict = {}
         if self.matcher == "model" and ctx is not None and index:
             found, refused = await self._model_matches(request, ctx, spent)
@@ -163,24 +164,9 @@ class MemorySystem:
     async def _model_matches(self, request: ContextGenerationInput, ctx, spent: dict) -> tuple[list[str], list[dict]]:
         """The paths the associative_matching template answers: those of the index, in its order;
         every other path answered is refused, saying why."""
-        from dataclasses import replace
-
-        from taskdsl.evaluator.env import Env
         from taskdsl.evaluator.results import TaskError
 
-        run = ctx.run
-        atomic = matcher_task(run.global_env)
-        model = atomic.model_for(run)
-        from taskdsl.language.models import costs_money
-
-        agreed = run.agreed_models() if run.agreed_models else None
-        if agreed is not None and costs_money(model) and model not in agreed:
-            raise TaskError("VALIDATION_ERROR", f"the associative_matching template names the model {model}, which "
-                            "the run's plan did not call: it may cost money and the run's consent did not cover it",
-                            "memory_matcher", {"model": model})
-        args = {"request": request.as_xml(), "index": self.shown_index()}
-        settings = replace(atomic.settings, fresh_context="disabled")  # it never asks the memory itself
-        result = await atomic.eval(Env(dict(args), outer=run.global_env), ctx.at("memory"), args, settings)
+        result = await self._ask_matcher(request, ctx)
         spent.update(result.notes.get("dataUsage") or {})
         answer = result.parsed_content if result.parsed_content is not None else _json_or_none(result.content)
         if isinstance(answer, dict):
@@ -202,6 +188,28 @@ class MemorySystem:
             elif key not in found:
                 found.append(key)
         return found, refused
+
+    async def _ask_matcher(self, request: ContextGenerationInput, ctx):
+        """The associative_matching template's answer for the request (in a dry run: its prompt
+        recorded, a placeholder for the answer): the model it names must be one the run's plan calls."""
+        from dataclasses import replace
+
+        from taskdsl.evaluator.env import Env
+        from taskdsl.evaluator.results import TaskError
+
+        run = ctx.run
+        atomic = matcher_task(run.global_env)
+        model = atomic.model_for(run)
+        from taskdsl.language.models import costs_money
+
+        agreed = run.agreed_models() if run.agreed_models else None
+        if agreed is not None and costs_money(model) and model not in agreed:
+            raise TaskError("VALIDATION_ERROR", f"the associative_matching template names the model {model}, which "
+                            "the run's plan did not call: it may cost money and the run's consent did not cover it",
+                            "memory_matcher", {"model": model})
+        args = {"request": request.as_xml(), "index": self.shown_index()}
+        settings = replace(atomic.settings, fresh_context="disabled")  # it never asks the memory itself
+        return await atomic.eval(Env(dict(args), outer=run.global_env), ctx.at("memory"), args, settings)
 
     # ---------------------------------------------------------------- reading
 
