@@ -136,3 +136,97 @@ async def test_render_prints_what_the_model_server_then_receives_byte_for_byte(t
     [request] = fake.requests
     assert request["body"]["messages"] == [{"role": "system", "content": shown["system"]},
                                            {"role": "user", "content": shown["user"]}]
+
+
+# ---------------------------------------------------------------- docs/preview.md, claim by claim
+
+COND = """<cond>
+  <case test="output.valid == true"><task><description>Handle success</description></task></case>
+  <case test="output.errors > 0"><task><description>Handle errors</description></task></case>
+  <default><task><description>Handle the rest</description></task></default>
+</cond>"""
+
+
+def test_a_cond_on_a_value_the_preview_knows_shows_only_the_case_the_run_takes(tmp_path, capsys):
+    path = write(tmp_path, "c.task.xml", COND)
+    code, out, err = run(capsys, "render", path, "--input", 'last_output={"valid": false, "errors": 2}')
+    assert code == 0, err
+    assert [line.split(" — ")[0] for line in out.splitlines() if line.startswith("===")] == ["=== cond/case[2]"]
+    code, out, err = run(capsys, "render", path, "--input", 'last_output={"valid": true}')
+    assert [line.split(" — ")[0] for line in out.splitlines() if line.startswith("===")] == ["=== cond/case[1]"]
+
+
+def test_a_cond_on_a_run_only_output_shows_every_case_and_the_default(tmp_path, capsys):
+    path = write(tmp_path, "s.task.xml", f"""<task type="sequential" name="s"><steps>
+  <task><description>Judge</description><output_format type="json"/></task>
+  {COND}
+</steps></task>""")
+    code, out, err = run(capsys, "render", path)
+    assert code == 0, err
+    assert [line.split(" — ")[0] for line in out.splitlines() if line.startswith("===")] == [
+        "=== s/steps[1]", "=== s/steps[2]/case[1]", "=== s/steps[2]/case[2]", "=== s/steps[2]/default"]
+
+
+def test_when_render_cannot_build_a_prompt_the_run_refuses_with_the_same_sentence(tmp_path, capsys):
+    (tmp_path / "project" / ".git").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("PRIVATE")
+    path = write(tmp_path / "project", "t.task.xml",
+                 "<task><description>x</description><file_paths><path>../secret.txt</path></file_paths></task>")
+    code, _, rendered = run(capsys, "render", path)
+    code_run, _, ran = run(capsys, "run", path, "-q", "--model", "taskdsl/echo")
+    assert (code, code_run) == (1, 1)
+    sentence = rendered.removeprefix("taskdsl render: cannot build the prompt: ").strip()
+    assert sentence.startswith(f"task 't': file_paths: '{tmp_path}/project/../secret.txt' is outside the project")
+    assert sentence in ran
+
+
+def sent_prompts(trace) -> dict:
+    return {e["path"]: e["prompt"] for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "model_call"}
+
+
+def test_files_a_command_lists_are_a_placeholder_and_a_run_that_finds_none_has_no_context(tmp_path, capsys):
+    """The documented limit: the placeholder stands for the files' blocks; none listed, no <context>."""
+    path = write(tmp_path, "f.task.xml", """<task name="f"><description>Review</description>
+  <file_paths source="command"><command>true</command></file_paths></task>""")
+    code, out, err = run(capsys, "render", path, "--json")
+    assert code == 0, err
+    [shown] = json.loads(out)
+    assert shown["system"].endswith("<context>\n{{run: the files listed by the file_paths command of f}}\n</context>")
+    trace = tmp_path / "trace.jsonl"
+    assert run(capsys, "run", path, "-q", "--model", "taskdsl/echo", "--trace", str(trace))[0] == 0
+    assert "<context>" not in sent_prompts(trace)["f"]["system"]
+
+
+def test_a_step_whose_answer_does_not_parse_passes_on_a_note_render_does_not_show(tmp_path, capsys):
+    """The documented limit: a json answer that does not parse passes on a json_error note."""
+    path = write(tmp_path, "j.task.xml", """<task type="sequential" name="j"><steps>
+  <task><description>Judge</description><output_format type="json"/></task>
+  <task><description>Then</description></task>
+</steps></task>""")
+    code, out, err = run(capsys, "render", path, "--json")
+    assert code == 0, err
+    assert "<previous_steps>" not in json.loads(out)[1]["system"]
+    trace = tmp_path / "trace.jsonl"
+    assert run(capsys, "run", path, "-q", "--model", "taskdsl/echo", "--trace", str(trace))[0] == 0
+    assert '[step 1] notes: {"json_error": "output is not valid JSON: ' in sent_prompts(trace)["j/steps[2]"]["system"]
+
+
+async def test_notes_about_the_call_are_never_passed_on(tmp_path, openai_server):
+    """A retried answer (the first did not fit its schema) is noted in the step's notes, and not
+    passed on to the next step: render shows no <previous_steps> and the run sends none."""
+    fake = await openai_server(answers=("not json", '{"ok": true}', "fine"))
+    write(tmp_path, "r.task.xml", """<task type="sequential" name="r"><steps>
+  <task><description>Judge</description><output_format type="json" schema="object"/></task>
+  <task><description>Then</description></task>
+</steps></task>""")
+    code, out, err = await taskdsl_async(tmp_path, "render", "r.task.xml", "--model", "gpt-4o-mini", "--json")
+    assert code == 0, err
+    shown = json.loads(out)[1]
+    code, out, err = await taskdsl_async(tmp_path, "run", "r.task.xml", "--model", "gpt-4o-mini", "--json")
+    assert code == 0, err
+    assert json.loads(out)["notes"]["steps"] == 2
+    first, retry, then = fake.requests
+    assert len(retry["body"]["messages"]) == 4  # the answer was retried once
+    assert then["body"]["messages"] == [{"role": "system", "content": shown["system"]},
+                                        {"role": "user", "content": shown["user"]}]
+    assert "retried" not in shown["system"] and "<previous_steps>" not in shown["system"]

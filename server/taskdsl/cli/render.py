@@ -1,6 +1,7 @@
 """`taskdsl render FILE [--task NAME] [--input k=v]… [--inputs F.json] [--model M] [--json]`.
 
-Prints the prompts the run of FILE would send (preview.py), calling nothing. Exit 0, 1 when the
+Prints the prompts the run of FILE sends, from a dry run of it (preview.py, evaluator/dry.py): the
+run's own evaluation with no model called and no script started. Exit 0, 1 when the
 prompt cannot be built (a required input not given — each is named —, a file_paths read refused,
 a value that is not there), 2 when the file does not check or cannot be read.
 """
@@ -14,9 +15,10 @@ import sys
 
 def add_render_parser(commands) -> argparse.ArgumentParser:
     p = commands.add_parser("render", help="print the prompts a run would send, calling nothing",
-                            description="Print the exact messages each atomic task of a run would send to its "
-                                        "model, with an estimate of their tokens and cost. Nothing is called: "
-                                        "values only a run can know stay as their {{…}} placeholders.")
+                            description="Print the exact messages a run sends to its models, at each step's path, "
+                                        "with an estimate of their tokens and cost: a dry run of the run, calling "
+                                        "no model and starting no script. A value only a run can know is a "
+                                        "{{run: …}} placeholder saying where it comes from.")
     p.add_argument("file", help="the template file (*.task.xml)")
     p.add_argument("--task", help="a named task or template of a library file (default: the root task)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
