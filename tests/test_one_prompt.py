@@ -90,3 +90,24 @@ def test_the_input_render_asks_for_is_one_the_run_accepts(tmp_path, capsys, monk
                                             '</input>\n')
     assert main(["run", "t.task.xml", "-q", "--model", "taskdsl/echo", "--input", "user_query=stable"]) == 0
     assert capsys.readouterr().out == 'Sort by the requirements\n\n<input name="requirements">\nstable\n</input>\n'
+
+
+def test_a_run_state_is_made_in_one_place():
+    """A run, a dry run (render, the preview) and the memory's model matcher get their RunState
+    from runner.run_state alone: no module of the package calls RunState(…) anywhere else, so none
+    can leave out what a run reads with (the read budget, allow_read, the memory, the redactor)."""
+    import ast
+    from pathlib import Path
+
+    import taskdsl
+
+    package = Path(taskdsl.__file__).parent
+    makers = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "RunState":
+                        makers.append(f"{path.relative_to(package)}:{function.name}")
+    assert makers == ["evaluator/runner.py:run_state"]
