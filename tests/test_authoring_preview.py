@@ -70,13 +70,10 @@ def test_a_preview_calls_nothing_and_marks_what_only_a_run_knows(tmp_path, capsy
     assert code == 0, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flow.task.xml", "lib.task.xml"]
     # each value only a run knows is a placeholder naming the step it comes from, where the run puts it
-    assert out == """=== flow/steps[2] — taskdsl/echo, about 122 prompt tokens
+    assert out == """=== flow/steps[2] — taskdsl/echo, about 125 prompt tokens
 --- system
-You carry out one task of a larger workflow. Answer with the task's output only.
-
-<context>
-{{run: the files listed by the file_paths command of flow/steps[2]}}
-</context>
+You carry out one task of a larger workflow. Answer with the task's output only.{{run: a <context> block holding \
+the files listed by the file_paths command of flow/steps[2], if any}}
 
 <previous_steps>
 [step 1] notes: {{run: the notes of the script flow/steps[1] as JSON}}
@@ -184,31 +181,45 @@ def sent_prompts(trace) -> dict:
     return {e["path"]: e["prompt"] for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "model_call"}
 
 
-def test_files_a_command_lists_are_a_placeholder_and_a_run_that_finds_none_has_no_context(tmp_path, capsys):
-    """The documented limit: the placeholder stands for the files' blocks; none listed, no <context>."""
+def test_files_a_command_lists_are_a_placeholder_that_may_stand_for_nothing(tmp_path, capsys):
+    """A block the run may leave out (files a command lists, maybe none) is a placeholder ending in
+    ", if any", glued to what comes before it: it stands for the block and its separator, or nothing."""
     path = write(tmp_path, "f.task.xml", """<task name="f"><description>Review</description>
-  <file_paths source="command"><command>true</command></file_paths></task>""")
+  <file_paths source="command"><command>{command}</command></file_paths></task>""".format(command="true"))
     code, out, err = run(capsys, "render", path, "--json")
     assert code == 0, err
     [shown] = json.loads(out)
-    assert shown["system"].endswith("<context>\n{{run: the files listed by the file_paths command of f}}\n</context>")
+    assert shown["system"] == ("You carry out one task of a larger workflow. Answer with the task's output only."
+                               "{{run: a <context> block holding the files listed by the file_paths command of f, "
+                               "if any}}")
     trace = tmp_path / "trace.jsonl"
     assert run(capsys, "run", path, "-q", "--model", "taskdsl/echo", "--trace", str(trace))[0] == 0
-    assert "<context>" not in sent_prompts(trace)["f"]["system"]
+    assert sent_prompts(trace)["f"]["system"] == shown["system"].split("{{")[0]  # none listed: nothing
+    (tmp_path / "a.txt").write_text("A")
+    path = write(tmp_path, "f.task.xml", (tmp_path / "f.task.xml").read_text().replace("true", "echo a.txt"))
+    assert run(capsys, "run", path, "-q", "--model", "taskdsl/echo", "--trace", str(trace))[0] == 0
+    assert sent_prompts(trace)["f"]["system"] == (shown["system"].split("{{")[0] +  # one listed: the block
+                                                  '\n\n<context>\n<file path="a.txt">\nA\n</file>\n</context>')
 
 
-def test_a_step_whose_answer_does_not_parse_passes_on_a_note_render_does_not_show(tmp_path, capsys):
-    """The documented limit: a json answer that does not parse passes on a json_error note."""
+def test_a_note_only_an_answer_that_does_not_parse_has_is_a_placeholder_that_may_stand_for_nothing(tmp_path, capsys):
+    """In an accumulating sequential, a json answer that does not parse passes on a json_error note:
+    render shows where, as a placeholder the run fills, or leaves out when the answer parses."""
     path = write(tmp_path, "j.task.xml", """<task type="sequential" name="j"><steps>
   <task><description>Judge</description><output_format type="json"/></task>
   <task><description>Then</description></task>
 </steps></task>""")
     code, out, err = run(capsys, "render", path, "--json")
     assert code == 0, err
-    assert "<previous_steps>" not in json.loads(out)[1]["system"]
+    system = json.loads(out)[1]["system"]
+    assert system == ("You carry out one task of a larger workflow. Answer with the task's output only.{{run: a "
+                      "<previous_steps> block holding the line '[step 1] notes: …' with the json_error note of "
+                      "j/steps[1], if any}}")
     trace = tmp_path / "trace.jsonl"
     assert run(capsys, "run", path, "-q", "--model", "taskdsl/echo", "--trace", str(trace))[0] == 0
-    assert '[step 1] notes: {"json_error": "output is not valid JSON: ' in sent_prompts(trace)["j/steps[2]"]["system"]
+    sent = sent_prompts(trace)["j/steps[2]"]["system"]
+    assert sent.startswith(system.split("{{")[0] + '\n\n<previous_steps>\n[step 1] notes: {"json_error": "output is '
+                                                   'not valid JSON: ')
 
 
 async def test_notes_about_the_call_are_never_passed_on(tmp_path, openai_server):

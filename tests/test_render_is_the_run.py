@@ -149,24 +149,6 @@ class Server:
             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
 
 
-def pattern(shown: str) -> tuple[re.Pattern, dict[str, str]]:
-    """`shown` as a regular expression: literal text, each placeholder a group (the same group
-    again where the same placeholder recurs). Returns (pattern, group name → placeholder)."""
-    parts, groups, names, position = [], {}, {}, 0
-    for found in MARKER.finditer(shown):
-        parts.append(re.escape(shown[position:found.start()]))
-        marker = found.group(0)
-        if marker in groups:
-            parts.append(f"(?P={groups[marker]})")
-        else:
-            groups[marker] = f"p{len(groups)}"
-            names[groups[marker]] = marker
-            parts.append(f"(?P<{groups[marker]}>.*?)")
-        position = found.end()
-    parts.append(re.escape(shown[position:]))
-    return re.compile("".join(parts), re.S), names
-
-
 def outputs_as_text(output: str) -> set[str]:
     "The texts the run puts in a prompt for a step with this output: the text, or its parsed JSON."
     texts = {output}
@@ -177,14 +159,30 @@ def outputs_as_text(output: str) -> set[str]:
     return texts
 
 
-def assert_stands_for(shown: str, sent: str, outputs: dict[str, str], where: str) -> None:
-    regex, names = pattern(shown)
-    found = regex.fullmatch(sent)
-    assert found is not None, f"{where}: render shows\n{shown!r}\nthe run sent\n{sent!r}"
-    for group, marker in names.items():
+def pattern(shown: str, outputs: dict[str, str]) -> re.Pattern:
+    """`shown` as a regular expression: literal text; a placeholder naming "the output of P" of a
+    step the run ended is that step's output (the run's value substituted); any other placeholder
+    a group standing for one text (the same text wherever the same placeholder recurs; one ending
+    in ", if any" may stand for nothing)."""
+    parts, groups, position = [], {}, 0
+    for found in MARKER.finditer(shown):
+        parts.append(re.escape(shown[position:found.start()]))
+        marker = found.group(0)
         named = re.fullmatch(r"\{\{run: the output of (?:the script )?(.+)\}\}", marker)
         if named and named.group(1) in outputs:
-            assert found.group(group) in outputs_as_text(outputs[named.group(1)]), (where, marker, found.group(group))
+            parts.append("(?:" + "|".join(re.escape(t) for t in sorted(outputs_as_text(outputs[named.group(1)]))) + ")")
+        elif marker in groups:
+            parts.append(f"(?P={groups[marker]})")
+        else:
+            groups[marker] = f"p{len(groups)}"
+            parts.append(f"(?P<{groups[marker]}>.*?)")
+        position = found.end()
+    parts.append(re.escape(shown[position:]))
+    return re.compile("".join(parts), re.S)
+
+
+def assert_stands_for(shown: str, sent: str, outputs: dict[str, str], where: str) -> None:
+    assert pattern(shown, outputs).fullmatch(sent) is not None, f"{where}: render shows\n{shown!r}\nthe run sent\n{sent!r}"
 
 
 def untaken(path: str, run_paths: set[str]) -> bool:

@@ -22,7 +22,7 @@ from taskdsl.support.reading import ReadBudget, ReadRefused, read_bytes
 from taskdsl.support.redaction import Redactor
 from taskdsl.language.templating import Placeholder, find_placeholders
 
-from taskdsl.evaluator.dry import DryRun, RunOnlyNotes, Sent, described, holds_marker, mark
+from taskdsl.evaluator.dry import DryRun, RunOnlyNotes, Sent, described, holds_marker, is_optional, joined, mark, optional
 from taskdsl.evaluator.env import Env, UnboundVariable
 from taskdsl.evaluator.handler import Handler, HandlerConfig
 from taskdsl.evaluator.memory import ContextGenerationInput, FilesRead, MemorySystem, fresh_context
@@ -118,6 +118,21 @@ class Ctx:
 
     def at(self, segment: str, **changes) -> Ctx:
         return replace(self, path=f"{self.path}/{segment}" if self.path else segment, **changes)
+
+
+def join_parts(ctx: Ctx, parts: list[str], separator: str) -> str:
+    """The non-empty parts joined; in a dry run a block the run may leave out is glued to its
+    neighbour (dry.joined), so its placeholder stands for the block and its separator, or nothing."""
+    if ctx.run.preview:
+        return joined(parts, separator)
+    return separator.join(p for p in parts if p)
+
+
+def wrapped(ctx: Ctx, tag: str, text: str) -> str:
+    "`<tag>…</tag>` around text; in a dry run, text the run may leave out makes the block one it may leave out."
+    if ctx.run.preview and is_optional(text):
+        return optional(f"a <{tag}> block holding {described(text)}")
+    return f"<{tag}>\n{text}\n</{tag}>"
 
 
 # ---------------------------------------------------------------- values and {{…}}
@@ -361,11 +376,11 @@ class TaskNode:
             parts.append(text)
             files.extend(read)
         if settings.fresh_context == "enabled" and ctx.run.preview and holds_marker(task_text):
-            parts.append(mark(f"the memory's matches for the text of {ctx.path}"))  # matched on what only a run knows
+            parts.append(optional(f"the memory's matches for the text of {ctx.path}"))  # matched on what only a run knows
         elif settings.fresh_context == "enabled":  # the memory system (memory.py): matched files, read
             files.memory = await fresh_context(ctx, task_text)
             parts.append(files.memory.text)
-        return "\n\n".join(p for p in parts if p), files
+        return join_parts(ctx, parts, "\n\n"), files
 
     async def read_files(self, scope: Env, ctx: Ctx) -> tuple[str, list[str]]:
         fp = self.file_paths
@@ -374,14 +389,14 @@ class TaskNode:
         elif fp.source == "command":
             command = await render_command(fp.text, scope, ctx, self.name)
             if ctx.run.preview:  # a dry run starts no script
-                return mark(f"the files listed by the file_paths command of {ctx.path}"), []
+                return optional(f"the files listed by the file_paths command of {ctx.path}"), []
             out = await run_script(command.text, self.folder, {**ctx.run.script_env, **command.env}, None, 60, True,
                                    ctx.run.on_script_start)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
             if ctx.run.preview and holds_marker(text):
-                return mark(f"the memory's files for the file_paths description of {ctx.path}"), []
+                return optional(f"the memory's files for the file_paths description of {ctx.path}"), []
             memory = ctx.run.memory
             found = await memory.get_relevant_context_for(ContextGenerationInput(text), ctx)
             # the index's paths (from the project root) as the template's own: relative to its folder
@@ -465,10 +480,23 @@ class Atomic(TaskNode):
             system_parts.append(FORMAT_INSTRUCTIONS[self.output_format["type"]].format(
                 shape=f" (a JSON {schema})" if schema else ""))
         if context:
-            system_parts.append(f"<context>\n{context}\n</context>")
+            system_parts.append(wrapped(ctx, "context", context))
         if ctx.accumulated:
-            system_parts.append(f"<previous_steps>\n{ctx.accumulated}\n</previous_steps>")
-        return "\n\n".join(system_parts), user, files
+            system_parts.append(wrapped(ctx, "previous_steps", ctx.accumulated))
+        return join_parts(ctx, system_parts, "\n\n"), user, files
+
+    def dry_notes(self, ctx: Ctx, settings: ContextSettings, files: Any) -> dict:
+        """The notes a dry run's answer has as far as an accumulating sequential passes them on: the
+        memory's (known unless matched on a run-only text); a json_error or xml_error note only if
+        the answer does not parse, so a placeholder the run may leave out."""
+        kind = (self.output_format or {}).get("type")
+        may_fail = kind == "xml" or (kind == "json" and not self.output_format.get("schema"))
+        memory_unknown = settings.fresh_context == "enabled" and files.memory is None
+        if memory_unknown or (may_fail and files.memory is not None):
+            return RunOnlyNotes(mark(f"the notes of {ctx.path} as JSON"))
+        if may_fail:
+            return RunOnlyNotes(optional(f"the {kind}_error note of {ctx.path}"))  # if its answer does not parse
+        return {"memory": files.memory.notes} if files.memory is not None else {}
 
     def model_for(self, run: RunState) -> str:
         "--model, else the task's <model>, else the configured model."
@@ -480,7 +508,7 @@ class Atomic(TaskNode):
         model = self.model_for(run)
         if run.dry is not None:  # the messages are the run's; the answer only a run has
             run.dry.sent.append(Sent(ctx.path, model, system, user))
-            return TaskResult(mark(f"the output of {ctx.path}"), COMPLETE, {})
+            return TaskResult(mark(f"the output of {ctx.path}"), COMPLETE, self.dry_notes(ctx, settings, files))
         handler = Handler(replace(run.config, model=model))
         if run.budget is not None:  # --max-cost (taskdsl.evaluator.cost)
             run.budget.before(model, system + user)
@@ -554,10 +582,14 @@ def history_text(history: list[dict], fmt: str) -> str:
         head = f"[step {entry['step']}]"
         if fmt == "full_output":
             lines.append(f"{head} output:\n{entry['content']}")
-        if isinstance(entry["notes"], RunOnlyNotes):  # a dry script step's: what the run writes here
+        if isinstance(entry["notes"], RunOnlyNotes) and entry["notes"].optional:  # a dry step's, maybe none
+            lines.append(optional(f"the line '{head} notes: …' with {described(entry['notes'].marker)}"))
+        elif isinstance(entry["notes"], RunOnlyNotes):  # a dry step's: what the run writes here
             lines.append(f"{head} notes: {entry['notes'].marker}")
         elif notes:
             lines.append(f"{head} notes: {json.dumps(notes, ensure_ascii=False, default=str)}")
+    if any(isinstance(entry["notes"], RunOnlyNotes) for entry in history):  # a dry run's (dry.joined)
+        return joined(lines, "\n")
     return "\n".join(lines)
 
 
@@ -726,7 +758,9 @@ class Cond:
             await case.body.eval(env, exploring.at(f"case[{number}]"))
         if self.default is not None:
             await self.default.eval(env, exploring.at("default"))
-        return TaskResult(mark(f"the output of the case {ctx.path or 'cond'} chooses"), COMPLETE, {})
+        where = ctx.path or "cond"
+        return TaskResult(mark(f"the output of the case {where} chooses"), COMPLETE,
+                          RunOnlyNotes(optional(f"the notes of the case {where} chooses as JSON")))
 
     def tested_output(self, env: Env, ctx: Ctx) -> Any:
         """The variable last_output: the previous step's output inside a sequential (bound from its
@@ -769,7 +803,8 @@ class FunctionCall:
                             "call_depth", {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH},
                                            "cycle": cycle})
         if ctx.exploring and self.func_name in ctx.chain:  # a dry run does not follow a guarded cycle round again
-            return TaskResult(mark(f"the output of {ctx.path}/{self.func_name}, called again"), COMPLETE, {})
+            again = f"{ctx.path}/{self.func_name}, called again"
+            return TaskResult(mark(f"the output of {again}"), COMPLETE, RunOnlyNotes(optional(f"the notes of {again}")))
         library = env.find("taskLibrary")["taskLibrary"]
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])

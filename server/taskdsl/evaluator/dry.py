@@ -13,7 +13,9 @@ built by the one prompt builder (`Atomic.prompt`) from the values the run would 
 
 A placeholder reads `{{run: …}}`: it never holds `{`, `}` or a line break, so it is found in a
 prompt by `MARKER`, and it stands for exactly the text the run puts there (the context a
-sequential or a reduce passes on is built around it as the run builds it).
+sequential or a reduce passes on is built around it as the run builds it). One ending in
+`, if any}}` (`optional`) stands for a block the run may leave out: the block with the separator
+that joins it to its neighbour, or nothing (`joined` glues it to that neighbour).
 """
 
 from __future__ import annotations
@@ -39,6 +41,40 @@ def mark(what: str) -> str:
     return "{{run: " + cleaned + "}}"
 
 
+IF_ANY = ", if any"
+OPTIONAL = re.compile(r"(?:\{\{run: [^{}\n]*" + re.escape(IF_ANY) + r"\}\})+")
+
+
+def optional(what: str) -> str:
+    "The placeholder of a block the run may leave out (with its separator)."
+    return mark(what.removesuffix(IF_ANY) + IF_ANY)
+
+
+def is_optional(text) -> bool:
+    "Whether `text` is only blocks the run may leave out."
+    return isinstance(text, str) and OPTIONAL.fullmatch(text) is not None
+
+
+def joined(parts, separator: str) -> str:
+    """`separator.join` of the non-empty parts, as the run joins them, where a part that the run
+    may leave out (`optional`) is glued to its neighbour: it stands for the separator and the
+    block, or for nothing. Without such parts, exactly `separator.join`."""
+    out, pending = None, ""
+    for part in parts:
+        if not part:
+            continue
+        if is_optional(part):
+            if out is None:
+                pending += part  # before the first part: glued to its front
+            else:
+                out += part
+        elif out is None:
+            out = pending + part
+        else:
+            out += separator + part
+    return out if out is not None else pending
+
+
 def holds_marker(value) -> bool:
     return isinstance(value, str) and MARKER.search(value) is not None
 
@@ -56,6 +92,7 @@ class RunOnlyNotes(dict):
     def __init__(self, marker: str):
         super().__init__()
         self.marker = marker
+        self.optional = is_optional(marker)  # the run may have no notes to pass on: no line at all
 
 
 @dataclass
