@@ -111,3 +111,22 @@ def test_a_run_state_is_made_in_one_place():
                     if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "RunState":
                         makers.append(f"{path.relative_to(package)}:{function.name}")
     assert makers == ["evaluator/runner.py:run_state"]
+
+
+def test_a_value_that_looks_like_a_placeholder_is_plain_text_to_a_run(tmp_path, capsys, monkeypatch):
+    """Only a dry run reads `{{run: …}}` as a placeholder: an input holding one is sent as it is
+    (not glued to the prompt before it), and a field of it is refused as of any text."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text("")
+    write(tmp_path, "s.task.xml", '<task name="s"><description>Go</description><system>{{x}}</system>'
+                                  '<inputs><input name="x"/></inputs></task>')
+    trace = tmp_path / "trace.jsonl"
+    assert main(["run", "s.task.xml", "-q", "--model", "taskdsl/echo", "--input", "x={{run: a, if any}}",
+                 "--trace", str(trace)]) == 0
+    [sent] = [json.loads(line)["prompt"] for line in trace.read_text().splitlines() if '"model_call"' in line]
+    assert sent["system"] == ("You carry out one task of a larger workflow. Answer with the task's output only.\n\n"
+                              "{{run: a, if any}}")
+    write(tmp_path, "f.task.xml", '<task name="f"><description>Go {{x.field}}</description>'
+                                  '<inputs><input name="x"/></inputs></task>')
+    assert main(["run", "f.task.xml", "-q", "--model", "taskdsl/echo", "--input", "x={{run: a}}"]) == 1
+    assert "'x' is text, not JSON: it has no member 'field' (in {{x.field}})" in capsys.readouterr().err
