@@ -6,7 +6,10 @@ Oracle, for every project:
   entry reaches, and then with the checker's own diagnostics (same file, code and place);
 - when the checker reports no error there, the run (the offline echo model, harmless scripts)
   succeeds or fails only for a reason a model or a script decides — never a refusal of its own,
-  never a traceback.
+  never a traceback;
+- and `render`'s dry run shows the prompts the run sends (tests/prompt_match.py: each prompt sent
+  is the one shown at its step path, placeholders standing for the run's texts; each one shown is
+  sent unless under a <cond> case not taken), or refuses where the run refuses, in its words.
 
 The seed is derived from the commit (printed at the start and in every failure; set
 TASKDSL_GENERATED_SEED to reproduce one), so CI explores new projects on every commit;
@@ -28,12 +31,15 @@ import pytest
 from hypothesis import HealthCheck, currently_in_test_context, given, seed, settings
 from hypothesis import event as hypothesis_event
 
+import json
+
 from generated_projects import projects
+from prompt_match import compare
 from taskdsl.evaluator.compiler import CompileError
 from taskdsl.evaluator.handler import HandlerConfig
 from taskdsl.evaluator.plan import TemplateErrors
 from taskdsl.evaluator.results import TaskError
-from taskdsl.evaluator.runner import execute, prepare_file, project_index
+from taskdsl.evaluator.runner import dry_run, execute, prepare_file, project_index
 from taskdsl.project.config import settings_for
 from taskdsl.rules.checker import check_index
 
@@ -114,14 +120,32 @@ def examine(files: dict[str, str]) -> str | None:
         if expected:
             return f"the checker reports {sorted(expected)} but the run was prepared"
         try:
-            asyncio.run(execute(prepared, model="taskdsl/echo", config=HandlerConfig(model="taskdsl/echo"), timeout=30))
+            shown, dry_error = asyncio.run(dry_run(prepared, "taskdsl/echo", "taskdsl/echo")), None
         except TaskError as error:
-            cause = innermost(error.to_json())
-            if cause.get("reason") not in DATA_REASONS:
-                return f"a template that checks clean failed for a reason it decides: {cause}"
-            event(f"clean, failed: {cause.get('reason')}")
-            return None
-        event("clean, ran")
+            shown, dry_error = [], innermost(error.to_json())
+        trace = os.path.join(folder, "trace.jsonl")
+        failed = None
+        try:
+            asyncio.run(execute(prepared, model="taskdsl/echo", config=HandlerConfig(model="taskdsl/echo"), timeout=30,
+                                trace=trace))
+        except TaskError as error:
+            failed = innermost(error.to_json())
+            if failed.get("reason") not in DATA_REASONS:
+                return f"a template that checks clean failed for a reason it decides: {failed}"
+        events = [json.loads(line) for line in Path(trace).read_text().splitlines()] if Path(trace).exists() else []
+        calls = [e for e in events if e["event"] == "model_call"]
+        if dry_error is not None:  # render refuses: the run fails there too (or earlier, on data a run decides)
+            if failed is None or (failed.get("message") != dry_error.get("message")
+                                  and failed.get("reason") not in DATA_REASONS):
+                return f"render refused ({dry_error}) but the run {'succeeded' if failed is None else failed}"
+        elif len({s.path for s in shown}) != len(shown):
+            return f"render showed two prompts at one step path: {[s.path for s in shown]}"
+        else:
+            problem = compare({s.path: {"system": s.system, "user": s.user} for s in shown}, calls, events,
+                              finished=failed is None)
+            if problem is not None:
+                return f"render is not the run: {problem}"
+        event(f"clean, failed: {failed.get('reason')}" if failed else "clean, ran")
         return None
 
 

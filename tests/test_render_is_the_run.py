@@ -21,7 +21,6 @@ below (reading and printing only): a new example or corpus template with another
 import asyncio
 import contextlib
 import json
-import re
 import shutil
 import tempfile
 import threading
@@ -31,9 +30,8 @@ import pytest
 from aiohttp import web
 
 from paths import CORPUS, REPO, corpus_files
+from prompt_match import assert_stands_for, untaken
 from taskdsl.cli.main import main
-from taskdsl.evaluator.dry import MARKER
-from taskdsl.evaluator.outputs import strip_code_fences
 from taskdsl.evaluator.plan import prepare
 from taskdsl.evaluator.runner import project_index
 from test_evaluator_models import SECRET
@@ -147,53 +145,6 @@ class Server:
             "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
-
-
-def outputs_as_text(output: str) -> set[str]:
-    "The texts the run puts in a prompt for a step with this output: the text, or its parsed JSON."
-    texts = {output}
-    try:
-        texts.add(json.dumps(json.loads(strip_code_fences(output)), ensure_ascii=False))
-    except ValueError:
-        pass
-    return texts
-
-
-def pattern(shown: str, outputs: dict[str, str]) -> re.Pattern:
-    """`shown` as a regular expression: literal text; a placeholder naming "the output of P" of a
-    step the run ended is that step's output (the run's value substituted); any other placeholder
-    a group standing for one text (the same text wherever the same placeholder recurs; one ending
-    in ", if any" may stand for nothing)."""
-    parts, groups, position = [], {}, 0
-    for found in MARKER.finditer(shown):
-        parts.append(re.escape(shown[position:found.start()]))
-        marker = found.group(0)
-        named = re.fullmatch(r"\{\{run: the output of (?:the script )?(.+)\}\}", marker)
-        if named and named.group(1) in outputs:
-            parts.append("(?:" + "|".join(re.escape(t) for t in sorted(outputs_as_text(outputs[named.group(1)]))) + ")")
-        elif marker in groups:
-            parts.append(f"(?P={groups[marker]})")
-        else:
-            groups[marker] = f"p{len(groups)}"
-            parts.append(f"(?P<{groups[marker]}>.*?)")
-        position = found.end()
-    parts.append(re.escape(shown[position:]))
-    return re.compile("".join(parts), re.S)
-
-
-def assert_stands_for(shown: str, sent: str, outputs: dict[str, str], where: str) -> None:
-    assert pattern(shown, outputs).fullmatch(sent) is not None, f"{where}: render shows\n{shown!r}\nthe run sent\n{sent!r}"
-
-
-def untaken(path: str, run_paths: set[str]) -> bool:
-    "Whether `path` lies under a <cond> case (or default) the run did not take."
-    segments = path.split("/")
-    for i, segment in enumerate(segments):
-        if re.fullmatch(r"case\[\d+\]|default", segment):
-            prefix = "/".join(segments[: i + 1])
-            if not any(p == prefix or p.startswith(prefix + "/") for p in run_paths):
-                return True
-    return False
 
 
 @contextlib.contextmanager
