@@ -101,7 +101,22 @@ def input_names(target: Element, model: semantics.FileModel) -> list[str]:
         declared = [inp.get("name") for inp in facts.inputs(target) if inp.get("name")]
     inside = {id(element) for element in target.iter()}
     open_uses = [p.use.name for p in model.variable_problems() if not p.error and id(p.use.element) in inside]
-    return list(dict.fromkeys([*declared, *open_uses, *sorted(model.scopes.everywhere_names())]))
+    asked = [needed for _, needed in root_from_names(target)]  # what plan_inputs asks the run for
+    return list(dict.fromkeys([*declared, *asked, *open_uses, *sorted(model.scopes.everywhere_names())]))
+
+
+def root_from_names(target: Element) -> list[tuple[str, str]]:
+    """(input name, the name it takes) for each input of a root task that takes its value from the
+    run: a root's from="x" (or a root ref's <input name="x"/>) asks the run for x."""
+    if target.tag != "task" or target.parent is not None:
+        return []
+    found = []
+    for inp in facts.inputs(target):
+        source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
+        needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source) if source else None
+        if needed and inp.get("name"):
+            found.append((inp.get("name"), needed.group(0)))
+    return found
 
 
 def unknown_inputs_message(plan: InputPlan) -> str:
@@ -148,15 +163,10 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "task":
         missing = [inp.get("name") for inp in facts.inputs(target)
                    if inp.get("name") and inp.get("name") not in given and not facts.input_has_value(inp)]
-        if target.parent is None:  # a root's from="x" (or a root ref's <input name="x"/>) takes x from the run
-            everywhere = model.scopes.everywhere_names() if model is not None else set()
-            for inp in facts.inputs(target):
-                source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
-                needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source).group(0) if source and re.match(
-                    r"[A-Za-z_]", source) else None
-                if needed and inp.get("name") not in given and needed not in given and needed not in everywhere \
-                        and needed not in missing:
-                    missing.append(needed)
+        everywhere = model.scopes.everywhere_names() if model is not None else set()
+        for input_name, needed in root_from_names(target):
+            if input_name not in given and needed not in given and needed not in everywhere and needed not in missing:
+                missing.append(needed)
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 
