@@ -1,0 +1,98 @@
+"""Every refusal the compiler (evaluator/compiler.py) still spells out is a question the checker
+decides: behind the gate it is unreachable. For each one, a template that would reach it: `taskdsl
+check` reports the code, and `taskdsl run` refuses with the checker's own lines before any step
+(the compiler never gets to refuse it). A new `self.fail("TD…")` in the compiler without a case
+here fails `test_every_compiler_refusal_has_a_case`."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from test_gate import MARKER_STEP, check_lines, project, run_refusal
+from taskdsl.evaluator import compiler
+from taskdsl.evaluator.runner import prepare_file
+
+GREET = '<template name="greet" params="a"><task><description>Hi {{a}}</description></task></template>'
+
+
+def steps(*parts: str) -> str:
+    return (f'<task type="sequential" name="main"><description>main</description><steps>{MARKER_STEP}'
+            f'{"".join(parts)}</steps></task>')
+
+
+def calling(lib: str) -> dict[str, str]:
+    "main runs the marker step, then calls greet of a library file that holds the fault"
+    return {"main.task.xml": steps('<call template="greet"><arg name="a">x</arg></call>'), "lib.task.xml": lib}
+
+
+ATOMIC = "<task><description>d</description></task>"
+#: code the compiler refuses with → (what it is, the project)
+CASES = {
+    "TD101": [("a case holding no task but a description", {"main.task.xml": steps(
+        '<cond><case test="output.ok == true"><description>x</description></case></cond>')})],
+    "TD206": [("a case with no task", {"main.task.xml": steps('<cond><case test="output.ok == true"></case></cond>')}),
+              ("a cond with no case", {"main.task.xml": steps("<cond></cond>")})],
+    "TD105": [("a ref that is no name", {"main.task.xml": steps('<task ref="Bad Name"/>')}),
+              ("a misspelt type", {"main.task.xml": steps('<task type="sequental"><description>d</description></task>')}),
+              ("a timeout that is no number", {"main.task.xml": steps(
+                  '<task type="script"><description>d</description><command timeout="soon">echo hi</command></task>')}),
+              ("fail_on_error neither true nor false", {"main.task.xml": steps(
+                  '<task type="script"><description>d</description><command fail_on_error="maybe">echo hi</command>'
+                  '</task>')}),
+              ("a blank model", {"main.task.xml": steps("<task><description>d</description><model> </model></task>")}),
+              ("a call of no name", {"main.task.xml": steps('<call template="Bad Name"/>')})],
+    "TD204": [("an atomic task with a blank description", {"main.task.xml": steps(
+        "<task><description>  </description></task>")})],
+    "TD201": [("a sequential with no steps", {"main.task.xml": steps(
+        '<task type="sequential"><description>d</description></task>')})],
+    "TD202": [("a reduce with no parts", {"main.task.xml": steps('<task type="reduce"><description>d</description></task>')})],
+    "TD203": [("a script with a blank command", {"main.task.xml": steps(
+        '<task type="script"><description>d</description><command>  </command></task>')})],
+    "TD601": [("an unknown built-in model", {"main.task.xml": steps(
+        "<task><description>d</description><model>taskdsl/echoo</model></task>")})],
+    "TD209": [("the legacy call form", {"main.task.xml": steps('<call task="greet"/>'),
+                                        "lib.task.xml": f"<library>{GREET}</library>"})],
+    "TD104": [("a call with no template", {"main.task.xml": steps("<call/>")})],
+    "TD501": [("a call of a name nothing defines", {"main.task.xml": steps('<call template="nosuch"/>')})],
+    "TD503": [("an argument naming no param", {"main.task.xml": steps(
+        '<call template="greet"><arg name="zz">v</arg></call>'), "lib.task.xml": f"<library>{GREET}</library>"})],
+    "TD402": [("a name nothing binds", {"main.task.xml": steps("<task><description>{{zz}}</description></task>")})],
+    "TD403": [("a from naming nothing", {"main.task.xml": steps(
+        '<task ref="greet"><inputs><input name="a" from="zz"/></inputs></task>'),
+        "lib.task.xml": f"<library>{GREET}</library>"})],
+    "TD701": [("a test that does not parse", {"main.task.xml": steps(f'<cond><case test="output.a = = 1">{ATOMIC}</case></cond>')})],
+    "TD702": [("a test using what the language lacks", {"main.task.xml": steps(
+        f'<cond><case test="foo == 1">{ATOMIC}</case></cond>')})],
+    "TD207": [("a template with no name", calling(f'<library>{GREET}<template params="a">{ATOMIC}</template></library>'))],
+    "TD102": [("a template with no task", calling(f'<library>{GREET}<template name="t" params=""></template></library>'))],
+    "TD107": [("a template with two tasks", calling(
+        f'<library>{GREET}<template name="t" params="">{ATOMIC}{ATOMIC}</template></library>'))],
+}
+
+
+def test_every_compiler_refusal_has_a_case():
+    source = Path(compiler.__file__).read_text(encoding="utf-8")
+    refused = set(re.findall(r'self\.fail\("(TD\d{3})"', source)) | set(re.findall(r'CompileError\("(TD\d{3})"', source))
+    refused -= {"TD001"}  # a file that is not XML: test_gate's malformed cases
+    assert refused <= set(CASES), sorted(refused - set(CASES))
+
+
+@pytest.mark.parametrize("code,files", [(code, files) for code, cases in CASES.items() for _, files in cases],
+                         ids=[f"{code}-{what}" for code, cases in CASES.items() for what, _ in cases])
+def test_the_checker_reports_it_and_the_run_refuses_with_its_lines_before_any_step(tmp_path, capsys, monkeypatch,
+                                                                                 code, files):
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, files)
+    expected = check_lines(capsys, ".")
+    assert code in {line.split(": error ")[1].split(" ")[0] for line in expected}, expected
+    exit_code, refused, err = run_refusal(capsys, "main.task.xml")
+    reached = [line for line in expected if line.startswith(("main.task.xml", "lib.task.xml"))]
+    assert exit_code == 2, err
+    assert refused == reached
+    assert not (tmp_path / "ran.marker").exists()
+    # without the gate the compiler would refuse it itself, with the same code: a check written twice
+    with pytest.raises(compiler.CompileError) as own:
+        prepare_file(str(tmp_path / "main.task.xml"), check=False)
+    assert own.value.code == code
+
