@@ -96,3 +96,20 @@ def test_the_checker_reports_it_and_the_run_refuses_with_its_lines_before_any_st
         prepare_file(str(tmp_path / "main.task.xml"), check=False)
     assert own.value.code == code
 
+
+
+@pytest.mark.parametrize("inherit", ["none", "subset"])
+def test_a_template_body_that_inherits_nothing_still_sees_its_params(tmp_path, capsys, monkeypatch, inherit):
+    """The upstream corpus's function templates (052_fntemplates_validate_input.xml) isolate their body
+    with inherit_context none: the params are the template's own, the run binds them, so the checker
+    does not report them (it did: a false TD402 the gate then refused the run with)."""
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": (
+        '<template name="validate_input" params="data,rules"><task><description>Validate {{data}} against {{rules}}'
+        f'</description><context_management><inherit_context>{inherit}</inherit_context></context_management></task>'
+        '</template>')})
+    assert check_lines(capsys, ".") == []
+    assert main(["run", "main.task.xml", "--model", "taskdsl/echo", "--input", "data=D", "--input", "rules=R"]) == 0
+    assert "Validate D against R" in capsys.readouterr().out

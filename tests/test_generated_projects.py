@@ -168,6 +168,14 @@ REGRESSIONS: list[dict[str, str]] = [
                       '</output_format><inputs><input name="a" from="b"/></inputs><context_management><inherit_context>'
                       ' full </inherit_context></context_management></task>\n',
      "lib.task.xml": '<library><task name="greet" ref="greet"/></library>\n'},
+    # a template body with inherit_context none sees its params (the run binds them; TD402 was a false error,
+    # found in the upstream corpus, 052_fntemplates_validate_input.xml)
+    {"main.task.xml": '<call template="greet"><arg>v</arg></call>\n',
+     "lib.task.xml": '<library><template name="greet" params="a"><task><description>Hi {{a}}</description>'
+                     '<context_management><inherit_context>none</inherit_context></context_management></task>'
+                     '</template><template name="shout" params="a"><task><description>{{a}}</description>'
+                     '<context_management><inherit_context>subset</inherit_context></context_management></task>'
+                     '</template></library>\n'},
     # the values the retired mutation test (test_check_run_agree.py) was seeded with because checking
     # and running once disagreed on them, where the generator does not write them itself:
     # {{ last_output }} with spaces after a step
