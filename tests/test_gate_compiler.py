@@ -113,3 +113,24 @@ def test_a_template_body_that_inherits_nothing_still_sees_its_params(tmp_path, c
     assert check_lines(capsys, ".") == []
     assert main(["run", "main.task.xml", "--model", "taskdsl/echo", "--input", "data=D", "--input", "rules=R"]) == 0
     assert "Validate D against R" in capsys.readouterr().out
+
+
+def test_a_projects_own_role_template_is_gated_by_the_checker(tmp_path, capsys):
+    """A template a project supplies for a role (the reparse template, the memory's matcher) is
+    compiled outside a run's gate: the checker is its gate too, and the refusal is its first error
+    at its place. ({{zz}} names nothing: the compiler alone accepted it, and the run failed later
+    with missing_variable.)"""
+    from taskdsl.cli.main import main
+    from taskdsl.evaluator.results import TaskError
+
+    path = tmp_path / "matcher.task.xml"
+    path.write_text('<library>\n  <template name="m" params="a"><task><description>{{zz}} {{a}}</description></task>'
+                    '</template>\n</library>\n')
+    main(["check", str(path)])
+    checked = [line for line in capsys.readouterr().out.splitlines() if " error TD" in line]
+    assert len(checked) == 1 and checked[0].startswith(f"{path}:2:")
+    where, said = checked[0].split(": error ")
+    with pytest.raises(TaskError) as refused:
+        compiler.atomic_of(str(path), "m", "the associative_matching template", "memory_matcher")
+    assert refused.value.reason == "memory_matcher"
+    assert refused.value.message == f"the associative_matching template {where} does not check: {said}"
