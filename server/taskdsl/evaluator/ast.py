@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl.language import cond as cond_expr
-from taskdsl.meaning.model import argument_problems
 from taskdsl.project import confine
 from taskdsl.language import shell
 from taskdsl.support.reading import ReadBudget, ReadRefused, read_bytes
@@ -741,10 +740,8 @@ class FunctionCall:
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
         positional = [a for n, a in self.args if n is None]
-        problems = argument_problems(definition.name, definition.metadata.get("params", [(p, False) for p in params]),
-                                     len(positional), [n for n, _ in self.args if n is not None], self.kind)
-        if problems:  # the checker's TD503, word for word (a run normally refuses it before starting)
-            raise TaskError("VALIDATION_ERROR", problems[0].message, "arguments")
+        # arguments that do not fit the params are the checker's TD503: the gate (and the compiler's
+        # link()) refused them before any step, so they are not decided again here
         named: list[tuple[str, Any]] = list(zip(params, positional))
         named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
@@ -769,11 +766,7 @@ class Template:
     defaults: tuple[str, ...] = ()  # params its task gives a literal default: a caller may leave them out
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
-        args = args or {}
-        missing = [p for p in self.params if p not in args and p not in self.defaults]
-        if missing:
-            raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
-                            "arguments", {"missing": missing})
+        args = args or {}  # a param no call binds is the checker's TD503; a direct run asks for it (plan_inputs)
         # a template runs isolated: only its params and the globals; no caller history, no
         # inherited context (the caller's file_paths included), no previous output (empty stdin)
         isolated = replace(ctx, previous=None, accumulated=None, inherited="")
