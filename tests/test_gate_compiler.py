@@ -1,4 +1,4 @@
-"""Every refusal the compiler (evaluator/compiler.py) still spells out is a question the checker
+"""Every refusal the compiler (evaluator/compiler.py, and plan.py's root) still spells out is a question the checker
 decides: behind the gate it is unreachable. For each one, a template that would reach it: `taskdsl
 check` reports the code, and `taskdsl run` refuses with the checker's own lines before any step
 (the compiler never gets to refuse it). A new `self.fail("TD…")` in the compiler without a case
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from test_gate import MARKER_STEP, check_lines, project, run_refusal
-from taskdsl.evaluator import compiler
+from taskdsl.evaluator import compiler, plan
 from taskdsl.evaluator.runner import prepare_file
 
 GREET = '<template name="greet" params="a"><task><description>Hi {{a}}</description></task></template>'
@@ -29,6 +29,7 @@ def calling(lib: str) -> dict[str, str]:
 ATOMIC = "<task><description>d</description></task>"
 #: code the compiler refuses with → (what it is, the project)
 CASES = {
+    "TD100": [("a root that runs nothing", {"main.task.xml": "<steps><task><description>d</description></task></steps>"})],
     "TD101": [("a case holding no task but a description", {"main.task.xml": steps(
         '<cond><case test="output.ok == true"><description>x</description></case></cond>')})],
     "TD206": [("a case with no task", {"main.task.xml": steps('<cond><case test="output.ok == true"></case></cond>')}),
@@ -72,7 +73,7 @@ CASES = {
 
 
 def test_every_compiler_refusal_has_a_case():
-    source = Path(compiler.__file__).read_text(encoding="utf-8")
+    source = "".join(Path(module.__file__).read_text(encoding="utf-8") for module in (compiler, plan))
     refused = set(re.findall(r'self\.fail\("(TD\d{3})"', source)) | set(re.findall(r'CompileError\("(TD\d{3})"', source))
     refused -= {"TD001"}  # a file that is not XML: test_gate's malformed cases
     assert refused <= set(CASES), sorted(refused - set(CASES))
