@@ -517,27 +517,36 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
     text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
     texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
-    does not check), CompileError, or TaskError (no entry, unknown task)."""
+    does not check: with `check` before anything is compiled, without it when the compiler cannot
+    build the file — the refusal is the checker's either way), CompileError (only where the checker
+    accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task)."""
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
     document = parse(text)
     if check:
         gate(index, path, document, text, read, settings)
-    refuse_malformed(document, path)
-    targets = runnable_targets(document, path)
-    label = task or (targets[0].label if targets else file_stem(path))
     sources = {path: text}
 
     def read_and_keep(other: str) -> str | None:
         sources[other] = found = read(other)
         return found
 
-    library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
-    target = find_target(document, task, path)
-    plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
-    node, args = entry_node(document.root, compiler, library, task, plan.values)
-    compiler.prepare(document.root, library)
+    try:
+        refuse_malformed(document, path)
+        targets = runnable_targets(document, path)
+        label = task or (targets[0].label if targets else file_stem(path))
+        library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
+        target = find_target(document, task, path)
+        plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
+        node, args = entry_node(document.root, compiler, library, task, plan.values)
+        compiler.prepare(document.root, library)
+    except CompileError:
+        # What the compiler cannot build, the checker decides: the refusal is always the checker's
+        # diagnostics (with the gate on they were given above; with it off — a structure checked
+        # elsewhere, a role template — they are given now).
+        gate(index, path, document, text, read, settings)
+        raise  # the checker accepts what the compiler cannot build: a bug, in the compiler's words
     if plan.unknown:  # after the template's own refusals: those say what to fix first
         raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
                         {"unknown": plan.unknown, "accepted": plan.accepted})
