@@ -136,3 +136,19 @@ def test_a_projects_own_role_template_is_gated_by_the_checker(tmp_path, capsys):
         compiler.atomic_of(str(path), "m", "the associative_matching template", "memory_matcher")
     assert refused.value.reason == "memory_matcher"
     assert refused.value.message == f"the associative_matching template {where} does not check: {said}"
+
+
+def test_two_definitions_of_a_name_are_the_checkers_td502_even_without_the_gate(tmp_path, capsys, monkeypatch):
+    """The runtime library's own duplicate refusal (duplicate_task) is not what a run says: the
+    checker's TD502 at both definitions is, with or without the gate."""
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": '<library><template name="greet" params=""><task><description>a</description>'
+                                        '</task></template><task name="greet"><description>b</description></task>'
+                                        '</library>'})
+    expected = check_lines(capsys, ".")
+    assert [line.split(": error ")[1][:5] for line in expected] == ["TD502", "TD502"]
+    exit_code, refused, _ = run_refusal(capsys, "main.task.xml", "--task", "greet")
+    assert exit_code == 2 and refused == expected
+    with pytest.raises(TemplateErrors) as without_gate:
+        prepare_file(str(tmp_path / "main.task.xml"), task="greet", check=False)
+    assert [d.code for d in without_gate.value.diagnostics] == ["TD502", "TD502"]

@@ -510,6 +510,10 @@ def gate(index, path: str, document: Document, text: str, read: Callable[[str], 
         raise TemplateErrors(failing[0][0], failing[0][2], failing[0][1], files=failing)
 
 
+#: the runtime library's refusals that are the checker's TD501/TD502 (a name it cannot link)
+LINK_REASONS = frozenset({"duplicate_task", "unknown_task", "ambiguous_task"})
+
+
 def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
             read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
     """Decide what a run of `task` (None: the root entry) of the file at `path` does.
@@ -541,12 +545,14 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
         plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
         node, args = entry_node(document.root, compiler, library, task, plan.values)
         compiler.prepare(document.root, library)
-    except CompileError:
-        # What the compiler cannot build, the checker decides: the refusal is always the checker's
-        # diagnostics (with the gate on they were given above; with it off — a structure checked
-        # elsewhere, a role template — they are given now).
-        gate(index, path, document, text, read, settings)
-        raise  # the checker accepts what the compiler cannot build: a bug, in the compiler's words
+    except (CompileError, TaskError) as refused:
+        # What the compiler cannot build or link (a duplicate, unknown or ambiguous name), the checker
+        # decides: the refusal is always the checker's diagnostics (with the gate on they were given
+        # above; with it off — a structure checked elsewhere — they are given now). What the checker
+        # accepts is a bug, raised as it is; so is a usage error (several entries and no --task).
+        if isinstance(refused, CompileError) or refused.reason in LINK_REASONS:
+            gate(index, path, document, text, read, settings)
+        raise
     if plan.unknown:  # after the template's own refusals: those say what to fix first
         raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
                         {"unknown": plan.unknown, "accepted": plan.accepted})
