@@ -766,7 +766,13 @@ class Template:
     defaults: tuple[str, ...] = ()  # params its task gives a literal default: a caller may leave them out
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
-        args = args or {}  # a param no call binds is the checker's TD503; a direct run asks for it (plan_inputs)
+        args = args or {}
+        # a call that leaves a param unbound is the checker's TD503 (refused before any step); what is
+        # left here is a run's inputs: a test's task run without one of its params
+        missing = [p for p in self.params if p not in args and p not in self.defaults]
+        if missing:
+            raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
+                            "arguments", {"missing": missing})
         # a template runs isolated: only its params and the globals; no caller history, no
         # inherited context (the caller's file_paths included), no previous output (empty stdin)
         isolated = replace(ctx, previous=None, accumulated=None, inherited="")
