@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from taskdsl.language import cond as cond_expr
-from taskdsl.meaning.model import argument_problems
 from taskdsl.project import confine
 from taskdsl.language import shell
 from taskdsl.support.reading import ReadBudget, ReadRefused, read_bytes
@@ -809,10 +808,8 @@ class FunctionCall:
         definition = library.get_task(self.func_name)
         params = definition.metadata.get("parameters", [])
         positional = [a for n, a in self.args if n is None]
-        problems = argument_problems(definition.name, definition.metadata.get("params", [(p, False) for p in params]),
-                                     len(positional), [n for n, _ in self.args if n is not None], self.kind)
-        if problems:  # the checker's TD503, word for word (a run normally refuses it before starting)
-            raise TaskError("VALIDATION_ERROR", problems[0].message, "arguments")
+        # arguments that do not fit the params are the checker's TD503: the gate (and the compiler's
+        # link()) refused them before any step, so they are not decided again here
         named: list[tuple[str, Any]] = list(zip(params, positional))
         named += [(name, arg) for name, arg in self.args if name is not None]
         values = await gather_values(named, env, ctx, self.label or self.func_name)
@@ -838,6 +835,8 @@ class Template:
 
     async def eval(self, env: Env, ctx: Ctx, args: dict | None = None, settings=None) -> TaskResult:
         args = args or {}
+        # a call that leaves a param unbound is the checker's TD503 (refused before any step); what is
+        # left here is a run's inputs: a test's task run without one of its params
         missing = [p for p in self.params if p not in args and p not in self.defaults]
         if missing:
             raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",

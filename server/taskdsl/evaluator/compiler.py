@@ -448,6 +448,17 @@ def atomic_of(path: str, name: str, role: str, reason: str):
     text = read_text(path)
     if text is None:
         raise TaskError("VALIDATION_ERROR", f"{role} {path} cannot be read", reason)
+    from taskdsl.rules.checker import check_text
+
+    # a project's own template for a role is compiled outside a run's gate: the checker is its gate
+    # (the compiler decides nothing of its own), and the refusal is the checker's first error
+    result = check_text(text, path=path)
+    errors = result.errors if result.well_formed else result.diagnostics
+    if errors:
+        first = errors[0]
+        line, column = result.document.position(first.span.start)
+        raise TaskError("VALIDATION_ERROR", f"{role} {path}:{line + 1}:{column + 1} does not check: {first.code} "
+                        f"{first.message}", reason)
     try:
         definitions = Compiler(path).definitions(parse_entry(text, path))
     except CompileError as broken:

@@ -101,20 +101,21 @@ def input_names(target: Element, model: semantics.FileModel) -> list[str]:
         declared = [inp.get("name") for inp in facts.inputs(target) if inp.get("name")]
     inside = {id(element) for element in target.iter()}
     open_uses = [p.use.name for p in model.variable_problems() if not p.error and id(p.use.element) in inside]
-    return list(dict.fromkeys([*declared, *open_uses, *run_sources(target), *sorted(model.scopes.everywhere_names())]))
+    asked = [needed for _, needed in root_from_names(target)]  # what plan_inputs asks the run for
+    return list(dict.fromkeys([*declared, *asked, *open_uses, *sorted(model.scopes.everywhere_names())]))
 
 
-def run_sources(target: Element) -> list[str]:
-    """The names a root task's `from="x"` inputs (and a root ref's `<input name="x"/>`) take from
-    the run: a run may be given them (`--input x=…`), and asks for them when nothing else does."""
+def root_from_names(target: Element) -> list[tuple[str, str]]:
+    """(input name, the name it takes) for each input of a root task that takes its value from the
+    run: a root's from="x" (or a root ref's <input name="x"/>) asks the run for x."""
     if target.tag != "task" or target.parent is not None:
         return []
     found = []
     for inp in facts.inputs(target):
         source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
         needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source) if source else None
-        if needed and needed.group(0) not in found:
-            found.append(needed.group(0))
+        if needed and inp.get("name"):
+            found.append((inp.get("name"), needed.group(0)))
     return found
 
 
@@ -162,15 +163,10 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "task":
         missing = [inp.get("name") for inp in facts.inputs(target)
                    if inp.get("name") and inp.get("name") not in given and not facts.input_has_value(inp)]
-        if target.parent is None:  # a root's from="x" (or a root ref's <input name="x"/>) takes x from the run
-            everywhere = model.scopes.everywhere_names() if model is not None else set()
-            for inp in facts.inputs(target):
-                source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
-                needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source).group(0) if source and re.match(
-                    r"[A-Za-z_]", source) else None
-                if needed and inp.get("name") not in given and needed not in given and needed not in everywhere \
-                        and needed not in missing:
-                    missing.append(needed)
+        everywhere = model.scopes.everywhere_names() if model is not None else set()
+        for input_name, needed in root_from_names(target):
+            if input_name not in given and needed not in given and needed not in everywhere and needed not in missing:
+                missing.append(needed)
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 
@@ -514,6 +510,10 @@ def gate(index, path: str, document: Document, text: str, read: Callable[[str], 
         raise TemplateErrors(failing[0][0], failing[0][2], failing[0][1], files=failing)
 
 
+#: the runtime library's refusals that are the checker's TD501/TD502 (a name it cannot link)
+LINK_REASONS = frozenset({"duplicate_task", "unknown_task", "ambiguous_task"})
+
+
 def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
             read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
     """Decide what a run of `task` (None: the root entry) of the file at `path` does.
@@ -521,27 +521,38 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
     text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
     texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
-    does not check), CompileError, or TaskError (no entry, unknown task)."""
+    does not check: with `check` before anything is compiled, without it when the compiler cannot
+    build the file — the refusal is the checker's either way), CompileError (only where the checker
+    accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task)."""
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
     document = parse(text)
     if check:
         gate(index, path, document, text, read, settings)
-    refuse_malformed(document, path)
-    targets = runnable_targets(document, path)
-    label = task or (targets[0].label if targets else file_stem(path))
     sources = {path: text}
 
     def read_and_keep(other: str) -> str | None:
         sources[other] = found = read(other)
         return found
 
-    library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
-    target = find_target(document, task, path)
-    plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
-    node, args = entry_node(document.root, compiler, library, task, plan.values)
-    compiler.prepare(document.root, library)
+    try:
+        refuse_malformed(document, path)
+        targets = runnable_targets(document, path)
+        label = task or (targets[0].label if targets else file_stem(path))
+        library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
+        target = find_target(document, task, path)
+        plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
+        node, args = entry_node(document.root, compiler, library, task, plan.values)
+        compiler.prepare(document.root, library)
+    except (CompileError, TaskError) as refused:
+        # What the compiler cannot build or link (a duplicate, unknown or ambiguous name), the checker
+        # decides: the refusal is always the checker's diagnostics (with the gate on they were given
+        # above; with it off — a structure checked elsewhere — they are given now). What the checker
+        # accepts is a bug, raised as it is; so is a usage error (several entries and no --task).
+        if isinstance(refused, CompileError) or refused.reason in LINK_REASONS:
+            gate(index, path, document, text, read, settings)
+        raise
     if plan.unknown:  # after the template's own refusals: those say what to fix first
         raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
                         {"unknown": plan.unknown, "accepted": plan.accepted})

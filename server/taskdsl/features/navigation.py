@@ -18,7 +18,7 @@ from taskdsl.language.document import Document, Span
 from taskdsl.features.util import ClientFeatures, Positions, path_to_uri, uri_to_path
 from taskdsl.meaning.uses import RenameError, Workspace
 
-__all__ = ["RenameError", "definition", "references", "prepare_rename", "rename", "workspace_edit"]
+__all__ = ["RenameError", "definition", "names_library_entry", "INDEXING", "references", "prepare_rename", "rename", "workspace_edit"]
 
 PositionsFor = Callable[[str], Positions | None]
 
@@ -58,6 +58,19 @@ def definition(doc: Document, offset: int, uri: str, positions: Positions, *, li
                positions_for: PositionsFor | None = None, settings=None) -> list[types.Location]:
     view = _View(doc, uri, positions, library, positions_for, settings)
     return view.locations(view.workspace.definitions(offset))
+
+
+#: what go-to-definition says when the name under the cursor is the library's and the library is
+#: not indexed yet (the server shows it; hover says the same in its own words)
+INDEXING = "taskdsl: the project's library is still being indexed; go to the definition again in a moment."
+
+
+def names_library_entry(doc: Document, offset: int, uri: str, positions: Positions, *, settings=None) -> bool:
+    """Whether the name under the cursor is one the library answers for: a task or template (a
+    ref, a call, a key) or a param of one. Without an index such a name has no definition yet."""
+    view = _View(doc, uri, positions, None, None, settings)
+    site = view.workspace.site(offset)
+    return site is not None and site.symbol[0] in ("task", "param", "key")
 
 
 def references(doc: Document, offset: int, uri: str, positions: Positions, *, include_declaration: bool = True,

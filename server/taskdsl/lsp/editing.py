@@ -41,9 +41,14 @@ def on_hover(ls: TaskdslServer, params: types.HoverParams):
 def on_definition(ls: TaskdslServer, params: types.DefinitionParams):
     analysis = ls.analysis(params.text_document.uri)
     offset = analysis.positions.offset(params.position)
-    return navigation.definition(analysis.document, offset, analysis.uri, analysis.positions,
-                                 library=ls.state.library, positions_for=ls.positions_for,
-                                 settings=ls.state.settings) or None
+    found = navigation.definition(analysis.document, offset, analysis.uri, analysis.positions,
+                                  library=ls.state.library, positions_for=ls.positions_for,
+                                  settings=ls.state.settings)
+    if not found and ls.state.indexing and navigation.names_library_entry(
+            analysis.document, offset, analysis.uri, analysis.positions, settings=ls.state.settings):
+        # the answer is a location or nothing: the user is told why it is nothing yet
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Info, navigation.INDEXING))
+    return found or None
 
 
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)

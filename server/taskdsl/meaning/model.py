@@ -260,6 +260,17 @@ class FileModel:
         for item in (items if items is not None else self.elements("input")):
             attr = from_attr(item)
             owner = item.parent.parent if item.parent is not None else None
+            if attr is None and owner is not None and owner.tag == "task" and owner.parent is not None \
+                    and owner.parent.tag == "template" and not input_has_value(item) and misplaced(item) is None:
+                # an empty input of a template's task takes the call's argument of that name: a call binds
+                # only the template's params, so any other name is bound by nothing (the run would fail)
+                name, params = (item.get("name") or "").strip(), template_params(owner.parent)
+                if name and name not in params:
+                    problems.append(FromProblem(item, None, (
+                        f"<input name=\"{name}\"/> takes the call's argument '{name}', and template "
+                        f"'{owner.parent.get('name') or ''}' has no param '{name}' (params: {listed(params)}): "
+                        f"add it to params=\"…\" or give the input a value"), True, None))
+                continue
             if attr is None or attr.value_span is None or owner is None or is_named_definition(owner):
                 continue  # a named task's inputs are its params: its caller's environment supplies them
             if misplaced(item) is not None:

@@ -15,7 +15,8 @@ the ``from`` attribute) up to the root:
   the task's inputs name with ``from``;
 - the params of the enclosing ``<template>`` (also the legacy ``<task parameters=>`` of a root or
   a ``<library>`` task, which TD210 reports once, with its fix); the walk
-  stops at a template: its body sees only its params and globals;
+  stops at a template: its body sees only its params and globals, whatever its
+  ``inherit_context`` (the params are the template's own environment, not a caller's);
 - ``last_output`` in a sequential's second and later steps (and below them, while inheritance
   keeps the chain), and at the top of a root ``<cond>`` document (where the run asks for it);
 - the names of the ``taskdsl.globals`` setting, everywhere.
@@ -233,6 +234,11 @@ class Scopes:
                     if inherit == "subset":
                         wanted = {_root_name(item.get("from")) for item in input_elements(current)}
                         kept = {**kept, **{n: b for n, b in outer.bindings.items() if n in wanted}}
+                    if current.parent is not None and current.parent.tag == "template":
+                        # a template's body: its params are the template's own environment, not a
+                        # caller's (the run binds them as the body's arguments whatever it inherits)
+                        kept = {**kept, **{n: b for n, b in outer.bindings.items()
+                                           if b.kind == "param" and b.element is current.parent}}
                     outer = _Frame(kept, True)
         if not found and closed == outer.closed:
             return outer  # declares nothing: the same names as its parent's

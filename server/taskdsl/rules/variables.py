@@ -82,7 +82,8 @@ def unknown_variable_rule(ctx: RuleContext):
 @rule("TD403", Severity.ERROR, "from names nothing visible",
       what="`<input from=\"x\">` (or `<input name=\"x\"/>` on a ref, short for `from=\"x\"`) takes the value "
            "of variable x where the task is called; x is not an input of an enclosing task, a template "
-           "param, a reduce-bound name, `last_output` or a declared global.",
+           "param, a reduce-bound name, `last_output` or a declared global. An empty `<input name=\"x\"/>` "
+           "of a template's task takes the call's argument x, and x is not one of the template's params.",
       why="At run time the lookup fails: the run refuses the template with the same message. Sequential "
           "steps do not see each other by name: the previous step's output is `last_output`.",
       bad='<input name="draft" from="previous_step"/>',
@@ -91,7 +92,7 @@ def unknown_variable_rule(ctx: RuleContext):
       tags=("input",))
 def unknown_from_rule(ctx: RuleContext):
     for problem in ctx.model.from_problems(ctx.tagged("input")):
-        attr = from_attr(problem.item)
+        attr = from_attr(problem.item) or problem.item.attr("name")  # a template task's empty input: its name
         fixes = []
         if problem.guess and attr.name == "name":  # the short form: the name binds the param, keep it
             end = attr.value_span.end + 1

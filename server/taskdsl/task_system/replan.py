@@ -345,10 +345,13 @@ def prepare_structure(index, where: str, xml: str, settings, error: TaskError):
     """The structure prepared as any run is (plan.prepare, already checked): its library, node
     and commands. A structure that cannot be prepared is not run."""
     from taskdsl.evaluator.compiler import CompileError
-    from taskdsl.evaluator.plan import prepare
+    from taskdsl.evaluator.plan import TemplateErrors, prepare
 
     try:
         return prepare(index, where, text=xml, settings=settings, check=False)
+    except TemplateErrors as refused:  # what the compiler cannot build: the checker's words
+        first = refused.diagnostics[0]
+        raise stands(error, f"the structure cannot run: {first.code} {first.message}", proposal=xml) from None
     except (CompileError, TaskError) as refused:
         raise stands(error, f"the structure cannot run: {getattr(refused, 'message', refused)}",
                      proposal=xml) from None
