@@ -135,25 +135,31 @@ def unparsable_command_rule(ctx: RuleContext):
 
 @rule("TD805", Severity.WARNING, "{{…}} where a program reads a leading '-' as an option",
       what="A `{{…}}` starts an argument before any `--` of a program whose options can run commands or write "
-           "files: env, tar, find, xargs, git, rsync, ssh, scp, curl, wget, zip, sed, sort, awk, cp, mv, "
-           "shells, interpreters and the like (the list follows GTFOBins, https://gtfobins.github.io, and "
-           "SonarSource's argument injection vectors, https://sonarsource.github.io/argument-injection-vectors/). "
-           "echo, printf '%s' and programs whose options cannot do harm are not reported.",
+           "files. It is an **error** (the run refuses) when one of the program's options runs a command: env "
+           "(-S), tar (--to-command, -I), find (-exec), xargs, git (--upload-pack, -c), rsync (-e), ssh and scp "
+           "(-oProxyCommand), zip, sort, man, tcpdump, make, wget, sed, awk, shells and interpreters (-c, -e). "
+           "It is a warning for the others whose options write files (curl, wget, cp, mv, tee, …). The lists "
+           "follow GTFOBins, https://gtfobins.github.io, and SonarSource's argument injection vectors, "
+           "https://sonarsource.github.io/argument-injection-vectors/. echo, printf '%s' and programs whose "
+           "options cannot do harm are not reported.",
       why="The value reaches the program as one word, but a word starting with '-' is an option there: "
           "`env {{x}} true` with the value `--split-string=sh -c …` or `tar {{x}} …` with "
-          "`--checkpoint-action=exec=…` runs a command.",
+          "`--checkpoint-action=exec=…` runs a command. (The SPEC's table gives TD805 as a warning; where an "
+          "option runs a command the value would be code, so it is an error there, as TD803 is.)",
       bad="<command>tar -cf out.tar {{path}}</command>",
       good="<command>tar -cf out.tar -- {{path}}</command>",
       fix="Insert `--` before the value, so the program reads every later word as an operand (the quick fix).",
       tags=("command",))
 def option_position_rule(ctx: RuleContext):
-    for command, offsets, site in _command_sites(ctx, None):
-        if site.option_at is None:
-            continue
-        ph = site.placeholder
-        at = offsets[site.option_at][0]
-        yield make("TD805", _span(offsets, ph.start, ph.end), shell.option_message(site),
-                   fixes=[Fix("Insert -- before the value", (TextEdit(Span(at, at), "-- "),))])
+    for code in (None, shell.OPTION_CODE):
+        for command, offsets, site in _command_sites(ctx, code):
+            if site.option_at is None:
+                continue
+            ph = site.placeholder
+            at = offsets[site.option_at][0]
+            yield make("TD805", _span(offsets, ph.start, ph.end), shell.option_message(site),
+                       severity=Severity.ERROR if code else None,
+                       fixes=[Fix("Insert -- before the value", (TextEdit(Span(at, at), "-- "),))])
 
 
 @rule("TD802", Severity.WARNING, "file outside the project",
