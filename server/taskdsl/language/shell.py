@@ -678,16 +678,24 @@ def _pipe(tree, site, command_node, command, placeholders, spans) -> Site:
     child = command_node
     for ancestor in _ancestors(command_node):
         if ancestor.type == "pipeline":
-            after = False
-            for part in ancestor.named_children:
-                if part.id == child.id:
-                    after = True
-                elif after:
-                    program = _reader_in(tree, part)
-                    if program:
-                        return Site(site.placeholder, "reparse", program)
+            program = _readers_after(tree, ancestor).get(child.id)
+            if program:
+                return Site(site.placeholder, "reparse", program)
         child = ancestor
     return site
+
+
+def _readers_after(tree, pipeline) -> dict:
+    """For each part of a pipeline: the first program after it that runs its standard input as code (once per
+    pipeline)."""
+    cache = tree.cache.setdefault("pipeline", {})
+    if pipeline.id not in cache:
+        found, later = {}, None
+        for part in reversed(pipeline.named_children):
+            found[part.id] = later
+            later = _reader_in(tree, part) or later
+        cache[pipeline.id] = found
+    return cache[pipeline.id]
 
 
 def _reader_in(tree, node) -> str | None:
