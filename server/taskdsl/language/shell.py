@@ -749,6 +749,7 @@ class Program:
     gnu: bool = True  # options may follow operands
     exec_options: bool = False  # one of its options runs a command: a value in option position is TD805, an error
     plus: bool = False  # +o … options (shells)
+    assigns: bool = False  # NAME=VALUE operands before the command set its environment (env, sudo)
 
 
 def _p(**kw) -> Program:
@@ -801,10 +802,10 @@ PROGRAMS = {
     "nvim": _p(code="cS", long_code="--cmd", exec_options=True),
     "emacs": _p(long_code="--eval", exec_options=True),
     "env": _p(args="uC", long_args="--unset --chdir", code="S", long_code="--split-string", command_at=0, gnu=False,
-              exec_options=True),
+              exec_options=True, assigns=True),
     "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
                 "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True),
-    "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False), "doas": _p(args="uC", command_at=0, gnu=False),
+    "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False, assigns=True), "doas": _p(args="uC", command_at=0, gnu=False),
     "command": _p(command_at=0, gnu=False), "exec": _p(args="a", command_at=0, gnu=False),
     "builtin": _p(command_at=0, gnu=False), "nohup": _p(command_at=0, gnu=False),
     "setsid": _p(command_at=0, gnu=False), "time": _p(args="fo", command_at=0, gnu=False),
@@ -979,6 +980,10 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                 break
             continue
         # an operand
+        if spec.assigns and spec.command_at is not None and operands == spec.command_at and "=" in pre and \
+                pre.split("=", 1)[0].replace("_", "").isalnum():
+            i += 1  # env NAME=VALUE …
+            continue
         if open_ and lit is None and pre == "" and option_kind:
             verdicts[i] = (option_kind, program, None)
         if spec.command_at is not None and operands == spec.command_at:
