@@ -162,3 +162,22 @@ CONTINUATION = "a line continuation (\\ at the end of a line) joins two parts of
 ])
 def test_a_line_continuation_inside_a_word_is_td804(tmp_path, capsys, monkeypatch, command, value):
     refused(tmp_path, capsys, monkeypatch, command, value, "TD804", CONTINUATION)
+
+
+@pytest.mark.parametrize("command", [
+    "[[ {{x}} == a ]] && touch out",
+    "printf '%s' {{x}} &> out",
+    "a=({{x}} b); printf '%s' \"${a[0]}\" > out",
+    "cat <<< {{x}} > out",
+    "diff <(printf '%s' {{x}}) /dev/null > out",
+    "function f { printf '%s' {{x}} > out; }; f",
+])
+def test_bash_only_syntax_under_sh_never_runs_the_value(tmp_path, capsys, monkeypatch, command):
+    """Commands run with /bin/sh -c (dash on Debian and Ubuntu), read with bash's grammar: bash-only syntax
+    the checker accepts fails or means something else there, but the value stays a word."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, command)
+    assert main(["check", path]) == 0
+    main(["run", path, "--input", "x=$(touch marker)`touch marker`; touch marker"])
+    assert not (tmp_path / "marker").exists()

@@ -83,10 +83,16 @@ def unsafe_substitution_rule(ctx: RuleContext):
 
 @rule("TD803", Severity.ERROR, "{{…}} in text a program parses again as code",
       what="A `{{…}}` of a `<command>` reaches a program that parses it again as code: an argument of `eval`, "
-           "`alias` or `trap`, the script of `sh`/`bash`/`dash`/`zsh -c`, `su -c`, any word after `ssh HOST`, "
-           "`xargs … sh -c`, `find … -exec sh -c`, the code of `python -c`, `perl -e`, `node -e`, `ruby -e`, "
-           "`php -r`, an `awk` program, or the standard input of a shell, python, ssh … (a pipe, a "
-           "here-document or a here-string), also through `$(…)`.",
+           "`alias`, `trap` or `watch`, the script of a shell given -c (`sh`, `bash`, `dash`, `zsh`, `ksh`, … also "
+           "combined: `bash -xc`, `sh -ec`), `su -c`, `script -c`, `flock FILE -c`, any word after `ssh HOST`, the "
+           "code of `python -c` (also `-Ic`, `-c…`), `perl -e`, `node -e`, `ruby -e`, `php -r`, `lua -e`, "
+           "`env -S`, an `awk` program, a `sed` script, an option value that is a command (`ssh -o`, `git -c`, "
+           "`tar --to-command`/`-I`/`--checkpoint-action`, `rsync -e`, `sort --compress-program`, …), or the "
+           "standard input of a shell, python, perl, ssh … given no script (a pipe, a here-document or a "
+           "here-string, also `bash -e`, `python3 -u -`, `xargs sh -c`, `xargs -I{} sh -c {}`), through any "
+           "chain of wrappers (env, sudo, nice, ionice, chrt, taskset, stdbuf, setsid, nohup, timeout, flock, "
+           "command, exec, time, busybox, xargs, find -exec) and `$(…)`. A program named at run time "
+           "(`\"$SHELL\" -c`, `$CMD`, `{{prog}}`) fails closed: every value among its arguments is TD803.",
       why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
           "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
       bad="<command>sh -c \"echo {{name}} | tr a-z A-Z\"</command>",
@@ -111,7 +117,9 @@ def reparsed_value_rule(ctx: RuleContext):
       what="A `<command>` that the shell grammar (tree-sitter-bash) cannot parse: an unterminated quote, "
            "`$(` or here-document, a stray `)` or `;;`, a keyword out of place; one that holds a control "
            "character other than TAB and LF (a CR is a blank to bash's grammar, part of a word to dash); "
-           "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); a command nested too deeply "
+           "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); in such a command, a line "
+           "continuation (\\ at the end of a line) after anything but a blank (the shell joins the two lines "
+           "into one word, the grammar reads two); a command nested too deeply "
            "to check (also when a check of TD801–TD805 fails: the checker fails closed).",
       why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
       bad="<command>echo 'unterminated</command>",
