@@ -181,3 +181,32 @@ def test_bash_only_syntax_under_sh_never_runs_the_value(tmp_path, capsys, monkey
     assert main(["check", path]) == 0
     main(["run", path, "--input", "x=$(touch marker)`touch marker`; touch marker"])
     assert not (tmp_path / "marker").exists()
+
+
+def test_one_double_dash_fixes_every_value_of_a_command(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, "rsync -a {{x}} {{x}}.bak")
+    assert main(["check", "--fix", path]) == 0
+    assert "<command>rsync -a -- {{x}} {{x}}.bak</command>" in open(path, encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("command", ["git commit -m {{x}}", "git -C {{x}} status", "awk '{ print }' {{x}}",
+                                     "python3 -c 'import sys; print(sys.argv)' {{x}}"])
+def test_values_that_are_an_options_argument_or_after_the_script_are_not_options(tmp_path, capsys, monkeypatch,
+                                                                                 command):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, command)
+    capsys.readouterr()
+    assert main(["check", path]) == 0
+    assert "TD805" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF > out\na\nEOF \nprintf '%s' {{x}} > out",
+    "cat <<EOF > out\na\n EOF\nprintf '%s' {{x}} > out",
+    "cat > out <<EOF\n[{{x}}]\nEOF \\\n  # c",
+])
+def test_a_here_document_the_grammar_ends_elsewhere_than_the_shell_is_td804(tmp_path, capsys, monkeypatch,
+                                                                            command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD804",
+            "a here-document whose end line is not exactly its delimiter")

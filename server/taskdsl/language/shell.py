@@ -133,6 +133,9 @@ PROBLEMS = {
     "ansi_c": "$'…' is bash-only syntax, and the runner runs /bin/sh (which may be dash, where it changes how "
               "the quotes pair up): write the text in '…' or \"…\" in a command that holds a {{…}}",
     "deep": "the command is too deeply nested to check: simplify it",
+    "heredoc": "a here-document whose end line is not exactly its delimiter (a blank before or after it, or the "
+               "delimiter met earlier): the shell and the checker's grammar end it in different places; write the "
+               "delimiter alone on its line",
     "continuation": "a line continuation (\\ at the end of a line) joins two parts of a word here, which the "
                     "checker's grammar reads as two words: in a command with a {{…}}, end a line with \\ only "
                     "after a blank",
@@ -332,6 +335,8 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
                 return (*tree.span(node), "deep")
         if placeholders and node.type == "ansi_c_string":
             return (*tree.span(node), "ansi_c")
+        if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
+            return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
     return _joins(tree) if placeholders else None
 
@@ -357,6 +362,28 @@ def _joins(tree: _Tree) -> tuple[int, int, str] | None:
                 return at, at + 2, "continuation"
         at = text.find("\\\n", at + 1)
     return None
+
+
+def _heredoc_disagrees(tree: _Tree, redirect) -> bool:
+    """The grammar ends a here-document at a line that is not exactly its delimiter ("EOF " or " EOF"), or a
+    line of its body is the delimiter: POSIX shells end it elsewhere than the tree says."""
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+    end = next((c for c in redirect.children if c.type == "heredoc_end"), None)
+    body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
+    if start is None or end is None:
+        return False  # unterminated: a parse error, reported as such
+    delimiter = tree.source(start).replace("'", "").replace('"', "").replace("\\", "")
+    strip = any(not c.is_named and tree.source(c) == "<<-" for c in redirect.children)
+    a, b = tree.span(end)
+    line_start = tree.text.rfind("\n", 0, a) + 1
+    line_end = tree.text.find("\n", b)
+    line = tree.text[line_start:len(tree.text) if line_end < 0 else line_end]
+    if (line.lstrip("\t") if strip else line) != delimiter:
+        return True
+    if body is not None:
+        lines = tree.source(body).split("\n")
+        return any((text.lstrip("\t") if strip else text) == delimiter for text in lines[1:-1] or lines[:0])
+    return False
 
 
 def _landing_quoted(tree: _Tree, body) -> bool:
@@ -508,9 +535,9 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
         for part in redirect.named_children:  # cat <<EOF | sh: the grammar hangs the pipe on the redirect
             if part.type == "pipeline":
                 for body in part.named_children:
-                    program = _stdin_program(tree, _words(body)) if body.type == "command" else None
-                    if program:
-                        return Site(ph, "reparse", program)
+                    info = _command_info(tree, body) if body.type == "command" else None
+                    if info is not None and info.stdin:
+                        return Site(ph, "reparse", info.program)
         return _flow(tree, Site(ph, "heredoc"), redirect.parent, None, command, placeholders, spans)
     if parent.type != "string" or tree.text[tree.span(parent)[0]] != '"':
         return Site(ph, "unparsed")
@@ -664,7 +691,9 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
         if kind in ("name", "arithmetic"):
             return Site(site.placeholder, kind, program)
         if kind in ("option", "option_exec") and leading:
-            option_at = _to_command(tree.span(word)[0], placeholders, spans, command)
+            # one `--` for the command, before its first word in option position: every fix inserts it there
+            first = next(w for w, v in zip(info.words, info.verdicts) if v is not None and v[0] == kind)
+            option_at = _to_command(tree.span(first)[0], placeholders, spans, command)
             if kind == "option_exec":
                 return Site(site.placeholder, "option", program, option_at=option_at)
             site = Site(site.placeholder, site.context, program, option_at=option_at)
@@ -750,6 +779,7 @@ class Program:
     exec_options: bool = False  # one of its options runs a command: a value in option position is TD805, an error
     plus: bool = False  # +o … options (shells)
     assigns: bool = False  # NAME=VALUE operands before the command set its environment (env, sudo)
+    subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
 
 
 def _p(**kw) -> Program:
@@ -763,7 +793,7 @@ _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=Tr
             exec_options=True, plus=True)
 _PYTHON = _p(args="WXQm", code="c", stops="cm", stdin=True, gnu=False, exec_options=True)
 _AWK = _p(args="vFfil", long_args="--assign --field-separator --file --include --load", code="e",
-          long_code="--source", first_code=True, exec_options=True)
+          long_code="--source", first_code=True, exec_options=True, gnu=False)
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
 #: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
 PROGRAMS = {
@@ -788,7 +818,7 @@ PROGRAMS = {
     "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
     "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
     "git": _p(args="C", long_args="--git-dir --work-tree --namespace --exec-path", code="c",
-              long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True),
+              long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
               "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True),
     "rsync": _p(args="BfMT", code="e", long_code="--rsh --rsync-path", exec_options=True),
@@ -908,7 +938,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
         return [None] + [("reparse", shown, None)] * (n - 1), True, shown
     program = os.path.basename(literals[0])
     spec = PROGRAMS.get(program)
-    option_kind = "option_exec" if spec is not None and spec.exec_options else (
+    option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
     special = _special(program, literals, prefixes, verdicts, option_kind)
     if special is not None:
@@ -985,7 +1015,10 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             i += 1  # env NAME=VALUE …
             continue
         if open_ and lit is None and pre == "" and option_kind:
-            verdicts[i] = (option_kind, program, None)
+            after_unknown = spec.subcommand and operands > 0 and (literals[i - 1] or "").startswith("-") and \
+                "=" not in literals[i - 1]  # git commit -m {{x}}: maybe the argument of -m
+            if not after_unknown:
+                verdicts[i] = (option_kind, program, None)
         if spec.command_at is not None and operands == spec.command_at:
             sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:])
             for k, verdict in enumerate(sub[1:], i + 1):
