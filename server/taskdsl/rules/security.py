@@ -119,7 +119,8 @@ def reparsed_value_rule(ctx: RuleContext):
            "character other than TAB and LF (a CR is a blank to bash's grammar, part of a word to dash); "
            "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); in such a command, a line "
            "continuation (\\ at the end of a line) after anything but a blank (the shell joins the two lines "
-           "into one word, the grammar reads two); a command nested too deeply "
+           "into one word, the grammar reads two) or a here-document whose end line is not exactly its "
+           "delimiter; a command nested too deeply "
            "to check (also when a check of TD801–TD805 fails: the checker fails closed).",
       why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
       bad="<command>echo 'unterminated</command>",
