@@ -105,6 +105,13 @@ HOSTILE = "x; touch marker #"
     ("printf '%s' {{x}} | xargs -I{} sh -c 'echo {}'", "sh"),
     ("printf '%s' {{x}} | xargs sh -c", "sh"),
     ("find . -maxdepth 0 -exec awk {{x}} {} +", "awk"),
+    # more programs of the table: other shells, database clients, debuggers, job schedulers
+    ("fish -c {{x}}", "fish"),
+    ("sqlite3 notes.db {{x}}", "sqlite3"),
+    ("psql -c {{x}}", "psql"),
+    ("gdb -ex {{x}} /bin/true", "gdb"),
+    ("printf '%s' {{x}} | at now", "at"),
+    ("unshare -r sh -c {{x}}", "sh"),
 ])
 def test_a_value_a_program_parses_again_is_td803(tmp_path, capsys, monkeypatch, command, program):
     value = "print(1); import os; os.system('touch marker')" if "python" in command else HOSTILE
@@ -210,3 +217,25 @@ def test_a_here_document_the_grammar_ends_elsewhere_than_the_shell_is_td804(tmp_
                                                                             command):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD804",
             "a here-document whose end line is not exactly its delimiter")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("bash <(printf '%s' {{x}})", "bash"),
+    ("sh < <(printf '%s' {{x}})", "sh"),
+    ("source <(printf '%s' {{x}})", "source"),
+    (". <(printf '%s' {{x}})", "."),
+    ("printf '%s' {{x}} > >(sh)", "sh"),
+    ("exec > >(sh); printf '%s' {{x}}", "sh"),
+    ("diff <(printf '%s' {{x}}) /dev/null | sh", "sh"),
+    ("awk -f <(printf '%s' {{x}}) /dev/null", "awk"),
+])
+def test_a_value_through_process_substitution_into_a_shell_is_td803(tmp_path, capsys, monkeypatch, command,
+                                                                   program):
+    """bash runs these as /bin/sh too (process substitution works in its POSIX mode since 5.1)."""
+    refused(tmp_path, capsys, monkeypatch, command, HOSTILE, "TD803", f"`{program}` parses again as code")
+
+
+def test_coproc_is_td804(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "coproc { sh; }; printf '%s\\n' {{x}} >&\"${COPROC[1]}\"", HOSTILE,
+            "TD804", "coproc is bash-only syntax the checker's grammar does not model")
+

@@ -136,6 +136,8 @@ PROBLEMS = {
     "heredoc": "a here-document whose end line is not exactly its delimiter (a blank before or after it, or the "
                "delimiter met earlier): the shell and the checker's grammar end it in different places; write the "
                "delimiter alone on its line",
+    "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
+              "remove it from a command with a {{…}}",
     "continuation": "a line continuation (\\ at the end of a line) joins two parts of a word here, which the "
                     "checker's grammar reads as two words: in a command with a {{…}}, end a line with \\ only "
                     "after a blank",
@@ -171,7 +173,7 @@ def unsafe_message(site: Site) -> str:
         return option_message(site)
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
     where, how = WHERE[site.context]
-    if site.context == "reparse" and not site.program.replace("-", "").replace(".", "").isalnum():
+    if site.context == "reparse" and _named_at_run_time(site.program):
         return (f"{shown} is an argument of a program named at run time (`{site.program}`): the checker cannot "
                 f"tell whether it parses the value again as code; name the program in the command (e.g. sh -c "
                 f"'… \"$1\"' _ {shown}), or pass the value through $"
@@ -190,6 +192,11 @@ def unsafe_message(site: Site) -> str:
     if "%s" in how:
         how = how % (env_name(site.placeholder) or f"{INPUT_PREFIX}<NAME>")
     return f"{shown} is {where}: no value can be substituted there safely; {how}"
+
+
+def _named_at_run_time(program: str) -> bool:
+    """program is shown as written because the command names it with an expansion ("$SHELL", {{…}})."""
+    return any(c in program for c in "$`\"'{")
 
 
 def option_message(site: Site) -> str:
@@ -335,6 +342,8 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
                 return (*tree.span(node), "deep")
         if placeholders and node.type == "ansi_c_string":
             return (*tree.span(node), "ansi_c")
+        if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
+            return (*tree.span(node), "coproc")
         if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
             return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
@@ -428,6 +437,10 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             result.append(Site(ph, context))
             continue
         site = _judge(final, ph, context, start, end, command, placeholders, final_spans)
+        if site.safe and site.context != "comment":
+            hidden = _hidden_reader(final)
+            if hidden:
+                site = Site(ph, "reparse", hidden)
         result.append(site)
     return tuple(result), None, None
 
@@ -749,12 +762,51 @@ def _reader_in(tree, node) -> str | None:
 
 
 def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
-    """Through an enclosing $(…) or `…`: its output is a word again, held to the same places."""
+    """Through an enclosing $(…) or `…`: its output is a word again, held to the same places. Through an
+    enclosing <(…): its output is a file the command around it reads (as a script: TD803), or its standard
+    input (`sh < <(…)`); the value then flows on as that command's output would."""
     for ancestor in _ancestors(node):
         if ancestor.type == "command_substitution":
             part = ancestor.parent if ancestor.parent.type == "string" else ancestor
             return _place(tree, site, part, False, command, placeholders, spans)
+        if ancestor.type == "process_substitution" and tree.source(ancestor).startswith("<("):
+            holder = ancestor.parent.parent if ancestor.parent.type == "concatenation" else ancestor.parent
+            if holder.type == "file_redirect":
+                statement = holder.parent
+                body = statement.child_by_field_name("body") if statement.type == "redirected_statement" else None
+                info = _command_info(tree, body) if body is not None and body.type == "command" else None
+            else:
+                body = holder if holder.type == "command" else None
+                info = _command_info(tree, body) if body is not None else None
+                at = next((k for k, w in enumerate(info.words) if w.id == ancestor.id or w.id == ancestor.parent.id),
+                          None) if info is not None else None
+                after_f = at is not None and at > 0 and _literal(tree, info.words[at - 1]) in ("-f", "--file")
+                if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
+                        _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
+                    return Site(site.placeholder, "reparse", info.program)
+            if info is not None and info.stdin and holder.type == "file_redirect":
+                return Site(site.placeholder, "reparse", info.program)
+            if body is None:
+                return site
+            piped = _pipe(tree, site, body, command, placeholders, spans)
+            return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
     return site
+
+
+def _hidden_reader(tree) -> str | None:
+    """A program anywhere in the command that runs as code what other commands write where it cannot be followed:
+    inside >(…) (`exec > >(sh)`, `echo … > >(sh)`). Every value of such a command is
+    held to be code (fail closed)."""
+    if "hidden" in tree.cache:
+        return tree.cache["hidden"]
+    found, stack = None, [tree.root]
+    while stack and found is None:
+        node = stack.pop()
+        if node.type == "process_substitution" and tree.source(node).startswith(">("):
+            found = _reader_in(tree, node)
+        stack.extend(node.named_children)
+    tree.cache["hidden"] = found
+    return found
 
 
 # ---------------------------------------------------------------- programs and their arguments
@@ -779,6 +831,7 @@ class Program:
     exec_options: bool = False  # one of its options runs a command: a value in option position is TD805, an error
     plus: bool = False  # +o … options (shells)
     assigns: bool = False  # NAME=VALUE operands before the command set its environment (env, sudo)
+    stdin_always: bool = False  # runs its standard input as code even with operands (at TIME)
     subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
 
 
@@ -850,8 +903,26 @@ PROGRAMS = {
     "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False),
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False), "busybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
+    "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="S", command_at=0, gnu=False),
+    "setpriv": _p(command_at=0, gnu=False), "prlimit": _p(args="p", command_at=0, gnu=False),
+    "systemd-run": _p(args="uMpEH", command_at=0, gnu=False), "firejail": _p(command_at=0, gnu=False),
+    "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
+    **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
+    "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
+    "Rscript": _p(code="e", exec_options=True), "julia": _p(code="eE", stdin=True, exec_options=True),
+    "pwsh": _p(code="c", long_code="-Command -command -c", stdin=True, gnu=False, exec_options=True),
+    "bun": _p(code="ep", long_code="--eval --print", exec_options=True),
+    "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
+    "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
+    "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
+    "gdb": _p(long_code="-ex --ex -eval-command --eval-command -iex", exec_options=True),
+    "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
+    "batch": _p(args="q", code="f", stdin=True, stdin_always=True, gnu=False),
 }
 SHELLS = frozenset(name for name, spec in PROGRAMS.items() if spec is _SHELL)
+#: programs that run a file given as an argument as code (bash <(…), source <(…))
+SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
+    Rscript julia bun""".split())
 AWKS = frozenset("awk gawk mawk nawk".split())
 SEDS = frozenset("sed gsed".split())
 #: sed's options that take the next word as their argument (-e and --expression: the script)
@@ -1027,7 +1098,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                 stdin = _xargs_reads_code(literals, prefixes, sources, i)
             return verdicts, stdin, inner if stdin else program
         if code_flag and operands == 0:
-            verdicts[i] = ("reparse", program, i)
+            verdicts[i] = ("reparse", program, i if program in SHELLS else None)
             return verdicts, False, program
         if (spec.first_code and operands == 0 and not code_given) or spec.all_code or (
                 spec.code_from is not None and operands >= spec.code_from):
@@ -1041,7 +1112,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
     if program == "xargs":  # no command: echo
         return verdicts, False, program
     stdin = spec.stdin and not code_flag and not code_given and (
-        operands == 0 or first_operand == "-" or stdin_flag or spec.code_from is not None)
+        operands == 0 or first_operand == "-" or stdin_flag or spec.code_from is not None or spec.stdin_always)
     return verdicts, stdin, program
 
 

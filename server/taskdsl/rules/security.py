@@ -91,7 +91,8 @@ def unsafe_substitution_rule(ctx: RuleContext):
            "standard input of a shell, python, perl, ssh … given no script (a pipe, a here-document or a "
            "here-string, also `bash -e`, `python3 -u -`, `xargs sh -c`, `xargs -I{} sh -c {}`), through any "
            "chain of wrappers (env, sudo, nice, ionice, chrt, taskset, stdbuf, setsid, nohup, timeout, flock, "
-           "command, exec, time, busybox, xargs, find -exec) and `$(…)`. A program named at run time "
+           "command, exec, time, busybox, xargs, find -exec), `$(…)` and process substitution (`bash <(…)`, "
+           "`source <(…)`, `… > >(sh)`). A program named at run time "
            "(`\"$SHELL\" -c`, `$CMD`, `{{prog}}`) fails closed: every value among its arguments is TD803.",
       why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
           "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
@@ -120,7 +121,7 @@ def reparsed_value_rule(ctx: RuleContext):
            "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); in such a command, a line "
            "continuation (\\ at the end of a line) after anything but a blank (the shell joins the two lines "
            "into one word, the grammar reads two) or a here-document whose end line is not exactly its "
-           "delimiter; a command nested too deeply "
+           "delimiter; `coproc` (bash-only); a command nested too deeply "
            "to check (also when a check of TD801–TD805 fails: the checker fails closed).",
       why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
       bad="<command>echo 'unterminated</command>",
