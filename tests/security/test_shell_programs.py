@@ -84,6 +84,7 @@ HOSTILE = "x; touch marker #"
     ('python3 -Sc "{{x}}"', "python3"),
     ("python3 -c{{x}}", "python3"),
     ('perl -le "{{x}}"', "perl"),
+    ("node -pe {{x}}", "node"),
     ("awk -e {{x}} /dev/null", "awk"),
     ("awk --source={{x}} /dev/null", "awk"),
     # settings and options whose value is a command
@@ -132,6 +133,7 @@ def test_a_program_named_at_run_time_fails_closed(tmp_path, capsys, monkeypatch,
     ("env {{x}} true", "-Ssh -c 'touch marker'"),
     ("find {{x}} -maxdepth 0", "-exec touch marker ;"),
     ("git {{x}} --version", "--exec-path=."),
+    ("tar czf out.tgz {{x}}", "--checkpoint=1 --checkpoint-action=exec=touch marker"),
 ])
 def test_option_position_of_a_program_whose_options_run_commands_is_an_error(tmp_path, capsys, monkeypatch,
                                                                             command, value):

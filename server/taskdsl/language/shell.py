@@ -1021,6 +1021,9 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             if option_kind and literals[i] is None and prefixes[i] == "":
                 verdicts[i] = (option_kind, program, None)
         return verdicts, False, program
+    if program == "tar" and n > 1 and literals[1] and literals[1].isalpha():  # tar xzf …: old-style options
+        literals, prefixes = [literals[0], "-" + literals[1], *literals[2:]], [prefixes[0], "-" + prefixes[1],
+                                                                              *prefixes[2:]]
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
     code = ("reparse", program, None)
     while i < n:
@@ -1057,6 +1060,9 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                     if rest:
                         if lit is None:
                             verdicts[i] = _setting(program, letters[j + 1:], None) or code
+                        elif i + 1 < n and all(c in spec.code for c in letters[j + 1:]):
+                            i += 1  # node -pe CODE: -p and -e, the code follows
+                            verdicts[i] = code
                     elif i + 1 < n:
                         i += 1
                         verdicts[i] = _setting(program, prefixes[i], literals[i]) or code
