@@ -113,6 +113,13 @@ HOSTILE = "x; touch marker #"
     ("gdb -ex {{x}} /bin/true", "gdb"),
     ("printf '%s' {{x}} | at now", "at"),
     ("unshare -r sh -c {{x}}", "sh"),
+    # a script file that is the program's own standard input; bash builtins that expand or run a value
+    ("printf '%s' {{x}} | bash /dev/stdin", "bash"),
+    ("printf '%s' {{x}} | sh /dev/fd/0", "sh"),
+    ("printf '%s' {{x}} | . /dev/stdin", "."),
+    ("printf '%s' {{x}} | python3 /dev/stdin", "python3"),
+    ("compgen -W {{x}}", "compgen"),
+    ("printf '%s' {{x}} | mapfile -C eval -c 1", "mapfile"),
 ])
 def test_a_value_a_program_parses_again_is_td803(tmp_path, capsys, monkeypatch, command, program):
     value = "print(1); import os; os.system('touch marker')" if "python" in command else HOSTILE
@@ -241,3 +248,17 @@ def test_coproc_is_td804(tmp_path, capsys, monkeypatch):
     refused(tmp_path, capsys, monkeypatch, "coproc { sh; }; printf '%s\\n' {{x}} >&\"${COPROC[1]}\"", HOSTILE,
             "TD804", "coproc is bash-only syntax the checker's grammar does not model")
 
+
+
+@pytest.mark.parametrize("command, name", [
+    ("BASH_ENV={{x}} bash -c true", "BASH_ENV"),
+    ("export ENV={{x}}; sh -i < /dev/null", "ENV"),
+    ("PS4={{x}} bash -xc true", "PS4"),
+    ("env LD_PRELOAD={{x}} true", "LD_PRELOAD"),
+    ("GIT_SSH_COMMAND={{x}} git ls-remote ssh://host/x", "GIT_SSH_COMMAND"),
+])
+def test_a_value_in_a_variable_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    """bash expands $BASH_ENV, $ENV and $PS4 ($(…) included) before using them; git and the loader run or load
+    what the others name."""
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code")

@@ -178,6 +178,10 @@ def unsafe_message(site: Site) -> str:
         return option_message(site)
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
     where, how = WHERE[site.context]
+    if site.context == "reparse" and site.program.startswith("what reads $"):
+        name = site.program[len("what reads $"):]
+        return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
+                f"loaded): the value would become code; pass it in a variable of another name")
     if site.context == "reparse" and _named_at_run_time(site.program):
         return (f"{shown} is an argument of a program named at run time (`{site.program}`): the checker cannot "
                 f"tell whether it parses the value again as code; name the program in the command (e.g. sh -c "
@@ -608,6 +612,9 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if value is not None and value.id == word.id:
         if holder.child_by_field_name("name").type != "variable_name":
             return Site(ph, "arithmetic")
+        name = tree.source(holder.child_by_field_name("name"))
+        if name in CODE_VARIABLES:
+            return Site(ph, "reparse", f"what reads ${name}")
         declaration = holder.parent
         if declaration is not None and declaration.type == "declaration_command":
             flags = [tree.source(c) for c in declaration.named_children if c.type == "word"]
@@ -921,10 +928,20 @@ PROGRAMS = {
     "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
     "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
     "gdb": _p(long_code="-ex --ex -eval-command --eval-command -iex", exec_options=True),
+    "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
+    "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
     "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
     "batch": _p(args="q", code="f", stdin=True, stdin_always=True, gnu=False),
 }
 SHELLS = frozenset(name for name, spec in PROGRAMS.items() if spec is _SHELL)
+#: a script operand that is the program's own standard input
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+#: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
+#: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd)
+CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
+    LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
+    GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
+    PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER""".split())
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
 SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
     Rscript julia bun""".split())
@@ -1094,6 +1111,8 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
         # an operand
         if spec.assigns and spec.command_at is not None and operands == spec.command_at and "=" in pre and \
                 pre.split("=", 1)[0].replace("_", "").isalnum():
+            if lit is None and pre.split("=", 1)[0] in CODE_VARIABLES:
+                verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
             i += 1  # env NAME=VALUE …
             continue
         if open_ and lit is None and pre == "" and option_kind:
@@ -1123,7 +1142,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
     if program == "xargs":  # no command: echo
         return verdicts, False, program
     stdin = spec.stdin and not code_flag and not code_given and (
-        operands == 0 or first_operand == "-" or stdin_flag or spec.code_from is not None or spec.stdin_always)
+        operands == 0 or first_operand in STDIN_FILES or stdin_flag or spec.code_from is not None or spec.stdin_always)
     return verdicts, stdin, program
 
 
@@ -1191,7 +1210,8 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
     if program in NAME_PROGRAMS:
         for i in range(1, n):
             verdicts[i] = (NAME_PROGRAMS[program], program, None)
-        return False
+        # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
+        return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
     if program == "printf":
         if n > 2 and "-v" in literals[1:]:
             k = literals.index("-v")
