@@ -92,7 +92,10 @@ def unsafe_substitution_rule(ctx: RuleContext):
            "here-string, also `bash -e`, `python3 -u -`, `xargs sh -c`, `xargs -I{} sh -c {}`), through any "
            "chain of wrappers (env, sudo, nice, ionice, chrt, taskset, stdbuf, setsid, nohup, timeout, flock, "
            "command, exec, time, busybox, xargs, find -exec), `$(…)` and process substitution (`bash <(…)`, "
-           "`source <(…)`, `… > >(sh)`). A program named at run time "
+           "`source <(…)`, `… > >(sh)`). So is a script operand that is standard input (`bash /dev/stdin`), "
+           "`compgen -W`, `mapfile -C`, and a value assigned to an environment variable read as code (`BASH_ENV`, "
+           "`ENV`, `PS4`, `PROMPT_COMMAND`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, `PAGER`, `EDITOR`, … the list is in "
+           "docs/security.md). A program named at run time "
            "(`\"$SHELL\" -c`, `$CMD`, `{{prog}}`) fails closed: every value among its arguments is TD803.",
       why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
           "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
