@@ -262,3 +262,14 @@ def test_a_value_in_a_variable_read_as_code_is_td803(tmp_path, capsys, monkeypat
     what the others name."""
     refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
             f"is the value of ${name}, which the shell or a program reads as code")
+
+
+def test_the_docs_name_every_variable_and_wrapper_the_checker_knows():
+    from paths import REPO
+    from taskdsl.language import shell
+
+    text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    assert [name for name in sorted(shell.CODE_VARIABLES) if f"`{name}`" not in text] == []
+    wrappers = "env sudo doas command exec builtin nohup setsid time nice ionice chrt taskset stdbuf timeout flock".split()
+    assert [name for name in wrappers if shell.PROGRAMS[name].command_at is None] == []
+    assert all(f"`{name}`" in text for name in wrappers)
