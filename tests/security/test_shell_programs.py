@@ -119,6 +119,10 @@ HOSTILE = "x; touch marker #"
     ("printf '%s' {{x}} | . /dev/stdin", "."),
     ("printf '%s' {{x}} | python3 /dev/stdin", "python3"),
     ("compgen -W {{x}}", "compgen"),
+    ("printf '%s' {{x}} | sh -c sh", "sh"),
+    ("printf '%s' {{x}} | sh -c 'cat | sh'", "sh"),
+    ("printf '%s' {{x}} | su -c sh", "su"),
+    ("python3 -m timeit {{x}}", "python3 -m timeit"),
     ("printf '%s' {{x}} | mapfile -C eval -c 1", "mapfile"),
 ])
 def test_a_value_a_program_parses_again_is_td803(tmp_path, capsys, monkeypatch, command, program):

@@ -934,6 +934,10 @@ PROGRAMS = {
     "batch": _p(args="q", code="f", stdin=True, stdin_always=True, gnu=False),
 }
 SHELLS = frozenset(name for name, spec in PROGRAMS.items() if spec is _SHELL)
+#: programs whose code option takes a shell script
+SHELL_CODE = frozenset("su runuser sg script flock".split())
+#: python modules that run their arguments as code (python -m timeit CODE, python -m pdb -c CMD)
+CODE_MODULES = frozenset("timeit pdb cProfile profile trace code".split())
 #: a script operand that is the program's own standard input
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 #: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
@@ -1096,6 +1100,10 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                         i += 1
                     if ch in spec.stops:
                         open_ = None
+                        module = letters[j + 1:] or (literals[i] if i < n else None)
+                        if ch == "m" and (module is None or module in CODE_MODULES):  # python -m timeit CODE
+                            for k in range(i + 1, n):
+                                verdicts[k] = ("reparse", f"{program} -m {module or '…'}", None)
                     break
                 if ch in spec.flag_code:
                     code_flag = True
@@ -1129,7 +1137,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             return verdicts, stdin, inner if stdin else program
         if code_flag and operands == 0:
             verdicts[i] = ("reparse", program, i if program in SHELLS else None)
-            return verdicts, False, program
+            return verdicts, _script_reads_stdin(lit), program
         if (spec.first_code and operands == 0 and not code_given) or spec.all_code or (
                 spec.code_from is not None and operands >= spec.code_from):
             verdicts[i] = code
@@ -1143,7 +1151,22 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
         return verdicts, False, program
     stdin = spec.stdin and not code_flag and not code_given and (
         operands == 0 or first_operand in STDIN_FILES or stdin_flag or spec.code_from is not None or spec.stdin_always)
+    if not stdin and code_given and program in SHELL_CODE:  # su -c sh, script -c 'cat | sh': the code reads it
+        stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
+                    if verdicts[k] is not None and verdicts[k][0] == "reparse")
     return verdicts, stdin, program
+
+
+def _script_reads_stdin(script: str | None) -> bool:
+    """A shell script given as code (sh -c SCRIPT, su -c SCRIPT) that runs its standard input as code (sh -c sh,
+    sh -c 'cat | sh'); a script the checker cannot see (None) or cannot follow fails closed."""
+    if script is None:
+        return True
+    try:
+        inner = _Tree(script)
+        return inner.root.has_error or _reader_in(inner, inner.root) is not None
+    except RecursionError:
+        return True
 
 
 def _setting(program, prefix, literal) -> tuple | None:
