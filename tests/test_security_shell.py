@@ -197,6 +197,9 @@ SINKS = [
     ("nice -n 1 flock lock sh -c 'printf \"[%s]\" \"$1\" >> out' _ {{x}}", lambda v: f"[{v}]"),
     ("printf '[%s]' \\\n  {{x}} >> out", lambda v: f"[{v}]"),
     ("printf '%s' {{x}} | xargs -0 sh -c 'printf \"[%s]\" \"$1\" >> out' _", lambda v: f"[{v}]"),
+    ("printf '%s' {{x}} | sh -c sh >> out", None),
+    ("BASH_ENV={{x}} bash -c true; printf '[%s]' a >> out", None),
+    ("printf '%s' {{x}} | bash /dev/stdin >> out", None),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [
@@ -208,7 +211,9 @@ WRAPS = [
     "true \\\n  && {S}", "{S} \\\n  # c",
 ]
 HOSTILE_VALUES = ["$(touch MARKER)", "`touch MARKER`", "'", '"', " ", "\n", "*", "-n", "--help", "a[$(touch MARKER)]",
-                  "x; touch MARKER", "\x00", "\udcff", "EOF", "\nEOF\ntouch MARKER\n", "$((1+1))", "\\", "]"]
+                  "x; touch MARKER", "\x00", "\udcff", "EOF", "\nEOF\ntouch MARKER\n", "$((1+1))", "\\", "]",
+                  "-oProxyCommand=touch MARKER", "--checkpoint-action=exec=touch MARKER", "-Ssh -c 'touch MARKER'",
+                  "\\\n"]
 hostile_values = st.lists(st.one_of(st.sampled_from(HOSTILE_VALUES), st.text(max_size=4)), max_size=5).map("".join)
 
 
