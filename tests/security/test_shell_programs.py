@@ -133,6 +133,7 @@ def test_a_value_a_program_parses_again_is_td803(tmp_path, capsys, monkeypatch, 
 @pytest.mark.parametrize("command, shown", [
     ('"$SHELL" -c "echo {{x}}"', '"$SHELL"'),
     ("S=sh; $S -c {{x}}", "$S"),
+    ("{{x}} -c {{x}}", "{{…}}"),
 ])
 def test_a_program_named_at_run_time_fails_closed(tmp_path, capsys, monkeypatch, command, shown):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
