@@ -122,6 +122,7 @@ HOSTILE = "x; touch marker #"
     ("printf '%s' {{x}} | sh -c sh", "sh"),
     ("printf '%s' {{x}} | sh -c 'cat | sh'", "sh"),
     ("printf '%s' {{x}} | su -c sh", "su"),
+    ("S=sh; printf '%s' {{x}} | sh -c \"$S\"", "sh"),
     ("python3 -m timeit {{x}}", "python3 -m timeit"),
     ("printf '%s' {{x}} | mapfile -C eval -c 1", "mapfile"),
 ])
@@ -212,7 +213,8 @@ def test_one_double_dash_fixes_every_value_of_a_command(tmp_path, capsys, monkey
 
 
 @pytest.mark.parametrize("command", ["git commit -m {{x}}", "git -C {{x}} status", "awk '{ print }' {{x}}",
-                                     "python3 -c 'import sys; print(sys.argv)' {{x}}"])
+                                     "python3 -c 'import sys; print(sys.argv)' {{x}}", "tar xf {{x}}",
+                                     "ssh -o ConnectTimeout={{x}} host true", "git -c user.name={{x}} status"])
 def test_values_that_are_an_options_argument_or_after_the_script_are_not_options(tmp_path, capsys, monkeypatch,
                                                                                  command):
     monkeypatch.chdir(tmp_path)
