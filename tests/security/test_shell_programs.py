@@ -147,6 +147,8 @@ def test_a_program_named_at_run_time_fails_closed(tmp_path, capsys, monkeypatch,
     ("find {{x}} -maxdepth 0", "-exec touch marker ;"),
     ("git {{x}} --version", "--exec-path=."),
     ("tar czf out.tgz {{x}}", "--checkpoint=1 --checkpoint-action=exec=touch marker"),
+    ("tar -cf out.tar --{{x}} t.task.xml", "checkpoint-action=exec=touch marker"),
+    ("env -{{x}} true", "Ssh -c 'touch marker'"),
 ])
 def test_option_position_of_a_program_whose_options_run_commands_is_an_error(tmp_path, capsys, monkeypatch,
                                                                             command, value):

@@ -715,7 +715,8 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
                         fix=_positional_fix(tree, info.words, script, command, placeholders, spans))
         if kind in ("name", "arithmetic"):
             return Site(site.placeholder, kind, program)
-        if kind in ("option", "option_exec") and leading:
+        in_option = _prefix(tree, word).startswith("-")  # tar --{{x}}: the value completes an option's name
+        if kind in ("option", "option_exec") and (leading or in_option):
             # one `--` for the command, before its first word in option position: every fix inserts it there
             first = next(w for w, v in zip(info.words, info.verdicts) if v is not None and v[0] == kind)
             option_at = _to_command(tree.span(first)[0], placeholders, spans, command)
@@ -1044,7 +1045,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
         for i in range(1, n):
             if option_kind and literals[i] == "--":
                 break
-            if option_kind and literals[i] is None and prefixes[i] == "":
+            if option_kind and literals[i] is None and (prefixes[i] == "" or prefixes[i].startswith("-")):
                 verdicts[i] = (option_kind, program, None)
         return verdicts, False, program
     if program == "tar" and n > 1 and literals[1] and literals[1].isalpha():  # tar xzf …: old-style options
