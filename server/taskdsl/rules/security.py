@@ -147,8 +147,8 @@ def unparsable_command_rule(ctx: RuleContext):
 
 
 @rule("TD805", Severity.WARNING, "{{…}} where a program reads a leading '-' as an option",
-      what="A `{{…}}` starts an argument before any `--` of a program whose options can run commands or write "
-           "files. It is an **error** (the run refuses) when one of the program's options runs a command: env "
+      what="A `{{…}}` starts an argument, or completes an option's name (`tar --{{x}}`), before any `--` of a "
+           "program whose options can run commands or write files. It is an **error** (the run refuses) when one of the program's options runs a command: env "
            "(-S), tar (--to-command, -I), find (-exec), xargs, git (--upload-pack, -c), rsync (-e), ssh and scp "
            "(-oProxyCommand), zip, sort, man, tcpdump, make, wget, sed, awk, shells and interpreters (-c, -e). "
            "It is a warning for the others whose options write files (curl, wget, cp, mv, tee, …). The lists "
