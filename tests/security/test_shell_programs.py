@@ -216,7 +216,8 @@ def test_one_double_dash_fixes_every_value_of_a_command(tmp_path, capsys, monkey
 
 @pytest.mark.parametrize("command", ["git commit -m {{x}}", "git -C {{x}} status", "awk '{ print }' {{x}}",
                                      "python3 -c 'import sys; print(sys.argv)' {{x}}", "tar xf {{x}}",
-                                     "ssh -o ConnectTimeout={{x}} host true", "git -c user.name={{x}} status"])
+                                     "ssh -o ConnectTimeout={{x}} host true", "git -c user.name={{x}} status",
+                                     "awk -f /dev/null -- {{x}}"])
 def test_values_that_are_an_options_argument_or_after_the_script_are_not_options(tmp_path, capsys, monkeypatch,
                                                                                  command):
     monkeypatch.chdir(tmp_path)

@@ -82,7 +82,8 @@ WHERE = {
 EXAMPLES = {"tar": "--to-command=…", "env": "-S …", "find": "-exec …", "xargs": "-I… sh -c", "git": "--upload-pack=…",
             "ssh": "-oProxyCommand=…", "scp": "-S …", "sftp": "-S …", "rsync": "--rsh=…", "zip": "--unzip-command=…",
             "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…",
-            "wget": "--use-askpass=…", "sed": "--expression=…e", "perl": "-e…", "python": "-c…", "python3": "-c…"}
+            "wget": "--use-askpass=…", "sed": "--expression=…e", "perl": "-e…", "python": "-c…", "python3": "-c…",
+            "awk": "--source=…", "gawk": "--source=…", "node": "--eval=…", "ruby": "-e…", "php": "-r…"}
 
 #: TD801 contexts that have a code of their own
 CODES = {"reparse": REPARSE_CODE, "parse_error": PARSE_ERROR_CODE, "option": OPTION_CODE}
@@ -211,8 +212,9 @@ def _named_at_run_time(program: str) -> bool:
 def option_message(site: Site) -> str:
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
     if site.context == "option":
+        example = EXAMPLES.get(site.program) or ("-c …" if site.program in SHELLS else None)
         return (f"{shown} is where `{site.program}` reads a leading '-' as an option, and one of its options runs "
-                f"a command (e.g. {EXAMPLES.get(site.program, '-c …')}): put -- before it")
+                f"a command{f' (e.g. {example})' if example else ''}: put -- before it")
     return (f"{shown} is where `{site.program}` reads a leading '-' as an option, and its options can run "
             f"commands or write files: a value such as --help or -o… would change what it does; put -- before it")
 
@@ -845,11 +847,12 @@ class Program:
     plus: bool = False  # +o … options (shells)
     assigns: bool = False  # NAME=VALUE operands before the command set its environment (env, sudo)
     stdin_always: bool = False  # runs its standard input as code even with operands (at TIME)
+    script_args: frozenset = frozenset()  # options (taking a value) that give the script from a file (awk -f)
     subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
 
 
 def _p(**kw) -> Program:
-    for key in ("long_args", "long_code"):
+    for key in ("long_args", "long_code", "script_args"):
         if key in kw:
             kw[key] = frozenset(kw[key].split())
     return Program(**kw)
@@ -859,7 +862,7 @@ _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=Tr
             exec_options=True, plus=True)
 _PYTHON = _p(args="WXQm", code="c", stops="cm", stdin=True, gnu=False, exec_options=True)
 _AWK = _p(args="vFfil", long_args="--assign --field-separator --file --include --load", code="e",
-          long_code="--source", first_code=True, exec_options=True, gnu=False)
+          long_code="--source", first_code=True, exec_options=True, gnu=False, script_args="-f --file")
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
 #: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
 PROGRAMS = {
@@ -1071,9 +1074,9 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                 elif attached:
                     if is_code and lit is None:
                         verdicts[i] = code
-                    code_given |= is_code
+                    code_given |= is_code or head in spec.script_args
                 elif head in spec.long_code | spec.long_args:
-                    code_given |= is_code
+                    code_given |= is_code or head in spec.script_args
                     if i + 1 < n and is_code:
                         verdicts[i + 1] = _setting(program, prefixes[i + 1], literals[i + 1]) or code
                     i += 1
@@ -1097,6 +1100,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                         open_ = None
                     break
                 if ch in spec.args:
+                    code_given |= f"-{ch}" in spec.script_args
                     if not rest:
                         i += 1
                     if ch in spec.stops:
