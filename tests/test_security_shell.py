@@ -185,6 +185,21 @@ SINKS = [
     ("find . -maxdepth 0 -exec sh -c \"printf '[%s]' {{x}} >> out\" \\;", None),
     ("echo | xargs sh -c \"printf '[%s]' {{x}} >> out\"", None),
     ("sh -c 'printf \"[%s]\" \"$1\" >> out' _ {{x}}", lambda v: f"[{v}]"),
+    # programs that parse a value again behind wrappers, combined flags, settings, standard input
+    ("ionice -c 3 sh -c \"printf '[%s]' {{x}} >> out\"", None),
+    ("\"$SHELL\" -c \"printf '[%s]' {{x}} >> out\"", None),
+    ("python3 -Ic \"open('out', 'a').write('[%s]' % {{x}})\"", None),
+    ("printf '%s' {{x}} | bash -e >> out", None),
+    ("printf '%s' {{x}} | xargs -I{} sh -c {} >> out", None),
+    ("env {{x}} printf '[%s]' a >> out", None),
+    ("tar --to-command={{x}} -cf /dev/null /dev/null; printf '[%s]' a >> out", None),
+    ("printf '[%s]' a\\\n{{x}} >> out", None),
+    ("nice -n 1 flock lock sh -c 'printf \"[%s]\" \"$1\" >> out' _ {{x}}", lambda v: f"[{v}]"),
+    ("printf '[%s]' \\\n  {{x}} >> out", lambda v: f"[{v}]"),
+    ("printf '%s' {{x}} | xargs -0 sh -c 'printf \"[%s]\" \"$1\" >> out' _", lambda v: f"[{v}]"),
+    ("printf '%s' {{x}} | sh -c sh >> out", None),
+    ("BASH_ENV={{x}} bash -c true; printf '[%s]' a >> out", None),
+    ("printf '%s' {{x}} | bash /dev/stdin >> out", None),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [
@@ -193,9 +208,12 @@ WRAPS = [
     "for i in 1; do {S}; done", ': ${{q:-"}}"}}; {S}', ': "${{q:-"}}"}}"; {S}', "[[ -n x ]] && {S}",
     ": $(( 1 )); {S}", "cat <<EOF >/dev/null\n$(true) {{}} ')\nEOF\n{S}", "while true; do {S}; break; done",
     "x=$(echo \"$(echo \"$({S})\")\")", "! {S}", "{S} # ' \" $(",
+    "true \\\n  && {S}", "{S} \\\n  # c",
 ]
 HOSTILE_VALUES = ["$(touch MARKER)", "`touch MARKER`", "'", '"', " ", "\n", "*", "-n", "--help", "a[$(touch MARKER)]",
-                  "x; touch MARKER", "\x00", "\udcff", "EOF", "\nEOF\ntouch MARKER\n", "$((1+1))", "\\", "]"]
+                  "x; touch MARKER", "\x00", "\udcff", "EOF", "\nEOF\ntouch MARKER\n", "$((1+1))", "\\", "]",
+                  "-oProxyCommand=touch MARKER", "--checkpoint-action=exec=touch MARKER", "-Ssh -c 'touch MARKER'",
+                  "\\\n"]
 hostile_values = st.lists(st.one_of(st.sampled_from(HOSTILE_VALUES), st.text(max_size=4)), max_size=5).map("".join)
 
 
@@ -216,10 +234,10 @@ def check_or_run(tmp_path_factory, sink, wrap, value):
     errors = [d.code for d in check_text(SCRIPT.format(command=command.replace("&", "&amp;").replace("<", "&lt;")))
               .diagnostics if d.severity.value == "error"]
     if errors:
-        assert set(errors) <= {"TD801", "TD803", "TD804"}, errors
+        assert set(errors) <= {"TD801", "TD803", "TD804", "TD805"}, errors
         with pytest.raises(TaskError) as info:  # without the checker, the runner refuses too
             run_command(folder, command, value)
-        assert info.value.reason in ("TD801", "TD803", "TD804")
+        assert info.value.reason in ("TD801", "TD803", "TD804", "TD805")
         assert not os.path.exists(marker)
         return "refused"
     assert expected is not None, f"the checker accepts {command!r}"

@@ -78,14 +78,15 @@ def test_the_positional_quick_fix_runs_the_value_as_data(tmp_path):
     assert not (tmp_path / "marker").exists()
 
 
-@pytest.mark.parametrize("command, fixed", [
-    ("env {{x}} true", "env -- {{x}} true"),
-    ("tar -cf out.tar {{x}}", "tar -cf out.tar -- {{x}}"),
+@pytest.mark.parametrize("command, fixed, severity", [
+    ("env {{x}} true", "env -- {{x}} true", "error"),
+    ("tar -cf out.tar {{x}}", "tar -cf out.tar -- {{x}}", "error"),
+    ("cp notes.txt {{x}}", "cp notes.txt -- {{x}}", "warning"),
 ])
-def test_option_position_is_td805_and_the_fix_inserts_a_double_dash(tmp_path, command, fixed):
+def test_option_position_is_td805_and_the_fix_inserts_a_double_dash(tmp_path, command, fixed, severity):
     path = template(tmp_path, command)
     checked = cli("check", path, cwd=tmp_path)
-    assert "warning TD805 {{x}} is where" in checked.stdout + checked.stderr
+    assert f"{severity} TD805 {{{{x}}}} is where" in checked.stdout + checked.stderr
     cli("check", "--fix", path, cwd=tmp_path)
     assert f"<command>{fixed}</command>" in open(path, encoding="utf-8").read()
     assert "TD805" not in cli("check", path, cwd=tmp_path).stdout

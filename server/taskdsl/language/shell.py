@@ -22,12 +22,18 @@ TD801, and the runner refuses. A command the grammar cannot parse is TD804.
 The shell expands such a reference exactly once and never parses the result again, so the value
 reaches the program byte for byte, as one word. Programs that parse their arguments again (`eval`,
 `sh -c`, `ssh HOST`, `python -c`, `awk` programs, a shell reading a pipe or a here-document, …)
-would turn the value back into code: TD803. A value in option position of a program whose options
-run commands or write files (OPTION_PROGRAMS) is TD805, a warning with a fix inserting `--`.
+would turn the value back into code: TD803. What each program does with its words is one table,
+PROGRAMS (which options take a value, which values and operands are code, where a wrapped command
+starts, whether it runs its standard input), read by one scanner (_scan) once per simple command;
+wrappers are peeled by the same scanner, and a program named at run time fails closed. A value in
+option position of a program whose options run commands (Program.exec_options) is TD805 as an
+error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
+inserting `--`. Each analysis is linear in the command's length and its placeholders.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -72,8 +78,15 @@ WHERE = {
                 "sh -c '… \"$1\"' _ %s"),
 }
 
+#: an option that runs a command, shown in TD805's message
+EXAMPLES = {"tar": "--to-command=…", "env": "-S …", "find": "-exec …", "xargs": "-I… sh -c", "git": "--upload-pack=…",
+            "ssh": "-oProxyCommand=…", "scp": "-S …", "sftp": "-S …", "rsync": "--rsh=…", "zip": "--unzip-command=…",
+            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…",
+            "wget": "--use-askpass=…", "sed": "--expression=…e", "perl": "-e…", "python": "-c…", "python3": "-c…",
+            "awk": "--source=…", "gawk": "--source=…", "node": "--eval=…", "ruby": "-e…", "php": "-r…"}
+
 #: TD801 contexts that have a code of their own
-CODES = {"reparse": REPARSE_CODE, "parse_error": PARSE_ERROR_CODE}
+CODES = {"reparse": REPARSE_CODE, "parse_error": PARSE_ERROR_CODE, "option": OPTION_CODE}
 
 #: Programs whose options can run commands or write files (TD805). Sources: GTFOBins
 #: (https://gtfobins.github.io, "Command", "Shell", "File write") and SonarSource's argument
@@ -85,35 +98,6 @@ OPTION_PROGRAMS = frozenset("""
     sh bash dash zsh ksh python python3 perl ruby node php lua busybox hg svn make ssh-keygen
 """.split())
 
-SHELLS = frozenset("sh bash dash zsh ksh ash mksh yash".split())
-#: programs that run what they read on standard input as code when given no script
-STDIN_INTERPRETERS = SHELLS | frozenset("python python2 python3 perl ruby node php lua ssh su".split())
-#: programs that run what they are given after wrapping options: (options taking an argument)
-WRAPPERS = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "command": set(), "exec": {"-a"}, "nohup": set(), "nice": {"-n", "--adjustment"},
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}, "doas": {"-u", "-C"},
-    "time": {"-f", "-o"}, "stdbuf": {"-i", "-o", "-e"}, "setsid": set(), "busybox": set(),
-    "xargs": {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter",
-              "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
-    "timeout": {"-k", "-s", "--kill-after", "--signal"},
-    "builtin": set(),
-}
-#: program → the options whose next argument is code it runs
-CODE_OPTIONS = {
-    "python": {"-c"}, "python2": {"-c"}, "python3": {"-c"}, "node": {"-e", "--eval", "-p", "--print"},
-    "ruby": {"-e"}, "php": {"-r"}, "su": {"-c", "--command", "--session-command"},
-}
-AWKS = frozenset("awk gawk mawk nawk".split())
-SEDS = frozenset("sed gsed".split())
-#: sed's options that take the next word as their argument (-e and --expression: the script)
-SED_ARG_OPTIONS = {"-f", "--file", "-l", "--line-length"}
-#: deepest nesting of $(…), `…`, (…) and {…} the checker follows; deeper commands are TD804
-MAX_NESTING = 40
-#: programs whose arguments (or some) are variable names or arithmetic in bash
-NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
-STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
-SSH_ARG_OPTIONS = set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
 
 
 @dataclass(frozen=True)
@@ -155,6 +139,14 @@ PROBLEMS = {
     "ansi_c": "$'…' is bash-only syntax, and the runner runs /bin/sh (which may be dash, where it changes how "
               "the quotes pair up): write the text in '…' or \"…\" in a command that holds a {{…}}",
     "deep": "the command is too deeply nested to check: simplify it",
+    "heredoc": "a here-document whose end line is not exactly its delimiter (a blank before or after it, or the "
+               "delimiter met earlier): the shell and the checker's grammar end it in different places; write the "
+               "delimiter alone on its line",
+    "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
+              "remove it from a command with a {{…}}",
+    "continuation": "a line continuation (\\ at the end of a line) joins two parts of a word here, which the "
+                    "checker's grammar reads as two words: in a command with a {{…}}, end a line with \\ only "
+                    "after a blank",
 }
 
 
@@ -183,8 +175,19 @@ def env_name(placeholder: Placeholder) -> str | None:
 
 def unsafe_message(site: Site) -> str:
     """What TD801/TD803/TD804 and the runner's refusal say: where the placeholder is, the safe way to write it."""
+    if site.context == "option":
+        return option_message(site)
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
     where, how = WHERE[site.context]
+    if site.context == "reparse" and site.program.startswith("what reads $"):
+        name = site.program[len("what reads $"):]
+        return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
+                f"loaded): the value would become code; pass it in a variable of another name")
+    if site.context == "reparse" and _named_at_run_time(site.program):
+        return (f"{shown} is an argument of a program named at run time (`{site.program}`): the checker cannot "
+                f"tell whether it parses the value again as code; name the program in the command (e.g. sh -c "
+                f"'… \"$1\"' _ {shown}), or pass the value through $"
+                f"{env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}")
     if site.context == "reparse":
         where = where % f"`{site.program}`"
         variable = env_name(site.placeholder) or INPUT_PREFIX + "<NAME>"
@@ -201,8 +204,17 @@ def unsafe_message(site: Site) -> str:
     return f"{shown} is {where}: no value can be substituted there safely; {how}"
 
 
+def _named_at_run_time(program: str) -> bool:
+    """program is shown as written because the command names it with an expansion ("$SHELL", {{…}})."""
+    return any(c in program for c in "$`\"'{")
+
+
 def option_message(site: Site) -> str:
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
+    if site.context == "option":
+        example = EXAMPLES.get(site.program) or ("-c …" if site.program in SHELLS else None)
+        return (f"{shown} is where `{site.program}` reads a leading '-' as an option, and one of its options runs "
+                f"a command{f' (e.g. {example})' if example else ''}: put -- before it")
     return (f"{shown} is where `{site.program}` reads a leading '-' as an option, and its options can run "
             f"commands or write files: a value such as --help or -o… would change what it does; put -- before it")
 
@@ -274,7 +286,7 @@ def _render(command: str, placeholders: list[Placeholder], contexts: list[str]) 
         length += len(form)
         pos = ph.end
     out.append(command[pos:])
-    return "".join(out), spans
+    return "".join(out), _Starts(spans)
 
 
 class _Tree:
@@ -282,6 +294,7 @@ class _Tree:
 
     def __init__(self, text: str):
         self.text = text
+        self.cache: dict = {}
         data = text.encode("utf-8", "surrogatepass")
         self.root = _parser().parse(data).root_node
         if len(data) == len(text):
@@ -340,8 +353,63 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
                 return (*tree.span(node), "deep")
         if placeholders and node.type == "ansi_c_string":
             return (*tree.span(node), "ansi_c")
+        if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
+            return (*tree.span(node), "coproc")
+        if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
+            return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
+    return _joins(tree) if placeholders else None
+
+
+def _joins(tree: _Tree) -> tuple[int, int, str] | None:
+    """The first line continuation (an odd run of backslashes before a line end, which the shell removes) after
+    something other than a blank: there the shell joins what the grammar may read as two words. Inside '…', a
+    comment or a quoted here-document the backslash is text."""
+    text = tree.text
+    at = text.find("\\\n")
+    while at >= 0:
+        run = at
+        while run > 0 and text[run - 1] == "\\":
+            run -= 1
+        if (at - run) % 2 == 0 and run > 0 and text[run - 1] not in " \t\n":
+            node = tree.at(at, at + 1)
+            quoted = False
+            while node is not None and not quoted:
+                quoted = node.type in ("raw_string", "comment") or (
+                    node.type == "heredoc_body" and _landing_quoted(tree, node))
+                node = node.parent
+            if not quoted:
+                return at, at + 2, "continuation"
+        at = text.find("\\\n", at + 1)
     return None
+
+
+def _heredoc_disagrees(tree: _Tree, redirect) -> bool:
+    """The grammar ends a here-document at a line that is not exactly its delimiter ("EOF " or " EOF"), or a
+    line of its body is the delimiter: POSIX shells end it elsewhere than the tree says."""
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+    end = next((c for c in redirect.children if c.type == "heredoc_end"), None)
+    body = next((c for c in redirect.children if c.type == "heredoc_body"), None)
+    if start is None or end is None:
+        return False  # unterminated: a parse error, reported as such
+    delimiter = tree.source(start).replace("'", "").replace('"', "").replace("\\", "")
+    strip = any(not c.is_named and tree.source(c) == "<<-" for c in redirect.children)
+    a, b = tree.span(end)
+    line_start = tree.text.rfind("\n", 0, a) + 1
+    line_end = tree.text.find("\n", b)
+    line = tree.text[line_start:len(tree.text) if line_end < 0 else line_end]
+    if (line.lstrip("\t") if strip else line) != delimiter:
+        return True
+    if body is not None:
+        lines = tree.source(body).split("\n")
+        return any((text.lstrip("\t") if strip else text) == delimiter for text in lines[1:-1] or lines[:0])
+    return False
+
+
+def _landing_quoted(tree: _Tree, body) -> bool:
+    redirect = body.parent
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
+    return start is None or any(q in tree.source(start) for q in "'\"\\")
 
 
 def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[int, int] | None, str | None]:
@@ -380,6 +448,10 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             result.append(Site(ph, context))
             continue
         site = _judge(final, ph, context, start, end, command, placeholders, final_spans)
+        if site.safe and site.context != "comment":
+            hidden = _hidden_reader(final)
+            if hidden:
+                site = Site(ph, "reparse", hidden)
         result.append(site)
     return tuple(result), None, None
 
@@ -397,15 +469,24 @@ def _first_error(tree: _Tree) -> tuple[int, int] | None:
 
 
 def _to_command(offset: int, placeholders, spans, command: str) -> int:
-    """An offset in a rendered text → the offset in the command as written (inside a reference: its placeholder)."""
-    shift = 0
-    for ph, (_, _, form_start, form_end) in zip(placeholders, spans):
-        if offset < form_start:
-            return offset - shift
-        if offset < form_end:
-            return ph.start
-        shift = form_end - ph.end
-    return max(0, min(len(command), offset - shift))
+    """An offset in a rendered text → the offset in the command as written (inside a reference: its placeholder).
+    A binary search over the references (spans are in text order): linear in the number of placeholders overall."""
+    k = bisect.bisect_right([span[2] for span in spans], offset) - 1 if not isinstance(spans, _Starts) else \
+        bisect.bisect_right(spans.starts, offset) - 1
+    if k < 0:
+        return max(0, min(len(command), offset))
+    ph, (_, _, form_start, form_end) = placeholders[k], spans[k]
+    if offset < form_end:
+        return ph.start
+    return max(0, min(len(command), offset - (form_end - ph.end)))
+
+
+class _Starts(list):
+    """A rendered text's spans, with where each reference starts (for _to_command's binary search)."""
+
+    def __init__(self, spans):
+        super().__init__(spans)
+        self.starts = [span[2] for span in spans]
 
 
 def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -> str:
@@ -478,9 +559,9 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
         for part in redirect.named_children:  # cat <<EOF | sh: the grammar hangs the pipe on the redirect
             if part.type == "pipeline":
                 for body in part.named_children:
-                    program = _stdin_program(tree, _words(body)) if body.type == "command" else None
-                    if program:
-                        return Site(ph, "reparse", program)
+                    info = _command_info(tree, body) if body.type == "command" else None
+                    if info is not None and info.stdin:
+                        return Site(ph, "reparse", info.program)
         return _flow(tree, Site(ph, "heredoc"), redirect.parent, None, command, placeholders, spans)
     if parent.type != "string" or tree.text[tree.span(parent)[0]] != '"':
         return Site(ph, "unparsed")
@@ -533,6 +614,9 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if value is not None and value.id == word.id:
         if holder.child_by_field_name("name").type != "variable_name":
             return Site(ph, "arithmetic")
+        name = tree.source(holder.child_by_field_name("name"))
+        if name in CODE_VARIABLES:
+            return Site(ph, "reparse", f"what reads ${name}")
         declaration = holder.parent
         if declaration is not None and declaration.type == "declaration_command":
             flags = [tree.source(c) for c in declaration.named_children if c.type == "word"]
@@ -615,29 +699,32 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
         return _flow(tree, site, body, target, command, placeholders, spans, stdin=True)
     if command_node.type != "command":
         return _flow_up(tree, site, command_node, command, placeholders, spans)
-    words = _words(command_node)
+    info = _command_info(tree, command_node)
     if target is None:
-        if stdin and words:
-            program = _stdin_program(tree, words)
-            if program:
-                return Site(site.placeholder, "reparse", program)
+        if stdin and info is not None and info.stdin:
+            return Site(site.placeholder, "reparse", info.program)
         piped = _pipe(tree, site, command_node, command, placeholders, spans)
         return piped if piped.context == "reparse" else _flow_up(tree, site, command_node, command, placeholders, spans)
     word, leading = target
-    index = next((i for i, w in enumerate(words) if w.id == word.id), None)
+    index = info.index.get(word.id) if info is not None else None
     if index is None:
         return site
-    verdict = _classify(tree, words, index)
+    verdict = info.verdicts[index]
     if verdict is not None:
-        kind, program, *rest = verdict
+        kind, program, script = verdict
         if kind == "reparse":
             return Site(site.placeholder, "reparse", program,
-                        fix=_positional_fix(tree, words, rest[0] if rest else None, command, placeholders, spans))
+                        fix=_positional_fix(tree, info.words, script, command, placeholders, spans))
         if kind in ("name", "arithmetic"):
             return Site(site.placeholder, kind, program)
-        if kind == "option" and leading:
-            site = Site(site.placeholder, site.context, program,
-                        option_at=_to_command(tree.span(word)[0], placeholders, spans, command))
+        in_option = _prefix(tree, word).startswith("-")  # tar --{{x}}: the value completes an option's name
+        if kind in ("option", "option_exec") and (leading or in_option):
+            # one `--` for the command, before its first word in option position: every fix inserts it there
+            first = next(w for w, v in zip(info.words, info.verdicts) if v is not None and v[0] == kind)
+            option_at = _to_command(tree.span(first)[0], placeholders, spans, command)
+            if kind == "option_exec":
+                return Site(site.placeholder, "option", program, option_at=option_at)
+            site = Site(site.placeholder, site.context, program, option_at=option_at)
     piped = _pipe(tree, site, command_node, command, placeholders, spans)
     return piped if piped.context == "reparse" else _flow_up(tree, site, command_node, command, placeholders, spans)
 
@@ -648,228 +735,580 @@ def _pipe(tree, site, command_node, command, placeholders, spans) -> Site:
     child = command_node
     for ancestor in _ancestors(command_node):
         if ancestor.type == "pipeline":
-            after = False
-            for part in ancestor.named_children:
-                if part.id == child.id:
-                    after = True
-                elif after:
-                    program = _reader_in(tree, part)
-                    if program:
-                        return Site(site.placeholder, "reparse", program)
+            program = _readers_after(tree, ancestor).get(child.id)
+            if program:
+                return Site(site.placeholder, "reparse", program)
         child = ancestor
     return site
 
 
+def _readers_after(tree, pipeline) -> dict:
+    """For each part of a pipeline: the first program after it that runs its standard input as code (once per
+    pipeline)."""
+    cache = tree.cache.setdefault("pipeline", {})
+    if pipeline.id not in cache:
+        found, later = {}, None
+        for part in reversed(pipeline.named_children):
+            found[part.id] = later
+            later = _reader_in(tree, part) or later
+        cache[pipeline.id] = found
+    return cache[pipeline.id]
+
+
 def _reader_in(tree, node) -> str | None:
-    """A program in node (at any depth) that runs its standard input as code."""
+    """A program in node (at any depth) that runs its standard input as code (computed once per node)."""
+    cache = tree.cache.setdefault("reader", {})
+    if node.id in cache:
+        return cache[node.id]
+    found = None
     stack = [node]
-    while stack:
-        node = stack.pop()
-        if node.type == "command":
-            program = _stdin_program(tree, _words(node))
-            if program:
-                return program
-        stack.extend(node.named_children)
-    return None
+    while stack and found is None:
+        part = stack.pop()
+        if part.id in cache:
+            found = cache[part.id]
+            continue
+        if part.type == "command":
+            info = _command_info(tree, part)
+            if info is not None and info.stdin:
+                found = info.program
+        stack.extend(part.named_children)
+    cache[node.id] = found
+    return found
 
 
 def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
-    """Through an enclosing $(…) or `…`: its output is a word again, held to the same places."""
+    """Through an enclosing $(…) or `…`: its output is a word again, held to the same places. Through an
+    enclosing <(…): its output is a file the command around it reads (as a script: TD803), or its standard
+    input (`sh < <(…)`); the value then flows on as that command's output would."""
     for ancestor in _ancestors(node):
         if ancestor.type == "command_substitution":
             part = ancestor.parent if ancestor.parent.type == "string" else ancestor
             return _place(tree, site, part, False, command, placeholders, spans)
+        if ancestor.type == "process_substitution" and tree.source(ancestor).startswith("<("):
+            holder = ancestor.parent.parent if ancestor.parent.type == "concatenation" else ancestor.parent
+            if holder.type == "file_redirect":
+                statement = holder.parent
+                body = statement.child_by_field_name("body") if statement.type == "redirected_statement" else None
+                info = _command_info(tree, body) if body is not None and body.type == "command" else None
+            else:
+                body = holder if holder.type == "command" else None
+                info = _command_info(tree, body) if body is not None else None
+                at = next((k for k, w in enumerate(info.words) if w.id == ancestor.id or w.id == ancestor.parent.id),
+                          None) if info is not None else None
+                after_f = at is not None and at > 0 and _literal(tree, info.words[at - 1]) in ("-f", "--file")
+                if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
+                        _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
+                    return Site(site.placeholder, "reparse", info.program)
+            if info is not None and info.stdin and holder.type == "file_redirect":
+                return Site(site.placeholder, "reparse", info.program)
+            if body is None:
+                return site
+            piped = _pipe(tree, site, body, command, placeholders, spans)
+            return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
     return site
 
 
-def _stdin_program(tree, words) -> str | None:
-    """The program of words when it runs its standard input as code (a shell, python, ssh … with no script)."""
-    frame = _unwrap(tree, words)
-    if frame is None:
-        return None
-    words, _ = frame
-    name = _literal(tree, words[0])
-    program = os.path.basename(name) if name else None
-    if program not in STDIN_INTERPRETERS:
-        return None
-    rest = [_literal(tree, w) for w in words[1:]]
-    if program == "ssh":
-        return program
-    if program in SHELLS:
-        options = [r for r in rest if r and r.startswith("-")]
-        others = [r for r in rest if not (r and r.startswith("-"))]
-        if any("c" in o[1:] for o in options if not o.startswith("--")):
-            return None
-        return program if not others or "-s" in options else None
-    return program if all(r is not None and r.startswith("-") and r not in ("-c", "-e", "-r") for r in rest) or \
-        (rest and rest[0] == "-") else None
+def _hidden_reader(tree) -> str | None:
+    """A program anywhere in the command that runs as code what other commands write where it cannot be followed:
+    inside >(…) (`exec > >(sh)`, `echo … > >(sh)`). Every value of such a command is
+    held to be code (fail closed)."""
+    if "hidden" in tree.cache:
+        return tree.cache["hidden"]
+    found, stack = None, [tree.root]
+    while stack and found is None:
+        node = stack.pop()
+        if node.type == "process_substitution" and tree.source(node).startswith(">("):
+            found = _reader_in(tree, node)
+        stack.extend(node.named_children)
+    tree.cache["hidden"] = found
+    return found
 
 
-def _unwrap(tree, words):
-    """(words of the program that really runs, index of its name in the given words), past env, xargs, sudo, …"""
-    offset = 0
-    while words:
-        name = _literal(tree, words[0])
-        program = os.path.basename(name) if name else None
-        if program not in WRAPPERS:
-            return words, offset
-        k = _wrapped_index(tree, words, program)
-        if k is None or k >= len(words):
-            return None
-        words, offset = words[k:], offset + k
+# ---------------------------------------------------------------- programs and their arguments
+
+@dataclass(frozen=True)
+class Program:
+    """How a program reads its arguments: which options take a value, which of them (or which operands) are
+    code it runs, where a wrapped command starts. One table (PROGRAMS), read by one scanner (_scan)."""
+    args: str = ""  # short options that take a value (attached, or the next word)
+    long_args: frozenset = frozenset()  # long options that take a value (--opt=V or --opt V)
+    code: str = ""  # short options whose value is code
+    long_code: frozenset = frozenset()  # long options whose value is code
+    first_code: bool = False  # the first operand is code (awk's program) unless a code option gave it
+    all_code: bool = False  # every operand is code (eval, watch)
+    code_from: int | None = None  # operands from this one on are code (ssh HOST COMMAND…: 1)
+    command_at: int | None = None  # a wrapper: the command it runs starts at this operand
+    flag_code: str = ""  # shells: a flag letter (c) that makes the first operand code
+    stops: str = ""  # short options after whose value the rest are the program's arguments (python -m)
+    stdin: bool = False  # runs its standard input as code when given no script
+    stdin_flags: str = ""  # flags that make it read the script from standard input although operands follow
+    gnu: bool = True  # options may follow operands
+    exec_options: bool = False  # one of its options runs a command: a value in option position is TD805, an error
+    plus: bool = False  # +o … options (shells)
+    assigns: bool = False  # NAME=VALUE operands before the command set its environment (env, sudo)
+    stdin_always: bool = False  # runs its standard input as code even with operands (at TIME)
+    script_args: frozenset = frozenset()  # options (taking a value) that give the script from a file (awk -f)
+    subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
+
+
+def _p(**kw) -> Program:
+    for key in ("long_args", "long_code", "script_args"):
+        if key in kw:
+            kw[key] = frozenset(kw[key].split())
+    return Program(**kw)
+
+
+_SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=True, stdin_flags="s", gnu=False,
+            exec_options=True, plus=True)
+_PYTHON = _p(args="WXQm", code="c", stops="cm", stdin=True, gnu=False, exec_options=True)
+_AWK = _p(args="vFfil", long_args="--assign --field-separator --file --include --load", code="e",
+          long_code="--source", first_code=True, exec_options=True, gnu=False, script_args="-f --file")
+#: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
+#: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
+PROGRAMS = {
+    **{name: _SHELL for name in "sh bash dash zsh ksh ash mksh yash".split()},
+    **{name: _PYTHON for name in "python python2 python3 pypy pypy3".split()},
+    **{name: _AWK for name in "awk gawk mawk nawk".split()},
+    "perl": _p(args="IMm", code="eE", stdin=True, exec_options=True),
+    "ruby": _p(args="IrCFEKx", code="e", stdin=True, exec_options=True),
+    "node": _p(args="r", long_args="--require", code="ep", long_code="--eval --print", stdin=True, exec_options=True),
+    "php": _p(args="cdfFtz", code="rBRE", stdin=True, exec_options=True),
+    "lua": _p(args="l", code="e", stdin=True, exec_options=True),
+    "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
+    "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
+    "su": _p(args="sgGw", long_args="--shell --group --supp-group --whitelist-environment", code="c",
+             long_code="--command --session-command", stdin=True),
+    "runuser": _p(args="sgGwu", long_args="--shell --group --supp-group --user", code="c",
+                  long_code="--command --session-command", command_at=1, gnu=False),
+    "sg": _p(code="c", code_from=1, gnu=False),
+    "script": _p(args="EIOTBmt", long_args="--echo --log-in --log-out --log-timing --log-io --logging-format",
+                 code="c", long_code="--command"),
+    "ssh": _p(args="bcDEeFIiJLlmOopQRSWw", code="o", code_from=1, stdin=True, gnu=False, exec_options=True),
+    "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
+    "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
+    "git": _p(args="C", long_args="--git-dir --work-tree --namespace --exec-path", code="c",
+              long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
+    "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
+              "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True),
+    "rsync": _p(args="BfMT", code="e", long_code="--rsh --rsync-path", exec_options=True),
+    "zip": _p(args="bnt", long_code="-TT --unzip-command", exec_options=True),
+    "sort": _p(args="kotST", long_code="--compress-program", exec_options=True),
+    "man": _p(args="CMS", code="Pp", long_code="--pager --preprocessor --html", exec_options=True),
+    "tcpdump": _p(args="BcCEFGiMmrsTVwWyZ", code="z", exec_options=True),
+    "make": _p(args="CfIjlow", long_code="--eval", exec_options=True),
+    "wget": _p(args="OoaPeU", long_code="--use-askpass --execute", exec_options=True),
+    "vim": _p(code="cS", long_code="--cmd", exec_options=True), "vi": _p(code="cS", long_code="--cmd", exec_options=True),
+    "nvim": _p(code="cS", long_code="--cmd", exec_options=True),
+    "emacs": _p(long_code="--eval", exec_options=True),
+    "env": _p(args="uC", long_args="--unset --chdir", code="S", long_code="--split-string", command_at=0, gnu=False,
+              exec_options=True, assigns=True),
+    "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
+                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True),
+    "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False, assigns=True), "doas": _p(args="uC", command_at=0, gnu=False),
+    "command": _p(command_at=0, gnu=False), "exec": _p(args="a", command_at=0, gnu=False),
+    "builtin": _p(command_at=0, gnu=False), "nohup": _p(command_at=0, gnu=False),
+    "setsid": _p(command_at=0, gnu=False), "time": _p(args="fo", command_at=0, gnu=False),
+    "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False),
+    "stdbuf": _p(args="ioe", command_at=0, gnu=False),
+    "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
+    "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
+    "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
+    "flock": _p(args="wE", long_args="--timeout --conflict-exit-code", code="c", long_code="--command",
+                command_at=1),
+    "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
+    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False),
+    "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False), "busybox": _p(command_at=0, gnu=False),
+    "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
+    "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="S", command_at=0, gnu=False),
+    "setpriv": _p(command_at=0, gnu=False), "prlimit": _p(args="p", command_at=0, gnu=False),
+    "systemd-run": _p(args="uMpEH", command_at=0, gnu=False), "firejail": _p(command_at=0, gnu=False),
+    "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
+    **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
+    "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
+    "Rscript": _p(code="e", exec_options=True), "julia": _p(code="eE", stdin=True, exec_options=True),
+    "pwsh": _p(code="c", long_code="-Command -command -c", stdin=True, gnu=False, exec_options=True),
+    "bun": _p(code="ep", long_code="--eval --print", exec_options=True),
+    "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
+    "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
+    "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
+    "gdb": _p(long_code="-ex --ex -eval-command --eval-command -iex", exec_options=True),
+    "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
+    "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
+    "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
+    "batch": _p(args="q", code="f", stdin=True, stdin_always=True, gnu=False),
+}
+SHELLS = frozenset(name for name, spec in PROGRAMS.items() if spec is _SHELL)
+#: programs whose code option takes a shell script
+SHELL_CODE = frozenset("su runuser sg script flock".split())
+#: python modules that run their arguments as code (python -m timeit CODE, python -m pdb -c CMD)
+CODE_MODULES = frozenset("timeit pdb cProfile profile trace code".split())
+#: a script operand that is the program's own standard input
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+#: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
+#: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd)
+CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
+    LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
+    GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
+    PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER""".split())
+#: programs that run a file given as an argument as code (bash <(…), source <(…))
+SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
+    Rscript julia bun""".split())
+AWKS = frozenset("awk gawk mawk nawk".split())
+SEDS = frozenset("sed gsed".split())
+#: sed's options that take the next word as their argument (-e and --expression: the script)
+SED_ARG_OPTIONS = {"-f", "--file", "-l", "--line-length"}
+#: find's tests and actions that take the next word as their value
+FIND_ARGS = frozenset("""-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype
+    -newer -anewer -cnewer -user -group -uid -gid -perm -size -mtime -mmin -atime -amin -ctime -cmin -maxdepth
+    -mindepth -samefile -inum -links -used -printf -regextype -context -fstype -newermt -newerat -newerct""".split())
+FIND_EXEC = frozenset("-exec -execdir -ok -okdir".split())
+#: deepest nesting of $(…), `…`, (…) and {…} the checker follows; deeper commands are TD804
+MAX_NESTING = 40
+#: programs whose arguments (or some) are variable names or arithmetic in bash
+NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
+STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
+#: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
+SSH_DATA_SETTINGS = frozenset("""connecttimeout port user identityfile stricthostkeychecking userknownhostsfile
+    batchmode serveraliveinterval serveralivecountmax loglevel compression hostname""".split())
+#: git -c settings whose value is no command (any other -c is held to be code: alias.x=!…, core.sshCommand, …)
+GIT_DATA_SETTINGS = frozenset("""user.name user.email color.ui core.quotepath init.defaultbranch
+    advice.detachedhead safe.directory core.autocrlf""".split())
+
+
+@dataclass
+class _Command:
+    """A simple command's words, and for each word what the program there does with it."""
+    words: list
+    index: dict  # word id → its index in words
+    verdicts: list  # per word: None | (kind, program, script index): kind reparse, option, option_exec, name, arithmetic
+    stdin: bool  # the program runs its standard input as code
+    program: str | None
+
+
+def _command_info(tree, command_node) -> _Command | None:
+    """What each word of command_node means to the program it runs (computed once per command)."""
+    cache = tree.cache.setdefault("command", {})
+    if command_node.id in cache:
+        return cache[command_node.id]
+    words = _words(command_node)
+    info = None
+    if words:
+        literals = [_literal(tree, w) for w in words]
+        prefixes = [_prefix(tree, w) for w in words]
+        verdicts, stdin, program = _scan(literals, prefixes, [tree.source(w) for w in words])
+        info = _Command(words, {w.id: i for i, w in enumerate(words)}, verdicts, stdin, program)
+    cache[command_node.id] = info
+    return info
+
+
+def _prefix(tree, node) -> str:
+    """The literal text a word starts with, up to its first expansion (quotes removed)."""
+    if node.type == "concatenation":
+        out = []
+        for part in node.named_children:
+            text = _literal(tree, part)
+            if text is None:
+                out.append(_prefix(tree, part))
+                break
+            out.append(text)
+        return "".join(out)
+    if node.type == "string":
+        out = []
+        for part in node.named_children:
+            if part.type != "string_content" or tree.span(part)[0] != tree.span(node)[0] + 1 + len("".join(out)):
+                break
+            out.append(tree.source(part))
+        return "".join(out)
+    text = _literal(tree, node)
+    if text is not None:
+        return text
+    if node.type == "word":
+        source = tree.source(node)
+        cut = min((i for i in (source.find("$"), source.find("`")) if i >= 0), default=len(source))
+        return source[:cut].replace("\\", "")
+    return ""
+
+
+def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, str | None]:
+    """For a simple command's words (literal text or None, the literal prefix, the source): per word, what the
+    program does with it; whether the program runs its standard input as code; the program's name."""
+    n = len(literals)
+    verdicts = [None] * n
+    if literals[0] is None:  # a command name chosen at run time ("$SHELL" -c …): fail closed
+        shown = "{{…}}" if SUB_PREFIX in sources[0] else sources[0]
+        return [None] + [("reparse", shown, None)] * (n - 1), True, shown
+    program = os.path.basename(literals[0])
+    spec = PROGRAMS.get(program)
+    option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
+        "option" if program in OPTION_PROGRAMS else None)
+    special = _special(program, literals, prefixes, verdicts, option_kind)
+    if special is not None:
+        return verdicts, special, program
+    if spec is None:
+        for i in range(1, n):
+            if option_kind and literals[i] == "--":
+                break
+            if option_kind and literals[i] is None and (prefixes[i] == "" or prefixes[i].startswith("-")):
+                verdicts[i] = (option_kind, program, None)
+        return verdicts, False, program
+    if program == "tar" and n > 1 and literals[1] and literals[1].isalpha():  # tar xzf …: old-style options
+        literals, prefixes = [literals[0], "-" + literals[1], *literals[2:]], [prefixes[0], "-" + prefixes[1],
+                                                                              *prefixes[2:]]
+    i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
+    code = ("reparse", program, None)
+    while i < n:
+        lit, pre = literals[i], prefixes[i]
+        if open_ and lit == "--":
+            open_ = False
+            i += 1
+            continue
+        option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
+        if option:
+            head = pre.split("=", 1)[0]
+            attached = "=" in pre
+            if head in spec.long_code or head in spec.long_args or pre.startswith("--") or \
+                    (lit is not None and lit in spec.long_code | spec.long_args):
+                is_code = head in spec.long_code
+                if lit is None and not attached:  # the value is (in) the option's name
+                    verdicts[i] = (option_kind or "option", program, None)
+                elif attached:
+                    if is_code and lit is None:
+                        verdicts[i] = code
+                    code_given |= is_code or head in spec.script_args
+                elif head in spec.long_code | spec.long_args:
+                    code_given |= is_code or head in spec.script_args
+                    if i + 1 < n and is_code:
+                        verdicts[i + 1] = _setting(program, prefixes[i + 1], literals[i + 1]) or code
+                    i += 1
+                i += 1
+                continue
+            letters = pre[1:]
+            for j, ch in enumerate(letters):
+                rest = letters[j + 1:] or lit is None
+                if ch in spec.code:
+                    code_given = True
+                    if rest:
+                        if lit is None:
+                            verdicts[i] = _setting(program, letters[j + 1:], None) or code
+                        elif i + 1 < n and all(c in spec.code for c in letters[j + 1:]):
+                            i += 1  # node -pe CODE: -p and -e, the code follows
+                            verdicts[i] = code
+                    elif i + 1 < n:
+                        i += 1
+                        verdicts[i] = _setting(program, prefixes[i], literals[i]) or code
+                    if ch in spec.stops:
+                        open_ = None
+                    break
+                if ch in spec.args:
+                    code_given |= f"-{ch}" in spec.script_args
+                    if not rest:
+                        i += 1
+                    if ch in spec.stops:
+                        open_ = None
+                        module = letters[j + 1:] or (literals[i] if i < n else None)
+                        if ch == "m" and (module is None or module in CODE_MODULES):  # python -m timeit CODE
+                            for k in range(i + 1, n):
+                                verdicts[k] = ("reparse", f"{program} -m {module or '…'}", None)
+                    break
+                if ch in spec.flag_code:
+                    code_flag = True
+                if ch in spec.stdin_flags:
+                    stdin_flag = True
+            else:
+                if lit is None:  # the value completes the option letters
+                    verdicts[i] = (option_kind or "option", program, None)
+            i += 1
+            if open_ is None:
+                break
+            continue
+        # an operand
+        if spec.assigns and spec.command_at is not None and operands == spec.command_at and "=" in pre and \
+                pre.split("=", 1)[0].replace("_", "").isalnum():
+            if lit is None and pre.split("=", 1)[0] in CODE_VARIABLES:
+                verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
+            i += 1  # env NAME=VALUE …
+            continue
+        if open_ and lit is None and pre == "" and option_kind:
+            after_unknown = spec.subcommand and operands > 0 and (literals[i - 1] or "").startswith("-") and \
+                "=" not in literals[i - 1]  # git commit -m {{x}}: maybe the argument of -m
+            if not after_unknown:
+                verdicts[i] = (option_kind, program, None)
+        if spec.command_at is not None and operands == spec.command_at:
+            sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:])
+            for k, verdict in enumerate(sub[1:], i + 1):
+                verdicts[k] = verdict if verdict is None or verdict[2] is None else (*verdict[:2], verdict[2] + i)
+            if program == "xargs":
+                stdin = _xargs_reads_code(literals, prefixes, sources, i)
+            return verdicts, stdin, inner if stdin else program
+        if code_flag and operands == 0:
+            verdicts[i] = ("reparse", program, i if program in SHELLS else None)
+            return verdicts, _script_reads_stdin(lit), program
+        if (spec.first_code and operands == 0 and not code_given) or spec.all_code or (
+                spec.code_from is not None and operands >= spec.code_from):
+            verdicts[i] = code
+        if operands == 0:
+            first_operand = lit if lit is not None else ""
+        operands += 1
+        if not spec.gnu:
+            open_ = False
+        i += 1
+    if program == "xargs":  # no command: echo
+        return verdicts, False, program
+    stdin = spec.stdin and not code_flag and not code_given and (
+        operands == 0 or first_operand in STDIN_FILES or stdin_flag or spec.code_from is not None or spec.stdin_always)
+    if not stdin and code_given and program in SHELL_CODE:  # su -c sh, script -c 'cat | sh': the code reads it
+        stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
+                    if verdicts[k] is not None and verdicts[k][0] == "reparse")
+    return verdicts, stdin, program
+
+
+def _script_reads_stdin(script: str | None) -> bool:
+    """A shell script given as code (sh -c SCRIPT, su -c SCRIPT) that runs its standard input as code (sh -c sh,
+    sh -c 'cat | sh'); a script the checker cannot see (None) or cannot follow fails closed."""
+    if script is None:
+        return True
+    try:
+        inner = _Tree(script)
+        return inner.root.has_error or _reader_in(inner, inner.root) is not None
+    except RecursionError:
+        return True
+
+
+def _setting(program, prefix, literal) -> tuple | None:
+    """ssh -o NAME=…, git -c NAME=…: None (no verdict: data) when the setting named before '=' takes no command."""
+    text = literal if literal is not None else prefix
+    if program in ("ssh", "scp", "sftp") and ("=" in text or " " in text):
+        name = text.replace(" ", "=").split("=", 1)[0].lower()
+        return ("data", program, None) if name in SSH_DATA_SETTINGS else None
+    if program == "git" and "=" in text:
+        return ("data", program, None) if text.split("=", 1)[0].lower() in GIT_DATA_SETTINGS else None
     return None
 
 
-def _wrapped_index(tree, words, program) -> int | None:
-    """Where the command a wrapper runs starts in words (None when it cannot be told)."""
-    takes = WRAPPERS[program]
-    i = 1
-    while i < len(words):
-        text = _literal(tree, words[i])
-        if text is None:
-            return i
-        if text == "--":
-            return i + 1
-        if program == "env" and "=" in text and not text.startswith("-"):
-            i += 1
-            continue
-        if text.startswith("-") and len(text) > 1:
-            i += 2 if text in takes else 1
-            continue
-        if program == "timeout":  # the duration
-            return i + 1
-        return i
-    return None
+def _xargs_reads_code(literals, prefixes, sources, start) -> bool:
+    """xargs runs its command with the items it reads appended (or put where -I's string stands): does an item
+    land where that command reads code?"""
+    replace = None
+    for i in range(1, start):
+        text = literals[i] or ""
+        if text in ("-I", "--replace") and i + 1 < start:
+            replace = literals[i + 1]
+        elif text.startswith("-I") and len(text) > 2:
+            replace = text[2:]
+        elif text.startswith("--replace="):
+            replace = text.split("=", 1)[1]
+        elif text == "-i" or (text.startswith("-i") and len(text) > 2):
+            replace = text[2:] or "{}"
+    words, pres, srcs = list(literals[start:]), list(prefixes[start:]), list(sources[start:])
+    if replace is None:
+        words, pres, srcs = words + [None], pres + [""], srcs + ["ITEM"]
+        marked = {len(words) - 1}
+    else:
+        if not replace:
+            return True
+        marked = {k for k, w in enumerate(words) if w is None or replace in w}
+        for k in marked:
+            text = words[k] or pres[k]
+            pres[k] = text.split(replace, 1)[0] if replace in text else pres[k]
+            words[k] = None
+        if 0 in marked:
+            return True  # the item is the command's name
+    verdicts, _, _ = _scan(words, pres, srcs)
+    return any(verdicts[k] is not None and verdicts[k][0] == "reparse" for k in marked)
 
 
-def _classify(tree, words, t):
-    """For the word at index t of a simple command: ('reparse', program, script index) | ('option', program) |
-    ('name'|'arithmetic', program) | None."""
-    if t <= 0:
-        return None
-    name = _literal(tree, words[0])
-    if name is None:
-        return None
-    program = os.path.basename(name)
-    literals = [_literal(tree, w) for w in words]
-    if program in WRAPPERS:
-        k = _wrapped_index(tree, words, program)
-        if k is None or t < k or (t == k and literals[k] is None):
-            return _option(program, literals, t)
-        return _shift(_classify(tree, words[k:], t - k), k)
-    if program == "find":
-        i = 1
-        while i < len(words):
-            if literals[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-                end = next((j for j in range(i + 1, len(words)) if literals[j] in (";", "+")), len(words))
-                if i < t < end:
-                    return _shift(_classify(tree, words[i + 1:end], t - i - 1), i + 1)
-                i = end
-            i += 1
-        return _option(program, literals, t)
-    if program == "eval" or program == "alias":
-        return ("reparse", program, None)
+def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
+    """Programs whose arguments follow no option table: fills verdicts and returns whether the program runs its
+    standard input as code; None for the others."""
+    n = len(literals)
     if program == "trap":  # trap [-lp] [--] ACTION SIGNAL…
         i = 1
-        while i < len(words) and literals[i] is not None and literals[i].startswith("-") and literals[i] != "-":
+        while i < n and literals[i] is not None and literals[i].startswith("-") and literals[i] != "-":
             i += 1
             if literals[i - 1] == "--":
                 break
-        return ("reparse", program, None) if t == i else None
-    if program in ("test", "[") and literals[t - 1] == "-v":
-        return ("name", program)
-    if program in SEDS:
-        return _sed(tree, words, literals, t)
+        if i < n:
+            verdicts[i] = ("reparse", program, None)
+        return False
+    if program in ("test", "["):
+        for i in range(2, n):
+            if literals[i - 1] == "-v":
+                verdicts[i] = ("name", program, None)
+        return False
     if program in NAME_PROGRAMS:
-        return (NAME_PROGRAMS[program], program)
-    if program == "printf" and "-v" in literals[1:t] and literals.index("-v") == t - 1:
-        return ("name", program)
-    if program in SHELLS:
-        i, command_flag = 1, False
-        while i < len(words):
+        for i in range(1, n):
+            verdicts[i] = (NAME_PROGRAMS[program], program, None)
+        # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
+        return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
+    if program == "printf":
+        if n > 2 and "-v" in literals[1:]:
+            k = literals.index("-v")
+            if k + 1 < n:
+                verdicts[k + 1] = ("name", program, None)
+        return False
+    if program in SEDS:
+        _sed(literals, prefixes, verdicts, option_kind)
+        return False
+    if program == "find":
+        i = 1
+        while i < n:
             text = literals[i]
-            if text is None or not text.startswith(("-", "+")) or text in ("-", "--"):
-                if text == "--":
-                    i += 1
-                break
-            if not text.startswith("--") and "c" in text[1:]:
-                command_flag = True
-            i += 2 if text in ("-o", "+o", "-O", "+O") else 1
-        if command_flag and t == i:
-            return ("reparse", program, i)
-        if t <= i and not command_flag:
-            return _option(program, literals, t)
-        return None
-    if program in CODE_OPTIONS or program == "perl":
-        for i in range(1, t):
-            text = literals[i]
-            if text is None:
+            if text in FIND_EXEC:
+                end = next((j for j in range(i + 1, n) if literals[j] in (";", "+")), n)
+                if i + 1 < end:
+                    sub, _, _ = _scan(literals[i + 1:end], prefixes[i + 1:end], [p or "" for p in prefixes[i + 1:end]])
+                    for k, verdict in enumerate(sub[1:], i + 2):
+                        verdicts[k] = verdict if verdict is None or verdict[2] is None else (
+                            *verdict[:2], verdict[2] + i + 1)
+                i = end + 1
                 continue
-            code = text in CODE_OPTIONS.get(program, ()) or (
-                program == "perl" and text.startswith("-") and not text.startswith("--") and text[-1] in "eE")
-            if code:
-                return ("reparse", program, None) if t == i + 1 else None  # after the code: its arguments
-            if any(text.startswith(o + "=") for o in CODE_OPTIONS.get(program, ()) if o.startswith("--")):
-                return None
-        return _option(program, literals, t)
-    if program in AWKS:
-        i = 1
-        if any(text in ("-f", "--file") or (text or "").startswith("-f") for text in literals[1:]):
-            return _option(program, literals, t)
-        while i < len(words):
-            text = literals[i]
-            if text is None or not text.startswith("-") or text == "-":
-                break
-            if text == "--":
-                i += 1
-                break
-            i += 2 if text in ("-F", "-v", "--assign", "--field-separator") else 1
-        if t == i:
-            return ("reparse", program, None)
-        return _option(program, literals, t) if t < i else None
-    if program == "ssh":
-        i = 1
-        while i < len(words):
-            text = literals[i]
-            if text is None or not text.startswith("-"):
-                break
-            if text == "--":
-                i += 1
-                break
-            i += 2 if text in SSH_ARG_OPTIONS else 1
-        if t > i:
-            return ("reparse", program, None)
-        return _option(program, literals, t)
-    return _option(program, literals, t)
+            if text in FIND_ARGS:
+                i += 2
+                continue
+            if text is None and prefixes[i] == "":
+                verdicts[i] = ("option_exec", program, None)
+            i += 1
+        return False
+    return None
 
 
-def _sed(tree, words, literals, t):
+def _sed(literals, prefixes, verdicts, option_kind):
     """A value in sed's script (after -e/--expression, or its first operand when no -e or -f is given): GNU
     sed runs shell commands from a script (the e command, the e flag of s)."""
-    scripts = False
-    i, operand = 1, None
-    while i < len(words):
-        text = literals[i]
+    code = ("reparse", "sed", None)
+    scripts, operand, ended = False, None, False
+    i, n = 1, len(literals)
+    while i < n:
+        text, pre = literals[i], prefixes[i]
         if text is None:
-            source = tree.source(words[i])
-            if i == t and (source.startswith(("-e", "--expression", "--e")) or
-                           (source.startswith("-") and not source.startswith("--") and "e" in source.split("{{")[0])):
-                return ("reparse", "sed", None)
+            if not ended and (pre.startswith(("-e", "--expression", "--e")) or
+                              (pre.startswith("-") and not pre.startswith("--") and "e" in pre)):
+                verdicts[i] = code
+                scripts = True
+            elif not ended and pre.startswith("-"):
+                pass
+            else:
+                if not ended and pre == "" and option_kind:
+                    verdicts[i] = (option_kind, "sed", None)
+                operand = i if operand is None else operand
+            i += 1
+            continue
+        if ended:
             operand = i if operand is None else operand
             i += 1
             continue
         if text == "--":
-            operand = i + 1 if operand is None and i + 1 < len(words) else operand
-            break
+            ended = True
+            i += 1
+            continue
         if text == "-e" or (text.startswith("--e") and "=" not in text) or (
                 text.startswith("-") and not text.startswith("--") and text.endswith("e")):
             scripts = True
-            if t == i + 1:
-                return ("reparse", "sed", None)
+            if i + 1 < n:
+                verdicts[i + 1] = code
             i += 2
             continue
-        if text.startswith(("--e", "-e")) or (text.startswith("-") and not text.startswith("--")
-                                                         and "e" in text[1:]):
+        if text.startswith(("--e", "-e")) or (text.startswith("-") and not text.startswith("--") and "e" in text[1:]):
             scripts = True
         if text in ("-f", "--file") or text.startswith(("--file=", "-f")):
             scripts = True
@@ -879,21 +1318,8 @@ def _sed(tree, words, literals, t):
         if not text.startswith("-") or text == "-":
             operand = i if operand is None else operand
         i += 1
-    if not scripts and operand == t:
-        return ("reparse", "sed", None)
-    return _option("sed", literals, t)
-
-
-def _shift(verdict, k):
-    if verdict is not None and verdict[0] == "reparse" and len(verdict) > 2 and verdict[2] is not None:
-        return verdict[:2] + (verdict[2] + k,)
-    return verdict
-
-
-def _option(program, literals, t):
-    if program in OPTION_PROGRAMS and "--" not in literals[1:t]:
-        return ("option", program)
-    return None
+    if not scripts and operand is not None:
+        verdicts[operand] = code
 
 
 def _positional_fix(tree, words, script_index, command, placeholders, spans) -> tuple:
@@ -901,6 +1327,13 @@ def _positional_fix(tree, words, script_index, command, placeholders, spans) -> 
     if script_index is None or script_index != len(words) - 1:
         return ()
     script = words[script_index]
+    cache = tree.cache.setdefault("fix", {})
+    if script.id not in cache:
+        cache[script.id] = _script_fix(tree, script, command, placeholders, spans)
+    return cache[script.id]
+
+
+def _script_fix(tree, script, command, placeholders, spans) -> tuple:
     a, b = tree.span(script)
     start, end = _to_command(a, placeholders, spans, command), _to_command(b, placeholders, spans, command)
     written = command[start:end]

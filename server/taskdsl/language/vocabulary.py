@@ -107,6 +107,8 @@ ERROR_REASONS = {
     "TD802": "a file read outside the project (TD802)",
     "TD803": "a {{…}} of a command that a program would parse again as code (TD803)",
     "TD804": "a command the shell grammar cannot parse (TD804)",
+    "TD805": "a {{…}} of a command where a program whose options run commands reads a leading '-' as an option "
+             "(TD805)",
     "ambiguous_task": "a name or type:subtype key that several tasks share",
     "arguments": "a call's arguments do not fit the target's params (or an editor command's arguments are wrong)",
     "authentication": "the model's provider refused the credentials",

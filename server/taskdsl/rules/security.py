@@ -83,10 +83,20 @@ def unsafe_substitution_rule(ctx: RuleContext):
 
 @rule("TD803", Severity.ERROR, "{{…}} in text a program parses again as code",
       what="A `{{…}}` of a `<command>` reaches a program that parses it again as code: an argument of `eval`, "
-           "`alias` or `trap`, the script of `sh`/`bash`/`dash`/`zsh -c`, `su -c`, any word after `ssh HOST`, "
-           "`xargs … sh -c`, `find … -exec sh -c`, the code of `python -c`, `perl -e`, `node -e`, `ruby -e`, "
-           "`php -r`, an `awk` program, or the standard input of a shell, python, ssh … (a pipe, a "
-           "here-document or a here-string), also through `$(…)`.",
+           "`alias`, `trap` or `watch`, the script of a shell given -c (`sh`, `bash`, `dash`, `zsh`, `ksh`, … also "
+           "combined: `bash -xc`, `sh -ec`), `su -c`, `script -c`, `flock FILE -c`, any word after `ssh HOST`, the "
+           "code of `python -c` (also `-Ic`, `-c…`), `perl -e`, `node -e`, `ruby -e`, `php -r`, `lua -e`, "
+           "`env -S`, an `awk` program, a `sed` script, an option value that is a command (`ssh -o`, `git -c`, "
+           "`tar --to-command`/`-I`/`--checkpoint-action`, `rsync -e`, `sort --compress-program`, …), or the "
+           "standard input of a shell, python, perl, ssh … given no script (a pipe, a here-document or a "
+           "here-string, also `bash -e`, `python3 -u -`, `xargs sh -c`, `xargs -I{} sh -c {}`), through any "
+           "chain of wrappers (env, sudo, nice, ionice, chrt, taskset, stdbuf, setsid, nohup, timeout, flock, "
+           "command, exec, time, busybox, xargs, find -exec), `$(…)` and process substitution (`bash <(…)`, "
+           "`source <(…)`, `… > >(sh)`). So is a script operand that is standard input (`bash /dev/stdin`), "
+           "`compgen -W`, `mapfile -C`, and a value assigned to an environment variable read as code (`BASH_ENV`, "
+           "`ENV`, `PS4`, `PROMPT_COMMAND`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, `PAGER`, `EDITOR`, … the list is in "
+           "docs/security.md). A program named at run time "
+           "(`\"$SHELL\" -c`, `$CMD`, `{{prog}}`) fails closed: every value among its arguments is TD803.",
       why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
           "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
       bad="<command>sh -c \"echo {{name}} | tr a-z A-Z\"</command>",
@@ -111,7 +121,10 @@ def reparsed_value_rule(ctx: RuleContext):
       what="A `<command>` that the shell grammar (tree-sitter-bash) cannot parse: an unterminated quote, "
            "`$(` or here-document, a stray `)` or `;;`, a keyword out of place; one that holds a control "
            "character other than TAB and LF (a CR is a blank to bash's grammar, part of a word to dash); "
-           "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); a command nested too deeply "
+           "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); in such a command, a line "
+           "continuation (\\ at the end of a line) after anything but a blank (the shell joins the two lines "
+           "into one word, the grammar reads two) or a here-document whose end line is not exactly its "
+           "delimiter; `coproc` (bash-only); a command nested too deeply "
            "to check (also when a check of TD801–TD805 fails: the checker fails closed).",
       why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
       bad="<command>echo 'unterminated</command>",
@@ -134,26 +147,32 @@ def unparsable_command_rule(ctx: RuleContext):
 
 
 @rule("TD805", Severity.WARNING, "{{…}} where a program reads a leading '-' as an option",
-      what="A `{{…}}` starts an argument before any `--` of a program whose options can run commands or write "
-           "files: env, tar, find, xargs, git, rsync, ssh, scp, curl, wget, zip, sed, sort, awk, cp, mv, "
-           "shells, interpreters and the like (the list follows GTFOBins, https://gtfobins.github.io, and "
-           "SonarSource's argument injection vectors, https://sonarsource.github.io/argument-injection-vectors/). "
-           "echo, printf '%s' and programs whose options cannot do harm are not reported.",
+      what="A `{{…}}` starts an argument, or completes an option's name (`tar --{{x}}`), before any `--` of a "
+           "program whose options can run commands or write files. It is an **error** (the run refuses) when one of the program's options runs a command: env "
+           "(-S), tar (--to-command, -I), find (-exec), xargs, git (--upload-pack, -c), rsync (-e), ssh and scp "
+           "(-oProxyCommand), zip, sort, man, tcpdump, make, wget, sed, awk, shells and interpreters (-c, -e). "
+           "It is a warning for the others whose options write files (curl, wget, cp, mv, tee, …). The lists "
+           "follow GTFOBins, https://gtfobins.github.io, and SonarSource's argument injection vectors, "
+           "https://sonarsource.github.io/argument-injection-vectors/. echo, printf '%s' and programs whose "
+           "options cannot do harm are not reported.",
       why="The value reaches the program as one word, but a word starting with '-' is an option there: "
           "`env {{x}} true` with the value `--split-string=sh -c …` or `tar {{x}} …` with "
-          "`--checkpoint-action=exec=…` runs a command.",
+          "`--checkpoint-action=exec=…` runs a command. (The SPEC's table gives TD805 as a warning; where an "
+          "option runs a command the value would be code, so it is an error there, as TD803 is.)",
       bad="<command>tar -cf out.tar {{path}}</command>",
       good="<command>tar -cf out.tar -- {{path}}</command>",
       fix="Insert `--` before the value, so the program reads every later word as an operand (the quick fix).",
       tags=("command",))
 def option_position_rule(ctx: RuleContext):
-    for command, offsets, site in _command_sites(ctx, None):
-        if site.option_at is None:
-            continue
-        ph = site.placeholder
-        at = offsets[site.option_at][0]
-        yield make("TD805", _span(offsets, ph.start, ph.end), shell.option_message(site),
-                   fixes=[Fix("Insert -- before the value", (TextEdit(Span(at, at), "-- "),))])
+    for code in (None, shell.OPTION_CODE):
+        for command, offsets, site in _command_sites(ctx, code):
+            if site.option_at is None:
+                continue
+            ph = site.placeholder
+            at = offsets[site.option_at][0]
+            yield make("TD805", _span(offsets, ph.start, ph.end), shell.option_message(site),
+                       severity=Severity.ERROR if code else None,
+                       fixes=[Fix("Insert -- before the value", (TextEdit(Span(at, at), "-- "),))])
 
 
 @rule("TD802", Severity.WARNING, "file outside the project",

@@ -1,0 +1,74 @@
+"""How long the shell check (taskdsl.language.shell.sites) takes on commands with thousands of placeholders,
+as a ratio to a floor measured in the same run: tree-sitter-bash's own parse of the same command with each
+placeholder written as the ${…} reference the check parses (the check parses that text, then the text that
+runs, so the ratio cannot fall below about 2).
+
+    python bench/bench_shell.py [N]     (N placeholders per command, default 3000)
+
+The check parses a command twice (each placeholder written as ${…}, then in the form it needs) and walks the
+tree once per placeholder; a linear check stays a small constant multiple of one parse, whatever N is. Each
+shape is measured at N/4 and N: when the check is linear the ratio does not grow with N (a quadratic one
+grows about fourfold)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from taskdsl.language import shell
+from taskdsl.language.templating import find_placeholders
+
+SHAPES = {
+    "arguments": lambda n: "echo " + " ".join(["{{x}}"] * n),
+    "one string": lambda n: 'echo "' + " ".join(["{{x}}"] * n) + '"',
+    "commands": lambda n: "; ".join(["echo {{x}}"] * n),
+    "pipeline": lambda n: " | ".join(["printf %s {{x}}"] * n) + " | cat",
+    "sh -c script": lambda n: 'sh -c "' + " ".join(["{{x}}"] * n) + '"',
+    "wrappers": lambda n: "env nice -n 1 timeout 5 xargs -0 printf %s " + " ".join(["{{x}}"] * n),
+    "here-document": lambda n: "cat <<EOF\n" + "\n".join(["a {{x}}"] * n) + "\nEOF\n",
+    "substitutions": lambda n: "echo " + " ".join(['"$(printf %s {{x}})"'] * n),
+    "sed and find": lambda n: "find . -name {{x}} " + " ".join(["-o -name {{x}}"] * n) + "; sed -n -- p " +
+                              " ".join(["{{x}}"] * n),
+}
+
+
+def best(function, repeat=5) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def measure(text: str) -> tuple[float, float]:
+    placeholders = find_placeholders(text)
+    data = shell._render(text, placeholders, ["double"] * len(placeholders))[0].encode("utf-8")
+    floor = best(lambda: shell._parser().parse(data))
+
+    def check():
+        shell._analysis.cache_clear()
+        shell.sites(text)
+    return best(check), floor
+
+
+def main(argv: list[str]) -> int:
+    n = int(argv[1]) if len(argv) > 1 else 3000
+    shell._parser()
+    print(f"{'shape':<16}{'chars':>8}{'check s':>10}{'parse s':>10}{'ratio':>8}{'ratio at N/4':>14}{'growth':>8}")
+    worst = 0.0
+    for name, make in SHAPES.items():
+        small, large = make(n // 4), make(n)
+        check_small, floor_small = measure(small)
+        check_large, floor_large = measure(large)
+        ratio_small, ratio_large = check_small / floor_small, check_large / floor_large
+        growth = ratio_large / ratio_small
+        worst = max(worst, growth)
+        print(f"{name:<16}{len(large):>8}{check_large:>10.3f}{floor_large:>10.4f}{ratio_large:>8.0f}"
+              f"{ratio_small:>14.0f}{growth:>8.2f}")
+    print(f"largest growth of the ratio from N/4 to N: {worst:.2f} (linear: about 1; quadratic: about 4)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

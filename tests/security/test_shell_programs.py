@@ -1,0 +1,285 @@
+"""The shell holes left after the second review, each through the real CLI: programs that parse a value again
+behind wrappers, attached or combined flags and settings (TD803), option position of programs whose options run
+commands (TD805, an error there), line continuations inside a word (TD804). Before the fix `taskdsl check`
+reported no error for each refused command below and `taskdsl run --input x=…` ran it."""
+
+import os
+
+import pytest
+
+from taskdsl.cli.main import main
+
+SCRIPT = """<task type="script" name="s">
+  <command>{command}</command>
+  <inputs><input name="x">placeholder</input></inputs>
+</task>
+"""
+
+
+def template(folder, command):
+    path = os.path.join(folder, "t.task.xml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(SCRIPT.format(command=command.replace("&", "&amp;").replace("<", "&lt;")))
+    return path
+
+
+def refused(tmp_path, capsys, monkeypatch, command, value, code, message):
+    """check reports code with message; run refuses (exit 2) with the same code; the value runs nothing."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, command)
+    capsys.readouterr()
+    assert main(["check", path]) == 1
+    out = capsys.readouterr()
+    assert f"error {code} " in out.out + out.err
+    assert message in out.out + out.err
+    assert main(["run", path, "--input", f"x={value}"]) == 2
+    out = capsys.readouterr()
+    assert code in out.out + out.err
+    assert not (tmp_path / "marker").exists()
+
+
+def ran(tmp_path, capsys, monkeypatch, command, value):
+    """check is clean of errors; run succeeds; what the command wrote to out."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, command)
+    capsys.readouterr()
+    assert main(["check", path]) == 0, capsys.readouterr()
+    assert main(["run", path, "--input", f"x={value}"]) == 0, capsys.readouterr()
+    assert not (tmp_path / "marker").exists()
+    return (tmp_path / "out").read_text()
+
+
+REPARSE = "the value would become code"
+HOSTILE = "x; touch marker #"
+
+
+@pytest.mark.parametrize("command, program", [
+    # wrappers, peeled one after another whatever their options
+    ('ionice -c 3 sh -c "echo {{x}}"', "sh"),
+    ('taskset 1 sh -c "echo {{x}}"', "sh"),
+    ('flock lock -c "echo {{x}}"', "flock"),
+    ('flock lock sh -c "echo {{x}}"', "sh"),
+    ('script -q -c "echo {{x}}" /dev/null', "script"),
+    ('nice -n 5 sh -c "echo {{x}}"', "sh"),
+    ('chrt 0 sh -c "echo {{x}}"', "sh"),
+    ('stdbuf -o0 sh -c "echo {{x}}"', "sh"),
+    ('setsid sh -c "echo {{x}}"', "sh"),
+    ('nohup sh -c "echo {{x}}"', "sh"),
+    ('command sh -c "echo {{x}}"', "sh"),
+    ('exec sh -c "echo {{x}}"', "sh"),
+    ('time sh -c "echo {{x}}"', "sh"),
+    ('nice timeout 5 env A=1 stdbuf -oL sh -c "echo {{x}}"', "sh"),
+    # shells by path, through env and busybox; combined flags
+    ('/bin/sh -c "echo {{x}}"', "sh"),
+    ('/usr/bin/env bash -c "echo {{x}}"', "bash"),
+    ('busybox sh -c "echo {{x}}"', "sh"),
+    ('dash -c "echo {{x}}"', "dash"),
+    ('bash -xc "echo {{x}}"', "bash"),
+    ('sh -ec "echo {{x}}"', "sh"),
+    ('sh -o errexit -c "echo {{x}}"', "sh"),
+    # interpreters: combined and attached code flags
+    ('python3 -Ic "print(1)\n{{x}}"', "python3"),
+    ('python3 -Sc "{{x}}"', "python3"),
+    ("python3 -c{{x}}", "python3"),
+    ('perl -le "{{x}}"', "perl"),
+    ("node -pe {{x}}", "node"),
+    ("awk -e {{x}} /dev/null", "awk"),
+    ("awk --source={{x}} /dev/null", "awk"),
+    # settings and options whose value is a command
+    ("ssh -o ProxyCommand={{x}} host true", "ssh"),
+    ("ssh -oProxyCommand={{x}} host true", "ssh"),
+    ("git -c alias.x=!{{x}} x", "git"),
+    ("git -c core.sshCommand={{x}} fetch", "git"),
+    ("tar --use-compress-program={{x}} -cf a.tar t.task.xml", "tar"),
+    ("tar -I {{x}} -cf a.tar t.task.xml", "tar"),
+    ("tar --to-command={{x}} -xf a.tar", "tar"),
+    ("tar --checkpoint-action=exec={{x}} -cf a.tar t.task.xml", "tar"),
+    ("rsync -e {{x}} t.task.xml host:", "rsync"),
+    ("env -S {{x}}", "env"),
+    # standard input read as code, after options
+    ("printf '%s' {{x}} | bash -e", "bash"),
+    ("printf '%s' {{x}} | python3 -u -", "python3"),
+    ("python3 -u - <<EOF\n{{x}}\nEOF", "python3"),
+    ("printf '%s' {{x}} | xargs -I{} sh -c {}", "sh"),
+    ("printf '%s' {{x}} | xargs -I{} sh -c 'echo {}'", "sh"),
+    ("printf '%s' {{x}} | xargs sh -c", "sh"),
+    ("find . -maxdepth 0 -exec awk {{x}} {} +", "awk"),
+    # more programs of the table: other shells, database clients, debuggers, job schedulers
+    ("fish -c {{x}}", "fish"),
+    ("sqlite3 notes.db {{x}}", "sqlite3"),
+    ("psql -c {{x}}", "psql"),
+    ("gdb -ex {{x}} /bin/true", "gdb"),
+    ("printf '%s' {{x}} | at now", "at"),
+    ("unshare -r sh -c {{x}}", "sh"),
+    # a script file that is the program's own standard input; bash builtins that expand or run a value
+    ("printf '%s' {{x}} | bash /dev/stdin", "bash"),
+    ("printf '%s' {{x}} | sh /dev/fd/0", "sh"),
+    ("printf '%s' {{x}} | . /dev/stdin", "."),
+    ("printf '%s' {{x}} | python3 /dev/stdin", "python3"),
+    ("compgen -W {{x}}", "compgen"),
+    ("printf '%s' {{x}} | sh -c sh", "sh"),
+    ("printf '%s' {{x}} | sh -c 'cat | sh'", "sh"),
+    ("printf '%s' {{x}} | su -c sh", "su"),
+    ("S=sh; printf '%s' {{x}} | sh -c \"$S\"", "sh"),
+    ("python3 -m timeit {{x}}", "python3 -m timeit"),
+    ("printf '%s' {{x}} | mapfile -C eval -c 1", "mapfile"),
+])
+def test_a_value_a_program_parses_again_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    value = "print(1); import os; os.system('touch marker')" if "python" in command else HOSTILE
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, shown", [
+    ('"$SHELL" -c "echo {{x}}"', '"$SHELL"'),
+    ("S=sh; $S -c {{x}}", "$S"),
+    ("{{x}} -c {{x}}", "{{…}}"),
+])
+def test_a_program_named_at_run_time_fails_closed(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is an argument of a program named at run time (`{shown}`)")
+
+
+@pytest.mark.parametrize("command, value", [
+    ("tar -cf out.tar {{x}} t.task.xml", "--checkpoint=1 --checkpoint-action=exec=touch marker"),
+    ("env {{x}} true", "-Ssh -c 'touch marker'"),
+    ("find {{x}} -maxdepth 0", "-exec touch marker ;"),
+    ("git {{x}} --version", "--exec-path=."),
+    ("tar czf out.tgz {{x}}", "--checkpoint=1 --checkpoint-action=exec=touch marker"),
+    ("tar -cf out.tar --{{x}} t.task.xml", "checkpoint-action=exec=touch marker"),
+    ("env -{{x}} true", "Ssh -c 'touch marker'"),
+])
+def test_option_position_of_a_program_whose_options_run_commands_is_an_error(tmp_path, capsys, monkeypatch,
+                                                                            command, value):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")
+
+
+def test_the_double_dash_fix_makes_the_value_an_operand(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, "tar -cf out.tar {{x}}")
+    assert main(["check", "--fix", path]) == 0
+    assert "<command>tar -cf out.tar -- {{x}}</command>" in open(path, encoding="utf-8").read()
+    assert main(["run", path, "--input", "x=--checkpoint=1 --checkpoint-action=exec=touch marker"]) != 0
+    assert not (tmp_path / "marker").exists()  # tar looked for a file of that name
+
+
+@pytest.mark.parametrize("command, value, expected", [
+    ("sh -c 'printf \"[%s]\" \"$1\" > out' _ {{x}}", HOSTILE, f"[{HOSTILE}]"),
+    ("nice -n 1 flock lock sh -c 'printf \"[%s]\" \"$1\" > out' _ {{x}}", HOSTILE, f"[{HOSTILE}]"),
+    ("python3 -Ic 'import sys; open(\"out\", \"w\").write(sys.argv[1])' {{x}}", HOSTILE, HOSTILE),
+    ("printf '[%s]' \\\n  {{x}} > out", "a\\\nb", "[a\\\nb]"),
+    ("cat > out <<EOF\nline \\\n{{x}}\nEOF", "$(touch marker)", "line $(touch marker)\n"),
+])
+def test_the_safe_forms_run_with_the_value_as_one_word(tmp_path, capsys, monkeypatch, command, value, expected):
+    assert ran(tmp_path, capsys, monkeypatch, command, value) == expected
+
+
+CONTINUATION = "a line continuation (\\ at the end of a line) joins two parts of a word here"
+
+
+@pytest.mark.parametrize("command, value", [
+    ("printf '[%s]' $(\\\n( {{x}} )) > out", "a[$(touch marker)]"),
+    ('printf "[%s]" "$\\\n{{x}}" > out', "touch marker"),
+    ("printf '[%s]' a\\\n{{x}} > out", "touch marker"),
+    ("cat > out <<EOF\n$\\\n{{x}}\nEOF", "touch marker"),
+])
+def test_a_line_continuation_inside_a_word_is_td804(tmp_path, capsys, monkeypatch, command, value):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD804", CONTINUATION)
+
+
+@pytest.mark.parametrize("command", [
+    "[[ {{x}} == a ]] && touch out",
+    "printf '%s' {{x}} &> out",
+    "a=({{x}} b); printf '%s' \"${a[0]}\" > out",
+    "cat <<< {{x}} > out",
+    "diff <(printf '%s' {{x}}) /dev/null > out",
+    "function f { printf '%s' {{x}} > out; }; f",
+])
+def test_bash_only_syntax_under_sh_never_runs_the_value(tmp_path, capsys, monkeypatch, command):
+    """Commands run with /bin/sh -c (dash on Debian and Ubuntu), read with bash's grammar: bash-only syntax
+    the checker accepts fails or means something else there, but the value stays a word."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, command)
+    assert main(["check", path]) == 0
+    main(["run", path, "--input", "x=$(touch marker)`touch marker`; touch marker"])
+    assert not (tmp_path / "marker").exists()
+
+
+def test_one_double_dash_fixes_every_value_of_a_command(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, "rsync -a {{x}} {{x}}.bak")
+    assert main(["check", "--fix", path]) == 0
+    assert "<command>rsync -a -- {{x}} {{x}}.bak</command>" in open(path, encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("command", ["git commit -m {{x}}", "git -C {{x}} status", "awk '{ print }' {{x}}",
+                                     "python3 -c 'import sys; print(sys.argv)' {{x}}", "tar xf {{x}}",
+                                     "ssh -o ConnectTimeout={{x}} host true", "git -c user.name={{x}} status",
+                                     "awk -f /dev/null -- {{x}}"])
+def test_values_that_are_an_options_argument_or_after_the_script_are_not_options(tmp_path, capsys, monkeypatch,
+                                                                                 command):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, command)
+    capsys.readouterr()
+    assert main(["check", path]) == 0
+    assert "TD805" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF > out\na\nEOF \nprintf '%s' {{x}} > out",
+    "cat <<EOF > out\na\n EOF\nprintf '%s' {{x}} > out",
+    "cat > out <<EOF\n[{{x}}]\nEOF \\\n  # c",
+])
+def test_a_here_document_the_grammar_ends_elsewhere_than_the_shell_is_td804(tmp_path, capsys, monkeypatch,
+                                                                            command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD804",
+            "a here-document whose end line is not exactly its delimiter")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("bash <(printf '%s' {{x}})", "bash"),
+    ("sh < <(printf '%s' {{x}})", "sh"),
+    ("source <(printf '%s' {{x}})", "source"),
+    (". <(printf '%s' {{x}})", "."),
+    ("printf '%s' {{x}} > >(sh)", "sh"),
+    ("exec > >(sh); printf '%s' {{x}}", "sh"),
+    ("diff <(printf '%s' {{x}}) /dev/null | sh", "sh"),
+    ("awk -f <(printf '%s' {{x}}) /dev/null", "awk"),
+])
+def test_a_value_through_process_substitution_into_a_shell_is_td803(tmp_path, capsys, monkeypatch, command,
+                                                                   program):
+    """bash runs these as /bin/sh too (process substitution works in its POSIX mode since 5.1)."""
+    refused(tmp_path, capsys, monkeypatch, command, HOSTILE, "TD803", f"`{program}` parses again as code")
+
+
+def test_coproc_is_td804(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "coproc { sh; }; printf '%s\\n' {{x}} >&\"${COPROC[1]}\"", HOSTILE,
+            "TD804", "coproc is bash-only syntax the checker's grammar does not model")
+
+
+
+@pytest.mark.parametrize("command, name", [
+    ("BASH_ENV={{x}} bash -c true", "BASH_ENV"),
+    ("export ENV={{x}}; sh -i < /dev/null", "ENV"),
+    ("PS4={{x}} bash -xc true", "PS4"),
+    ("env LD_PRELOAD={{x}} true", "LD_PRELOAD"),
+    ("GIT_SSH_COMMAND={{x}} git ls-remote ssh://host/x", "GIT_SSH_COMMAND"),
+])
+def test_a_value_in_a_variable_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    """bash expands $BASH_ENV, $ENV and $PS4 ($(…) included) before using them; git and the loader run or load
+    what the others name."""
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code")
+
+
+def test_the_docs_name_every_variable_and_wrapper_the_checker_knows():
+    from paths import REPO
+    from taskdsl.language import shell
+
+    text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    assert [name for name in sorted(shell.CODE_VARIABLES) if f"`{name}`" not in text] == []
+    wrappers = "env sudo doas command exec builtin nohup setsid time nice ionice chrt taskset stdbuf timeout flock".split()
+    assert [name for name in wrappers if shell.PROGRAMS[name].command_at is None] == []
+    assert all(f"`{name}`" in text for name in wrappers)
