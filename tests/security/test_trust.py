@@ -27,13 +27,69 @@ def test_the_plan_shows_the_projects_allow_read_and_the_editor_asks(tmp_path, ca
     assert "widened" in consent.reasons(view, allow_scripts=True)
 
 
-def test_allow_read_from_the_project_lets_a_run_read_there(tmp_path, capsys, monkeypatch):
+def test_allow_read_from_the_project_lets_a_run_read_there_once_the_user_agrees(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path, '["/etc"]')
-    assert main(["run", path, "--model", "taskdsl/echo"]) == 0
+    assert main(["run", path, "--model", "taskdsl/echo"]) == 2  # nobody agreed: nothing runs
+    err = capsys.readouterr().err
+    assert ("not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the plan "
+            "(--plan), then agree with --yes, or give a folder to read yourself with --allow-read") in err
+    assert main(["run", path, "--model", "taskdsl/echo", "--yes"]) == 0
+    assert main(["run", path, "--model", "taskdsl/echo", "--allow-read", "/etc"]) == 0  # the user's own flag
     path = write(tmp_path, "[]")
-    assert main(["run", path, "--model", "taskdsl/echo"]) != 0
+    assert main(["run", path, "--model", "taskdsl/echo", "--yes"]) != 0
     assert "is outside the project" in capsys.readouterr().err
+
+
+def test_a_project_allow_read_is_not_applied_by_taskdsl_test_without_yes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, '["/etc"]')
+    (tmp_path / "r.test.xml").write_text(
+        '<tests><test name="reads" task="r"><expect test="true"/></test></tests>\n', encoding="utf-8")
+    assert main(["test", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc)" in out
+    assert main(["test", str(tmp_path), "--yes"]) == 0
+
+
+def library_outside(tmp_path):
+    """A project whose taskdsl.toml names a library folder outside it, holding the script a ref runs."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "lib.task.xml").write_text(
+        '<library><task name="helper" type="script"><command>touch ran</command></task></library>\n', encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text('library_paths = ["../shared"]\n', encoding="utf-8")
+    (project / "t.task.xml").write_text('<task ref="helper"/>\n', encoding="utf-8")
+    return project, str(project / "t.task.xml")
+
+
+def test_library_paths_outside_the_project_are_shown_and_need_the_users_yes(tmp_path, capsys, monkeypatch):
+    project, path = library_outside(tmp_path)
+    monkeypatch.chdir(project)
+    assert main(["run", path, "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert ("  with what the project's configuration widens (it applies only if you agree):\n"
+            f"    library_paths = {tmp_path / 'shared'} (templates from there are compiled for this run)\n") in out
+    assert main(["run", path]) == 2
+    assert "widens what this run may do (library_paths " in capsys.readouterr().err
+    assert not (tmp_path / "shared" / "ran").exists()  # the template from outside never ran (in its folder)
+    assert main(["run", path, "--yes"]) == 0
+    assert (tmp_path / "shared" / "ran").exists()
+
+
+def test_the_plan_digest_covers_what_the_project_widens(tmp_path, monkeypatch):
+    import dataclasses
+
+    project, path = library_outside(tmp_path)
+    monkeypatch.chdir(project)
+    _, settings, _ = run_defaults(path, [])
+    prepared = prepare_file(path, None, {}, settings=settings)
+    view = consent.plan_view(prepared, "taskdsl/echo", None)
+    assert consent.reasons(view, allow_scripts=True) == ["widened"]
+    narrowed = dataclasses.replace(prepared, widened=())
+    assert consent.plan_view(narrowed, "taskdsl/echo", None).digest != view.digest
 
 
 def test_a_config_file_another_user_left_in_a_parent_folder_is_not_adopted(tmp_path, capsys, monkeypatch):

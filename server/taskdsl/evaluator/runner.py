@@ -56,7 +56,8 @@ def prepare_file(path: str, task: str | None = None, inputs: dict | None = None,
         changes["global_values"] = tuple({**dict(settings.global_values), **global_values}.items())
         changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
     settings = replace(settings, **changes)
-    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check)
+    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check,
+                   granted=tuple(allow_read))
 
 
 async def run_file(path: str, task: str | None = None, inputs: dict | None = None, model: str | None = None,
@@ -106,6 +107,21 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     return models
 
 
+def refuse_unagreed(prepared: Prepared) -> None:
+    """A run the project's own configuration widens (plan.project_widening) executes only once the user
+    agreed to it: `--yes`, the terminal's question or the editor's consent, each after showing it."""
+    if not prepared.widened or prepared.agreed:
+        return
+    from taskdsl.project.config import find_config
+
+    config = find_config(prepared.path)
+    shown = "; ".join(f"{key} {folder}" for key, folder in prepared.widened)
+    raise TaskError("VALIDATION_ERROR", f"not run: the project's {config.name if config else 'configuration'} widens "
+                    f"what this run may do ({shown}); read the plan (--plan), then agree with --yes, or give a "
+                    "folder to read yourself with --allow-read", "not_agreed",
+                    {"widened": [list(w) for w in prepared.widened]})
+
+
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
@@ -121,6 +137,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     cost.Budget shared with other runs (a batch's), instead of one of `max_cost`. `on_step` is the
     debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
+    refuse_unagreed(prepared)
     global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
     # budget: a cost.Budget shared by several runs (a batch's rows: --max-cost covers the batch)
