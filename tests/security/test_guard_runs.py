@@ -59,3 +59,34 @@ async def test_the_configured_api_key_never_reaches_the_output(tmp_path, loopbac
     assert fake.requests[-1]["auth"] == f"Bearer {key}"  # the key did reach the model server: it was used
     trace = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
     assert key not in trace and "***" in trace
+
+
+async def test_a_fallback_the_agreed_plan_did_not_show_is_never_called(tmp_path, loopback):
+    import pytest
+
+    from taskdsl.evaluator.calls import configure
+    from taskdsl.evaluator.consent import plan_view
+    from taskdsl.evaluator.handler import HandlerConfig
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import execute, prepare_file
+    from taskdsl.project.config import settings_for
+
+    fake = await loopback(always={"primary": 500})
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    path = tmp_path / "say.task.xml"
+    path.write_text('<task name="say"><instructions>Say hi</instructions></task>\n', encoding="utf-8")
+    agreed = prepare_file(str(path), settings=settings_for(path)[0])
+    assert [name for name, _ in plan_view(agreed, "openai/primary", None).models] == ["openai/primary"]
+    # the configuration the run is then made with names a fallback the plan never showed
+    (tmp_path / "taskdsl.toml").write_text('[models."openai/primary"]\nfallbacks = ["openai/other"]\n', encoding="utf-8")
+    later = settings_for(path)[0]
+    config = configure(HandlerConfig(model="openai/primary"), later, retries=0)
+    with pytest.raises(TaskError) as refused:
+        await execute(agreed, config=config)
+    assert "the fallback openai/other is not in the run's plan: its consent did not cover it" in refused.value.message
+    assert (fake.count("primary"), fake.count("other")) == (1, 0)
+    # planned with the fallback (the plan shows it), the same run falls back to it
+    planned = prepare_file(str(path), settings=later)
+    assert [name for name, _ in plan_view(planned, "openai/primary", None).models] == ["openai/primary", "openai/other"]
+    result = await execute(planned, config=config)
+    assert result.content.startswith("other says:") and fake.count("other") == 1

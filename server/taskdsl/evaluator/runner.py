@@ -148,6 +148,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
         budget = cost.Budget(max_cost)
     models = planned_models(prepared, config.model, model)
     await preflight(models(), config)  # every model usable before any step runs
+    config = replace(config, agreed_models=models())  # a fallback the plan did not show is never called
     redactor = Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem.for_project(confine.project_root(path), prepared.settings),
