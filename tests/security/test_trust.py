@@ -111,3 +111,41 @@ def test_a_config_file_another_user_left_in_a_parent_folder_is_not_adopted(tmp_p
     assert project_root(mine / "t.task.xml") == str(mine)
     assert main(["check", str(mine / "t.task.xml")]) == 1
     assert "helper" in capsys.readouterr().out  # the ref no longer resolves through its library_paths
+
+
+class Terminal:
+    "A terminal's stream: what was written to it, the line the user types."
+
+    def __init__(self, typed: str = ""):
+        self.typed, self.written = typed, ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.typed
+
+    def write(self, text: str) -> None:
+        self.written += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_on_a_terminal_taskdsl_run_shows_what_the_project_widens_and_takes_the_users_answer(tmp_path, monkeypatch):
+    import argparse
+
+    from taskdsl.cli.run import agree
+
+    project, path = library_outside(tmp_path)
+    monkeypatch.chdir(project)
+    _, settings, _ = run_defaults(path, [])
+    for typed, agreed in (("y\n", True), ("\n", False), ("no\n", False)):
+        prepared = prepare_file(path, None, {}, settings=settings)
+        screen = Terminal()
+        agree(prepared, argparse.Namespace(yes=False), "taskdsl/echo", None, stdin=Terminal(typed), stderr=screen)
+        assert prepared.agreed is agreed
+        assert f"    library_paths = {tmp_path / 'shared'} (templates from there" in screen.written
+        assert screen.written.endswith("Asked because the project's configuration widens what it may read or run "
+                                       "(allow_read, library_paths).\nPlan " + consent.plan_view(
+                                           prepared, "taskdsl/echo", None).digest[:12] + "\nRun it? [y/N] ")
