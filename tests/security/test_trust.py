@@ -1,6 +1,8 @@
 """Settings that widen what a run may read are shown by the plan, and in the editor a plan with them
 asks first: a repository's own `[run] allow_read = ["/"]` no longer removes confinement unseen."""
 
+import json
+
 from taskdsl.cli.main import main
 from taskdsl.cli.run import run_defaults
 from taskdsl.evaluator import consent
@@ -149,3 +151,17 @@ def test_on_a_terminal_taskdsl_run_shows_what_the_project_widens_and_takes_the_u
         assert screen.written.endswith("Asked because the project's configuration widens what it may read or run "
                                        "(allow_read, library_paths).\nPlan " + consent.plan_view(
                                            prepared, "taskdsl/echo", None).digest[:12] + "\nRun it? [y/N] ")
+
+
+def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, '["/etc"]')
+    (tmp_path / "rows.jsonl").write_text('{}\n{}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q"]) == 2
+    assert capsys.readouterr().err == (
+        "taskdsl run: not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the "
+        "plan (--plan), then agree with --yes, or give a folder to read yourself with --allow-read\n")
+    assert not out.exists()  # no row ran
+    assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q", "--yes"]) == 0
+    assert [json.loads(line)["status"] for line in out.read_text(encoding="utf-8").splitlines()] == ["COMPLETE"] * 2
