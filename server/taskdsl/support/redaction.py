@@ -9,6 +9,7 @@ message. Files that hold a run's data are created readable by their owner only.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import os
@@ -30,7 +31,8 @@ _ESCAPE = (r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
 #: what may sit between a secret's characters (or an encoded form's) in output and still show it: line
 #: breaks and bare carriage returns (a value split or wrapped across lines: base64 at 76 columns as MIME
 #: writes it, 64 as PEM does) and terminal escape sequences
-_GAP = rf"(?:{_ESCAPE}|\r|\n)*"
+_GAPS = re.compile(rf"(?:{_ESCAPE}|\r|\n)+")
+_MAY_GAP = re.compile(r"[\x1b\x9b\x9d\r\n]")
 _HEX = re.compile(r"%[0-9A-F]{2}")
 
 
@@ -70,12 +72,12 @@ def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _patterns(secrets: Iterable[str]) -> list[str]:
-    """Longest first: each secret and each of its encodings, with line breaks, carriage returns or
-    terminal escapes allowed between their characters."""
+    """Longest first: each secret and each of its encodings (what may sit between their characters is
+    taken out of the text before they are looked for: Redactor.text)."""
     patterns = []
     for secret in secrets:
         for form in (secret, *sorted(encodings(secret))):
-            patterns.append((len(form), _GAP.join(_atoms(form, percent=form is not secret))))
+            patterns.append((len(form), "".join(_atoms(form, percent=form is not secret))))
     return [pattern for _, pattern in sorted(patterns, key=lambda p: -p[0])]
 
 
@@ -98,7 +100,39 @@ class Redactor:
         self._pattern = _compiled(self.secrets) if self.secrets else None
 
     def text(self, value: str) -> str:
-        return self._pattern.sub(MASK, value) if self._pattern is not None else value
+        """value with every secret (and each encoded form) replaced by ***: as written, and with the line
+        breaks, carriage returns and terminal escapes between its characters taken out."""
+        if self._pattern is None:
+            return value
+        value = self._pattern.sub(MASK, value)
+        if not _MAY_GAP.search(value):
+            return value
+        # the text without its gaps, and where each kept piece starts in both
+        kept_at, value_at, pieces, length, end = [], [], [], 0, 0
+        for gap in _GAPS.finditer(value):
+            if gap.start() > end:
+                kept_at.append(length)
+                value_at.append(end)
+                pieces.append(value[end:gap.start()])
+                length += gap.start() - end
+            end = gap.end()
+        if end < len(value):
+            kept_at.append(length)
+            value_at.append(end)
+            pieces.append(value[end:])
+        spans = [(m.start(), m.end()) for m in self._pattern.finditer("".join(pieces))]
+        if not spans:
+            return value
+
+        def at(index: int) -> int:  # where the kept text's character `index` is in value
+            piece = bisect.bisect_right(kept_at, index) - 1
+            return value_at[piece] + index - kept_at[piece]
+
+        out, done = [], 0
+        for start, stop in spans:  # in order, not overlapping: so are their places in value
+            out += [value[done:at(start)], MASK]
+            done = at(stop - 1) + 1
+        return "".join(out) + value[done:]
 
     def mask(self, value: Any) -> Any:
         if self._pattern is None:
