@@ -14,8 +14,10 @@ digest: the editor prepares the run again after the answer and runs it only when
 the same (see features/run.py).
 
 A run needs the question when it executes a shell command, calls a model that may cost money
-(one litellm does not price counts: it may), or reads files outside the entry template's folder
-(a path not known before the run counts: it may).
+(one litellm does not price counts: it may), reads files outside the entry template's folder
+(a path not known before the run counts: it may), or when the project's own configuration widens
+what it may do (`plan.project_widening`: `[run] allow_read`, `library_paths` outside the project;
+the run path refuses such a plan until it is agreed to).
 """
 
 from __future__ import annotations
