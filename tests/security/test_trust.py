@@ -165,3 +165,20 @@ def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys,
     assert not out.exists()  # no row ran
     assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q", "--yes"]) == 0
     assert [json.loads(line)["status"] for line in out.read_text(encoding="utf-8").splitlines()] == ["COMPLETE"] * 2
+
+
+def test_render_reads_where_the_project_allows_only_once_the_user_allows_it_too(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "notes.txt").write_text("outside notes\n", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text('[run]\nallow_read = ["../outside"]\n', encoding="utf-8")
+    path = project / "r.task.xml"
+    path.write_text('<task name="r"><description>Read</description><file_paths><path>../outside/notes.txt</path>'
+                    '</file_paths></task>\n', encoding="utf-8")
+    assert main(["render", str(path)]) == 1  # a preview is no consent: the project's folder is not read
+    captured = capsys.readouterr()
+    assert "outside notes" not in captured.out and "is outside the project" in captured.err
+    assert main(["render", str(path), "--allow-read", str(tmp_path / "outside")]) == 0
+    assert "outside notes" in capsys.readouterr().out

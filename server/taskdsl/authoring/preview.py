@@ -10,6 +10,8 @@ sends. Token counts and prices are the `--max-cost` estimate's (taskdsl.evaluato
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import asdict, dataclass
 
 from taskdsl.project import confine
@@ -30,6 +32,15 @@ class PromptPreview:
         return asdict(self)
 
 
+def readable(prepared) -> tuple[str, ...]:
+    """The folders outside the project a preview may read: the user's own, never those only the
+    project's configuration allows (plan.project_widening) until a run's consent agreed to them."""
+    if prepared.agreed:
+        return tuple(prepared.allow_read)
+    widened = {os.path.normpath(folder) for key, folder in prepared.widened if key != "library_paths"}
+    return tuple(f for f in prepared.allow_read if os.path.normpath(f) not in widened)
+
+
 async def preview_prompts(prepared, model: str | None = None, default: str | None = None) -> list[PromptPreview]:
     """The prompts of every atomic task a run of `prepared` may reach (refs and calls followed),
     in the order the plan meets them. `model` overrides every task's, as `taskdsl run --model`;
@@ -47,7 +58,7 @@ async def preview_prompts(prepared, model: str | None = None, default: str | Non
     state = RunState(config=HandlerConfig(model=default or default_model()), global_env=global_env, model_override=model,
                      memory=MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings),
                      root=confine.project_root(prepared.path),
-                     allow_read=prepared.allow_read, preview=True)
+                     allow_read=readable(prepared), preview=True)
     template = prepared.node if isinstance(prepared.node, Template) else None
     entry = template.body if template is not None else prepared.node
     previews = []
