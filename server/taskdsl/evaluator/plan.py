@@ -579,7 +579,8 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     if not reading:  # nothing reads: the project's allow_read cannot take effect unasked (a re-plan is held to the plan)
         project_folders = {folder for key, folder in project_widening(path, [], True) if key != "library_paths"}
         allow_read = tuple(f for f in allow_read if os.path.normpath(f) not in project_folders)
-    return Prepared(widened=widened, agreed=bool(getattr(settings, "run_agreed", False)),path=path, text=text, document=document, task=task, label=label, library=library, node=node,
+    return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
+                    widened=widened, agreed=bool(getattr(settings, "run_agreed", False)),
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
                     allow_read=allow_read, sources=sources, settings=settings,
