@@ -157,3 +157,31 @@ def test_a_second_client_is_closed_while_the_first_is_served(servers):
             except ConnectionResetError:  # closed before (or while) it wrote
                 answered = b""
             assert answered == b""  # closed at once, nothing answered
+
+
+def test_a_client_that_sends_nothing_is_dropped_and_the_next_one_is_served(servers):
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from taskdsl.lsp.remote import TIMEOUT_VARIABLE
+
+    _, port, token = servers("tcp", env={TIMEOUT_VARIABLE: "1"})
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as silent:
+        assert silent.recv(65536) == b""  # closed by the server (without the limit: a socket timeout here)
+    assert '"capabilities"' in exchange(port, initialize(token))
+
+    _, port, token = servers("ws", env={TIMEOUT_VARIABLE: "1"})
+
+    async def silent_then_served():
+        async with connect(f"ws://127.0.0.1:{port}") as ws:
+            try:
+                await asyncio.wait_for(ws.recv(), 15)
+                closed = False
+            except ConnectionClosed:
+                closed = True
+        async with connect(f"ws://127.0.0.1:{port}") as ws:
+            await ws.send(json.dumps(initialize(token)))
+            return closed, json.loads(await ws.recv())
+
+    closed, answer = asyncio.run(silent_then_served())
+    assert closed and "capabilities" in answer["result"]

@@ -29,3 +29,16 @@ def test_the_runner_asks_the_trust_helper_before_anything_runs():
     body = source[source.index("private async run("):]
     gate = body.index("runRefusal(vscode.workspace.isTrusted)")
     assert gate < body.index("sendRequest(")  # the only way a run starts from the editor
+
+
+def test_the_servers_running_commands_are_refused_before_they_are_sent_from_an_untrusted_workspace():
+    # a test's code lens sends taskdsl.runTest through the client's middleware: it asks first
+    # (vscode-client/test/trust.test.js holds what commandRefusal and the Test Explorer's Run answer)
+    source = (REPO / "vscode-client" / "src" / "extension.ts").read_text(encoding="utf-8")
+    body = source[source.index("executeCommand: async (command, args, next) => {"):]
+    gate = body.index("commandRefusal(command, vscode.workspace.isTrusted)")
+    assert gate < body.index("return undefined;") < body.index("runner.runFromServerCommand(args)")
+    assert gate < body.index("return next(command, args);")
+    explorer = (REPO / "vscode-client" / "src" / "testExplorer.ts").read_text(encoding="utf-8")
+    handler = explorer[explorer.index("async function runHandler("):]
+    assert handler.index("runRefusal(vscode.workspace.isTrusted)") < handler.index("command(RUN_TEST")

@@ -1,6 +1,8 @@
 """Settings that widen what a run may read are shown by the plan, and in the editor a plan with them
 asks first: a repository's own `[run] allow_read = ["/"]` no longer removes confinement unseen."""
 
+import json
+
 from taskdsl.cli.main import main
 from taskdsl.cli.run import run_defaults
 from taskdsl.evaluator import consent
@@ -27,13 +29,69 @@ def test_the_plan_shows_the_projects_allow_read_and_the_editor_asks(tmp_path, ca
     assert "widened" in consent.reasons(view, allow_scripts=True)
 
 
-def test_allow_read_from_the_project_lets_a_run_read_there(tmp_path, capsys, monkeypatch):
+def test_allow_read_from_the_project_lets_a_run_read_there_once_the_user_agrees(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = write(tmp_path, '["/etc"]')
-    assert main(["run", path, "--model", "taskdsl/echo"]) == 0
+    assert main(["run", path, "--model", "taskdsl/echo"]) == 2  # nobody agreed: nothing runs
+    err = capsys.readouterr().err
+    assert ("not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the plan "
+            "(--plan), then agree with --yes, or give a folder to read yourself with --allow-read") in err
+    assert main(["run", path, "--model", "taskdsl/echo", "--yes"]) == 0
+    assert main(["run", path, "--model", "taskdsl/echo", "--allow-read", "/etc"]) == 0  # the user's own flag
     path = write(tmp_path, "[]")
-    assert main(["run", path, "--model", "taskdsl/echo"]) != 0
+    assert main(["run", path, "--model", "taskdsl/echo", "--yes"]) != 0
     assert "is outside the project" in capsys.readouterr().err
+
+
+def test_a_project_allow_read_is_not_applied_by_taskdsl_test_without_yes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, '["/etc"]')
+    (tmp_path / "r.test.xml").write_text(
+        '<tests><test name="reads" task="r"><expect test="true"/></test></tests>\n', encoding="utf-8")
+    assert main(["test", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc)" in out
+    assert main(["test", str(tmp_path), "--yes"]) == 0
+
+
+def library_outside(tmp_path):
+    """A project whose taskdsl.toml names a library folder outside it, holding the script a ref runs."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "lib.task.xml").write_text(
+        '<library><task name="helper" type="script"><command>touch ran</command></task></library>\n', encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text('library_paths = ["../shared"]\n', encoding="utf-8")
+    (project / "t.task.xml").write_text('<task ref="helper"/>\n', encoding="utf-8")
+    return project, str(project / "t.task.xml")
+
+
+def test_library_paths_outside_the_project_are_shown_and_need_the_users_yes(tmp_path, capsys, monkeypatch):
+    project, path = library_outside(tmp_path)
+    monkeypatch.chdir(project)
+    assert main(["run", path, "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert ("  with what the project's configuration widens (it applies only if you agree):\n"
+            f"    library_paths = {tmp_path / 'shared'} (templates from there are compiled for this run)\n") in out
+    assert main(["run", path]) == 2
+    assert "widens what this run may do (library_paths " in capsys.readouterr().err
+    assert not (tmp_path / "shared" / "ran").exists()  # the template from outside never ran (in its folder)
+    assert main(["run", path, "--yes"]) == 0
+    assert (tmp_path / "shared" / "ran").exists()
+
+
+def test_the_plan_digest_covers_what_the_project_widens(tmp_path, monkeypatch):
+    import dataclasses
+
+    project, path = library_outside(tmp_path)
+    monkeypatch.chdir(project)
+    _, settings, _ = run_defaults(path, [])
+    prepared = prepare_file(path, None, {}, settings=settings)
+    view = consent.plan_view(prepared, "taskdsl/echo", None)
+    assert consent.reasons(view, allow_scripts=True) == ["widened"]
+    narrowed = dataclasses.replace(prepared, widened=())
+    assert consent.plan_view(narrowed, "taskdsl/echo", None).digest != view.digest
 
 
 def test_a_config_file_another_user_left_in_a_parent_folder_is_not_adopted(tmp_path, capsys, monkeypatch):
@@ -55,3 +113,72 @@ def test_a_config_file_another_user_left_in_a_parent_folder_is_not_adopted(tmp_p
     assert project_root(mine / "t.task.xml") == str(mine)
     assert main(["check", str(mine / "t.task.xml")]) == 1
     assert "helper" in capsys.readouterr().out  # the ref no longer resolves through its library_paths
+
+
+class Terminal:
+    "A terminal's stream: what was written to it, the line the user types."
+
+    def __init__(self, typed: str = ""):
+        self.typed, self.written = typed, ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.typed
+
+    def write(self, text: str) -> None:
+        self.written += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_on_a_terminal_taskdsl_run_shows_what_the_project_widens_and_takes_the_users_answer(tmp_path, monkeypatch):
+    import argparse
+
+    from taskdsl.cli.run import agree
+
+    project, path = library_outside(tmp_path)
+    monkeypatch.chdir(project)
+    _, settings, _ = run_defaults(path, [])
+    for typed, agreed in (("y\n", True), ("\n", False), ("no\n", False)):
+        prepared = prepare_file(path, None, {}, settings=settings)
+        screen = Terminal()
+        agree(prepared, argparse.Namespace(yes=False), "taskdsl/echo", None, stdin=Terminal(typed), stderr=screen)
+        assert prepared.agreed is agreed
+        assert f"    library_paths = {tmp_path / 'shared'} (templates from there" in screen.written
+        assert screen.written.endswith("Asked because the project's configuration widens what it may read or run "
+                                       "(allow_read, library_paths).\nPlan " + consent.plan_view(
+                                           prepared, "taskdsl/echo", None).digest[:12] + "\nRun it? [y/N] ")
+
+
+def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, '["/etc"]')
+    (tmp_path / "rows.jsonl").write_text('{}\n{}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q"]) == 2
+    assert capsys.readouterr().err == (
+        "taskdsl run: not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the "
+        "plan (--plan), then agree with --yes, or give a folder to read yourself with --allow-read\n")
+    assert not out.exists()  # no row ran
+    assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q", "--yes"]) == 0
+    assert [json.loads(line)["status"] for line in out.read_text(encoding="utf-8").splitlines()] == ["COMPLETE"] * 2
+
+
+def test_render_reads_where_the_project_allows_only_once_the_user_allows_it_too(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "notes.txt").write_text("outside notes\n", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text('[run]\nallow_read = ["../outside"]\n', encoding="utf-8")
+    path = project / "r.task.xml"
+    path.write_text('<task name="r"><description>Read</description><file_paths><path>../outside/notes.txt</path>'
+                    '</file_paths></task>\n', encoding="utf-8")
+    assert main(["render", str(path)]) == 1  # a preview is no consent: the project's folder is not read
+    captured = capsys.readouterr()
+    assert "outside notes" not in captured.out and "is outside the project" in captured.err
+    assert main(["render", str(path), "--allow-read", str(tmp_path / "outside")]) == 0
+    assert "outside notes" in capsys.readouterr().out

@@ -13,6 +13,7 @@ import { CHECKOUT_PLACEHOLDER, findServer, installCommand } from './python';
 import { OwnServer } from './install';
 import { SERVER_ARGS } from './serverVenv';
 import { RUN_COMMAND, TaskRunner } from './run';
+import { commandRefusal } from './runUtil';
 import { registerAutoCloseTags } from './autoclose';
 import { StatusItem } from './status';
 import { registerGraphView } from './graphView';
@@ -138,6 +139,11 @@ async function start(): Promise<void> {
       // every `taskdsl.runTask` (code lens, code action) goes through the runner, which
       // prompts for missing inputs and logs the run in "Task DSL Runs"
       executeCommand: async (command, args, next) => {
+        const refusal = commandRefusal(command, vscode.workspace.isTrusted);
+        if (refusal) {  // a test's code lens (taskdsl.runTest) in an untrusted workspace: nothing runs
+          void vscode.window.showWarningMessage(refusal);
+          return undefined;
+        }
         if (command === RUN_COMMAND) {
           return runner.runFromServerCommand(args);
         }

@@ -123,3 +123,11 @@ export function runRefusal(workspaceTrusted: boolean): string | undefined {
   return 'Task DSL: this workspace is not trusted, so its tasks do not run (checking still works). '
     + 'Trust the workspace (command "Workspaces: Manage Workspace Trust") to run them.';
 }
+
+/** The server's commands that run a template (scripts, model calls): refused in an untrusted workspace. */
+export const RUNNING_COMMANDS: readonly string[] = ['taskdsl.runTask', 'taskdsl.runTest'];
+
+/** Why the server command `command` may not be sent from this workspace, or undefined when it may. */
+export function commandRefusal(command: string, workspaceTrusted: boolean): string | undefined {
+  return RUNNING_COMMANDS.includes(command) ? runRefusal(workspaceTrusted) : undefined;
+}

@@ -6,6 +6,7 @@ import * as path from 'path';
 import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
 import { testLaunch } from './debugConfig';
 import { ListedFile, Range, listedFiles, testId, verdicts } from './testResults';
+import { runRefusal } from './runUtil';
 
 const LIST_TESTS = 'taskdsl.listTests';
 const RUN_TEST = 'taskdsl.runTest';
@@ -72,6 +73,16 @@ export function registerTestExplorer(getClient: () => LanguageClient | undefined
     const wanted: vscode.TestItem[] = [];
     (request.include ?? [...iterate(controller.items)]).forEach((item) => wanted.push(item));
     const excluded = new Set((request.exclude ?? []).map((i) => i.id));
+    const refusal = runRefusal(vscode.workspace.isTrusted);
+    if (refusal) {  // an untrusted workspace: its tests are listed and checked, never run
+      for (const item of wanted.filter((i) => !excluded.has(i.id))) {
+        (item.parent ? [item] : [...iterate(item.children)]).forEach((leaf) => run.skipped(leaf));
+      }
+      run.appendOutput(refusal + '\r\n');
+      void vscode.window.showWarningMessage(refusal);
+      run.end();
+      return;
+    }
     for (const item of wanted) {
       if (token.isCancellationRequested || excluded.has(item.id)) {
         continue;

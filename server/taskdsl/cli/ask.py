@@ -48,6 +48,9 @@ def add_parsers(commands) -> None:
     ask.add_argument("--dry-run", action="store_true", help="print the checked task, do not run it")
     ask.add_argument("--json", action="store_true", help="print one JSON object: the task, how it was made, the result")
     ask.add_argument("--allow-scripts", action="store_true", help="run the task even if it runs shell commands")
+    from taskdsl.cli.run import add_yes_option
+
+    add_yes_option(ask)
     ask.add_argument("--replan", type=_count, default=0, metavar="N",
                      help=f"when the run fails, have the model write a different task, at most N times (0-{MAX_REPLANS}; default 0)")
     ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -200,6 +203,7 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         prepared = runner.prepare_file(path, text=answer.xml, inputs=answer.inputs, library_paths=roots)
     except Exception as error:  # it does not prepare: it cannot run either (never run what was not inspected)
         return None, _as_task_error(error)
+    prepared.agreed = prepared.agreed or bool(getattr(args, "yes", False))  # else a widened run refuses: not_agreed
     commands = list(prepared.commands)
     if commands and not args.allow_scripts:
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,

@@ -116,6 +116,13 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     if args.plan:
         print_plan(first, default, args.model, cache=handler.cache is not None, data=(args.data, digest, len(rows)))
         return 0
+    try:  # what the project's own configuration widens: agreed once for the batch (--yes), else no row runs
+        from taskdsl.evaluator.runner import refuse_unagreed
+
+        refuse_unagreed(first)
+    except TaskError as e:
+        print(masked(f"taskdsl run: {e.message}"), file=sys.stderr)
+        return 2
     if limit is not None:
         try:
             expected = cost.check_estimate(first.node, first.library, default, args.model, limit / max(1, len(rows)))

@@ -16,7 +16,8 @@ from taskdsl.project.config import run_defaults
 from taskdsl.support import reading
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
-USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input", "unknown_model", "missing_credentials", "replay_fixture")
+USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input", "unknown_model", "missing_credentials", "replay_fixture",
+                 "not_agreed")
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
@@ -43,6 +44,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_non_negative, default=None, metavar="SECONDS",
                    help="stop the whole run after this long (default 3600; 0: no limit)")
     add_call_options(p, cache_default="off")
+    add_yes_option(p)
     p.add_argument("--otel", action="store_true", help="export OpenTelemetry spans over OTLP/HTTP (also on when "
                    "OTEL_EXPORTER_OTLP_ENDPOINT is set; needs taskdsl[otel])")
     p.set_defaults(func=run_command)
@@ -57,6 +59,32 @@ def add_call_options(p, cache_default: str) -> None:
     p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
                    help=f"reuse answers cached for the same request; --no-cache always calls (default {cache_default}, "
                         "or [run] cache)")
+
+
+def add_yes_option(p) -> None:
+    "--yes (run, test, ask): agree to what the project's own configuration widens."
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="agree to what the project's taskdsl.toml widens ([run] allow_read and library_paths outside "
+                        "the project; see --plan) without being asked")
+
+
+def agree(prepared, args, default_model: str, model: str | None, stdin=None, stderr=None) -> None:
+    """The user's yes to what the project's configuration widens (plan.project_widening): --yes, or on
+    a terminal the plan shown on stderr and the answer read. Without it the run refuses (not_agreed)."""
+    if not prepared.widened or prepared.agreed:
+        return
+    if getattr(args, "yes", False):
+        prepared.agreed = True
+        return
+    stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
+    if not (stdin.isatty() and stderr.isatty()):
+        return  # nobody to ask: the run refuses and says how to agree
+    from taskdsl.evaluator import consent
+
+    view = consent.plan_view(prepared, default_model, model)
+    stderr.write(masked(consent.render_plan(view, consent.reasons(view, allow_scripts=True))) + "\nRun it? [y/N] ")
+    stderr.flush()
+    prepared.agreed = stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _retries(value: str) -> int:
@@ -204,7 +232,7 @@ def run_command(args) -> int:
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.results import TaskError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
-    from taskdsl.evaluator.runner import prepare_file, run_file
+    from taskdsl.evaluator.runner import execute, prepare_file
     from taskdsl.task_system.replan import recover
 
     try:
@@ -213,6 +241,10 @@ def run_command(args) -> int:
     except (OSError, ValueError) as e:
         print(f"taskdsl run: {e}", file=sys.stderr)
         return 2
+    if getattr(args, "yes", False):  # what the project's configuration widens applies (plan.project_widening)
+        from dataclasses import replace
+
+        project = replace(project, run_agreed=True)
     if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False):
         batch_command = args.batch_command  # cli/batch.py, set by cli/main.py (batch imports this module)
         if not args.plan:
@@ -236,14 +268,15 @@ def run_command(args) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
             loop.add_signal_handler(sig, task.cancel)
-        return await run_file(args.file, task=args.task, inputs=inputs, model=args.model, trace=args.trace,
-                              on_event=progress, allow_read=tuple(args.allow_read), globals=global_values, settings=project,
-                              recover=recover,
-                              config=configure(HandlerConfig(model=project.model or default_model()), project,
-                                               retries=args.retries, cache=args.cache),
-                              max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
-                              timeout=(args.timeout if args.timeout is not None
-                                       else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
+        prepared = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
+                                global_values=global_values)
+        agree(prepared, args, project.model or default_model(), args.model)
+        return await execute(prepared, model=args.model, trace=args.trace, on_event=progress, recover=recover,
+                             config=configure(HandlerConfig(model=project.model or default_model()), project,
+                                              retries=args.retries, cache=args.cache),
+                             max_cost=args.max_cost if args.max_cost is not None else project.run_max_cost,
+                             timeout=(args.timeout if args.timeout is not None
+                                      else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
 
     try:
         result = asyncio.run(main())

@@ -39,6 +39,9 @@ def add_test_parser(commands, checking) -> argparse.ArgumentParser:
     from taskdsl.cli.run import add_call_options
 
     add_call_options(p, cache_default="on")
+    from taskdsl.cli.run import add_yes_option
+
+    add_yes_option(p)
     p.set_defaults(func=test_command, checking=checking)
     return p
 
@@ -64,13 +67,18 @@ class Results:
 
 
 def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
-              recorder: testcases.Recorder | None = None, call_options: dict | None = None, repeat: int = 1) -> Results:
+              recorder: testcases.Recorder | None = None, call_options: dict | None = None, repeat: int = 1,
+              agreed: bool = False) -> Results:
     """Check the test files of `paths` and run their tests (`cli`: the module whose discovery and
     per-file check `taskdsl check` uses)."""
     from taskdsl.cli.run import _print_diagnostics
 
     report = cli.Report()
     settings = cli.project_settings(paths, report)  # the project's taskdsl.toml
+    if agreed:  # --yes: what the project's configuration widens applies (evaluator.plan.project_widening)
+        from dataclasses import replace
+
+        settings = replace(settings, run_agreed=True)
     targets = cli.collect_files(paths, settings, report)
     files = [f for f in targets.files if f.endswith(".test.xml")]
     results = Results(usage_errors=report.usage_errors)
@@ -124,7 +132,7 @@ def test_command(args) -> int:
     models = args.model or [None]
     results = run_tests(args.checking, args.paths, args.pattern, models if len(models) > 1 else models[0], recorder,
                         {"retries": getattr(args, "retries", None), "cache": getattr(args, "cache", None)},
-                        repeat=getattr(args, "repeat", 1))
+                        repeat=getattr(args, "repeat", 1), agreed=getattr(args, "yes", False))
     shown = matrix_shown(results)
     if args.format == "json":
         print(masked_json({"passed": results.count(testcases.PASSED), "failed": results.count(testcases.FAILED),

@@ -120,8 +120,9 @@ class Resilient:
 
     def __init__(self, provider: Any, make: Callable[[str], Any], retries: int = DEFAULT_RETRIES,
                  limits: Limits | None = None, cache: Any = None, cache_key: Callable[[list[dict]], Any] | None = None,
-                 sleep: Callable[[float], Any] = asyncio.sleep):
+                 sleep: Callable[[float], Any] = asyncio.sleep, agreed: frozenset[str] | None = None):
         self.provider, self.make = provider, make
+        self.agreed = agreed  # the models the run's plan showed: a fallback outside them is never called
         self.model = provider.model
         self.retries, self.limits, self.cache, self.cache_key = max(0, int(retries)), limits or NO_LIMITS, cache, cache_key
         self.sleep = sleep
@@ -139,6 +140,10 @@ class Resilient:
         failures: list[TaskError] = []
         for model in chain(self.model, self.limits):
             provider = self.provider if model == self.model else self.make(model)
+            if model != self.model and self.agreed is not None and model not in self.agreed:
+                failures.append(TaskError("VALIDATION_ERROR", f"the fallback {model} is not in the run's plan: its "
+                                          "consent did not cover it", "model_not_agreed", {"model": model}))
+                continue
             if model != self.model:
                 problem = provider.credential_problem()
                 if problem is not None:

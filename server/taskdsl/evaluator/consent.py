@@ -14,8 +14,10 @@ digest: the editor prepares the run again after the answer and runs it only when
 the same (see features/run.py).
 
 A run needs the question when it executes a shell command, calls a model that may cost money
-(one litellm does not price counts: it may), or reads files outside the entry template's folder
-(a path not known before the run counts: it may).
+(one litellm does not price counts: it may), reads files outside the entry template's folder
+(a path not known before the run counts: it may), or when the project's own configuration widens
+what it may do (`plan.project_widening`: `[run] allow_read`, `library_paths` outside the project;
+the run path refuses such a plan until it is agreed to).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ REASON_WORDS = {
     REASON_SCRIPTS: "it executes shell commands",
     REASON_COST: "it calls a model that may cost money",
     REASON_FILES: "it reads files outside the template's folder",
-    "widened": "it may read folders outside the project (allow_read)",
+    "widened": "the project's configuration widens what it may read or run (allow_read, library_paths)",
 }
 
 
@@ -79,6 +81,7 @@ class PlanView:
     read_limits: tuple[int, int] = (1_000, 50_000_000)  # files and bytes file_paths may read in all
     allow_read: tuple[str, ...] = ()  # folders outside the project the run may read
     config_files: tuple[str, ...] = ()  # the configuration files the plan was made with
+    widened: tuple[tuple[str, str], ...] = ()  # (key, folder) the project's own configuration widens (asked)
     digest: str = field(default="", compare=False)
 
 
@@ -181,7 +184,8 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None, *, ca
         templates=tuple(prepared.files), missing=tuple(prepared.missing), fallbacks=fallbacks, cache=cache,
         data=data[0] if data else None, rows=data[2] if data else None,
         read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))),
-        allow_read=tuple(getattr(prepared, "allow_read", ()) or ()), config_files=_config_files(prepared.path))
+        allow_read=tuple(getattr(prepared, "allow_read", ()) or ()), config_files=_config_files(prepared.path),
+        widened=tuple(getattr(prepared, "widened", ()) or ()))
     if data:  # a batch: every row brings its own values
         view = PlanView(**{**view.__dict__, "inputs": tuple((name, "(each row's)") for name, _ in view.inputs)})
     if rows != 1:
@@ -208,6 +212,7 @@ def plan_digest(prepared: Any, view: PlanView, data_digest: str | None = None) -
         "files": {"paths": list(view.files.paths), "unknown": list(view.files.unknown)},
         "inputs": prepared.inputs, "args": prepared.args, "globals": prepared.globals,
         "allow_read": list(prepared.allow_read), "read_limits": list(view.read_limits),
+        "widened": [list(w) for w in view.widened],
         "replay": list(getattr(prepared, "replay", None) or ()),  # the fixture's text: changed, asked again
     }
     _, _, index_text = memory_index_of(prepared)
@@ -237,8 +242,8 @@ def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
         found.append(REASON_COST)
     if view.files.unknown or any(outside(p, view.folder) for p in view.files.paths):
         found.append(REASON_FILES)
-    if view.allow_read and (view.files.unknown or view.files.paths):
-        found.append("widened")  # a repository's own [run] allow_read takes effect only once shown
+    if view.widened:
+        found.append("widened")  # a repository's own allow_read / library_paths take effect only once shown
     return found
 
 
@@ -306,6 +311,11 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if others:
         lines.append("  using the templates of:")
         lines += _capped([f"    {_shown_path(os.path.realpath(t), view.folder)}" for t in others])
+    if view.widened:
+        lines.append("  with what the project's configuration widens (it applies only if you agree):")
+        lines += _capped([f"    {key} = {folder}" + (" (templates from there are compiled for this run)"
+                                                     if key == "library_paths" else "")
+                          for key, folder in view.widened])
     if view.config_files:
         lines.append("  with the configuration of: " + ", ".join(_shown_path(c, view.folder) for c in view.config_files))
     if not (view.commands or view.models):

@@ -38,6 +38,7 @@ class HandlerConfig:
     retries: int = 3  # of a call that failed for a reason worth another try (calls.py); 0: none
     limits: Any = None  # calls.Limits: [models."NAME"] fallbacks and limits, shared by every run of a process
     cache: Any = None  # cache.AnswerCache: answers reused by digest; None sends every call
+    agreed_models: frozenset[str] | None = None  # the models of the run's agreed plan (a fallback outside it is refused)
 
 
 class Handler:

@@ -331,6 +331,42 @@ class Prepared:
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
     settings: Any = None  # the project's settings it was prepared with (the memory system reads its [memory])
     fallbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # model → its fallbacks ([models."NAME"])
+    # what the project's own configuration widens for this run: (key, folder), see project_widening; the run
+    # executes only once the user agreed (`agreed`: --yes, the terminal's question, the editor's consent)
+    widened: tuple[tuple[str, str], ...] = ()
+    agreed: bool = False
+
+
+def project_widening(path: str, files: list[str], reading: bool, granted: tuple[str, ...] = ()
+                     ) -> tuple[tuple[str, str], ...]:
+    """What the configuration file of `path`'s project widens for this run, (key, folder) each: its
+    `[run] allow_read` folders outside the project when the run reads files at all, and its
+    `library_paths` outside the project from which the run compiled a template. A folder the user
+    gave too (`--allow-read`, `granted`) is the user's, not the project's."""
+    from taskdsl.project.config import load_config, project_root, widening_entries
+    from taskdsl.support.reading import within
+
+    compiled = [os.path.realpath(f) for f in files[1:]]
+    found = []
+    for key, folder in widening_entries(load_config(project_root(path))):
+        if key == "library_paths":
+            if any(within(f, os.path.realpath(folder)) for f in compiled):
+                found.append((key, folder))
+        elif reading and folder not in {os.path.normpath(os.path.abspath(g)) for g in granted}:
+            found.append((key, folder))
+    return tuple(found)
+
+
+def reads_files(node: Any, library: Any) -> bool:
+    "Whether a task the run may reach reads files (file_paths of any source)."
+    found = [False]
+
+    def on_task(task: Any) -> None:
+        if task.file_paths is not None:
+            found[0] = True
+
+    reach(node, library, on_task=on_task)
+    return found[0]
 
 
 def read_entry(path: str) -> str:
@@ -515,7 +551,8 @@ LINK_REASONS = frozenset({"duplicate_task", "unknown_task", "ambiguous_task"})
 
 
 def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
-            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
+            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True,
+            granted: tuple[str, ...] = ()) -> Prepared:
     """Decide what a run of `task` (None: the root entry) of the file at `path` does.
 
     `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
@@ -523,7 +560,8 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
     does not check: with `check` before anything is compiled, without it when the compiler cannot
     build the file — the refusal is the checker's either way), CompileError (only where the checker
-    accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task)."""
+    accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task). `granted`: the folders the
+    user allowed to be read (`--allow-read`), which the project's configuration then does not widen."""
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
@@ -560,10 +598,17 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     global_names = tuple(getattr(settings, "globals", ()) or ())
     global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
     global_values.update((name, plan.values[name]) for name in global_names if name in plan.values)
+    reading = reads_files(node, library)
+    widened = project_widening(path, files, reading, granted)
+    allow_read = tuple(getattr(settings, "run_allow_read", ()) or ())
+    if not reading:  # nothing reads: the project's allow_read cannot take effect unasked (a re-plan is held to the plan)
+        project_folders = {folder for key, folder in project_widening(path, [], True) if key != "library_paths"}
+        allow_read = tuple(f for f in allow_read if os.path.normpath(f) not in project_folders)
     return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
+                    widened=widened, agreed=bool(getattr(settings, "run_agreed", False)),
                     args=args, inputs=plan.values, missing=plan.missing, commands=commands,
                     calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources, settings=settings,
+                    allow_read=allow_read, sources=sources, settings=settings,
                     fallbacks=fallbacks_of(settings),
                     read_limits=(int(getattr(settings, "run_max_read_files", 1_000)),
                                  int(getattr(settings, "run_max_read_bytes", 50_000_000))))

@@ -380,7 +380,8 @@ async def provider_for(config, output_format: dict | None = None) -> Provider:
     if cache is not None:
         def key(messages: list[dict]) -> str:
             return cache.key(config.model, messages, {"api_base": config.api_base}, output_format)
-    return Resilient(make(config.model), make, retries=config.retries, limits=config.limits, cache=cache, cache_key=key)
+    return Resilient(make(config.model), make, retries=config.retries, limits=config.limits, cache=cache, cache_key=key,
+                     agreed=config.agreed_models)
 
 
 class Recording:

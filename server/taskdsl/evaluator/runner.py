@@ -57,7 +57,8 @@ def prepare_file(path: str, task: str | None = None, inputs: dict | None = None,
         changes["global_values"] = tuple({**dict(settings.global_values), **global_values}.items())
         changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
     settings = replace(settings, **changes)
-    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check)
+    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check,
+                   granted=tuple(allow_read))
 
 
 async def run_file(path: str, task: str | None = None, inputs: dict | None = None, model: str | None = None,
@@ -106,11 +107,12 @@ def run_state(config: HandlerConfig, *, root: str, library: Any, settings: Any =
                     dry=DryRun() if dry else None, **hooks)
 
 
-def prepared_state(prepared: Prepared, config: HandlerConfig, model: str | None = None, **options: Any) -> RunState:
-    "`run_state` of a run of `prepared` (options: trace, dry, hooks)."
+def prepared_state(prepared: Prepared, config: HandlerConfig, model: str | None = None,
+                   allow_read: tuple[str, ...] | None = None, **options: Any) -> RunState:
+    "`run_state` of a run of `prepared` (options: trace, dry, hooks; `allow_read` narrower than the plan's)."
     return run_state(config, root=confine.project_root(prepared.path), library=prepared.library,
                      settings=prepared.settings, globals=prepared.globals, model=model,
-                     allow_read=prepared.allow_read, read_limits=prepared.read_limits, commands=prepared.commands,
+                     allow_read=prepared.allow_read if allow_read is None else allow_read, read_limits=prepared.read_limits, commands=prepared.commands,
                      sources=prepared.sources, **options)
 
 
@@ -129,7 +131,8 @@ async def dry_run(prepared: Prepared, model: str | None = None, default: str | N
     evaluation with no model called and no script started (taskdsl.evaluator.dry). `model` is
     `--model`; `default` the model of a task without one (else TASKDSL_MODEL). Raises TaskError
     where the run would fail before sending them (a file it may not read, a value not there)."""
-    state = prepared_state(prepared, HandlerConfig(model=default or default_model()), model, dry=True)
+    state = prepared_state(prepared, HandlerConfig(model=default or default_model()), model,
+                           allow_read=readable(prepared), dry=True)
     await start(prepared, state)
     return list(state.dry.sent)
 
@@ -144,6 +147,31 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
         return frozenset([*called, *(f for name in called for f in prepared.fallbacks.get(name, ()))])
 
     return models
+
+
+def readable(prepared: Prepared) -> tuple[str, ...]:
+    """The folders outside the project a dry run (render, the preview) may read: the user's own,
+    never those only the project's configuration allows (plan.project_widening) until a run's
+    consent agreed to them: a preview asks nothing."""
+    if prepared.agreed:
+        return tuple(prepared.allow_read)
+    widened = {os.path.normpath(folder) for key, folder in prepared.widened if key != "library_paths"}
+    return tuple(f for f in prepared.allow_read if os.path.normpath(f) not in widened)
+
+
+def refuse_unagreed(prepared: Prepared) -> None:
+    """A run the project's own configuration widens (plan.project_widening) executes only once the user
+    agreed to it: `--yes`, the terminal's question or the editor's consent, each after showing it."""
+    if not prepared.widened or prepared.agreed:
+        return
+    from taskdsl.project.config import find_config
+
+    config = find_config(prepared.path)
+    shown = "; ".join(f"{key} {folder}" for key, folder in prepared.widened)
+    raise TaskError("VALIDATION_ERROR", f"not run: the project's {config.name if config else 'configuration'} widens "
+                    f"what this run may do ({shown}); read the plan (--plan), then agree with --yes, or give a "
+                    "folder to read yourself with --allow-read", "not_agreed",
+                    {"widened": [list(w) for w in prepared.widened]})
 
 
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
@@ -161,6 +189,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     cost.Budget shared with other runs (a batch's), instead of one of `max_cost`. `on_step` is the
     debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
     path, task, inputs = prepared.path, prepared.task, prepared.inputs
+    refuse_unagreed(prepared)
     config = config or HandlerConfig(model=default_model())
     # budget: a cost.Budget shared by several runs (a batch's rows: --max-cost covers the batch)
     if budget is None and max_cost is not None:
@@ -170,6 +199,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
         budget = cost.Budget(max_cost)
     models = planned_models(prepared, config.model, model)
     await preflight(models(), config)  # every model usable before any step runs
+    config = replace(config, agreed_models=models())  # a fallback the plan did not show is never called
     state = prepared_state(prepared, config, model, trace=trace, on_event=on_event, on_script_start=on_script_start,
                            budget=budget, agreed_models=models, recover=recover, on_step=on_step,
                            script_env=script_env or {})

@@ -457,6 +457,7 @@ class Adapter:
             return Redactor().text(consent.render_plan(view, why) + "\n" + (
                 f'To debug it, agree to this plan: add "agreedPlan": "{view.digest}" to the launch configuration '
                 "(VS Code asks you and adds it; any change to the plan asks again)."))
+        prepared.agreed = consent_needed  # past here a plan with reasons was agreed to ("agreedPlan")
         self.prepared = prepared
         for path, text in prepared.sources.items():
             if text is not None:

@@ -25,6 +25,16 @@ log = logging.getLogger(__name__)
 
 TOKEN_VARIABLE = "TASKDSL_SERVER_TOKEN"
 FIRST_MESSAGE_TIMEOUT = 30.0  # seconds a connection may take to send `initialize`
+TIMEOUT_VARIABLE = "TASKDSL_SERVER_FIRST_MESSAGE_TIMEOUT"  # another limit for it (seconds)
+
+
+def first_message_timeout() -> float:
+    "Seconds a connection may stay silent before it is closed: TASKDSL_SERVER_FIRST_MESSAGE_TIMEOUT, else 30."
+    try:
+        given = float(os.environ.get(TIMEOUT_VARIABLE, ""))
+    except ValueError:
+        return FIRST_MESSAGE_TIMEOUT
+    return given if 0 < given <= 3600 else FIRST_MESSAGE_TIMEOUT
 MAX_FIRST_MESSAGE = 1 << 20  # bytes: an `initialize` is a few kilobytes
 _LENGTH = re.compile(rb"^Content-Length: (\d+)\r\n$", re.I)
 REFUSAL = (f"taskdsl: this server needs a token: send it as initializationOptions.token (it was printed when "
@@ -123,7 +133,7 @@ def serve_tcp(server, host: str, port: int) -> None:
             writer.close()
             return
         try:
-            first = await asyncio.wait_for(_read_framed(reader), FIRST_MESSAGE_TIMEOUT)
+            first = await asyncio.wait_for(_read_framed(reader), first_message_timeout())
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
             first = None
         if first is None or not authorized(first[1], token):
@@ -191,7 +201,7 @@ def serve_ws(server, host: str, port: int) -> None:
             await websocket.close()
             return
         try:
-            first = await asyncio.wait_for(websocket.recv(decode=False), FIRST_MESSAGE_TIMEOUT)
+            first = await asyncio.wait_for(websocket.recv(decode=False), first_message_timeout())
         except (asyncio.TimeoutError, ConnectionClosed):
             await websocket.close()
             return

@@ -320,6 +320,8 @@ class Runs:
                     self.agreed.add(view.digest)
                 break
             view, why = again, consent.reasons(again, settings.run_allow_scripts)
+        # what the project's configuration widens is among the reasons: a plan with it got here through the question
+        prepared.agreed = True
         return prepared
 
     async def consent(self, view, why: list[str], changed: bool = False) -> str | None:

@@ -428,6 +428,22 @@ def project_settings(config: Config, base: Settings | None = None) -> Settings:
     return replace(base, **changes)
 
 
+def widening_entries(config: Config) -> tuple[tuple[str, str], ...]:
+    """(key, absolute folder) of each `[run] allow_read` and `library_paths` entry of a project's
+    configuration that lies outside the project root: what a repository's own file would widen
+    (the run's consent shows them and asks, evaluator.plan.project_widening)."""
+    from taskdsl.support.reading import within
+
+    found = []
+    root = os.path.realpath(config.root)
+    for key_path, shown in ((("run", "allow_read"), "[run] allow_read"), (("library_paths",), "library_paths")):
+        for written in config.get(*key_path, default=()) or ():
+            folder = os.path.normpath(os.path.join(config.root, os.path.expanduser(written)))
+            if not within(os.path.realpath(folder), root):
+                found.append((shown, folder))
+    return tuple(dict.fromkeys(found))
+
+
 def settings_for(start: str | os.PathLike) -> tuple[Settings, Config]:
     """Settings of the project holding start (a file or folder), and the config they came from."""
     from taskdsl.project.workspace import env_library_paths

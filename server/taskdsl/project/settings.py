@@ -37,6 +37,9 @@ class Settings:
     run_max_read_files: int = 1_000  # what one run may read through file_paths (taskdsl.support.reading)
     run_max_read_bytes: int = 50_000_000
     rules_url: str | None = None  # where diagnostics link their rule page (None: the installed pages)
+    # the user's own answer (`--yes` on the command line), never read from a project or editor setting: the
+    # user agreed to what the project's configuration widens (evaluator.plan.project_widening)
+    run_agreed: bool = False
 
     @property
     def default_model(self) -> str:

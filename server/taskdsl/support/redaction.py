@@ -9,6 +9,7 @@ message. Files that hold a run's data are created readable by their owner only.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import os
@@ -19,9 +20,20 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
 MIN_LENGTH = 8
 MIN_CONFIGURED = 4  # an API key given in configuration is a secret however short
 MASK = "***"
-#: what may sit between a secret's characters in output and still show it: line breaks (a value split
-#: across lines) and ANSI escape sequences (colour, cursor moves)
-_GAP = r"(?:\x1b\[[0-9;?]*[ -/]*[@-~]|\r?\n)*"
+#: a terminal escape sequence: CSI (`ESC [ … final`, colour and cursor moves, also as the C1 byte 0x9B), OSC
+#: (`ESC ] … BEL` or `… ESC \`, titles and links), DCS/SOS/PM/APC strings, character-set designations
+#: (`ESC ( B`) and the other two-byte escapes (`ESC 7`, `ESC =`, `ESC M`)
+_ESCAPE = (r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+           r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+           r"|\x1b[PX^_][^\x1b]*\x1b\\"
+           r"|\x1b[ -/]+[0-~]"
+           r"|\x1b[0-~]")
+#: what may sit between a secret's characters (or an encoded form's) in output and still show it: line
+#: breaks and bare carriage returns (a value split or wrapped across lines: base64 at 76 columns as MIME
+#: writes it, 64 as PEM does) and terminal escape sequences
+_GAPS = re.compile(rf"(?:{_ESCAPE}|\r|\n)+")
+_MAY_GAP = re.compile(r"[\x1b\x9b\x9d\r\n]")
+_HEX = re.compile(r"%[0-9A-F]{2}")
 
 
 def secret_values(environ: dict | None = None, extra: Iterable[str | None] = ()) -> tuple[str, ...]:
@@ -38,7 +50,9 @@ def encodings(secret: str) -> set[str]:
     import base64
     from urllib.parse import quote, quote_plus
 
-    forms = {secret[::-1], quote(secret, safe=""), quote_plus(secret), quote(secret, safe="").lower()}
+    # percent-encoded as urllib.parse.quote and quote_plus write it (`+` for a space, `/` kept or not); the
+    # pattern takes each `%XX` in either case (`%2f`, as other encoders write it), see _atoms
+    forms = {secret[::-1], quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="/")}
     data = secret.encode("utf-8", "surrogatepass")
     for shift in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
@@ -58,13 +72,24 @@ def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _patterns(secrets: Iterable[str]) -> list[str]:
-    """Longest first: each secret with line breaks or ANSI escapes allowed between its characters,
-    then its encodings."""
+    """Longest first: each secret and each of its encodings (what may sit between their characters is
+    taken out of the text before they are looked for: Redactor.text)."""
     patterns = []
     for secret in secrets:
-        patterns.append((len(secret), _GAP.join(re.escape(c) for c in secret)))
-        patterns.extend((len(form), re.escape(form)) for form in encodings(secret))
+        for form in (secret, *sorted(encodings(secret))):
+            patterns.append((len(form), "".join(_atoms(form, percent=form is not secret))))
     return [pattern for _, pattern in sorted(patterns, key=lambda p: -p[0])]
+
+
+def _atoms(form: str, percent: bool) -> list[str]:
+    """One pattern per character of form; in an encoded form the hex digits of each `%XX` in either case."""
+    atoms: list[str] = []
+    at = 0
+    for found in (_HEX.finditer(form) if percent else ()):
+        atoms += [re.escape(c) for c in form[at:found.start()]]
+        atoms += ["%"] + [f"[{c}{c.lower()}]" if c.isalpha() else c for c in found.group(0)[1:]]
+        at = found.end()
+    return atoms + [re.escape(c) for c in form[at:]]
 
 
 class Redactor:
@@ -75,7 +100,39 @@ class Redactor:
         self._pattern = _compiled(self.secrets) if self.secrets else None
 
     def text(self, value: str) -> str:
-        return self._pattern.sub(MASK, value) if self._pattern is not None else value
+        """value with every secret (and each encoded form) replaced by ***: as written, and with the line
+        breaks, carriage returns and terminal escapes between its characters taken out."""
+        if self._pattern is None:
+            return value
+        value = self._pattern.sub(MASK, value)
+        if not _MAY_GAP.search(value):
+            return value
+        # the text without its gaps, and where each kept piece starts in both
+        kept_at, value_at, pieces, length, end = [], [], [], 0, 0
+        for gap in _GAPS.finditer(value):
+            if gap.start() > end:
+                kept_at.append(length)
+                value_at.append(end)
+                pieces.append(value[end:gap.start()])
+                length += gap.start() - end
+            end = gap.end()
+        if end < len(value):
+            kept_at.append(length)
+            value_at.append(end)
+            pieces.append(value[end:])
+        spans = [(m.start(), m.end()) for m in self._pattern.finditer("".join(pieces))]
+        if not spans:
+            return value
+
+        def at(index: int) -> int:  # where the kept text's character `index` is in value
+            piece = bisect.bisect_right(kept_at, index) - 1
+            return value_at[piece] + index - kept_at[piece]
+
+        out, done = [], 0
+        for start, stop in spans:  # in order, not overlapping: so are their places in value
+            out += [value[done:at(start)], MASK]
+            done = at(stop - 1) + 1
+        return "".join(out) + value[done:]
 
     def mask(self, value: Any) -> Any:
         if self._pattern is None:
