@@ -173,6 +173,24 @@ def test_memory_index_refreshes_what_it_is_given_and_drops_what_is_gone(root, ca
     assert capsys.readouterr().err == "wrote .taskdsl/memory.json: 2 entries (0 new, 1 refreshed, 1 removed)\n"
 
 
+def test_a_refused_refresh_names_the_entry_that_blocks_it_not_a_stale_one(root, capsys):
+    text = ('{"reports/q3.md": "Q3 revenue", "gone.md": "revenue gone", "../../etc/passwd": "x", '
+            '"reports/hr.md": 5}')
+    write_index(root, None, text=text)
+    assert main(["memory", "index"]) == 1
+    at = text.index("5}") + 1
+    assert capsys.readouterr().err == (
+        f"taskdsl memory: .taskdsl/memory.json cannot be refreshed: .taskdsl/memory.json:1:{at}: TD906 the metadata "
+        "of 'reports/hr.md' must be a string (what the file is about); correct it by hand, or delete "
+        ".taskdsl/memory.json, then run this again\n")
+    assert (root / ".taskdsl" / "memory.json").read_text() == text  # kept for the user to fix
+    # stale and outside entries alone do not block: the refresh drops them
+    write_index(root, None, text='{"reports/q3.md": "Q3 revenue", "gone.md": "revenue gone", "../../etc/passwd": "x"}')
+    assert main(["memory", "index", "reports/q3.md"]) == 0
+    assert json.loads((root / ".taskdsl" / "memory.json").read_text()) == {
+        "reports/q3.md": "Quarter three (md file, 31 bytes)"}
+
+
 def test_memory_index_refuses_a_path_outside_the_project(root, capsys):
     assert main(["memory", "index", "../private.txt"]) == 2
     assert capsys.readouterr().err == (f"taskdsl memory: ../private.txt is outside the project ({root}): only the "
