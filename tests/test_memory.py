@@ -191,6 +191,32 @@ def test_a_refused_refresh_names_the_entry_that_blocks_it_not_a_stale_one(root, 
         "reports/q3.md": "Quarter three (md file, 31 bytes)"}
 
 
+FRESH_RUN = ('<task name="f">\n  <instructions>Summarise the revenue</instructions>\n  <model>taskdsl/echo</model>\n'
+             '  <context_management>\n    <inherit_context>none</inherit_context>\n'
+             '    <fresh_context>enabled</fresh_context>\n  </context_management>\n</task>\n')
+
+
+def test_check_reports_the_index_and_a_run_refuses_while_it_has_errors(root, capsys):
+    write(root, "f.task.xml", FRESH_RUN)
+    write_index(root, None, text='{\n  "reports/q3.md": "Q3 revenue",\n}\n')  # a trailing comma
+    problem = ".taskdsl/memory.json:3:1: error TD906 not valid JSON: expected a path in double quotes"
+    assert main(["check", "f.task.xml"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [problem] and err == "1 error, 0 warnings in 2 files\n"
+    # a run with fresh context would match nothing: it refuses, as for an error in taskdsl.toml
+    assert main(["run", "f.task.xml"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[0] == problem
+    # a stale entry is a warning: check says so, the run goes on with the files that are there
+    write_index(root, None, text='{\n  "reports/q3.md": "Q3 revenue",\n  "gone.md": "revenue gone"\n}\n')
+    assert main(["check", "f.task.xml"]) == 0
+    out, _ = capsys.readouterr()
+    assert out.splitlines() == [".taskdsl/memory.json:3:3: warning TD907 'gone.md' names no file of the project: "
+                                "remove the entry, or run `taskdsl memory index` to refresh the index"]
+    assert main(["run", "f.task.xml", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"]["dataUsage"]["memory"] == ["reports/q3.md"]
+
+
 def test_memory_index_refuses_a_path_outside_the_project(root, capsys):
     assert main(["memory", "index", "../private.txt"]) == 2
     assert capsys.readouterr().err == (f"taskdsl memory: ../private.txt is outside the project ({root}): only the "
