@@ -308,6 +308,30 @@ async def test_a_matcher_answer_that_is_not_a_list_of_paths_fails_saying_so(root
     assert "the associative_matching template must answer a JSON list of paths" in failed.value.message
 
 
+ECHO_MATCHER = ('[memory] matcher = "model" in taskdsl.toml asks a model to choose the files, but the model '
+                'taskdsl/echo repeats its prompt and cannot answer a list of paths: run with a model (--model '
+                'gpt-4o-mini, say), name one in the <model> of the associative_matching template, or set [memory] '
+                'matcher = "local"')
+
+
+def test_the_model_matcher_with_the_echo_model_is_refused_before_anything_runs(root, capsys):
+    model_project(root)
+    # the step asking the memory comes second: the first never runs either
+    write(root, "two.task.xml", '<task name="two" type="sequential"><steps>'
+                                '<task><instructions>FIRST STEP</instructions></task>' + TASK + '</steps></task>')
+    trace = root / "trace.jsonl"
+    assert main(["run", "two.task.xml", "--trace", str(trace)]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"taskdsl run: VALIDATION_ERROR (memory_matcher): {ECHO_MATCHER}\n")
+    assert not trace.exists() or "FIRST STEP" not in trace.read_text()
+    assert main(["memory", "match", "revenue"]) == 1
+    assert capsys.readouterr().err == f"taskdsl memory: {ECHO_MATCHER}\n"
+    # a task that does not ask the memory runs
+    write(root, "plain.task.xml", "<task><instructions>plain</instructions></task>")
+    assert main(["run", "plain.task.xml"]) == 0
+    assert capsys.readouterr().out == "plain\n"
+
+
 def test_render_with_the_model_matcher_calls_nothing_and_says_so(root, capsys):
     path = model_project(root)
     assert main(["render", path]) == 0

@@ -305,7 +305,7 @@ def match_command(args) -> int:
         found = asyncio.run(memory.get_relevant_context_for(request, _match_ctx(root, settings, args.model)
                                                              if memory.matcher == "model" else None))
     except TaskError as e:
-        _error(f"the model matcher failed: {e}")
+        _error(e.message if e.reason == "memory_matcher" else f"the model matcher failed: {e}")
         return 1
     if not memory.exists:
         _error(f"no memory index at {memory.shown_path()}: write one with `taskdsl memory index`")

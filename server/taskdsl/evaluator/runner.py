@@ -24,7 +24,8 @@ from taskdsl.support.redaction import Redactor
 from taskdsl.evaluator.ast import Ctx, RunState
 from taskdsl.evaluator.env import Env
 from taskdsl.evaluator.handler import HandlerConfig, default_model
-from taskdsl.evaluator.memory import MemorySystem
+from taskdsl.evaluator import consent
+from taskdsl.evaluator.memory import MemorySystem, refuse_echo_matcher
 from taskdsl.evaluator.preflight import preflight
 from taskdsl.evaluator.plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
 from taskdsl.evaluator.results import TaskError, TaskResult
@@ -140,6 +141,8 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      allowed_commands=tuple(prepared.commands), agreed_models=models,
                      sources=dict(prepared.sources), recover=recover, on_step=on_step,
                      script_env=script_env or {}, reads=ReadBudget(*prepared.read_limits))
+    if consent.memory_index_of(prepared)[0]:  # a task asks the memory: its matcher must be able to answer
+        refuse_echo_matcher(state.memory, state)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = run_label(prepared)
