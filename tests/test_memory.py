@@ -324,6 +324,8 @@ def test_the_model_matcher_with_the_echo_model_is_refused_before_anything_runs(r
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"taskdsl run: VALIDATION_ERROR (memory_matcher): {ECHO_MATCHER}\n")
     assert not trace.exists() or "FIRST STEP" not in trace.read_text()
+    assert main(["run", "two.task.xml", "--plan"]) == 1  # the plan of a run that would be refused: refused
+    assert capsys.readouterr().err == f"taskdsl run: VALIDATION_ERROR (memory_matcher): {ECHO_MATCHER}\n"
     assert main(["memory", "match", "revenue"]) == 1
     assert capsys.readouterr().err == f"taskdsl memory: {ECHO_MATCHER}\n"
     # a task that does not ask the memory runs

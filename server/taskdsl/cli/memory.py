@@ -226,7 +226,11 @@ def summarise(root: str, settings, keys: list[str], args) -> dict[str, str] | No
         print(masked(f"taskdsl memory index: {e}"), file=sys.stderr)
         raise SystemExit(1) from None
     if args.plan:
-        print_plan(prepared, config.model, args.model)
+        try:
+            print_plan(prepared, config.model, args.model)
+        except TaskError as e:  # a run the plan shows would be refused (an unusable memory matcher)
+            print(masked(f"taskdsl memory index: {e}"), file=sys.stderr)
+            raise SystemExit(1) from None
         return None
     found: dict[str, str] = {}
     progress = Progress(quiet=args.quiet)

@@ -95,6 +95,17 @@ def environments(prepared: Prepared) -> tuple[Env, Env]:
     return global_env, Env(prepared.inputs, outer=global_env)  # --input values: seen by the entry and its calls
 
 
+def refuse_unusable_matcher(prepared: Prepared, default_model: str, model: str | None) -> None:
+    """A run whose tasks ask the memory, with `[memory] matcher = "model"` on taskdsl/echo, is
+    refused before anything runs (and so is its --plan): the matcher could only fail every
+    fresh-context task (taskdsl.evaluator.memory.refuse_echo_matcher says why)."""
+    if not consent.memory_index_of(prepared)[0]:
+        return
+    global_env, _ = environments(prepared)
+    run = RunState(config=HandlerConfig(model=default_model), global_env=global_env, model_override=model)
+    refuse_echo_matcher(MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings), run)
+
+
 def planned_models(prepared: Prepared, default_model: str, model: str | None):
     """The models the run's plan calls (what its consent showed), computed once when first asked."""
     @functools.cache
@@ -130,6 +141,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
 
         cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)
         budget = cost.Budget(max_cost)
+    refuse_unusable_matcher(prepared, config.model, model)
     models = planned_models(prepared, config.model, model)
     await preflight(models(), config)  # every model usable before any step runs
     redactor = Redactor(extra=[config.api_key])
@@ -141,8 +153,6 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                      allowed_commands=tuple(prepared.commands), agreed_models=models,
                      sources=dict(prepared.sources), recover=recover, on_step=on_step,
                      script_env=script_env or {}, reads=ReadBudget(*prepared.read_limits))
-    if consent.memory_index_of(prepared)[0]:  # a task asks the memory: its matcher must be able to answer
-        refuse_echo_matcher(state.memory, state)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     label = run_label(prepared)
