@@ -396,3 +396,40 @@ def test_a_test_that_expects_a_missing_input_to_fail_is_debugged_not_refused(pro
         assert "test 'needs a word' passed" in dap.outputs("console")
     finally:
         dap.close()
+
+
+def disconnected(dap: DapClient) -> tuple[int, str]:
+    """Disconnect with stdin still open (as an editor does) and wait for the adapter to end by
+    itself: its exit code and what it wrote on stderr."""
+    dap.request("disconnect", {"terminateDebuggee": True})
+    code = dap.proc.wait(timeout=60)
+    return code, dap.proc.stderr.read().decode()
+
+
+def test_the_adapter_exits_cleanly_when_disconnected_after_a_run(project):
+    dap = DapClient(cwd=str(project))
+    try:
+        assert dap.start(launch_args(project))["success"]
+        assert dap.event("exited")["body"]["exitCode"] == 0
+        dap.event("terminated")
+        code, stderr = disconnected(dap)
+        assert code == 0 and "Fatal Python error" not in stderr, stderr
+    finally:
+        dap.close()
+
+
+def test_a_refused_launch_sends_terminated_its_text_as_it_is_and_exits_cleanly(project):
+    (project / "broken.task.xml").write_text('<task name="broken"><instructions>say {{nothing_here}}'
+                                             '</instructions></task>\n', encoding="utf-8")
+    dap = DapClient(cwd=str(project))
+    try:
+        refused = dap.start({"program": str(project / "broken.task.xml"), "model": "taskdsl/echo"})
+        assert not refused["success"]
+        assert "error TD402 {{nothing_here}} names nothing visible" in refused["message"]
+        # DAP defines no escape for braces: the format (with no variables) is the message itself
+        assert refused["body"]["error"]["format"] == refused["message"]
+        assert dap.event("terminated")["event"] == "terminated"
+        code, stderr = disconnected(dap)
+        assert code == 0 and "Fatal Python error" not in stderr, stderr
+    finally:
+        dap.close()

@@ -173,6 +173,50 @@ def test_memory_index_refreshes_what_it_is_given_and_drops_what_is_gone(root, ca
     assert capsys.readouterr().err == "wrote .taskdsl/memory.json: 2 entries (0 new, 1 refreshed, 1 removed)\n"
 
 
+def test_a_refused_refresh_names_the_entry_that_blocks_it_not_a_stale_one(root, capsys):
+    text = ('{"reports/q3.md": "Q3 revenue", "gone.md": "revenue gone", "../../etc/passwd": "x", '
+            '"reports/hr.md": 5}')
+    write_index(root, None, text=text)
+    assert main(["memory", "index"]) == 1
+    at = text.index("5}") + 1
+    assert capsys.readouterr().err == (
+        f"taskdsl memory: .taskdsl/memory.json cannot be refreshed: .taskdsl/memory.json:1:{at}: TD906 the metadata "
+        "of 'reports/hr.md' must be a string (what the file is about); correct it by hand, or delete "
+        ".taskdsl/memory.json, then run this again\n")
+    assert (root / ".taskdsl" / "memory.json").read_text() == text  # kept for the user to fix
+    # stale and outside entries alone do not block: the refresh drops them
+    write_index(root, None, text='{"reports/q3.md": "Q3 revenue", "gone.md": "revenue gone", "../../etc/passwd": "x"}')
+    assert main(["memory", "index", "reports/q3.md"]) == 0
+    assert json.loads((root / ".taskdsl" / "memory.json").read_text()) == {
+        "reports/q3.md": "Quarter three (md file, 31 bytes)"}
+
+
+FRESH_RUN = ('<task name="f">\n  <instructions>Summarise the revenue</instructions>\n  <model>taskdsl/echo</model>\n'
+             '  <context_management>\n    <inherit_context>none</inherit_context>\n'
+             '    <fresh_context>enabled</fresh_context>\n  </context_management>\n</task>\n')
+
+
+def test_check_reports_the_index_and_a_run_refuses_while_it_has_errors(root, capsys):
+    write(root, "f.task.xml", FRESH_RUN)
+    write_index(root, None, text='{\n  "reports/q3.md": "Q3 revenue",\n}\n')  # a trailing comma
+    problem = ".taskdsl/memory.json:3:1: error TD906 not valid JSON: expected a path in double quotes"
+    assert main(["check", "f.task.xml"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [problem] and err == "1 error, 0 warnings in 2 files\n"
+    # a run with fresh context would match nothing: it refuses, as for an error in taskdsl.toml
+    assert main(["run", "f.task.xml"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[0] == problem
+    # a stale entry is a warning: check says so, the run goes on with the files that are there
+    write_index(root, None, text='{\n  "reports/q3.md": "Q3 revenue",\n  "gone.md": "revenue gone"\n}\n')
+    assert main(["check", "f.task.xml"]) == 0
+    out, _ = capsys.readouterr()
+    assert out.splitlines() == [".taskdsl/memory.json:3:3: warning TD907 'gone.md' names no file of the project: "
+                                "remove the entry, or run `taskdsl memory index` to refresh the index"]
+    assert main(["run", "f.task.xml", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"]["dataUsage"]["memory"] == ["reports/q3.md"]
+
+
 def test_memory_index_refuses_a_path_outside_the_project(root, capsys):
     assert main(["memory", "index", "../private.txt"]) == 2
     assert capsys.readouterr().err == (f"taskdsl memory: ../private.txt is outside the project ({root}): only the "
@@ -262,6 +306,32 @@ async def test_a_matcher_answer_that_is_not_a_list_of_paths_fails_saying_so(root
     with pytest.raises(TaskError) as failed:
         await run_file(path, model="openai/local-model")
     assert "the associative_matching template must answer a JSON list of paths" in failed.value.message
+
+
+ECHO_MATCHER = ('[memory] matcher = "model" in taskdsl.toml asks a model to choose the files, but the model '
+                'taskdsl/echo repeats its prompt and cannot answer a list of paths: run with a model (--model '
+                'gpt-4o-mini, say), name one in the <model> of the associative_matching template, or set [memory] '
+                'matcher = "local"')
+
+
+def test_the_model_matcher_with_the_echo_model_is_refused_before_anything_runs(root, capsys):
+    model_project(root)
+    # the step asking the memory comes second: the first never runs either
+    write(root, "two.task.xml", '<task name="two" type="sequential"><steps>'
+                                '<task><instructions>FIRST STEP</instructions></task>' + TASK + '</steps></task>')
+    trace = root / "trace.jsonl"
+    assert main(["run", "two.task.xml", "--trace", str(trace)]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"taskdsl run: VALIDATION_ERROR (memory_matcher): {ECHO_MATCHER}\n")
+    assert not trace.exists() or "FIRST STEP" not in trace.read_text()
+    assert main(["run", "two.task.xml", "--plan"]) == 1  # the plan of a run that would be refused: refused
+    assert capsys.readouterr().err == f"taskdsl run: VALIDATION_ERROR (memory_matcher): {ECHO_MATCHER}\n"
+    assert main(["memory", "match", "revenue"]) == 1
+    assert capsys.readouterr().err == f"taskdsl memory: {ECHO_MATCHER}\n"
+    # a task that does not ask the memory runs
+    write(root, "plain.task.xml", "<task><instructions>plain</instructions></task>")
+    assert main(["run", "plain.task.xml"]) == 0
+    assert capsys.readouterr().out == "plain\n"
 
 
 def test_render_with_the_model_matcher_calls_nothing_and_says_so(root, capsys):

@@ -60,6 +60,14 @@ CASES = [
      '<task>\n  <descripton>Summarize</descripton>\n</task>\n',
      '<task>\n  <description>Summarize</description>\n</task>\n',
      True),
+    ("TD103", "Rename attribute 'timout' to 'timeout'",
+     '<task type="script">\n  <command timout="5">echo hi</command>\n</task>\n',
+     '<task type="script">\n  <command timeout="5">echo hi</command>\n</task>\n',
+     True),
+    ("TD103", "Rename attribute 'nme' to 'name'",
+     '<task>\n  <description>{{x}}</description>\n  <inputs><input nme="x">1</input></inputs>\n</task>\n',
+     '<task>\n  <description>{{x}}</description>\n  <inputs><input name="x">1</input></inputs>\n</task>\n',
+     True),
     ("TD601", "Replace with 'gpt-4o-mini'",
      '<task>\n  <description>d</description>\n  <model>gpt-4o-mni</model>\n</task>\n',
      '<task>\n  <description>d</description>\n  <model>gpt-4o-mini</model>\n</task>\n',
@@ -233,3 +241,12 @@ def test_typo_distance(a, b, distance):
     from taskdsl.language.names import typo_distance
 
     assert typo_distance(a, b) == distance == typo_distance(b, a)
+
+
+def test_an_attribute_is_never_renamed_to_one_already_set():
+    # 'nme' is a typo of 'name', but the input has a name: renaming would repeat the attribute
+    text = '<task>\n  <description>{{a}}</description>\n  <inputs><input name="a" nme="b">1</input></inputs>\n</task>\n'
+    diagnostic = only_diagnostic(text)
+    assert diagnostic.code == "TD103" and "(did you mean 'name'?)" in diagnostic.message
+    assert diagnostic.fixes == []
+    assert fix_text(text, unsafe=True).text == text

@@ -11,7 +11,7 @@
 ;;   (setq taskdsl-settings '(:model "gpt-4o-mini" :globals ["today"] :run (:allowScripts :json-false)))
 ;;
 ;; What it sets up:
-;;   - `taskxml-mode', derived from `nxml-mode', for files named *.task.xml;
+;;   - `taskxml-mode', derived from `nxml-mode', for files named *.task.xml and *.test.xml;
 ;;   - an `eglot-server-programs' entry starting "<python> -m taskdsl serve" (stdio) for it;
 ;;   - `eglot-ensure' in `taskxml-mode-hook' (unless `taskdsl-auto-start' is nil);
 ;;   - `taskdsl-run-task': runs the current template (server command taskdsl.runTask),
@@ -64,6 +64,8 @@ Keys: :files :libraryPaths :globals :model :run (:allowScripts :timeout)
 
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("\\.task\\.xml\\'" . taskxml-mode))
+;;;###autoload
+(add-to-list 'auto-mode-alist '("\\.test\\.xml\\'" . taskxml-mode))  ; test files, checked too
 
 (defun taskdsl-server-contact (&optional _interactive)
   "The command eglot runs for `taskxml-mode' buffers."

@@ -8,7 +8,8 @@
 -- or copy it to ~/.config/nvim/lua/taskdsl.lua and `require('taskdsl').setup({ python = ... })`.
 --
 -- What it does:
---   * files named *.task.xml get the filetype `taskxml` (highlighted as XML);
+--   * files named *.task.xml and *.test.xml (test files) get the filetype `taskxml` (highlighted
+--     as XML), so the server checks both;
 --   * Neovim 0.11+: vim.lsp.config('taskdsl', …) + vim.lsp.enable('taskdsl');
 --     Neovim 0.7–0.10: a FileType autocmd starts the server (vim.lsp.start on 0.8+,
 --     vim.lsp.start_client + vim.lsp.buf_attach_client on 0.7) and reuses one client per root;
@@ -298,11 +299,11 @@ function M.setup(user)
     if user_on_attach then user_on_attach(client, bufnr) end
   end
 
-  -- filetype: *.task.xml is `taskxml`, shown with XML syntax
+  -- filetype: *.task.xml (templates) and *.test.xml (test files) are `taskxml`, shown with XML syntax
   local group = vim.api.nvim_create_augroup('taskdsl', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, {
     group = group,
-    pattern = '*.task.xml',
+    pattern = { '*.task.xml', '*.test.xml' },
     callback = function(ev) vim.bo[ev.buf].filetype = 'taskxml' end,
   })
   vim.api.nvim_create_autocmd('FileType', {

@@ -56,6 +56,16 @@ HELLO_TEMPLATE = """\
 </task>
 """
 
+# a test file (*.test.xml) naming a task the project lacks: TD501 on the task name (line 2, 1-based)
+TEST_FILE = """\
+<tests>
+  <test name="greets" task="no_such_task">
+    <expect test='"hello" in output'/>
+  </test>
+</tests>
+"""
+TEST_TD501 = {"line": 1, "start": 28, "end": 40}
+
 
 def missing(what: str) -> None:
     """Skip, or fail under CI, because an editor or tool is not installed."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (BAD_TD301, ROOT, TYPO_TD101, artifact_dir, completion_names, doc_phrase, missing,
+from .conftest import (BAD_TD301, ROOT, TEST_FILE, TEST_TD501, TYPO_TD101, artifact_dir, completion_names, doc_phrase, missing,
                        normalize, require_exe, save_json)
 
 pytestmark = pytest.mark.e2e
@@ -25,11 +25,13 @@ def test_emacs_eglot_diagnostics_hover_completion_run(workspace, isolated_env, s
             [emacs, "--batch", "-Q", "--eval", "(require 'eglot)"], capture_output=True).returncode != 0:
         missing("eglot (apt-get install elpa-eglot)")
     out = tmp_path / "emacs.json"
+    (workspace / "greet.test.xml").write_text(TEST_FILE, encoding="utf-8")
     env = dict(isolated_env,
                TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
                TASKDSL_E2E_PACKAGES=str(tmp_path / "elpa"),
                TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"),
-               TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"))
+               TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"),
+               TASKDSL_E2E_TESTFILE=str(workspace / "greet.test.xml"))
     t0 = time.monotonic()
     proc = subprocess.run([emacs, "--batch", "-Q", "-l", str(HARNESS)],
                           cwd=workspace, env=env, capture_output=True, text=True, timeout=600,
@@ -56,6 +58,13 @@ def test_emacs_eglot_diagnostics_hover_completion_run(workspace, isolated_env, s
     d = td101[0]
     assert (d["line"], d["col"], d["end_col"]) == (TYPO_TD101["line"], TYPO_TD101["start"], TYPO_TD101["end"])
     assert "descripton" in d["text"]
+
+    # a test file gets taskxml-mode and the server: Flymake shows TD501 on the unknown task name
+    assert result["testfile"]["mode"] == "taskxml-mode" and result["testfile"]["managed"], result["testfile"]
+    td501 = [d for d in result["testfile"]["diagnostics"] if "[TD501]" in d["text"]]
+    assert td501, result["testfile"]["diagnostics"]
+    d = td501[0]
+    assert (d["line"], d["col"], d["end_col"]) == (TEST_TD501["line"], TEST_TD501["start"], TEST_TD501["end"])
 
     # hover (what ElDoc shows) on <fresh_context>: its schema documentation
     assert result.get("hover"), result

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (BAD_TD301, ROOT, TYPO_TD101, artifact_dir, by_code, completion_names, doc_phrase,
+from .conftest import (BAD_TD301, ROOT, TEST_FILE, TEST_TD501, TYPO_TD101, artifact_dir, by_code, completion_names, doc_phrase,
                        missing, normalize, require_exe, save_json)
 
 pytestmark = pytest.mark.e2e
@@ -36,10 +36,12 @@ def neovim(which: str) -> str:
 def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env, server_python, tmp_path):
     nvim = neovim(which)
     out = tmp_path / "nvim.json"
+    (workspace / "greet.test.xml").write_text(TEST_FILE, encoding="utf-8")
     env = dict(isolated_env,
                TASKDSL_E2E_CONFIG=str(CONFIG), TASKDSL_E2E_PYTHON=str(server_python), TASKDSL_E2E_OUT=str(out),
                TASKDSL_E2E_BAD=str(workspace / "report.task.xml"), TASKDSL_E2E_TYPO=str(workspace / "typo.task.xml"),
                TASKDSL_E2E_HELLO=str(workspace / "hello.task.xml"),
+               TASKDSL_E2E_TESTFILE=str(workspace / "greet.test.xml"),
                # :TaskdslNew's model (the templates run name taskdsl/echo) and the answers it replays
                TASKDSL_E2E_MODEL="taskdsl/replay", TASKDSL_REPLAY_FILE=str(REPLAY))
     t0 = time.monotonic()
@@ -75,6 +77,14 @@ def test_neovim_diagnostics_hover_completion_run(which, workspace, isolated_env,
     d = td101[0]
     assert (d["lnum"], d["col"], d["end_col"]) == (TYPO_TD101["line"], TYPO_TD101["start"], TYPO_TD101["end"])
     assert "descripton" in d["message"]
+
+    # a test file has the filetype too and the server checks it: TD501 on the unknown task name
+    assert result["testfile"]["filetype"] == "taskxml" and result["testfile"]["attached"], result["testfile"]
+    td501 = by_code(result["testfile"]["diagnostics"], "TD501")
+    assert td501, result["testfile"]["diagnostics"]
+    d = td501[0]
+    assert (d["lnum"], d["col"], d["end_col"]) == (TEST_TD501["line"], TEST_TD501["start"], TEST_TD501["end"])
+    assert "'no_such_task' is not a task or template" in d["message"]
 
     # hover on <fresh_context> shows its schema documentation
     assert "hover" in result, result.get("hover_error")

@@ -114,7 +114,11 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
         print(masked(f"taskdsl run: {e}"), file=sys.stderr)
         return 2
     if args.plan:
-        print_plan(first, default, args.model, cache=handler.cache is not None, data=(args.data, digest, len(rows)))
+        try:
+            print_plan(first, default, args.model, cache=handler.cache is not None, data=(args.data, digest, len(rows)))
+        except TaskError as e:  # a run the plan shows would be refused (an unusable memory matcher)
+            print(masked(f"taskdsl run: {e}"), file=sys.stderr)
+            return 1
         return 0
     try:  # what the project's own configuration widens: agreed once for the batch (--yes), else no row runs
         from taskdsl.evaluator.runner import refuse_unagreed

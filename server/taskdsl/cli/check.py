@@ -124,12 +124,15 @@ def project_settings(paths: list[str], report: Report):
     from taskdsl.language.document import Document
     from taskdsl.project.workspace import Source
 
+    from taskdsl.project.config import project_root
+    from taskdsl.project.memory_index import configuration_problems
+
     first = next((path for path in paths if os.path.exists(path)), os.curdir)
     settings, config = settings_for(first)
-    if config.path is not None and config.problems:
-        shown = os.path.relpath(config.path) if not os.path.relpath(config.path).startswith("..") else str(config.path)
-        document = Document(config.text)  # positions only: the config file is TOML
-        report.results.append((Source(shown, config.text), document, sorted(config.problems, key=lambda d: d.span.start)))
+    # the config file (TOML) and the memory index (JSON): their problems where they are written
+    for path, text, problems in configuration_problems(project_root(first), settings, config):
+        shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+        report.results.append((Source(shown, text), Document(text), problems))  # positions only
         report.files_checked += 1
     return settings
 

@@ -141,9 +141,15 @@ def index_command(args) -> int:
         _error("--plan needs --model (without a model nothing runs)")
         return 2
     current = memory_index.load(where, root)
-    if any(p.severity.value == "error" and p.code == memory_index.CODE_INVALID for p in current.problems):
-        _error(f"{memory_index.relative(where, root)} cannot be refreshed: {current.problems[0].message}; fix or "
-               "remove it first")
+    blocking = [p for p in current.problems if p.is_error and p.code == memory_index.CODE_INVALID]
+    if blocking:  # only what is not an object of strings blocks a refresh (a stale entry is what it drops)
+        from taskdsl.language.document import Document
+
+        shown = memory_index.relative(where, root)
+        line, column = Document(current.text).position(blocking[0].span.start)
+        more = f" (and {len(blocking) - 1} more: `taskdsl memory show` lists them)" if len(blocking) > 1 else ""
+        _error(f"{shown} cannot be refreshed: {shown}:{line + 1}:{column + 1}: {blocking[0].code} "
+               f"{blocking[0].message}{more}; correct it by hand, or delete {shown}, then run this again")
         return 1
     metadata = {key: memory_index.offline_metadata(os.path.join(root, key)) for key in keys}
     if args.model:
@@ -220,7 +226,11 @@ def summarise(root: str, settings, keys: list[str], args) -> dict[str, str] | No
         print(masked(f"taskdsl memory index: {e}"), file=sys.stderr)
         raise SystemExit(1) from None
     if args.plan:
-        print_plan(prepared, config.model, args.model)
+        try:
+            print_plan(prepared, config.model, args.model)
+        except TaskError as e:  # a run the plan shows would be refused (an unusable memory matcher)
+            print(masked(f"taskdsl memory index: {e}"), file=sys.stderr)
+            raise SystemExit(1) from None
         return None
     found: dict[str, str] = {}
     progress = Progress(quiet=args.quiet)
@@ -299,7 +309,7 @@ def match_command(args) -> int:
         found = asyncio.run(memory.get_relevant_context_for(request, _match_ctx(root, settings, args.model)
                                                              if memory.matcher == "model" else None))
     except TaskError as e:
-        _error(f"the model matcher failed: {e}")
+        _error(e.message if e.reason == "memory_matcher" else f"the model matcher failed: {e}")
         return 1
     if not memory.exists:
         _error(f"no memory index at {memory.shown_path()}: write one with `taskdsl memory index`")

@@ -363,6 +363,9 @@ def not_replanned(error) -> str | None:
 def print_plan(prepared, default_model: str, model: str | None, cache: bool = False, data=None) -> None:
     "--plan: the plan the editor's run question shows, printed; nothing runs."
     from taskdsl.evaluator import consent
+    from taskdsl.evaluator.runner import refuse_unusable_matcher
+
+    refuse_unusable_matcher(prepared, default_model, model)  # a run the plan shows would be refused
 
     print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model, cache=cache, data=data))))
 

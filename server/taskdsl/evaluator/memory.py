@@ -200,6 +200,8 @@ class MemorySystem:
         run = ctx.run
         atomic = matcher_task(run.global_env)
         model = atomic.model_for(run)
+        if matcher_refusal(model) is not None:
+            refuse_echo_matcher(self, run)
         from taskdsl.language.models import costs_money
 
         agreed = run.agreed_models() if run.agreed_models else None
@@ -248,6 +250,33 @@ class MemorySystem:
         if not self.index_path:
             return None
         return index_file.relative(self.index_path, self.root) if self.root else self.index_path
+
+
+ECHO_MODEL = "taskdsl/echo"
+
+
+def matcher_refusal(model: str) -> str | None:
+    """Why the model matcher cannot match with this model (None: it can). taskdsl/echo answers
+    with its prompt, never a list of paths: every fresh-context task would fail on its answer."""
+    if model != ECHO_MODEL:
+        return None
+    return (f'[memory] matcher = "model" in taskdsl.toml asks a model to choose the files, but the model '
+            f"{ECHO_MODEL} repeats its prompt and cannot answer a list of paths: run with a model (--model "
+            'gpt-4o-mini, say), name one in the <model> of the associative_matching template, or set [memory] '
+            'matcher = "local"')
+
+
+def refuse_echo_matcher(memory: MemorySystem, run) -> None:
+    """Before a run (or `taskdsl memory match`) calls anything: refuse a model matcher that would
+    run with taskdsl/echo, when there is an index for it to match (ask refuses echo the same way)."""
+    from taskdsl.evaluator.results import TaskError
+
+    if memory.matcher != "model" or not memory.get_global_index():
+        return
+    model = matcher_task(run.global_env).model_for(run)
+    why = matcher_refusal(model)
+    if why is not None:
+        raise TaskError("VALIDATION_ERROR", why, "memory_matcher", {"model": model, "setting": "memory.matcher"})
 
 
 class FilesRead(list):

@@ -514,22 +514,26 @@ def reached_files(index, path: str, document: Document) -> list[str]:
     return files
 
 
-def config_errors(path: str) -> tuple[str, str, list] | None:
-    """The errors of the project's config file (taskdsl.toml or [tool.taskdsl]) of `path`."""
+def config_errors(path: str, settings=None) -> list[tuple[str, str, list]]:
+    """The errors of the project's configuration of `path`, each file's as (path, text, errors):
+    its config file (taskdsl.toml or [tool.taskdsl]) and its memory index (TD906-TD908: what
+    fresh context matches in is configuration too; `taskdsl check` reports the same)."""
+    from taskdsl.project import memory_index
     from taskdsl.project.config import load_config, project_root
 
-    config = load_config(project_root(path))
-    errors = [d for d in config.problems if d.is_error]
-    return (str(config.path), config.text, errors) if errors and config.path is not None else None
+    found = []
+    for where, text, problems in memory_index.configuration_problems(project_root(path), settings,
+                                                                     load_config(project_root(path))):
+        errors = [d for d in problems if d.is_error]
+        if errors:
+            found.append((where, text, errors))
+    return found
 
 
 def gate(index, path: str, document: Document, text: str, read: Callable[[str], str | None], settings=None) -> None:
     """The run's only gate: the checker over every reached file and the project's config.
     Raises TemplateErrors with the checker's own error diagnostics when any is an error."""
-    failing = []
-    found = config_errors(path)
-    if found:
-        failing.append(found)
+    failing = config_errors(path, settings)
     for other in reached_files(index, path, document):
         if other == path:
             other_text, other_document = text, document

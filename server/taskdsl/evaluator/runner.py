@@ -25,7 +25,8 @@ from taskdsl.evaluator.ast import Ctx, RunState
 from taskdsl.evaluator.dry import DryRun, Sent
 from taskdsl.evaluator.env import Env
 from taskdsl.evaluator.handler import HandlerConfig, default_model
-from taskdsl.evaluator.memory import MemorySystem
+from taskdsl.evaluator import consent
+from taskdsl.evaluator.memory import MemorySystem, refuse_echo_matcher
 from taskdsl.evaluator.preflight import preflight
 from taskdsl.evaluator.plan import Prepared, TemplateErrors, prepare  # noqa: F401  (TemplateErrors: the run's refusal)
 from taskdsl.evaluator.results import TaskError, TaskResult
@@ -137,6 +138,17 @@ async def dry_run(prepared: Prepared, model: str | None = None, default: str | N
     return list(state.dry.sent)
 
 
+def refuse_unusable_matcher(prepared: Prepared, default_model: str, model: str | None) -> None:
+    """A run whose tasks ask the memory, with `[memory] matcher = "model"` on taskdsl/echo, is
+    refused before anything runs (and so is its --plan): the matcher could only fail every
+    fresh-context task (taskdsl.evaluator.memory.refuse_echo_matcher says why)."""
+    if not consent.memory_index_of(prepared)[0]:
+        return
+    global_env, _ = environments(prepared)
+    run = RunState(config=HandlerConfig(model=default_model), global_env=global_env, model_override=model)
+    refuse_echo_matcher(MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings), run)
+
+
 def planned_models(prepared: Prepared, default_model: str, model: str | None):
     """The models the run's plan calls (what its consent showed), computed once when first asked."""
     @functools.cache
@@ -197,6 +209,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
 
         cost.check_estimate(prepared.node, prepared.library, config.model, model, max_cost)
         budget = cost.Budget(max_cost)
+    refuse_unusable_matcher(prepared, config.model, model)
     models = planned_models(prepared, config.model, model)
     await preflight(models(), config)  # every model usable before any step runs
     config = replace(config, agreed_models=models())  # a fallback the plan did not show is never called

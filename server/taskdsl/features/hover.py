@@ -105,7 +105,8 @@ def describe_at_element(doc: Document, offset: int, location, element: Element, 
     if location.kind == "attr_value" and location.attr is not None:
         attr = location.attr
         span = attr.value_span
-        if attr.name == "ref" and element.tag in TASK_TAGS or element.tag == "call" and attr.name in ("template", "task"):
+        if (attr.name == "ref" and element.tag in TASK_TAGS or element.tag == "call" and attr.name in ("template", "task")
+                or element.tag == "test" and attr.name == "task"):  # what a test runs: as a ref names it
             out.title(f"{attr.value}")
             if not _target(out, attr.value, library, positions_for):
                 out.para(f"{out.code(attr.value)} is not in the library." if library is not None

@@ -399,7 +399,19 @@ def _attribute_not_allowed(context: _Context, element: Element, name: str) -> Di
         hint = _did_you_mean(shown, allowed, "'", "'")
         listed = ", ".join(still) if still else "none besides those already set"
         message = f"attribute '{shown}' is not allowed on <{element.tag}>{hint}; allowed: {listed}"
+        if attribute is not None:
+            return Diagnostic("TD103", Severity.ERROR, span, message, fixes=_attribute_rename_fixes(attribute, still))
     return Diagnostic("TD103", Severity.ERROR, span, message)
+
+
+def _attribute_rename_fixes(attribute, still: list[str]) -> list[Fix]:
+    """Rename a misspelt attribute to the nearest one the element takes and does not have yet
+    (never to one already set: that would repeat it): safe when that is the only close match."""
+    nearest, sure = nearest_name(attribute.name, still)
+    if nearest is None:
+        return []
+    return [Fix(f"Rename attribute '{attribute.name}' to '{nearest}'", (TextEdit(attribute.name_span, nearest),),
+                safe=sure)]
 
 
 def _attribute_missing(element: Element, name: str) -> Diagnostic:

@@ -205,8 +205,9 @@ class Adapter:
     def fail(self, request: dict, message: str) -> None:
         self.send({"type": "response", "request_seq": request.get("seq", 0), "success": False,
                    "command": request.get("command"), "message": message,
-                   "body": {"error": {"id": 1, "format": message.replace("{", "{{").replace("}", "}}"),
-                                      "showUser": True}}})
+                   # DAP's format only substitutes {name} for the variables sent with it, and
+                   # defines no escape: with no variables the text shows as it is (braces and all)
+                   "body": {"error": {"id": 1, "format": message, "showUser": True}}})
 
     def event(self, name: str, body: dict | None = None) -> None:
         self.send({"type": "event", "event": name, "body": body or {}})
@@ -258,6 +259,7 @@ class Adapter:
         if problem:
             self.fail(request, problem)
             self.ended = True
+            self.event("terminated")  # the session is over: the client ends it, not waits on it
             return
         self.launch_args = args
         self.mode = "entry" if args.get("stopOnEntry") else "run"
@@ -822,6 +824,14 @@ async def serve_streams(reader: BinaryIO, write: Callable[[bytes], None]) -> int
     return code
 
 
+def stdin_reader() -> BinaryIO:
+    """A private reader of the stdin descriptor for the reading thread. The thread may still be
+    blocked in a read when the client disconnects and the adapter returns; were it reading
+    sys.stdin, the interpreter's shutdown would close sys.stdin while the thread holds its lock
+    and abort the process ("could not acquire lock ... at interpreter shutdown", signal 6)."""
+    return open(os.dup(sys.stdin.fileno()), "rb", buffering=65536)
+
+
 def serve_stdio() -> int:
     """Talk DAP over this process's stdin and stdout. Nothing else may write to stdout: print()
     goes to stderr while the adapter runs."""
@@ -835,6 +845,6 @@ def serve_stdio() -> int:
 
     sys.stdout = sys.stderr
     try:
-        return asyncio.run(serve_streams(sys.stdin.buffer, write))
+        return asyncio.run(serve_streams(stdin_reader(), write))
     except KeyboardInterrupt:
         return 130

@@ -10,9 +10,9 @@ Definition, references, rename and prepareRename are views over this one list (s
   says; ``None`` when nothing visible declares it. An ``<arg>`` word that names nothing visible is
   the word itself at run time: it is listed (with no binding) because a rename must not capture it.
 - task and template names: the ``name=`` of what a file registers (``definition``), ``ref=``,
-  ``<call template=>`` and ``{{fn(…)}}`` (``inline``).
-- params bound by a caller: a ref's ``<input name=p>`` (``ref-input``) and a call's ``<arg name=p>``
-  (``arg-name``) name the param p of their target, which may be in another file.
+  ``<call template=>``, ``{{fn(…)}}`` (``inline``) and a test file's ``<test task=>`` (``test``).
+- params bound by a caller: a ref's or a test's ``<input name=p>`` (``ref-input``) and a call's
+  ``<arg name=p>`` (``arg-name``) name the param p of their target, which may be in another file.
 
 ``symbol()`` says which uses mean the same thing (what references lists and rename edits): a param of
 something the library registers (a template's param, an input of a named task) is one symbol across
@@ -39,7 +39,7 @@ TASK_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(?::[A-Za-z_][A-Za-z0-9_.\-]*)?
 
 DECLARATIONS = frozenset(("input", "param", "definition"))
 VARIABLE_FORMS = frozenset(("input", "param", "placeholder", "call-arg", "arg", "from"))
-TASK_FORMS = frozenset(("definition", "ref", "call", "inline"))
+TASK_FORMS = frozenset(("definition", "ref", "call", "inline", "test"))
 PARAM_FORMS = frozenset(("ref-input", "arg-name"))
 
 
@@ -98,6 +98,11 @@ def document_uses(doc: Document, settings=None, *, names: Iterable[str] | None =
             target = _attr_name(element.attr("ref"), TASK_REF)
             add(*target, "ref", element)
             for item in _inputs(element):
+                add(*_attr_name(item.attr("name"), IDENT), "ref-input", item, target=target[0])
+        elif tag == "test" and element.parent is not None and element.parent.tag == "tests":
+            target = _attr_name(element.attr("task"), TASK_REF)  # resolved like a ref (library.definitions)
+            add(*target, "test", element)
+            for item in element.children_named("input"):
                 add(*_attr_name(item.attr("name"), IDENT), "ref-input", item, target=target[0])
         elif tag == "call":
             target = _attr_name(element.attr("template") or element.attr("task"), TASK_REF)

@@ -129,6 +129,25 @@ def load(path: str, root: str, text: str | None = None) -> MemoryIndex:
     return index
 
 
+def configuration_problems(root, settings=None, config=None) -> list[tuple[str, str, list[Diagnostic]]]:
+    """The problems of the project's configuration files, each as (path, text, problems): its
+    config file (taskdsl.toml or [tool.taskdsl]; `config` when already loaded) and its memory index.
+    The one list `taskdsl check` reports and a run's gate refuses on (its errors)."""
+    from taskdsl.project.config import load_config, project_settings
+
+    root = str(root)
+    config = config if config is not None else load_config(root)
+    found = []
+    if config.path is not None and config.problems:
+        found.append((str(config.path), config.text, sorted(config.problems, key=lambda d: d.span.start)))
+    if settings is None or getattr(settings, "memory_index", None) is None:
+        settings = project_settings(config)  # where the index is: the project's own [memory] index
+    index = load(index_path(root, settings), root)
+    if index.problems:
+        found.append((index.path, index.text, list(index.problems)))
+    return found
+
+
 _WS = re.compile(r"[ \t\n\r]*")
 
 

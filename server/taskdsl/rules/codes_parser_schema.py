@@ -59,7 +59,10 @@ document_code(
     why="An unknown attribute is ignored, so the setting it was meant to carry silently has no effect.",
     bad='<task typ="sequential">…</task>',
     good='<task type="sequential">…</task>',
-    fix="Rename it to an allowed attribute (the message lists them, with the nearest match) or remove it.",
+    fix="Rename it to an allowed attribute (the message lists them, with the nearest match) or remove it. "
+        "Quick fix: rename it to the nearest attribute the element takes and does not have yet (`timout` → "
+        "`timeout`, `nme` → `name`; a safe fix when it is the only close match and a typo of one or two keys, "
+        "otherwise unsafe; none when that attribute is already set).",
 )
 
 document_code(

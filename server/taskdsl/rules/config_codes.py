@@ -59,7 +59,8 @@ document_code(
          "is not one object, holds a value that is not a string, names a path twice (a warning: the later "
          "entry wins), or cannot be opened (it is a symbolic link, not a regular file, or too large).",
     why="The index is read as a whole: until it parses, the memory system matches nothing and "
-        "`taskdsl memory index` will not overwrite it (your hand edits are kept for you to fix).",
+        "`taskdsl memory index` will not overwrite it (your hand edits are kept for you to fix). The index is "
+        "configuration: while it has this error no run starts, as with an error in taskdsl.toml.",
     bad='{\n  "reports/q3.md": "Q3 revenue and costs",\n}',
     good='{\n  "reports/q3.md": "Q3 revenue and costs"\n}',
     fix="Correct the JSON at the position shown (each value is a string: what the file is about), or delete "
@@ -81,7 +82,8 @@ document_code(
     what="A path of the memory index is absolute, climbs out of the project (`../`), or is a symbolic link "
          "whose target is outside the project.",
     why="The memory system reads only the project's files (as every read of a run is confined): the entry "
-        "is dropped when the index is read, and a matcher answering it is refused.",
+        "is dropped when the index is read, and a matcher answering it is refused. The index is configuration: "
+        "while it has this error no run starts, as with an error in taskdsl.toml.",
     bad='{\n  "../secrets/keys.txt": "API keys"\n}',
     good='{\n  "docs/keys.md": "How to request an API key"\n}',
     fix="Remove the entry; to give a task a file from outside the project, use `file_paths` with "

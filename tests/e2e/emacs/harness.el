@@ -5,6 +5,7 @@
 ;;   emacs --batch -Q -l harness.el
 ;; env: TASKDSL_E2E_CONFIG, TASKDSL_E2E_PYTHON, TASKDSL_E2E_OUT, TASKDSL_E2E_BAD, TASKDSL_E2E_TYPO,
 ;;      TASKDSL_E2E_HELLO (runnable template with the input `name'),
+;;      TASKDSL_E2E_TESTFILE (a *.test.xml file with TD501),
 ;;      TASKDSL_E2E_PACKAGES (package-user-dir of this run)
 (require 'package)
 (setq package-user-dir (or (getenv "TASKDSL_E2E_PACKAGES") (make-temp-file "elpa" t)))
@@ -89,6 +90,9 @@
             (e2e-put 'completion (e2e-labels completion)))
         (error (e2e-put 'completion_error (format "%S" cerr))))
       (e2e-put 'typo (e2e-open (getenv "TASKDSL_E2E_TYPO")))
+      ;; a test file (*.test.xml) gets the mode and the server too
+      (when (getenv "TASKDSL_E2E_TESTFILE")
+        (e2e-put 'testfile (e2e-open (getenv "TASKDSL_E2E_TESTFILE"))))
       ;; run the runnable template with the config's command, its input given as an argument
       (when (getenv "TASKDSL_E2E_HELLO")
         (find-file (getenv "TASKDSL_E2E_HELLO"))

@@ -6,6 +6,7 @@
 -- env: TASKDSL_E2E_CONFIG (taskdsl.lua), TASKDSL_E2E_PYTHON, TASKDSL_E2E_OUT,
 --      TASKDSL_E2E_BAD (TD301 template), TASKDSL_E2E_TYPO (TD101 template),
 --      TASKDSL_E2E_HELLO (a runnable template with the input `name`),
+--      TASKDSL_E2E_TESTFILE (a *.test.xml file with TD501),
 --      TASKDSL_E2E_MODEL (the `model` setting: :TaskdslNew's model; the templates run name their own)
 local out_path = assert(os.getenv('TASKDSL_E2E_OUT'), 'TASKDSL_E2E_OUT')
 local result = { steps = {}, messages = {} }
@@ -119,6 +120,8 @@ local function run()
   vim.api.nvim_buf_set_lines(bad, 6, 7, false, {})
 
   open(os.getenv('TASKDSL_E2E_TYPO'), 'typo')
+  -- a test file (*.test.xml) gets the filetype and the server too
+  if os.getenv('TASKDSL_E2E_TESTFILE') then open(os.getenv('TASKDSL_E2E_TESTFILE'), 'testfile') end
 
   -- run the runnable template with the config's :TaskdslRun, giving its input on the command line
   local hello = os.getenv('TASKDSL_E2E_HELLO')
