@@ -15,8 +15,9 @@ Attributes follow the OpenTelemetry GenAI semantic conventions:
 - on every span: `taskdsl.task.path`, `taskdsl.task.kind`, `taskdsl.task.status`, and on a
   failure `error.type` with the span's status set to ERROR; `taskdsl.cached` when the answer came
   from the answer cache.
-The answer's text is added (`gen_ai.output.messages`) only when
-OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. Every string attribute is masked as
+The prompt (`gen_ai.system_instructions`, `gen_ai.input.messages`) and the answer
+(`gen_ai.output.messages`) are added, as the conventions' JSON message parts, only when
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the conventions' opt-in). Every string attribute is masked as
 every output is (taskdsl.support.redaction): a secret value never leaves the machine.
 """
 
@@ -106,6 +107,10 @@ class RunSpans:
                 span.set_attribute("gen_ai.tool.name", self._text(name))
             self._set(span, {"taskdsl.task.path": path, "taskdsl.task.kind": task_kind})
             self.open.setdefault(path, []).append(span)
+        elif kind == "prompt":  # an atomic task's messages, built: only with content capture on
+            stack = self.open.get(path)
+            if stack and self.content:
+                self._set(stack[-1], input_attributes(str(event.get("system") or ""), str(event.get("user") or "")))
         elif kind in ("end", "error"):
             stack = self.open.get(path)
             if not stack:
@@ -137,7 +142,7 @@ class RunSpans:
                 attributes["taskdsl.cached"] = True
             if self.content:
                 attributes["gen_ai.output.messages"] = json.dumps(
-                    [{"role": "assistant", "parts": [{"type": "text", "content": getattr(result, "content", "")}]}],
+                    [{"role": "assistant", "parts": _text_parts(str(getattr(result, "content", "") or ""))}],
                     ensure_ascii=False)
             self._set(span, attributes)
 
@@ -149,6 +154,20 @@ class RunSpans:
             if value is None:
                 continue
             span.set_attribute(key, self._text(value) if isinstance(value, str) else value)
+
+def _text_parts(text: str) -> list[dict]:
+    return [{"type": "text", "content": text}]
+
+
+def input_attributes(system: str, user: str) -> dict[str, str]:
+    """The prompt as the GenAI conventions record it: `gen_ai.system_instructions` (the system
+    prompt's parts, when there is one) and `gen_ai.input.messages` (the user message), JSON text."""
+    attributes = {"gen_ai.input.messages": json.dumps([{"role": "user", "parts": _text_parts(user)}],
+                                                      ensure_ascii=False)}
+    if system:
+        attributes["gen_ai.system_instructions"] = json.dumps(_text_parts(system), ensure_ascii=False)
+    return attributes
+
 
 def provider_of(model: str) -> str:
     "The GenAI provider name of a model: its litellm prefix (openai/…), else litellm's map, else the name."
