@@ -9,7 +9,9 @@ import pytest
 from evaluator_helpers import taskdsl_async
 from loopback_openai import loopback  # noqa: F401 (the fixture)
 from test_scale_batch import results, rows_file
+from test_evaluator_models import SECRET
 from test_scale_calls import MODEL, project
+from test_scale_otel import attributes, otlp_receiver  # noqa: F401 (the fixture)
 
 pytest.importorskip("ray", reason="the ray extra is installed by `bash scripts/test` (taskdsl[test] pulls it in)")
 
@@ -39,3 +41,27 @@ async def test_the_ray_batch_equals_the_local_one_holds_the_limits_and_resumes(t
     assert fake.count() - asked == 5  # rows 4–8; the bad row never reaches the model
     assert fake.max_in_flight == 1  # max_concurrency = 1 across both workers
     assert "9 rows: 5 ok, 1 failed, 3 already done" in err
+
+
+async def test_ray_workers_export_every_rows_spans_with_the_prompt_and_no_secret(tmp_path, loopback, otlp_receiver,
+                                                                                monkeypatch):
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is installed by `bash scripts/test`")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp_receiver["endpoint"])
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "ray-batch")
+    await loopback()
+    folder = project(tmp_path)
+    (folder / "rows.jsonl").write_text("".join(json.dumps({"text": f"row {n} {SECRET}"}) + "\n" for n in range(1, 5)),
+                                       encoding="utf-8")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", "rows.jsonl",
+                                         "--jobs", "2", "--out", "ray.jsonl", "--executor", "ray")
+    assert code == 0, err
+    spans = otlp_receiver["spans"]
+    assert sorted(span.name for span in spans) == ["chat say"] * 4  # every row's span, from the workers
+    assert len({span.trace_id for span in spans}) == 4  # a trace per row
+    prompts = sorted(json.loads(attributes(span)["gen_ai.input.messages"])[0]["parts"][0]["content"] for span in spans)
+    assert prompts == [f"Say row {n} ***" for n in range(1, 5)]
+    assert {attributes(span)["gen_ai.request.model"] for span in spans} == {MODEL}
+    assert all(SECRET.encode() not in body for body in otlp_receiver["bodies"])
+    assert all(b"ray-batch" in body for body in otlp_receiver["bodies"])  # the driver's OTEL_SERVICE_NAME

@@ -40,17 +40,32 @@ def capture_content() -> bool:
     return os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower() == "true"
 
 
+def require() -> None:
+    "Raise OtelUnavailable (its message says what to install) when the otel extra is missing."
+    try:
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        raise OtelUnavailable("OpenTelemetry export needs the otel extra: pip install 'taskdsl[otel]'") from None
+
+
+def settings() -> dict[str, str]:
+    """The OTEL_* variables of this process: what a Ray worker sets before making its own
+    exporter, so that its spans go where the driver's would (endpoint, headers, service name,
+    content capture)."""
+    return {name: value for name, value in os.environ.items() if name.startswith("OTEL_")}
+
+
 class SpanExport:
     """An on_event listener that turns a run's step events into spans; `close()` flushes them."""
 
     def __init__(self):
-        try:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            from opentelemetry.sdk.resources import Resource
-            from opentelemetry.sdk.trace import TracerProvider
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
-        except ImportError:
-            raise OtelUnavailable("OpenTelemetry export needs the otel extra: pip install 'taskdsl[otel]'") from None
+        require()
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
         from taskdsl.support.redaction import Redactor
 
         service = os.environ.get("OTEL_SERVICE_NAME") or "taskdsl"
