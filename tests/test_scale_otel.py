@@ -136,3 +136,14 @@ async def test_a_batch_exports_the_spans_of_every_row(tmp_path, loopback, otlp_r
         children = [s for s in otlp_receiver["spans"] if s.parent_span_id == root.span_id]
         assert sorted(s.name for s in children) == ["chat say", "execute_tool shout"]
         assert {s.trace_id for s in children} == {root.trace_id}
+
+
+def test_the_settings_a_ray_worker_gets_leave_the_headers_out(monkeypatch):
+    from taskdsl.evaluator import otel
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"api-key={SECRET}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", f"api-key={SECRET}")
+    shipped = otel.settings()
+    assert shipped["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
+    assert not [name for name in shipped if name.endswith("_HEADERS")]

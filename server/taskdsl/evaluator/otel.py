@@ -50,10 +50,12 @@ def require() -> None:
 
 
 def settings() -> dict[str, str]:
-    """The OTEL_* variables of this process: what a Ray worker sets before making its own
-    exporter, so that its spans go where the driver's would (endpoint, headers, service name,
-    content capture)."""
-    return {name: value for name, value in os.environ.items() if name.startswith("OTEL_")}
+    """The OTEL_* variables of this process but the headers: what a Ray worker sets before
+    making its own exporter, so that its spans go where the driver's would (endpoint, service
+    name, content capture). The headers (OTEL_EXPORTER_OTLP_HEADERS, ..._TRACES_HEADERS) often
+    hold a backend's key: they are not shipped, the workers' own environment gives them."""
+    return {name: value for name, value in os.environ.items()
+            if name.startswith("OTEL_") and not name.endswith("_HEADERS")}
 
 
 class SpanExport:
