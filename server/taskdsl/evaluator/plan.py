@@ -321,6 +321,7 @@ class Prepared:
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text read to compile it (None: unreadable)
     settings: Any = None  # the project's settings it was prepared with (the memory system reads its [memory])
     fallbacks: dict[str, tuple[str, ...]] = field(default_factory=dict)  # model → its fallbacks ([models."NAME"])
+    calls: dict = field(default_factory=dict)  # (default model, --model) → the models it calls: shared by the runs of one Compiled
 
 
 def read_entry(path: str) -> str:
@@ -408,8 +409,8 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
     return library, compiler, compiled
 
 
-def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None, inputs: dict):
-    """What to evaluate for the file (and the args to bind): --task picks a library entry."""
+def entry_of(root, compiler: Compiler, library: TaskLibrary, task: str | None):
+    """What to evaluate for the file, and the params it binds (None: none): --task picks a library entry."""
     if task and task not in library:  # --task (the editor's task) names what the file defines or calls
         entries = [d.name for d in compiler.definitions(root)]
         near = difflib.get_close_matches(task, entries, n=1, cutoff=0.5)
@@ -420,8 +421,7 @@ def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None,
     if task or root.tag in ("task", "template"):
         definition = library.get_task(task or compiler.definitions(root)[0].name)
         node = definition.ast_node
-        params = definition.metadata.get("parameters", [])
-        return node, {p: inputs[p] for p in params if p in inputs}
+        return node, list(definition.metadata.get("parameters", []))
     if root.tag == "call":
         return compiler.call(root, "call"), None
     if root.tag == "cond":
@@ -500,14 +500,33 @@ def gate(index, path: str, document: Document, text: str, read: Callable[[str], 
         raise TemplateErrors(failing[0][0], failing[0][2], failing[0][1], files=failing)
 
 
-def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
-            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
-    """Decide what a run of `task` (None: the root entry) of the file at `path` does.
+@dataclass(frozen=True)
+class Compiled:
+    """What a run of one entry is whatever its inputs: the checked, compiled template. A batch
+    compiles it once and binds each row's inputs to it (`bind`); `prepare` does both."""
 
-    `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
-    text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
-    texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
-    does not check), CompileError, or TaskError (no entry, unknown task)."""
+    path: str
+    text: str
+    document: Document
+    task: str | None
+    label: str
+    library: TaskLibrary
+    node: Any
+    params: list[str] | None  # the entry's params (None: a call or cond root, which binds none)
+    target: Element | None
+    file_model: Any  # the entry file's semantic model (which input names the entry accepts)
+    commands: list[str]
+    calls_models: bool
+    files: list[str]
+    sources: dict[str, str | None]
+    settings: Any
+    calls: dict = field(default_factory=dict)  # (default model, --model) → the models it calls (runner.planned_models)
+
+
+def compile_entry(index, path: str, task: str | None = None, *, text: str | None = None,
+                  read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Compiled:
+    """The input-independent half of `prepare` (same arguments but the inputs; same errors but
+    the inputs' own)."""
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
@@ -525,20 +544,43 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
 
     library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
     target = find_target(document, task, path)
-    plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
-    node, args = entry_node(document.root, compiler, library, task, plan.values)
+    file_model = compiler.file_model(target) if target is not None else None
+    node, params = entry_of(document.root, compiler, library, task)
     compiler.prepare(document.root, library)
+    commands, calls_models = reach(node, library)
+    return Compiled(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
+                    params=params, target=target, file_model=file_model, commands=commands,
+                    calls_models=calls_models, files=files, sources=sources, settings=settings)
+
+
+def bind(compiled: Compiled, inputs: dict | None = None) -> Prepared:
+    """A run of `compiled` with these inputs: raises TaskError for an input name it cannot use."""
+    settings = compiled.settings
+    plan = plan_inputs(compiled.target, inputs, compiled.label, compiled.file_model)
     if plan.unknown:  # after the template's own refusals: those say what to fix first
         raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
                         {"unknown": plan.unknown, "accepted": plan.accepted})
-    commands, calls_models = reach(node, library)
+    args = {p: plan.values[p] for p in compiled.params if p in plan.values} if compiled.params is not None else None
     global_names = tuple(getattr(settings, "globals", ()) or ())
     global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
     global_values.update((name, plan.values[name]) for name in global_names if name in plan.values)
-    return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
-                    args=args, inputs=plan.values, missing=plan.missing, commands=commands,
-                    calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=sources, settings=settings,
-                    fallbacks=fallbacks_of(settings),
+    return Prepared(path=compiled.path, text=compiled.text, document=compiled.document, task=compiled.task,
+                    label=compiled.label, library=compiled.library, node=compiled.node, args=args,
+                    inputs=plan.values, missing=plan.missing, commands=list(compiled.commands),
+                    calls_models=compiled.calls_models, files=list(compiled.files), globals=global_values,
+                    allow_read=tuple(getattr(settings, "run_allow_read", ()) or ()), sources=dict(compiled.sources),
+                    settings=settings, fallbacks=fallbacks_of(settings),
                     read_limits=(int(getattr(settings, "run_max_read_files", 1_000)),
-                                 int(getattr(settings, "run_max_read_bytes", 50_000_000))))
+                                 int(getattr(settings, "run_max_read_bytes", 50_000_000))),
+                    calls=compiled.calls)
+
+
+def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
+            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True) -> Prepared:
+    """Decide what a run of `task` (None: the root entry) of the file at `path` does.
+
+    `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
+    text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
+    texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
+    does not check), CompileError, or TaskError (no entry, unknown task, unknown input)."""
+    return bind(compile_entry(index, path, task, text=text, read=read, settings=settings, check=check), inputs)

@@ -100,7 +100,11 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     def models() -> frozenset[str]:
         from taskdsl.evaluator import cost
 
-        called = [name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model)]
+        key = (default_model, model)  # the runs of one compiled template (a batch's rows) share the answer
+        if key not in prepared.calls:
+            prepared.calls[key] = [name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model,
+                                                                       model)]
+        called = prepared.calls[key]
         return frozenset([*called, *(f for name in called for f in prepared.fallbacks.get(name, ()))])
 
     return models
@@ -112,14 +116,16 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                   max_cost: float | None = None, timeout: float | None = None,
                   script_env: dict[str, str] | None = None,
                   recover: Callable[..., Any] | None = None, budget: Any = None,
-                  on_step: Callable[..., Any] | None = None) -> TaskResult:
+                  on_step: Callable[..., Any] | None = None, redactor: Redactor | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups. `script_env`
     is added to every script's environment. `recover` (a failed task, its error, … → a result) is
     how a task that failed may be re-planned: the caller hands in `task_system.replan.recover`
     (the evaluator never imports the layer above it); None re-plans nothing. `budget`: a
     cost.Budget shared with other runs (a batch's), instead of one of `max_cost`. `on_step` is the
-    debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
+    debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`).
+    `redactor`: the secrets to mask, when the caller already knows them (a batch's rows share
+    one); by default those of the environment and the configured key."""
     path, task, inputs, root = prepared.path, prepared.task, prepared.inputs, prepared.document.root
     global_env, run_env = environments(prepared)
     config = config or HandlerConfig(model=default_model())
@@ -131,7 +137,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
         budget = cost.Budget(max_cost)
     models = planned_models(prepared, config.model, model)
     await preflight(models(), config)  # every model usable before any step runs
-    redactor = Redactor(extra=[config.api_key])
+    redactor = redactor or Redactor(extra=[config.api_key])
     state = RunState(config=config, global_env=global_env, model_override=model,
                      memory=MemorySystem.for_project(confine.project_root(path), prepared.settings),
                      trace=Trace(trace, redactor),
