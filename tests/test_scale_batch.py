@@ -235,6 +235,6 @@ async def test_rows_bind_their_own_inputs_to_the_template_compiled_once(tmp_path
         raise AssertionError("an unknown input must be refused")
     except TaskError as error:
         assert error.reason == "unknown_input"
-        assert str(error) == "cannot run 'say': unknown input 'txt'; it takes 'text'; did you mean 'text'?"
+        assert error.message == "cannot run 'say': unknown input 'txt'; it takes 'text'; did you mean 'text'?"
     records = await asyncio.gather(*(context.run(batch.Row(n, {"text": f"row {n}"})) for n in range(1, 9)))
     assert [r["content"] for r in records] == [f"Say row {n}" for n in range(1, 9)]  # concurrent rows, one tree
