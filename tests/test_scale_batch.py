@@ -213,3 +213,28 @@ def test_on_a_terminal_the_progress_is_a_bar_with_count_failures_and_cost(tmp_pa
     assert "━" in text  # the bar itself
     assert "✓ row " not in text  # not the plain lines
     assert len(results(folder)) == 3
+
+
+async def test_rows_bind_their_own_inputs_to_the_template_compiled_once(tmp_path):
+    from taskdsl.evaluator import batch
+    from taskdsl.evaluator.calls import configure
+    from taskdsl.evaluator.handler import HandlerConfig
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.project.config import settings_for
+
+    folder = project(tmp_path)
+    settings, _ = settings_for(folder / "say.task.xml")
+    context = batch.RowContext(str(folder / "say.task.xml"), None, settings,
+                               configure(HandlerConfig(model="taskdsl/echo"), settings), model="taskdsl/echo")
+    first, second = context.prepare({"text": "one"}), context.prepare({"text": "two"})
+    assert first.node is second.node  # compiled once for the batch
+    assert (first.inputs, second.inputs) == ({"text": "one"}, {"text": "two"})
+    assert context.prepare({}).missing == ["text"]
+    try:
+        context.prepare({"txt": "x"})
+        raise AssertionError("an unknown input must be refused")
+    except TaskError as error:
+        assert error.reason == "unknown_input"
+        assert error.message == "cannot run 'say': unknown input 'txt'; it takes 'text'; did you mean 'text'?"
+    records = await asyncio.gather(*(context.run(batch.Row(n, {"text": f"row {n}"})) for n in range(1, 9)))
+    assert [r["content"] for r in records] == [f"Say row {n}" for n in range(1, 9)]  # concurrent rows, one tree

@@ -2,6 +2,8 @@
 protobuf it is sent (opentelemetry-proto) and the spans carry the GenAI attributes, the task tree,
 and no secret. The model is the loopback OpenAI-compatible server."""
 
+import json
+
 import pytest
 from aiohttp import web
 
@@ -81,7 +83,15 @@ async def test_spans_reach_an_otlp_receiver_with_genai_attributes_and_no_secret(
     assert chat["gen_ai.provider.name"] == "openai"
     assert chat["gen_ai.usage.input_tokens"] > 0 and chat["gen_ai.usage.output_tokens"] == 2
     assert chat["taskdsl.task.path"] == "pipeline/steps[2]" and chat["taskdsl.task.status"] == "COMPLETE"
-    assert "Say the key ***" in chat["gen_ai.output.messages"]
+    assert json.loads(chat["gen_ai.output.messages"]) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "backup says: Say the key ***"}]}]
+    # the prompt, as the GenAI conventions record input messages, masked like the answer
+    assert json.loads(chat["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Say the key ***"}]}]
+    sent_system = fake.requests[-1]["body"]["messages"][0]
+    assert sent_system["role"] == "system"  # the system prompt the model got is the span's system instructions
+    assert json.loads(chat["gen_ai.system_instructions"]) == [{"type": "text", "content": sent_system["content"]}]
+    assert "gen_ai.input.messages" not in attributes(spans["execute_tool shout"])
     tool = attributes(spans["execute_tool shout"])
     assert (tool["gen_ai.operation.name"], tool["gen_ai.tool.name"]) == ("execute_tool", "shout")
     root = spans["invoke_workflow pipeline"]
@@ -105,7 +115,7 @@ async def test_a_failed_task_is_an_error_span_and_content_stays_out_by_default(t
     chat = spans["chat say"]
     assert attributes(chat)["error.type"] == "TASK_FAILURE"
     assert chat.status.code == chat.status.STATUS_CODE_ERROR
-    assert "gen_ai.output.messages" not in attributes(chat)
+    assert not {"gen_ai.output.messages", "gen_ai.input.messages", "gen_ai.system_instructions"} & set(attributes(chat))
     assert attributes(spans["invoke_workflow pipeline"])["taskdsl.task.status"] == "FAILED"
 
 
@@ -126,3 +136,14 @@ async def test_a_batch_exports_the_spans_of_every_row(tmp_path, loopback, otlp_r
         children = [s for s in otlp_receiver["spans"] if s.parent_span_id == root.span_id]
         assert sorted(s.name for s in children) == ["chat say", "execute_tool shout"]
         assert {s.trace_id for s in children} == {root.trace_id}
+
+
+def test_the_settings_a_ray_worker_gets_leave_the_headers_out(monkeypatch):
+    from taskdsl.evaluator import otel
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"api-key={SECRET}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", f"api-key={SECRET}")
+    shipped = otel.settings()
+    assert shipped["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
+    assert not [name for name in shipped if name.endswith("_HEADERS")]

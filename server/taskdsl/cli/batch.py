@@ -100,7 +100,11 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     limit = args.max_cost if args.max_cost is not None else project.run_max_cost
     budget = cost.Budget(limit) if limit is not None else None
     timeout = (args.timeout if args.timeout is not None else config.get("run", "timeout", default=3600.0)) or None
-    spans, problem = span_export(args) if args.executor == "local" else (None, None)  # OpenTelemetry, per row
+    if args.executor == "local":
+        spans, problem = span_export(args)  # OpenTelemetry, a trace per row
+        worker_otel = None
+    else:  # each Ray worker exports its rows' spans itself, with this process's OTEL_* settings
+        spans, (worker_otel, problem) = None, ray_otel(args)
     if problem is not None:
         return problem
     try:
@@ -148,7 +152,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
         from taskdsl.evaluator import ray_batch
 
         try:
-            summary = ray_batch.run(run, context)
+            summary = ray_batch.run(run, context, otel=worker_otel)
         except ray_batch.RayUnavailable as e:
             progress.stop()
             print(f"taskdsl run: {e}", file=sys.stderr)
@@ -167,6 +171,21 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     if summary.cancelled:
         return 130
     return 1 if summary.failed else 0
+
+
+def ray_otel(args) -> tuple[dict | None, int | None]:
+    """(the OTEL_* settings the Ray workers export spans with, or None when export is off; an exit
+    code when it cannot start), as span_export decides for a local run."""
+    from taskdsl.evaluator import otel
+
+    if args.plan or not otel.wanted(args.otel):
+        return None, None
+    try:
+        otel.require()
+    except otel.OtelUnavailable as e:
+        print(f"taskdsl run: {e}", file=sys.stderr)
+        return None, (2 if args.otel else None)
+    return otel.settings(), None
 
 
 async def _local(run, context):

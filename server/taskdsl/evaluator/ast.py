@@ -512,6 +512,7 @@ class Atomic(TaskNode):
         if run.budget is not None:  # --max-cost (taskdsl.evaluator.cost)
             run.budget.before(model, system + user)
         await run.step("before", self, scope, ctx, prompt={"system": system, "user": user}, model=model)
+        run.emit(event="prompt", path=ctx.path, kind=self.kind, name=self.name, model=model, system=system, user=user)
         started = time.monotonic()
         try:
             result = await handler.execute(system, user, self.output_format)

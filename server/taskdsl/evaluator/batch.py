@@ -5,7 +5,9 @@
     summary = await batch.run(run_row)          # the local executor (Ray: evaluator/ray_batch.py)
 
 Each row is the inputs of one run, as hostile as any input: a row goes through the one run path
-(`plan.prepare` against the project's index, built once, then `runner.execute`), with the
+(`plan.prepare`'s two halves: the template checked and compiled once against the project's
+index, built once, by `plan.compile_entry`; each row's inputs bound by `plan.bind`; then
+`runner.execute`), with the
 batch's one configuration (retries, cache, per-model limits shared by every row) and one cost
 budget (`--max-cost` covers the batch). At most `jobs` rows run at a time. Each finished row is
 one JSON line appended to the results file through the one writer (support/files.py LineAppender): `row`
@@ -256,7 +258,7 @@ class Batch:
 class RowContext:
     """What every row's run shares: the project's index (built once), the entry's text (read
     once), the settings, the configuration (retries, cache, limits) and the batch's budget.
-    `run(row)` is one run through `plan.prepare` and `runner.execute`."""
+    `run(row)` is one run through `plan.bind` (of the template compiled once) and `runner.execute`."""
 
     def __init__(self, path: str, task: str | None, settings: Any, config: Any, *, model: str | None = None,
                  allow_read: tuple[str, ...] = (), global_values: dict | None = None, budget: Any = None,
@@ -274,18 +276,24 @@ class RowContext:
             changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
         self.settings = changed(settings, **changes) if changes else settings
         self.path, self.task, self.config, self.model = os.path.abspath(path), task, config, model
+        self.granted = tuple(allow_read)  # the user's own --allow-read: not the project's widening
         self.budget, self.timeout, self.recover, self.on_event = budget, timeout, recover, on_event
         self.index = project_index(self.path, self.settings)
         self.text = read_entry(self.path)
         self.checked = False
+        self.compiled = None
+        self.redactor = None
 
     def prepare(self, inputs: dict):
-        from taskdsl.evaluator.plan import prepare
+        """One row's run: the template checked and compiled once for the batch (the same text
+        checks and compiles the same), each row's inputs bound to it."""
+        from taskdsl.evaluator.plan import bind, compile_entry
 
-        prepared = prepare(self.index, self.path, self.task, inputs, text=self.text, settings=self.settings,
-                           check=not self.checked)  # the same text checks the same: once for the batch
-        self.checked = True
-        return prepared
+        if self.compiled is None:
+            self.compiled = compile_entry(self.index, self.path, self.task, text=self.text, settings=self.settings,
+                                          check=not self.checked, granted=self.granted)
+            self.checked = True
+        return bind(self.compiled, inputs)
 
     async def run(self, row: Row) -> dict:
         from taskdsl.evaluator.plan import InputPlan, missing_inputs_message
@@ -299,8 +307,13 @@ class RowContext:
                     InputPlan(prepared.inputs, prepared.missing, prepared.label)), "missing_input",
                     {"missing": prepared.missing})
             listener = self.on_event.for_run() if hasattr(self.on_event, "for_run") else self.on_event
+            if self.redactor is None:  # the environment's secrets, read once for the batch
+                from taskdsl.support.redaction import Redactor
+
+                self.redactor = Redactor(extra=[getattr(self.config, "api_key", None)])
             result = await execute(prepared, model=self.model, config=self.config, budget=self.budget,
-                                   timeout=self.timeout, recover=self.recover, on_event=listener)
+                                   timeout=self.timeout, recover=self.recover, on_event=listener,
+                                   redactor=self.redactor)
         except TaskError as error:
             return record_of(row, error=error)
         except asyncio.CancelledError:

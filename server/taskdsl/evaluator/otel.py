@@ -15,8 +15,9 @@ Attributes follow the OpenTelemetry GenAI semantic conventions:
 - on every span: `taskdsl.task.path`, `taskdsl.task.kind`, `taskdsl.task.status`, and on a
   failure `error.type` with the span's status set to ERROR; `taskdsl.cached` when the answer came
   from the answer cache.
-The answer's text is added (`gen_ai.output.messages`) only when
-OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. Every string attribute is masked as
+The prompt (`gen_ai.system_instructions`, `gen_ai.input.messages`) and the answer
+(`gen_ai.output.messages`) are added, as the conventions' JSON message parts, only when
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the conventions' opt-in). Every string attribute is masked as
 every output is (taskdsl.support.redaction): a secret value never leaves the machine.
 """
 
@@ -39,17 +40,34 @@ def capture_content() -> bool:
     return os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower() == "true"
 
 
+def require() -> None:
+    "Raise OtelUnavailable (its message says what to install) when the otel extra is missing."
+    try:
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        raise OtelUnavailable("OpenTelemetry export needs the otel extra: pip install 'taskdsl[otel]'") from None
+
+
+def settings() -> dict[str, str]:
+    """The OTEL_* variables of this process but the headers: what a Ray worker sets before
+    making its own exporter, so that its spans go where the driver's would (endpoint, service
+    name, content capture). The headers (OTEL_EXPORTER_OTLP_HEADERS, ..._TRACES_HEADERS) often
+    hold a backend's key: they are not shipped, the workers' own environment gives them."""
+    return {name: value for name, value in os.environ.items()
+            if name.startswith("OTEL_") and not name.endswith("_HEADERS")}
+
+
 class SpanExport:
     """An on_event listener that turns a run's step events into spans; `close()` flushes them."""
 
     def __init__(self):
-        try:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            from opentelemetry.sdk.resources import Resource
-            from opentelemetry.sdk.trace import TracerProvider
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
-        except ImportError:
-            raise OtelUnavailable("OpenTelemetry export needs the otel extra: pip install 'taskdsl[otel]'") from None
+        require()
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
         from taskdsl.support.redaction import Redactor
 
         service = os.environ.get("OTEL_SERVICE_NAME") or "taskdsl"
@@ -106,6 +124,10 @@ class RunSpans:
                 span.set_attribute("gen_ai.tool.name", self._text(name))
             self._set(span, {"taskdsl.task.path": path, "taskdsl.task.kind": task_kind})
             self.open.setdefault(path, []).append(span)
+        elif kind == "prompt":  # an atomic task's messages, built: only with content capture on
+            stack = self.open.get(path)
+            if stack and self.content:
+                self._set(stack[-1], input_attributes(str(event.get("system") or ""), str(event.get("user") or "")))
         elif kind in ("end", "error"):
             stack = self.open.get(path)
             if not stack:
@@ -137,7 +159,7 @@ class RunSpans:
                 attributes["taskdsl.cached"] = True
             if self.content:
                 attributes["gen_ai.output.messages"] = json.dumps(
-                    [{"role": "assistant", "parts": [{"type": "text", "content": getattr(result, "content", "")}]}],
+                    [{"role": "assistant", "parts": _text_parts(str(getattr(result, "content", "") or ""))}],
                     ensure_ascii=False)
             self._set(span, attributes)
 
@@ -149,6 +171,20 @@ class RunSpans:
             if value is None:
                 continue
             span.set_attribute(key, self._text(value) if isinstance(value, str) else value)
+
+def _text_parts(text: str) -> list[dict]:
+    return [{"type": "text", "content": text}]
+
+
+def input_attributes(system: str, user: str) -> dict[str, str]:
+    """The prompt as the GenAI conventions record it: `gen_ai.system_instructions` (the system
+    prompt's parts, when there is one) and `gen_ai.input.messages` (the user message), JSON text."""
+    attributes = {"gen_ai.input.messages": json.dumps([{"role": "user", "parts": _text_parts(user)}],
+                                                      ensure_ascii=False)}
+    if system:
+        attributes["gen_ai.system_instructions"] = json.dumps(_text_parts(system), ensure_ascii=False)
+    return attributes
+
 
 def provider_of(model: str) -> str:
     "The GenAI provider name of a model: its litellm prefix (openai/…), else litellm's map, else the name."

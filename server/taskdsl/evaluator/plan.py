@@ -335,6 +335,7 @@ class Prepared:
     # executes only once the user agreed (`agreed`: --yes, the terminal's question, the editor's consent)
     widened: tuple[tuple[str, str], ...] = ()
     agreed: bool = False
+    calls: dict = field(default_factory=dict)  # (default model, --model) → the models it calls: shared by the runs of one Compiled
 
 
 def project_widening(path: str, files: list[str], reading: bool, granted: tuple[str, ...] = ()
@@ -454,8 +455,8 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
     return library, compiler, compiled
 
 
-def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None, inputs: dict):
-    """What to evaluate for the file (and the args to bind): --task picks a library entry."""
+def entry_of(root, compiler: Compiler, library: TaskLibrary, task: str | None):
+    """What to evaluate for the file, and the params it binds (None: none): --task picks a library entry."""
     if task and task not in library:  # --task (the editor's task) names what the file defines or calls
         entries = [d.name for d in compiler.definitions(root)]
         near = difflib.get_close_matches(task, entries, n=1, cutoff=0.5)
@@ -466,8 +467,7 @@ def entry_node(root, compiler: Compiler, library: TaskLibrary, task: str | None,
     if task or root.tag in ("task", "template"):
         definition = library.get_task(task or compiler.definitions(root)[0].name)
         node = definition.ast_node
-        params = definition.metadata.get("parameters", [])
-        return node, {p: inputs[p] for p in params if p in inputs}
+        return node, list(definition.metadata.get("parameters", []))
     if root.tag == "call":
         return compiler.call(root, "call"), None
     if root.tag == "cond":
@@ -554,18 +554,36 @@ def gate(index, path: str, document: Document, text: str, read: Callable[[str], 
 LINK_REASONS = frozenset({"duplicate_task", "unknown_task", "ambiguous_task"})
 
 
-def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
-            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True,
-            granted: tuple[str, ...] = ()) -> Prepared:
-    """Decide what a run of `task` (None: the root entry) of the file at `path` does.
+@dataclass(frozen=True)
+class Compiled:
+    """What a run of one entry is whatever its inputs: the checked, compiled template. A batch
+    compiles it once and binds each row's inputs to it (`bind`); `prepare` does both."""
 
-    `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
-    text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
-    texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
-    does not check: with `check` before anything is compiled, without it when the compiler cannot
-    build the file — the refusal is the checker's either way), CompileError (only where the checker
-    accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task). `granted`: the folders the
-    user allowed to be read (`--allow-read`), which the project's configuration then does not widen."""
+    path: str
+    text: str
+    document: Document
+    task: str | None
+    label: str
+    library: TaskLibrary
+    node: Any
+    params: list[str] | None  # the entry's params (None: a call or cond root, which binds none)
+    target: Element | None
+    file_model: Any  # the entry file's semantic model (which input names the entry accepts)
+    commands: list[str]
+    calls_models: bool
+    files: list[str]
+    sources: dict[str, str | None]
+    settings: Any
+    widened: tuple[tuple[str, str], ...]  # what the project's own configuration widens (project_widening)
+    allow_read: tuple[str, ...]  # the folders outside the project a run may read
+    calls: dict = field(default_factory=dict)  # (default model, --model) → the models it calls (runner.planned_models)
+
+
+def compile_entry(index, path: str, task: str | None = None, *, text: str | None = None,
+                  read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True,
+                  granted: tuple[str, ...] = ()) -> Compiled:
+    """The input-independent half of `prepare` (same arguments but the inputs; same errors but
+    the inputs' own)."""
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
@@ -584,8 +602,8 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
         label = task or (targets[0].label if targets else file_stem(path))
         library, compiler, files = compile_reachable(index, path, document, read_and_keep, settings)
         target = find_target(document, task, path)
-        plan = plan_inputs(target, inputs, label, compiler.file_model(target) if target is not None else None)
-        node, args = entry_node(document.root, compiler, library, task, plan.values)
+        file_model = compiler.file_model(target) if target is not None else None
+        node, params = entry_of(document.root, compiler, library, task)
         compiler.prepare(document.root, library)
     except (CompileError, TaskError) as refused:
         # What the compiler cannot build or link (a duplicate, unknown or ambiguous name), the checker
@@ -595,24 +613,54 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
         if isinstance(refused, CompileError) or refused.reason in LINK_REASONS:
             gate(index, path, document, text, read, settings)
         raise
-    if plan.unknown:  # after the template's own refusals: those say what to fix first
-        raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
-                        {"unknown": plan.unknown, "accepted": plan.accepted})
     commands, calls_models = reach(node, library)
-    global_names = tuple(getattr(settings, "globals", ()) or ())
-    global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
-    global_values.update((name, plan.values[name]) for name in global_names if name in plan.values)
     reading = reads_files(node, library)
     widened = project_widening(path, files, reading, granted)
     allow_read = tuple(getattr(settings, "run_allow_read", ()) or ())
     if not reading:  # nothing reads: the project's allow_read cannot take effect unasked (a re-plan is held to the plan)
         project_folders = {folder for key, folder in project_widening(path, [], True) if key != "library_paths"}
         allow_read = tuple(f for f in allow_read if os.path.normpath(f) not in project_folders)
-    return Prepared(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
-                    widened=widened, agreed=bool(getattr(settings, "run_agreed", False)),
-                    args=args, inputs=plan.values, missing=plan.missing, commands=commands,
-                    calls_models=calls_models, files=files, globals=global_values,
-                    allow_read=allow_read, sources=sources, settings=settings,
-                    fallbacks=fallbacks_of(settings),
+    return Compiled(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
+                    params=params, target=target, file_model=file_model, commands=commands,
+                    calls_models=calls_models, files=files, sources=sources, settings=settings,
+                    widened=widened, allow_read=allow_read)
+
+
+def bind(compiled: Compiled, inputs: dict | None = None) -> Prepared:
+    """A run of `compiled` with these inputs: raises TaskError for an input name it cannot use."""
+    settings = compiled.settings
+    plan = plan_inputs(compiled.target, inputs, compiled.label, compiled.file_model)
+    if plan.unknown:  # after the template's own refusals: those say what to fix first
+        raise TaskError("VALIDATION_ERROR", unknown_inputs_message(plan), "unknown_input",
+                        {"unknown": plan.unknown, "accepted": plan.accepted})
+    args = {p: plan.values[p] for p in compiled.params if p in plan.values} if compiled.params is not None else None
+    global_names = tuple(getattr(settings, "globals", ()) or ())
+    global_values = dict(getattr(settings, "global_values", ()) or ())  # taskdsl.toml's, --global over them
+    global_values.update((name, plan.values[name]) for name in global_names if name in plan.values)
+    return Prepared(path=compiled.path, text=compiled.text, document=compiled.document, task=compiled.task,
+                    label=compiled.label, library=compiled.library, node=compiled.node, args=args,
+                    inputs=plan.values, missing=plan.missing, commands=list(compiled.commands),
+                    calls_models=compiled.calls_models, files=list(compiled.files), globals=global_values,
+                    allow_read=compiled.allow_read, sources=dict(compiled.sources),
+                    widened=compiled.widened, agreed=bool(getattr(settings, "run_agreed", False)),
+                    settings=settings, fallbacks=fallbacks_of(settings),
                     read_limits=(int(getattr(settings, "run_max_read_files", 1_000)),
-                                 int(getattr(settings, "run_max_read_bytes", 50_000_000))))
+                                 int(getattr(settings, "run_max_read_bytes", 50_000_000))),
+                    calls=compiled.calls)
+
+
+def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
+            read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True,
+            granted: tuple[str, ...] = ()) -> Prepared:
+    """Decide what a run of `task` (None: the root entry) of the file at `path` does.
+
+    `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
+    text when an editor has a newer buffer than the disk; `read(path)` gives the other files'
+    texts (the editor's open buffers first). Raises UnreadableTemplate, TemplateErrors (the file
+    does not check: with `check` before anything is compiled, without it when the compiler cannot
+    build the file — the refusal is the checker's either way), CompileError (only where the checker
+    accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task, unknown
+    input). `granted`: the folders the user allowed to be read (`--allow-read`), which the
+    project's configuration then does not widen."""
+    return bind(compile_entry(index, path, task, text=text, read=read, settings=settings, check=check,
+                              granted=granted), inputs)

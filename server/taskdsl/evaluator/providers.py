@@ -196,6 +196,8 @@ _lock = threading.Lock()
 _import_thread: threading.Thread | None = None
 _import_error: BaseException | None = None
 _configured = False
+_module = None  # litellm, once imported and configured
+_wait_reported = False  # "loading litellm…" said (once, however many runs wait)
 
 
 def load_litellm():
@@ -205,13 +207,13 @@ def load_litellm():
 
     import litellm
 
-    global _configured
+    global _configured, _module
     with _lock:
         if not _configured:
             litellm.suppress_debug_info = True
             logging.getLogger("LiteLLM").setLevel(logging.ERROR)  # its warnings would clutter `taskdsl run`
             litellm.drop_params = True
-            _configured = True
+            _module, _configured = litellm, True
     return litellm
 
 
@@ -253,10 +255,12 @@ wait_reporter: Callable[[str], None] | None = _report_wait
 
 async def litellm_module():
     """litellm, once imported; the event loop keeps running while the import finishes."""
+    global _wait_reported
     if _configured:
-        return load_litellm()
+        return _module  # every call of a batch's rows asks: no import machinery, no lock
     preload_litellm()
-    if wait_reporter is not None:
+    if wait_reporter is not None and not _wait_reported:  # once, not once per row waiting
+        _wait_reported = True
         wait_reporter(LOADING_MESSAGE)
     thread = _import_thread
     if thread is not None:

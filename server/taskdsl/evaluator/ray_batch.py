@@ -83,18 +83,19 @@ class SharedLimits:
             self.actor.release.remote(model)
 
 
-def run(batch: Any, context: Any) -> Any:
-    """Run `batch`'s rows left to do on Ray; returns its Summary."""
+def run(batch: Any, context: Any, otel: dict | None = None) -> Any:
+    """Run `batch`'s rows left to do on Ray; returns its Summary. `otel`: the OTEL_* settings
+    each worker exports its rows' spans with (evaluator/otel.py), None for no export."""
     ray = _ray()
     started = connect(ray)
     try:
-        return _drive(ray, batch, context)
+        return _drive(ray, batch, context, otel)
     finally:
         if started:
             ray.shutdown()
 
 
-def _spec(context: Any, limits_actor: Any) -> dict:
+def _spec(context: Any, limits_actor: Any, otel: dict | None = None) -> dict:
     from dataclasses import replace
 
     config = context.config
@@ -102,10 +103,10 @@ def _spec(context: Any, limits_actor: Any) -> dict:
     shipped = replace(config, limits=None)  # the worker makes its SharedLimits
     return {"path": context.path, "task": context.task, "settings": context.settings, "config": shipped,
             "model": context.model, "timeout": context.timeout, "policies": policies, "limits": limits_actor,
-            "recover": context.recover}
+            "recover": context.recover, "otel": otel}
 
 
-def _drive(ray, batch: Any, context: Any) -> Any:
+def _drive(ray, batch: Any, context: Any, otel: dict | None = None) -> Any:
     import time
 
     @ray.remote(num_cpus=0)
@@ -134,15 +135,27 @@ def _drive(ray, batch: Any, context: Any) -> Any:
             self.context = RowContext(spec["path"], spec["task"], spec["settings"], config, model=spec["model"],
                                       timeout=spec["timeout"], recover=spec["recover"])
             self.context.checked = True  # the driver checked the template before the batch
+            self.spans = None
+            if spec["otel"] is not None:  # the driver's OTEL_* settings: the same receiver, the same capture
+                from taskdsl.evaluator.otel import SpanExport
+
+                os.environ.update(spec["otel"])
+                self.spans = self.context.on_event = SpanExport()
 
         async def run(self, row):
             return await self.context.run(row)
+
+        def flush(self) -> None:
+            "Export the spans still buffered (before the driver ends this worker)."
+            if self.spans is not None:
+                self.spans.close()
+                self.spans = self.context.on_event = None
 
     todo = iter(batch.todo)
     limit = context.budget.limit if context.budget is not None else None
     policies = dict(context.config.limits.policies) if context.config.limits is not None else {}
     limits_actor = LimitsActor.remote(policies)
-    spec = _spec(context, limits_actor)
+    spec = _spec(context, limits_actor, otel)
     workers = [RowWorker.remote(spec) for _ in range(min(batch.jobs, len(batch.todo)))]
     idle, pending = list(workers), {}
     stop = False
@@ -177,6 +190,12 @@ def _drive(ray, batch: Any, context: Any) -> Any:
         for ref in pending:
             ray.cancel(ref, force=False)
     finally:
+        if otel is not None:  # the workers' buffered spans, exported before they end (a stuck one is not waited for)
+            flushed = [worker.flush.remote() for worker in workers]
+            try:
+                ray.wait(flushed, num_returns=len(flushed), timeout=30)
+            except Exception:  # a worker already gone (Ctrl-C, a lost node): its spans with it
+                pass
         for worker in workers:
             ray.kill(worker)
         ray.kill(limits_actor)

@@ -93,13 +93,15 @@ def run_label(prepared: Prepared) -> str:
 def run_state(config: HandlerConfig, *, root: str, library: Any, settings: Any = None,
               globals: dict | None = None, model: str | None = None, allow_read: tuple[str, ...] = (),
               read_limits: tuple[int, int] | None = None, commands: tuple[str, ...] | list[str] = (),
-              sources: dict | None = None, trace: str | None = None, dry: bool = False, **hooks: Any) -> RunState:
+              sources: dict | None = None, trace: str | None = None, dry: bool = False,
+              redactor: Redactor | None = None, **hooks: Any) -> RunState:
     """The one constructor of a run's shared state, for a run, a dry run (`taskdsl render`, the
     preview) and the memory's model matcher alike: the project's root and memory, what may be read
-    (`allow_read`, the read budget), the commands consented to, the secrets masked. `hooks` are
+    (`allow_read`, the read budget), the commands consented to, the secrets masked (`redactor`: a
+    batch's rows share one; by default the environment's and the configured key). `hooks` are
     RunState's callbacks (on_event, on_script_start, recover, on_step, budget, agreed_models,
     script_env)."""
-    redactor = Redactor(extra=[config.api_key])
+    redactor = redactor or Redactor(extra=[config.api_key])
     return RunState(config=config, global_env=Env({**(globals or {}), "taskLibrary": library}), model_override=model,
                     memory=MemorySystem.for_project(root, settings), trace=Trace(trace, redactor), root=root,
                     allow_read=tuple(allow_read), redactor=redactor,
@@ -144,9 +146,8 @@ def refuse_unusable_matcher(prepared: Prepared, default_model: str, model: str |
     fresh-context task (taskdsl.evaluator.memory.refuse_echo_matcher says why)."""
     if not consent.memory_index_of(prepared)[0]:
         return
-    global_env, _ = environments(prepared)
-    run = RunState(config=HandlerConfig(model=default_model), global_env=global_env, model_override=model)
-    refuse_echo_matcher(MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings), run)
+    run = prepared_state(prepared, HandlerConfig(model=default_model), model)
+    refuse_echo_matcher(run.memory, run)
 
 
 def planned_models(prepared: Prepared, default_model: str, model: str | None):
@@ -155,7 +156,11 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     def models() -> frozenset[str]:
         from taskdsl.evaluator import cost
 
-        called = [name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model, model)]
+        key = (default_model, model)  # the runs of one compiled template (a batch's rows) share the answer
+        if key not in prepared.calls:
+            prepared.calls[key] = [name for name, _ in cost.plan_calls(prepared.node, prepared.library, default_model,
+                                                                       model)]
+        called = prepared.calls[key]
         return frozenset([*called, *(f for name in called for f in prepared.fallbacks.get(name, ()))])
 
     return models
@@ -192,14 +197,16 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
                   max_cost: float | None = None, timeout: float | None = None,
                   script_env: dict[str, str] | None = None,
                   recover: Callable[..., Any] | None = None, budget: Any = None,
-                  on_step: Callable[..., Any] | None = None) -> TaskResult:
+                  on_step: Callable[..., Any] | None = None, redactor: Redactor | None = None) -> TaskResult:
     """Run what `prepare` decided. Raises TaskError when the run fails; cancelling the asyncio
     task (or setting `cancel`) stops model calls and kills scripts' process groups. `script_env`
     is added to every script's environment. `recover` (a failed task, its error, … → a result) is
     how a task that failed may be re-planned: the caller hands in `task_system.replan.recover`
     (the evaluator never imports the layer above it); None re-plans nothing. `budget`: a
     cost.Budget shared with other runs (a batch's), instead of one of `max_cost`. `on_step` is the
-    debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`)."""
+    debugger's hook (RunState.on_step: awaited before and after each node; `taskdsl debug`).
+    `redactor`: the secrets to mask, when the caller already knows them (a batch's rows share
+    one); by default those of the environment and the configured key."""
     path, task, inputs = prepared.path, prepared.task, prepared.inputs
     refuse_unagreed(prepared)
     config = config or HandlerConfig(model=default_model())
@@ -215,7 +222,7 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     config = replace(config, agreed_models=models())  # a fallback the plan did not show is never called
     state = prepared_state(prepared, config, model, trace=trace, on_event=on_event, on_script_start=on_script_start,
                            budget=budget, agreed_models=models, recover=recover, on_step=on_step,
-                           script_env=script_env or {})
+                           script_env=script_env or {}, redactor=redactor)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     work = asyncio.ensure_future(start(prepared, state))
