@@ -200,7 +200,7 @@ class MemorySystem:
         run = ctx.run
         atomic = matcher_task(run.global_env)
         model = atomic.model_for(run)
-        if matcher_refusal(model) is not None:
+        if matcher_refusal(model) is not None and run.dry is None:  # a dry run shows its prompt, calls nothing
             refuse_echo_matcher(self, run)
         from taskdsl.language.models import costs_money
 
