@@ -330,6 +330,13 @@ class TaskNode:
             elif i.source is None:
                 raise failure(f"task '{self.name}': input '{i.name}' has no value: pass it from the caller "
                               f"or with --input {i.name}=…", "missing_input", input=i.name, task=self.name)
+            elif isinstance(i.source, VarArg) and not ctx.run.preview and not env.is_bound(i.source.name):
+                # only an entry's from can name what nothing binds (elsewhere the checker's TD403
+                # refuses the run): run directly, the task's caller is the run
+                raise failure(f"task '{self.name}': input '{i.name}' has no value: from=\"{i.source.shown or i.source.name}\" "
+                              f"names nothing the caller gives: pass it from the caller, or run with --input "
+                              f"{i.source.name}=… (or --input {i.name}=…)", "missing_input",
+                              input=i.name, task=self.name)
             else:
                 todo.append((i.name, i.source))
         scope.update(await gather_values(todo, env, ctx, self.name))

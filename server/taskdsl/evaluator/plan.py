@@ -99,9 +99,22 @@ def input_names(target: Element, model: semantics.FileModel) -> list[str]:
         declared = names.split_params(target.get("params"))
     else:
         declared = [inp.get("name") for inp in facts.inputs(target) if inp.get("name")]
+        declared += run_from_names(target)
     inside = {id(element) for element in target.iter()}
     open_uses = [p.use.name for p in model.variable_problems() if not p.error and id(p.use.element) in inside]
     return list(dict.fromkeys([*declared, *open_uses, *sorted(model.scopes.everywhere_names())]))
+
+
+def run_from_names(target: Element) -> list[str]:
+    """The variables the `from`s of an entry task's inputs name: run directly, the task's caller is
+    the run, so `--input x=…` gives from="x" its value (a ref to the task binds the inputs instead)."""
+    found = []
+    for inp in facts.inputs(target):
+        source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
+        match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source or "")
+        if match and match.group(0) not in found:
+            found.append(match.group(0))
+    return found
 
 
 def unknown_inputs_message(plan: InputPlan) -> str:
@@ -148,15 +161,15 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     if target.tag == "task":
         missing = [inp.get("name") for inp in facts.inputs(target)
                    if inp.get("name") and inp.get("name") not in given and not facts.input_has_value(inp)]
-        if target.parent is None:  # a root's from="x" (or a root ref's <input name="x"/>) takes x from the run
-            everywhere = model.scopes.everywhere_names() if model is not None else set()
-            for inp in facts.inputs(target):
-                source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
-                needed = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source).group(0) if source and re.match(
-                    r"[A-Za-z_]", source) else None
-                if needed and inp.get("name") not in given and needed not in given and needed not in everywhere \
-                        and needed not in missing:
-                    missing.append(needed)
+        # the entry's from="x" (a root ref's <input name="x"/> too) takes x from the run
+        everywhere = model.scopes.everywhere_names() if model is not None else set()
+        for inp in facts.inputs(target):
+            source = facts.from_name(inp) if facts.input_source(inp) == "from" else None
+            match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", source or "")
+            needed = match.group(0) if match else None
+            if needed and inp.get("name") not in given and needed not in given and needed not in everywhere \
+                    and needed not in missing:
+                missing.append(needed)
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 

@@ -1,0 +1,57 @@
+"""What a newcomer with the README hit on the command line (run, check, test), each through the
+real CLI (`main([...])`) with the exact message, exit code and result a user would look at."""
+
+import json
+
+import pytest
+
+from taskdsl.cli.main import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def last_line(text: str) -> str:
+    return text.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text("")
+    return tmp_path
+
+
+# -- a root task's from=: the run is its caller -----------------------------------------------
+
+ROOT_FROM = ('<task name="f1"><instructions>Hi {{x}}</instructions>'
+             '<inputs><input name="x" from="nothing_here"/></inputs></task>\n')
+
+
+def test_a_root_inputs_from_is_asked_of_the_run_and_the_run_takes_it(project, capsys):
+    (project / "f1.task.xml").write_text(ROOT_FROM)
+    code, out, err = run(capsys, "check", "f1.task.xml")
+    assert (code, out, err.strip()) == (0, "", "0 errors, 0 warnings in 1 file")
+    code, out, err = run(capsys, "run", "f1.task.xml")
+    assert code == 1
+    assert last_line(err) == (
+        "taskdsl run: TASK_FAILURE (missing_input): task 'f1': input 'x' has no value: from=\"nothing_here\" names "
+        "nothing the caller gives: pass it from the caller, or run with --input nothing_here=… (or --input x=…)")
+    code, out, err = run(capsys, "render", "f1.task.xml")
+    assert last_line(err) == ("taskdsl render: 'f1' needs the input 'nothing_here': pass --input nothing_here=… "
+                              "(or --inputs FILE.json)")
+    # what render and the failure advise, the run accepts
+    code, out, err = run(capsys, "run", "f1.task.xml", "--input", "nothing_here=5")
+    assert (code, out.strip()) == (0, "Hi 5")
+    code, out, err = run(capsys, "run", "f1.task.xml", "--input", "x=6")
+    assert (code, out.strip()) == (0, "Hi 6")
+
+
+def test_a_from_with_a_field_reads_the_field(project, capsys):
+    (project / "f.task.xml").write_text('<task name="f"><instructions>Hi {{x}}</instructions>'
+                                        '<inputs><input name="x" from="obj.field"/></inputs></task>\n')
+    code, out, err = run(capsys, "run", "f.task.xml", "--input", 'obj={"field": "there"}')
+    assert (code, out.strip()) == (0, "Hi there")
