@@ -55,3 +55,26 @@ def test_a_from_with_a_field_reads_the_field(project, capsys):
                                         '<inputs><input name="x" from="obj.field"/></inputs></task>\n')
     code, out, err = run(capsys, "run", "f.task.xml", "--input", 'obj={"field": "there"}')
     assert (code, out.strip()) == (0, "Hi there")
+
+
+# -- a reduce that keeps its accumulator on purpose --------------------------------------------
+
+LONGEST = """<task type="reduce" name="longest">
+  <initial_value></initial_value>
+  <inputs>
+    <input name="a">watermelon</input><input name="b">fig</input>
+    <input name="c">kiwi</input><input name="d">pear</input>
+  </inputs>
+  <inner_task type="script"><command>printf '%s' {{current_data}}</command></inner_task>
+  <reduction_task type="script">
+    <command>if [ ${#TASKDSL_INPUT_CURRENT_RESULT} -gt ${#TASKDSL_INPUT_ACCUMULATOR} ]; then printf '%s' "$TASKDSL_INPUT_CURRENT_RESULT"; else printf '%s' "$TASKDSL_INPUT_ACCUMULATOR"; fi</command>
+  </reduction_task>
+</task>
+"""
+
+
+def test_a_script_reduction_keeping_the_largest_is_not_no_progress(project, capsys):
+    (project / "longest.task.xml").write_text(LONGEST)
+    code, out, err = run(capsys, "run", "longest.task.xml", "--json")
+    report = json.loads(out)
+    assert (code, report["status"], report["content"]) == (0, "COMPLETE", "watermelon")

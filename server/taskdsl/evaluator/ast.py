@@ -601,6 +601,12 @@ class OperatorBindings(dict):
 NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
 
 
+def model_answered(result: TaskResult) -> bool:
+    "Whether a model call (answered by the model or the answer cache) made this result."
+    counts = result.notes.get("dataUsage") or {}
+    return bool(counts.get("model_calls") or counts.get("cached"))
+
+
 @dataclass
 class Reduce(TaskNode):
     initial_value: str = ""
@@ -643,11 +649,16 @@ class Reduce(TaskNode):
                               input_index=index, input_name=name, accumulator=as_text(accumulator),
                               error=error.to_json()) from None
             parts += [inner, reduced]
-            unchanged = unchanged + 1 if as_text(reduced.value).strip() == as_text(accumulator).strip() else 0
+            # SPEC §15: a model's *answer* that repeats its input twice is no progress; a reduction
+            # no model answered (a script: the largest, the first match) keeps its accumulator on purpose
+            repeated = model_answered(reduced) and as_text(reduced.value).strip() == as_text(accumulator).strip()
+            unchanged = unchanged + 1 if repeated else 0
             if unchanged == NO_PROGRESS_REPEATS:
-                raise TaskError("NO_PROGRESS", f"task '{self.name}': the reduction_task answered with the "
+                raise TaskError("NO_PROGRESS", f"task '{self.name}': the reduction_task's model answered with the "
                                 f"accumulator it was given, unchanged, {unchanged} times in a row (inputs "
-                                f"{index - unchanged + 1} to {index}): the reduce is making no progress",
+                                f"{index - unchanged + 1} to {index}): the reduce is making no progress; a fold "
+                                "that keeps its accumulator on purpose (the largest, a filter) decides in a "
+                                "script reduction_task, which this rule does not hold",
                                 "unchanged_accumulator",
                                 {"input_index": index, "input_name": name, "accumulator": as_text(accumulator),
                                  "repeats": unchanged, "dataUsage": usage.summed(parts)})
