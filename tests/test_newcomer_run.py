@@ -78,3 +78,68 @@ def test_a_script_reduction_keeping_the_largest_is_not_no_progress(project, caps
     code, out, err = run(capsys, "run", "longest.task.xml", "--json")
     report = json.loads(out)
     assert (code, report["status"], report["content"]) == (0, "COMPLETE", "watermelon")
+
+
+# -- --json always answers in JSON; batch options say what they need -------------------------
+
+CLASSIFY = """<task name="classify">
+  <instructions>Classify this ticket: {{ticket}}</instructions>
+  <inputs><input name="ticket"/></inputs>
+</task>
+"""
+
+
+def test_run_json_prints_the_refusal_of_a_template_that_does_not_check(project, capsys):
+    (project / "bad.task.xml").write_text('<task name="bad"><instructions>Hi {{nobody}}</instructions></task>\n')
+    code, out, err = run(capsys, "run", "bad.task.xml", "--json")
+    assert code == 2
+    diagnostic = ("bad.task.xml:1:35: error TD402 {{nobody}} names nothing visible: nothing here declares it "
+                  "(visible: nothing)")
+    assert json.loads(out) == {"error": {
+        "type": "VALIDATION_ERROR", "reason": "template_errors",
+        "message": "bad.task.xml does not check (1 error(s)); fix them first",
+        "details": {"diagnostics": [diagnostic]}}}
+    assert err.splitlines() == [diagnostic, "taskdsl run: bad.task.xml does not check (1 error(s)); fix them first"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nothere.task.xml"], "nothere.task.xml: no such file"),
+    (["classify.task.xml", "--input", "ticket"], "--input 'ticket': expected NAME=VALUE"),
+])
+def test_run_json_prints_every_refusal_as_json(project, capsys, argv, message):
+    (project / "classify.task.xml").write_text(CLASSIFY)
+    code, out, err = run(capsys, "run", *argv, "--json")
+    assert (code, json.loads(out)["error"]["message"], last_line(err)) == (2, message, f"taskdsl run: {message}")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--resume", "--input", "ticket=x"], "--resume needs --data ROWS.jsonl|ROWS.csv (a batch run); a single run "
+                                          "prints its result (--json for JSON)"),
+    (["--out", "r.jsonl", "--input", "ticket=x"], "--out needs --data ROWS.jsonl|ROWS.csv (a batch run); a single "
+                                                  "run prints its result (--json for JSON)"),
+    (["--data", "rows.jsonl", "--input", "ticket=x"], "--input/--inputs and --data do not go together: put the "
+                                                      "inputs in the rows"),
+    (["--data", "rows.jsonl", "--out", "outdir"], "--out outdir is a folder: give the file the results go to "
+                                                  "(RESULTS.jsonl)"),
+])
+def test_batch_options_given_wrongly_are_named(project, capsys, argv, message):
+    (project / "classify.task.xml").write_text(CLASSIFY)
+    (project / "rows.jsonl").write_text('{"ticket": "x"}\n')
+    (project / "outdir").mkdir()
+    code, out, err = run(capsys, "run", "classify.task.xml", *argv)
+    assert (code, out, last_line(err)) == (2, "", f"taskdsl run: {message}")
+
+
+def test_a_batch_row_missing_an_input_fails_as_a_single_run_does_and_says_to_fill_the_row(project, capsys):
+    (project / "classify.task.xml").write_text(CLASSIFY)
+    (project / "rows.jsonl").write_text('{}\n')
+    code, out, err = run(capsys, "run", "classify.task.xml", "--data", "rows.jsonl", "--model", "taskdsl/echo")
+    assert code == 1
+    assert json.loads(out)["error"] == {
+        "type": "TASK_FAILURE", "reason": "missing_input",
+        "message": "cannot run 'classify': input 'ticket' has no value; give every row a value for it (a key of "
+                   "the JSON line or a CSV column: {\"ticket\": \"…\"})",
+        "details": {"missing": ["ticket"]}}
+    code, out, err = run(capsys, "run", "classify.task.xml", "--json")  # the single run: the same type and reason
+    assert (code, json.loads(out)["error"]["type"], json.loads(out)["error"]["reason"]) == (
+        1, "TASK_FAILURE", "missing_input")

@@ -174,12 +174,18 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
     return InputPlan(given, [], name)
 
 
-def missing_inputs_message(plan: InputPlan) -> str:
+def missing_inputs_message(plan: InputPlan, batch: bool = False) -> str:
+    """The refusal of a run whose inputs have no value, saying how to give them: in the editor's
+    command's inputs argument, or (`batch`) in every row of the data file."""
     names = ", ".join(f"'{m}'" for m in plan.missing)
-    noun = "input" if len(plan.missing) == 1 else "inputs"
+    one = len(plan.missing) == 1
+    noun = "input" if one else "inputs"
     example = ", ".join(f'"{m}": "…"' for m in plan.missing)
-    return (f"cannot run '{plan.target}': {noun} {names} {'has' if len(plan.missing) == 1 else 'have'} no value; "
-            f"pass {'it' if len(plan.missing) == 1 else 'them'} in the command's inputs argument ({{{example}}})")
+    head = f"cannot run '{plan.target}': {noun} {names} {'has' if one else 'have'} no value; "
+    if batch:
+        return head + (f"give every row {'a value for it' if one else 'values for them'} (a key of the JSON line "
+                       f"or a CSV column: {{{example}}})")
+    return head + f"pass {'it' if one else 'them'} in the command's inputs argument ({{{example}}})"
 
 
 # ---------------------------------------------------------------------------------------------
