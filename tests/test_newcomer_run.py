@@ -143,3 +143,50 @@ def test_a_batch_row_missing_an_input_fails_as_a_single_run_does_and_says_to_fil
     code, out, err = run(capsys, "run", "classify.task.xml", "--json")  # the single run: the same type and reason
     assert (code, json.loads(out)["error"]["type"], json.loads(out)["error"]["reason"]) == (
         1, "TASK_FAILURE", "missing_input")
+
+
+# -- taskdsl test: what a failure shows, and tests that test nothing ----------------------------
+
+LINES = """<task name="lines" type="script"><command>printf 'say &lt;b class="x"&gt;\\nhi\\n&lt;/b&gt;'</command></task>
+"""
+
+
+def test_a_failing_expect_shows_the_output_with_its_line_breaks_and_the_test_as_written(project, capsys):
+    (project / "lines.task.xml").write_text(LINES)
+    (project / "lines.test.xml").write_text("""<tests>
+  <test name="joined" task="lines">
+    <expect test='output == "say &lt;b class=\\"x\\"&gt; hi &lt;/b&gt;"'/>
+  </test>
+</tests>
+""")
+    code, out, err = run(capsys, "test", "lines.test.xml")
+    assert code == 1
+    assert out.splitlines()[:2] == [
+        "FAIL lines.test.xml::joined",
+        "     expect 'output == \"say <b class=\\\"x\\\"> hi </b>\"' does not hold; "
+        "output: 'say <b class=\"x\">\\nhi\\n</b>'"]
+
+
+def test_a_test_expecting_nothing_is_a_warning_and_a_name_used_twice_an_error(project, capsys):
+    (project / "lines.task.xml").write_text(LINES)
+    (project / "weak.test.xml").write_text("""<tests>
+  <test name="runs" task="lines"/>
+  <test name="same" task="lines"><expect test="true"/></test>
+</tests>
+""")
+    warning = ("weak.test.xml:2:4: warning TD705 test 'runs' has no <expect> or <expect_error>: it passes whenever "
+               "the run succeeds; add <expect test=\"…\"/> (<expect test=\"true\"/> if that is all it checks)")
+    code, out, err = run(capsys, "check", "weak.test.xml")
+    assert (code, out.splitlines()) == (0, [warning])
+    code, out, err = run(capsys, "test", "weak.test.xml")
+    assert (code, err.splitlines(), out.splitlines()[-1]) == (0, [warning], "2 passed, 0 failed")
+    (project / "weak.test.xml").write_text("""<tests>
+  <test name="same" task="lines"><expect test="true"/></test>
+  <test name="same" task="lines"><expect test='"hi" in output'/></test>
+</tests>
+""")
+    error = ("weak.test.xml:3:15: error TD706 the test name 'same' is used twice in this file (also on line 2): "
+             "rename one of them")
+    code, out, err = run(capsys, "test", "weak.test.xml")
+    assert (code, err.splitlines()) == (2, [
+        error, "taskdsl test: weak.test.xml does not check (1 error(s)); its tests were not run"])
