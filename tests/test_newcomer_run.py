@@ -190,3 +190,21 @@ def test_a_test_expecting_nothing_is_a_warning_and_a_name_used_twice_an_error(pr
     code, out, err = run(capsys, "test", "weak.test.xml")
     assert (code, err.splitlines()) == (2, [
         error, "taskdsl test: weak.test.xml does not check (1 error(s)); its tests were not run"])
+
+
+# -- two unnamed root tasks with one file name ------------------------------------------------
+
+def test_two_unnamed_roots_with_one_file_name_say_the_name_is_the_file_name_and_suggest_name(project, capsys):
+    for folder in ("a", "b"):
+        (project / folder).mkdir()
+        (project / folder / "x.task.xml").write_text("<task><instructions>A</instructions></task>\n")
+    code, out, err = run(capsys, "run", "a/x.task.xml")
+    assert code == 2
+    assert err.splitlines() == [
+        "a/x.task.xml:1:2: error TD502 'x' is defined more than once: also at ../b/x.task.xml:1 (named after its "
+        "file); names in the library must be unique; this task has no name= and takes its file's name: give it "
+        "one (<task name=\"…\">)",
+        "taskdsl run: a/x.task.xml does not check (1 error(s)); fix them first"]
+    (project / "b" / "x.task.xml").write_text('<task name="x_b"><instructions>A</instructions></task>\n')
+    code, out, err = run(capsys, "run", "a/x.task.xml")
+    assert (code, out.strip()) == (0, "A")
