@@ -208,3 +208,26 @@ def test_two_unnamed_roots_with_one_file_name_say_the_name_is_the_file_name_and_
     (project / "b" / "x.task.xml").write_text('<task name="x_b"><instructions>A</instructions></task>\n')
     code, out, err = run(capsys, "run", "a/x.task.xml")
     assert (code, out.strip()) == (0, "A")
+
+
+# -- a guarded recursion that never takes its exit -----------------------------------------------
+
+def test_a_guarded_recursion_that_never_ends_points_at_its_cond(project, capsys):
+    (project / "rec.task.xml").write_text("""<library>
+  <task name="countdown" type="sequential">
+    <inputs><input name="n">3</input></inputs>
+    <steps>
+      <task type="script"><command>echo '{"n": 5}'</command><output_format type="json"/></task>
+      <cond>
+        <case test="output.n == 0"><task type="script"><command>echo done</command></task></case>
+        <default><task ref="countdown"><inputs><input name="n">1</input></inputs></task></default>
+      </cond>
+    </steps>
+  </task>
+</library>
+""")
+    code, out, err = run(capsys, "run", "rec.task.xml", "--task", "countdown", "-q")
+    assert (code, last_line(err)) == (1, (
+        "taskdsl run: RESOURCE_EXHAUSTION (call_depth): more than 50 nested calls through the cycle countdown → "
+        "countdown: the <cond> around the recursive step took it every time: check its tests (the case that ends "
+        "the recursion never held)"))

@@ -751,8 +751,13 @@ class FunctionCall:
         if ctx.calls >= MAX_CALL_DEPTH:
             cycle = call_cycle((*ctx.chain, self.func_name))
             through = f"through the cycle {' → '.join(cycle)}" if cycle else f"(the last to '{self.func_name}')"
-            raise TaskError("RESOURCE_EXHAUSTION", f"more than {MAX_CALL_DEPTH} nested calls {through}: guard the "
-                            "recursive step with a <cond>, or break the cycle",
+            segments = ctx.path.split("/")
+            if any(seg.startswith("case[") or seg == "default" for seg in segments):  # the recursion is guarded
+                advice = ("the <cond> around the recursive step took it every time: check its tests (the case "
+                          "that ends the recursion never held)")
+            else:
+                advice = "guard the recursive step with a <cond>, or break the cycle"
+            raise TaskError("RESOURCE_EXHAUSTION", f"more than {MAX_CALL_DEPTH} nested calls {through}: {advice}",
                             "call_depth", {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH},
                                            "cycle": cycle})
         library = env.find("taskLibrary")["taskLibrary"]
