@@ -231,3 +231,18 @@ def test_a_guarded_recursion_that_never_ends_points_at_its_cond(project, capsys)
         "taskdsl run: RESOURCE_EXHAUSTION (call_depth): more than 50 nested calls through the cycle countdown → "
         "countdown: the <cond> around the recursive step took it every time: check its tests (the case that ends "
         "the recursion never held)"))
+
+
+# -- scratch files: the way docs/testing.md shows works under run and test alike ---------------
+
+def test_a_scratch_file_made_with_mktemp_works_under_run_without_tmpdir_and_under_test(project, capsys, monkeypatch):
+    monkeypatch.delenv("TMPDIR", raising=False)
+    (project / "scratch.task.xml").write_text(
+        '<task name="scratch" type="script"><command>out=$(mktemp) &amp;&amp; printf kept &gt; "$out" &amp;&amp; '
+        'cat "$out" &amp;&amp; rm -f "$out"</command></task>\n')
+    (project / "scratch.test.xml").write_text(
+        '<tests><test name="scratch" task="scratch"><expect test=\'output == "kept"\'/></test></tests>\n')
+    code, out, err = run(capsys, "run", "scratch.task.xml", "-q")
+    assert (code, out) == (0, "kept\n")
+    code, out, err = run(capsys, "test", "scratch.test.xml")
+    assert (code, out.splitlines()) == (0, ["PASS scratch.test.xml::scratch", "1 passed, 0 failed"])
