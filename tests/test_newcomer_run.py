@@ -246,3 +246,19 @@ def test_a_scratch_file_made_with_mktemp_works_under_run_without_tmpdir_and_unde
     assert (code, out) == (0, "kept\n")
     code, out, err = run(capsys, "test", "scratch.test.xml")
     assert (code, out.splitlines()) == (0, ["PASS scratch.test.xml::scratch", "1 passed, 0 failed"])
+
+
+# -- a replay fixture's misspelt key -------------------------------------------------------------
+
+def test_a_misspelt_key_of_a_replay_answer_is_refused_with_the_key_meant(project, capsys, monkeypatch):
+    (project / "a.task.xml").write_text('<task name="a"><instructions>say x</instructions></task>\n')
+    (project / "r.json").write_text('{"answers": [{"contans": "x", "answer": "y"}]}')
+    monkeypatch.setenv("TASKDSL_REPLAY_FILE", "r.json")
+    code, out, err = run(capsys, "run", "a.task.xml", "--model", "taskdsl/replay")
+    assert (code, last_line(err)) == (2, (
+        "taskdsl run: VALIDATION_ERROR (replay_fixture): model 'taskdsl/replay': replay fixture 'r.json': answer 1 "
+        "has the key 'contans', which replay does not read; did you mean 'contains'? (an answer takes contains, "
+        f"answer, test) ({project / 'r.json'}); fix it (or record it again with taskdsl test --record)"))
+    (project / "r.json").write_text('{"answers": [{"contains": "x", "answer": "y"}]}')
+    code, out, err = run(capsys, "run", "a.task.xml", "--model", "taskdsl/replay")
+    assert (code, out) == (0, "y\n")
