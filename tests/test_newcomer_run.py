@@ -262,3 +262,41 @@ def test_a_misspelt_key_of_a_replay_answer_is_refused_with_the_key_meant(project
     (project / "r.json").write_text('{"answers": [{"contains": "x", "answer": "y"}]}')
     code, out, err = run(capsys, "run", "a.task.xml", "--model", "taskdsl/replay")
     assert (code, out) == (0, "y\n")
+
+
+# -- message slips ---------------------------------------------------------------------------------
+
+def test_a_non_ascii_name_is_told_names_are_ascii(project, capsys):
+    (project / "w.task.xml").write_text('<task name="w"><instructions>hi</instructions>'
+                                        '<inputs><input name="wörter">1</input></inputs></task>\n')
+    code, out, err = run(capsys, "check", "w.task.xml")
+    assert (code, out.splitlines()) == (1, [
+        "w.task.xml:1:68: error TD105 'wörter' is not valid for attribute 'name' of <input>; expected a name: an "
+        "ASCII letter (a-z, A-Z) or underscore, then ASCII letters, digits or underscores (e.g. my_input)"])
+
+
+def test_a_trace_in_a_missing_folder_names_the_folder(project, capsys):
+    (project / "a.task.xml").write_text('<task name="a" type="script"><command>echo hi</command></task>\n')
+    code, out, err = run(capsys, "run", "a.task.xml", "--trace", "nowhere/dir/t.jsonl", "-q")
+    assert (code, out, err) == (2, "", "taskdsl run: nowhere/dir/t.jsonl: no such folder nowhere/dir: create it first\n")
+
+
+def test_a_tiny_budget_is_written_as_given(project, capsys):
+    (project / "m.task.xml").write_text('<task name="m"><instructions>hello there</instructions>'
+                                        '<model>gpt-4o-mini</model></task>\n')
+    code, out, err = run(capsys, "run", "m.task.xml", "--max-cost", "0.0000001", "-q")
+    assert code == 1
+    assert "over its budget of $0.0000001: raise --max-cost" in last_line(err)
+
+
+def test_check_of_a_missing_file_prints_no_summary_that_reads_as_a_pass(project, capsys):
+    code, out, err = run(capsys, "check", "nonexist.task.xml")
+    assert (code, out, err) == (2, "", "taskdsl: error: nonexist.task.xml: no such file or directory\n")
+
+
+def test_memory_index_counts_an_entry_dropped_for_lying_outside_the_project(project, capsys):
+    (project / "notes.md").write_text("q3 revenue")
+    (project / ".taskdsl").mkdir()
+    (project / ".taskdsl" / "memory.json").write_text('{"../../etc/passwd": "x"}')
+    code, out, err = run(capsys, "memory", "index", "notes.md")
+    assert (code, err) == (0, "wrote .taskdsl/memory.json: 1 entry (1 new, 0 refreshed, 1 removed)\n")

@@ -128,7 +128,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
         except TaskError:
             expected = cost.estimate(cost.plan_calls(first.node, first.library, default, args.model))
             print(f"taskdsl run: the batch is estimated to cost at least ${expected * len(rows):.4f} "
-                  f"({len(rows)} rows), over its budget of ${limit:g}: raise --max-cost", file=sys.stderr)
+                  f"({len(rows)} rows), over its budget of ${cost.dollars(limit)}: raise --max-cost", file=sys.stderr)
             return 1
     try:
         run = batch.Batch(rows, jobs=args.jobs or batch.DEFAULT_JOBS, out=args.out, resume=args.resume,

@@ -170,9 +170,14 @@ def refused(command: str, file: str, error: Exception, as_json: bool = False) ->
     if isinstance(error, FileNotFoundError):
         import os
 
-        missing = error.filename or file
-        shown = file if os.path.abspath(str(missing)) == os.path.abspath(file) else missing
-        message, reason = f"{shown}: no such file", "not_a_file"
+        missing = str(error.filename or file)
+        shown = file if os.path.abspath(missing) == os.path.abspath(file) else missing
+        folder = os.path.dirname(os.path.abspath(missing))
+        if not os.path.isdir(folder):  # a file to write (--trace) whose folder is missing
+            message = f"{shown}: no such folder {os.path.dirname(shown) or folder}: create it first"
+        else:
+            message = f"{shown}: no such file"
+        reason = "not_a_file"
     elif isinstance(error, UnreadableTemplate):
         message, reason = f"{file}: {error.reason}", "not_a_file"
     elif isinstance(error, OSError):
