@@ -164,11 +164,27 @@ def test_rule_selection_is_rulfs_specificity(select, ignore, enabled):
 
 
 def test_per_file_ignores_apply_to_matching_files_only(tmp_path):
-    project(tmp_path, {"taskdsl.toml": '[lint.per-file-ignores]\n"drafts/*" = ["TD4"]\n"!drafts/*" = ["TD302"]\n',
+    project(tmp_path, {"taskdsl.toml": '[lint.per-file-ignores]\n"drafts/*" = ["TD9"]\n"!drafts/*" = ["TD302"]\n',
                        "drafts/a.task.xml": NO_CONTEXT, "b.task.xml": NO_CONTEXT})
     _, out, _ = taskdsl(tmp_path, "check", ".")
     assert [" ".join(line.split()[0:3:2]) for line in out.splitlines()] == [
-        "b.task.xml:2:22: TD402", "b.task.xml:2:35: TD402", "drafts/a.task.xml:1:2: TD302"]
+        "b.task.xml:2:22: TD402", "b.task.xml:2:35: TD402",
+        "drafts/a.task.xml:1:2: TD302", "drafts/a.task.xml:2:22: TD402", "drafts/a.task.xml:2:35: TD402"]
+
+
+def test_an_error_is_never_hidden_by_selection_or_suppression_and_says_so(tmp_path):
+    """The run refuses every error the checker reports (SPEC §17): a selection or a suppression
+    that hid one would make `check` pass what `run` refuses. They choose among warnings."""
+    project(tmp_path, {"taskdsl.toml": '[lint]\nignore = ["TD4", "TD302"]\n', "a.task.xml": NO_CONTEXT})
+    code, out, err = taskdsl(tmp_path, "check", "a.task.xml")
+    note = " ([lint] selection does not hide errors: the run refuses them; fix it, or exclude the file)"
+    assert (code, out.splitlines()) == (1, [
+        "a.task.xml:2:22: error TD402 {{project}} names nothing visible: this task does not inherit its caller's "
+        "variables (inherit_context) (visible: nothing)" + note,
+        "a.task.xml:2:35: error TD402 {{missing}} names nothing visible: this task does not inherit its caller's "
+        "variables (inherit_context) (visible: nothing)" + note])
+    code, out, err = taskdsl(tmp_path, "run", "a.task.xml", "--model", "taskdsl/echo")
+    assert code == 2 and err.splitlines()[-1] == "taskdsl run: a.task.xml does not check (2 error(s)); fix them first"
 
 
 def test_globals_are_visible_names_to_the_checker(tmp_path):
@@ -205,7 +221,10 @@ def test_suppression_silences_its_codes_on_its_element_only(tmp_path):
     project(tmp_path, {"a.task.xml": SUPPRESSED})
     code, out, _ = taskdsl(tmp_path, "check", "a.task.xml")
     assert code == 1  # TD402 is an error: nothing supplies the name
-    assert out.splitlines() == [
+    kept = " (a suppression comment does not hide errors: the run refuses them; fix it, or exclude the file)"
+    assert out.splitlines() == [  # an error is never hidden: the suppression names it, it stays, saying why
+        "a.task.xml:5:20: error TD402 {{a}} names nothing visible: nothing here declares it (visible: nothing)" + kept,
+        "a.task.xml:5:26: error TD402 {{b}} names nothing visible: nothing here declares it (visible: nothing)" + kept,
         "a.task.xml:8:20: error TD402 {{c}} names nothing visible: nothing here declares it (visible: last_output)",
         "a.task.xml:10:5: warning TD904 unused suppression: TD402, TD303 are not reported on <task> here; remove them "
         "(TD402 is reported inside <description>: a suppression covers its element, not the children; "
@@ -228,7 +247,7 @@ def test_partly_used_suppression_fix_keeps_the_used_code(tmp_path):
     text = '<task>\n  <!-- taskdsl: ignore[TD303, TD402] -->\n  <description>{{y}}</description>\n</task>\n'
     project(tmp_path, {"a.task.xml": text})
     _, out, _ = taskdsl(tmp_path, "check", "--fix", "a.task.xml")
-    assert out.splitlines() == ["a.task.xml:2:3: fixed TD904 Remove TD303 from the suppression"]
+    assert out.splitlines()[0] == "a.task.xml:2:3: fixed TD904 Remove TD303 from the suppression"
     assert (tmp_path / "a.task.xml").read_text() == text.replace("TD303, TD402", "TD402")
 
 

@@ -219,8 +219,10 @@ def test_reduce_whose_accumulator_stops_changing_is_no_progress(tmp_path, capsys
     assert code == 1
     error = out["error"]
     assert (error["type"], error["reason"]) == ("NO_PROGRESS", "unchanged_accumulator")
-    assert error["message"] == ("task 'merge': the reduction_task answered with the accumulator it was given, "
-                                "unchanged, 2 times in a row (inputs 2 to 3): the reduce is making no progress")
+    assert error["message"] == ("task 'merge': the reduction_task's model answered with the accumulator it was "
+                                "given, unchanged, 2 times in a row (inputs 2 to 3): the reduce is making no progress; "
+                                "a fold that keeps its accumulator on purpose (the largest, a filter) decides in a "
+                                "script reduction_task, which this rule does not hold")
     assert (error["details"]["input_index"], error["details"]["accumulator"]) == (3, "merged A")  # 1-based
     assert error["details"]["dataUsage"]["model_calls"] == 6
 

@@ -136,7 +136,9 @@ def test_td502_root_task_named_after_its_file(library, tmp_path):
     result = check_text(text, path=path, library=library)
     (duplicate,) = [d for d in result.diagnostics if d.code == "TD502"]
     assert text[duplicate.span.start:duplicate.span.end] == "task"
-    assert duplicate.message == "'greet' is defined more than once: also at lib.task.xml:5; names in the library must be unique"
+    assert duplicate.message == ("'greet' is defined more than once: also at lib.task.xml:5; names in the library must "
+                                 "be unique; this task has no name= and takes its file's name: give it one "
+                                 "(<task name=\"…\">)")
     assert duplicate.related[0].range == ((4, 18), (4, 23))
 
 

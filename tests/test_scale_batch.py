@@ -126,7 +126,8 @@ async def test_bad_data_and_usage_are_one_line_refusals(tmp_path):
                                                           "finish it, or remove it"),
         (["--data", "done.jsonl", "--input", "text=x"], "taskdsl run: --input/--inputs and --data do not go together: "
                                                         "put the inputs in the rows"),
-        (["--out", "x.jsonl"], "taskdsl run: --out and --resume need --data"),
+        (["--out", "x.jsonl"], "taskdsl run: --out needs --data ROWS.jsonl|ROWS.csv (a batch run); a single run "
+                               "prints its result (--json for JSON)"),
     ]
     for extra, message in cases:
         code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", *extra)

@@ -164,8 +164,8 @@ def test_td105_identifier_pattern_in_words():
     text = '<template name="2fast" params="a, b">\n  <task><description>{{a}}</description></task>\n</template>\n'
     assert schema_findings(text) == [
         ("TD105", 1, 17, "2fast",
-         "'2fast' is not valid for attribute 'name' of <template>; expected a name: a letter or underscore, "
-         "then letters, digits or underscores (e.g. my_input)"),
+         "'2fast' is not valid for attribute 'name' of <template>; expected a name: an ASCII letter (a-z, A-Z) "
+         "or underscore, then ASCII letters, digits or underscores (e.g. my_input)"),
     ]
 
 

@@ -41,7 +41,8 @@ def test_unknown_task_is_td501_with_the_nearest_name(tmp_path):
 
 
 def test_an_input_the_task_does_not_have_is_td503(tmp_path):
-    assert diagnostics(tmp_path, '<tests><test name="t" task="shout"><input name="wrd">x</input></test></tests>') == [
+    assert diagnostics(tmp_path, '<tests><test name="t" task="shout"><input name="wrd">x</input>'
+                                  '<expect test="true"/></test></tests>') == [
         ("TD503", "wrd", "'shout' has no parameter 'wrd' (its parameters: word)")]
 
 
@@ -54,7 +55,7 @@ def test_expect_tests_are_parsed_as_cond_tests(tmp_path):
 
 def test_grammar_of_test_files(tmp_path):
     found = diagnostics(tmp_path, """<tests><test name="t" task="shout">
-  <expect_error type="BOOM"/><expect test="true"/></test><test task="shout"/></tests>""")
+  <expect_error type="BOOM"/><expect test="true"/></test><test task="shout"><expect test="true"/></test></tests>""")
     codes = [code for code, _, _ in found]
     assert codes and all(code.startswith("TD1") for code in codes), found
     assert any("BOOM" in message for _, _, message in found)

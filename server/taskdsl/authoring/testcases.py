@@ -123,10 +123,18 @@ def planned_model(case: TestCase, override: str | None, fixture: str | None) -> 
     return "taskdsl/replay" if fixture and not (model and is_offline(model)) else model
 
 
-def preview(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = " ".join(text.split())
+def preview(value: Any, limit: int = 200) -> str:
+    """The output as a quoted literal whose every character shows: a line break is \\n, a tab \\t
+    (never folded into a space: an expect's text and the output must differ where they do). A
+    parsed JSON output is shown as JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def written(test: str) -> str:
+    "An expect's test as written in the file, between quotes it does not hold (no escaping added)."
+    quote = next((q for q in ("'", '"', "`") if q not in test), "'")
+    return f"{quote}{test}{quote}"
 
 
 def judge(case: TestCase, output: Any, error: Any) -> Outcome:
@@ -149,9 +157,9 @@ def judge(case: TestCase, output: Any, error: Any) -> Outcome:
         try:
             held = expr.holds(test, output)
         except (expr.ExprError, expr.ExprEvalError) as e:
-            return Outcome(case, FAILED, f"expect {test!r}: {e}; output: {preview(output)}", output, number)
+            return Outcome(case, FAILED, f"expect {written(test)}: {e}; output: {preview(output)}", output, number)
         if not held:
-            return Outcome(case, FAILED, f"expect {test!r} does not hold; output: {preview(output)}", output, number)
+            return Outcome(case, FAILED, f"expect {written(test)} does not hold; output: {preview(output)}", output, number)
     return Outcome(case, PASSED, output=output)
 
 

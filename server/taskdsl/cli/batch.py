@@ -71,7 +71,7 @@ class Progress:
 
 
 def batch_command(args, project, config, global_values: dict, inputs: dict) -> int:
-    from taskdsl.cli.run import masked, print_plan, refused, span_export
+    from taskdsl.cli.run import masked, print_plan, refused, span_export, usage_error
     from taskdsl.evaluator import batch, cost
     from taskdsl.evaluator.calls import configure
     from taskdsl.evaluator.compiler import CompileError
@@ -80,21 +80,23 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     from taskdsl.evaluator.results import TaskError
     from taskdsl.task_system.replan import recover
 
+    if not args.data:  # --out or --resume alone: they belong to a batch run
+        given = " and ".join(o for o, on in (("--out", args.out), ("--resume", args.resume)) if on)
+        return usage_error("run", f"{given} {'need' if ' and ' in given else 'needs'} --data ROWS.jsonl|ROWS.csv (a "
+                                  "batch run); a single run prints its result (--json for JSON)", args.json)
     if inputs:
-        print("taskdsl run: --input/--inputs and --data do not go together: put the inputs in the rows", file=sys.stderr)
-        return 2
-    if (args.resume or args.out) and not args.data:
-        print("taskdsl run: --out and --resume need --data", file=sys.stderr)
-        return 2
+        return usage_error("run", "--input/--inputs and --data do not go together: put the inputs in the rows",
+                           args.json)
     try:
         rows = batch.read_rows(args.data)
         digest = batch.file_digest(args.data)
     except batch.BadRows as e:
-        print(f"taskdsl run: {e}", file=sys.stderr)
-        return 2
+        return usage_error("run", str(e), args.json)
+    if args.out and os.path.isdir(args.out):
+        return usage_error("run", f"--out {args.out} is a folder: give the file the results go to "
+                                  "(RESULTS.jsonl)", args.json)
     if args.out and not args.resume and os.path.exists(args.out) and os.path.getsize(args.out) > 0:
-        print(f"taskdsl run: {args.out} already holds results: --resume to finish it, or remove it", file=sys.stderr)
-        return 2
+        return usage_error("run", f"{args.out} already holds results: --resume to finish it, or remove it", args.json)
     default = project.model or default_model()
     handler = configure(HandlerConfig(model=default), project, retries=args.retries, cache=args.cache)
     limit = args.max_cost if args.max_cost is not None else project.run_max_cost
@@ -113,9 +115,13 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
                                    timeout=timeout, recover=recover, on_event=spans)
         first = context.prepare(rows[0].inputs if rows else {})  # checks the template: once for the batch
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
-        return refused("run", args.file, e)
+        return refused("run", args.file, e, args.json)
     except TaskError as e:
         print(masked(f"taskdsl run: {e}"), file=sys.stderr)
+        if args.json:
+            from taskdsl.cli.run import masked_json
+
+            print(masked_json({"error": e.to_json()}))
         return 2
     if args.plan:
         try:
@@ -137,7 +143,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
         except TaskError:
             expected = cost.estimate(cost.plan_calls(first.node, first.library, default, args.model))
             print(f"taskdsl run: the batch is estimated to cost at least ${expected * len(rows):.4f} "
-                  f"({len(rows)} rows), over its budget of ${limit:g}: raise --max-cost", file=sys.stderr)
+                  f"({len(rows)} rows), over its budget of ${cost.dollars(limit)}: raise --max-cost", file=sys.stderr)
             return 1
     try:
         run = batch.Batch(rows, jobs=args.jobs or batch.DEFAULT_JOBS, out=args.out, resume=args.resume,

@@ -213,7 +213,8 @@ def write_report(report: Report, fmt: str, out, err) -> None:
                 print(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} {diagnostic.code} {diagnostic.message}", file=out)
     for problem in report.usage_errors:
         print(f"taskdsl: error: {problem}", file=err)
-    print(summary(report), file=err)
+    if report.files_checked or not report.usage_errors:  # "0 errors in 0 files" after a bad path reads as a pass
+        print(summary(report), file=err)
 
 
 def summary(report: Report) -> str:

@@ -161,7 +161,9 @@ def index_command(args) -> int:
             return 0
         metadata.update(summaries)
     entries = {key: value for key, value in current.entries.items() if os.path.isfile(os.path.join(root, key))}
-    removed = len(current.entries) - len(entries)
+    # what the load already dropped (a path outside the project) is removed from the file too
+    dropped = sum(1 for p in current.problems if p.code == memory_index.CODE_OUTSIDE)
+    removed = len(current.entries) - len(entries) + dropped
     added = sum(1 for key in metadata if key not in entries)
     entries.update(metadata)
     try:
@@ -172,7 +174,7 @@ def index_command(args) -> int:
     if args.json:
         print(json.dumps({"index": where, "entries": {k: metadata[k] for k in metadata}}, ensure_ascii=False, indent=2))
     elif not args.quiet:
-        print(f"wrote {memory_index.relative(where, root)}: {len(entries)} entries ({added} new, "
+        print(f"wrote {memory_index.relative(where, root)}: {len(entries)} {'entry' if len(entries) == 1 else 'entries'} ({added} new, "
               f"{len(metadata) - added} refreshed, {removed} removed)", file=sys.stderr)
     return 0
 

@@ -186,31 +186,58 @@ def _shown_path(path: str, file: str, entry: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def refused(command: str, file: str, error: Exception) -> int:
+def refused(command: str, file: str, error: Exception, as_json: bool = False) -> int:
     """Say why the file cannot be prepared (missing, unreadable, does not check, does not
-    compile); exit code 2. Shared by the commands that prepare a run (run, render)."""
+    compile); exit code 2. Shared by the commands that prepare a run (run, render). With
+    `as_json`, stdout also gets the error as JSON ({"error": …}), as every other failure of --json."""
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
 
+    lines: list[str] = []
+    details: dict = {}
     if isinstance(error, FileNotFoundError):
-        print(f"taskdsl {command}: {error.filename}: no such file", file=sys.stderr)
-    elif isinstance(error, UnreadableTemplate):
-        print(f"taskdsl {command}: {file}: {error.reason}", file=sys.stderr)
-    elif isinstance(error, OSError):
-        print(f"taskdsl {command}: {error.filename or file}: {error.strerror or error}", file=sys.stderr)
-    elif isinstance(error, TemplateErrors):
-        for line in error.located(lambda path: _shown_path(path, file, error.path)):
-            print(line, file=sys.stderr)
         import os
 
+        missing = str(error.filename or file)
+        shown = file if os.path.abspath(missing) == os.path.abspath(file) else missing
+        folder = os.path.dirname(os.path.abspath(missing))
+        if not os.path.isdir(folder):  # a file to write (--trace) whose folder is missing
+            message = f"{shown}: no such folder {os.path.dirname(shown) or folder}: create it first"
+        else:
+            message = f"{shown}: no such file"
+        reason = "not_a_file"
+    elif isinstance(error, UnreadableTemplate):
+        message, reason = f"{file}: {error.reason}", "not_a_file"
+    elif isinstance(error, OSError):
+        message, reason = f"{error.filename or file}: {error.strerror or error}", "not_a_file"
+    elif isinstance(error, TemplateErrors):
+        import os
+
+        lines = error.located(lambda path: _shown_path(path, file, error.path))
+        details["diagnostics"] = lines
         entry = os.path.abspath(file)
         where = "" if all(os.path.abspath(p) == entry for p, _, _ in error.files) else " or a file it reaches"
-        print(f"taskdsl {command}: {file}{where} does not check ({len(error.diagnostics)} error(s)); fix them first",
-              file=sys.stderr)
+        message, reason = f"{file}{where} does not check ({len(error.diagnostics)} error(s)); fix them first", \
+            "template_errors"
     elif isinstance(error, CompileError):
-        print(f"taskdsl {command}: {file}: {error.code} {error.message}", file=sys.stderr)
+        message, reason = f"{file}: {error.code} {error.message}", error.code
     else:
         raise error
+    for line in lines:
+        print(line, file=sys.stderr)
+    print(f"taskdsl {command}: {message}", file=sys.stderr)
+    if as_json:
+        print(masked_json({"error": {"type": "VALIDATION_ERROR", "reason": reason, "message": message,
+                                     "details": details}}))
+    return 2
+
+
+def usage_error(command: str, message: str, as_json: bool = False) -> int:
+    "A bad argument found after parsing (an --input, --inputs, the config): exit 2, as JSON too with --json."
+    print(f"taskdsl {command}: {message}", file=sys.stderr)
+    if as_json:
+        print(masked_json({"error": {"type": "VALIDATION_ERROR", "reason": "arguments", "message": message,
+                                     "details": {}}}))
     return 2
 
 
@@ -239,8 +266,7 @@ def run_command(args) -> int:
         inputs = parse_inputs(args.input, args.inputs)
         global_values, project, config = run_defaults(args.file, args.globals)
     except (OSError, ValueError) as e:
-        print(f"taskdsl run: {e}", file=sys.stderr)
-        return 2
+        return usage_error("run", str(e), args.json)
     if getattr(args, "yes", False):  # what the project's configuration widens applies (plan.project_widening)
         from dataclasses import replace
 
@@ -283,7 +309,7 @@ def run_command(args) -> int:
         if spans is not None:
             spans.close()
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
-        return refused("run", args.file, e)
+        return refused("run", args.file, e, args.json)
     except TaskError as e:
         if spans is not None:
             spans.close()

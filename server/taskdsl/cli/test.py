@@ -102,6 +102,8 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
             results.broken_files += 1
             results.skipped += selected
             continue
+        if diagnostics:  # a test file's warnings are about its tests (TD705: one that expects nothing)
+            _print_diagnostics(path, diagnostics, source.text)
         cases += selected
     if pattern and names and not cases and not results.skipped:  # a filter that matches nothing is a mistake
         shown = ", ".join(sorted(set(names))[:10]) + (", …" if len(set(names)) > 10 else "")

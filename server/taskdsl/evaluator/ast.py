@@ -344,6 +344,13 @@ class TaskNode:
             if i.source is None:
                 raise failure(f"task '{self.name}': input '{i.name}' has no value: pass it from the caller "
                               f"or with --input {i.name}=…", "missing_input", input=i.name, task=self.name)
+            elif isinstance(i.source, VarArg) and not ctx.run.preview and not env.is_bound(i.source.name):
+                # only an entry's from can name what nothing binds (elsewhere the checker's TD403
+                # refuses the run): run directly, the task's caller is the run
+                raise failure(f"task '{self.name}': input '{i.name}' has no value: from=\"{i.source.shown or i.source.name}\" "
+                              f"names nothing the caller gives: pass it from the caller, or run with --input "
+                              f"{i.source.name}=… (or --input {i.name}=…)", "missing_input",
+                              input=i.name, task=self.name)
             else:
                 todo.append((i.name, i.source))
         scope.update(await gather_values(todo, env, ctx, self.name))
@@ -645,6 +652,12 @@ class OperatorBindings(dict):
 NO_PROGRESS_REPEATS = 2  # an answer that repeats its input unchanged this many times in a row stops the reduce
 
 
+def model_answered(result: TaskResult) -> bool:
+    "Whether a model call (answered by the model or the answer cache) made this result."
+    counts = result.notes.get("dataUsage") or {}
+    return bool(counts.get("model_calls") or counts.get("cached"))
+
+
 @dataclass
 class Reduce(TaskNode):
     initial_value: str = ""
@@ -687,11 +700,16 @@ class Reduce(TaskNode):
                               input_index=index, input_name=name, accumulator=as_text(accumulator),
                               error=error.to_json()) from None
             parts += [inner, reduced]
-            unchanged = unchanged + 1 if as_text(reduced.value).strip() == as_text(accumulator).strip() else 0
+            # SPEC §15: a model's *answer* that repeats its input twice is no progress; a reduction
+            # no model answered (a script: the largest, the first match) keeps its accumulator on purpose
+            repeated = model_answered(reduced) and as_text(reduced.value).strip() == as_text(accumulator).strip()
+            unchanged = unchanged + 1 if repeated else 0
             if unchanged == NO_PROGRESS_REPEATS:
-                raise TaskError("NO_PROGRESS", f"task '{self.name}': the reduction_task answered with the "
+                raise TaskError("NO_PROGRESS", f"task '{self.name}': the reduction_task's model answered with the "
                                 f"accumulator it was given, unchanged, {unchanged} times in a row (inputs "
-                                f"{index - unchanged + 1} to {index}): the reduce is making no progress",
+                                f"{index - unchanged + 1} to {index}): the reduce is making no progress; a fold "
+                                "that keeps its accumulator on purpose (the largest, a filter) decides in a "
+                                "script reduction_task, which this rule does not hold",
                                 "unchanged_accumulator",
                                 {"input_index": index, "input_name": name, "accumulator": as_text(accumulator),
                                  "repeats": unchanged, "dataUsage": usage.summed(parts)})
@@ -798,8 +816,13 @@ class FunctionCall:
         if ctx.calls >= MAX_CALL_DEPTH:
             cycle = call_cycle((*ctx.chain, self.func_name))
             through = f"through the cycle {' → '.join(cycle)}" if cycle else f"(the last to '{self.func_name}')"
-            raise TaskError("RESOURCE_EXHAUSTION", f"more than {MAX_CALL_DEPTH} nested calls {through}: guard the "
-                            "recursive step with a <cond>, or break the cycle",
+            segments = ctx.path.split("/")
+            if any(seg.startswith("case[") or seg == "default" for seg in segments):  # the recursion is guarded
+                advice = ("the <cond> around the recursive step took it every time: check its tests (the case "
+                          "that ends the recursion never held)")
+            else:
+                advice = "guard the recursive step with a <cond>, or break the cycle"
+            raise TaskError("RESOURCE_EXHAUSTION", f"more than {MAX_CALL_DEPTH} nested calls {through}: {advice}",
                             "call_depth", {"resource": "call_depth", "metrics": {"limit": MAX_CALL_DEPTH},
                                            "cycle": cycle})
         if ctx.exploring and self.func_name in ctx.chain:  # a dry run does not follow a guarded cycle round again

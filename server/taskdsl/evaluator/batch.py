@@ -303,8 +303,9 @@ class RowContext:
         try:
             prepared = self.prepare(row.inputs)
             if prepared.missing:
-                raise TaskError("VALIDATION_ERROR", missing_inputs_message(
-                    InputPlan(prepared.inputs, prepared.missing, prepared.label)), "missing_input",
+                # the error a single run without the input fails with (TASK_FAILURE), told the batch's way
+                raise TaskError("TASK_FAILURE", missing_inputs_message(
+                    InputPlan(prepared.inputs, prepared.missing, prepared.label), batch=True), "missing_input",
                     {"missing": prepared.missing})
             listener = self.on_event.for_run() if hasattr(self.on_event, "for_run") else self.on_event
             if self.redactor is None:  # the environment's secrets, read once for the batch

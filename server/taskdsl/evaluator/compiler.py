@@ -15,6 +15,7 @@ from taskdsl.meaning import facts
 from taskdsl.meaning import model as semantics
 from taskdsl.language.document import Element, parse
 from taskdsl.language.names import file_stem
+from taskdsl.language.templating import parse_placeholder
 from taskdsl.language.vocabulary import BRANCH_TAGS, LOCKS, TASK_TAGS, boolean, collapse, enum_value, matches
 
 from taskdsl.evaluator import ast
@@ -332,8 +333,10 @@ class Compiler:
         for inp in semantics.inputs(el):
             name = inp.get("name") or ""
             kind = semantics.input_source(inp)
-            if kind == "from":
-                source = ast.VarArg(facts.from_name(inp))
+            if kind == "from":  # a variable, with accessors: from="report.summary", from="rows[0]"
+                written = facts.from_name(inp)
+                ph = parse_placeholder(written)
+                source = ast.VarArg(ph.name, ph.path, written) if ph.kind == "var" else ast.VarArg(written)
             elif kind == "task":
                 source = ast.TaskArg(self.node(self.value_child(inp), f"{task_name}/inputs/{name}"))
             elif kind == "text":
@@ -344,7 +347,7 @@ class Compiler:
                 source = ast.TextArg("")  # nothing could bind it: the empty literal
             else:
                 source = None  # a placeholder: bound by the reduce operator or a caller
-            result.append(ast.Input(name, source, facts.from_name(inp)))
+            result.append(ast.Input(name, source, source.name if isinstance(source, ast.VarArg) else None))
         return result
 
     def output_format(self, el: Element) -> dict | None:

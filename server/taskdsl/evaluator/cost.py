@@ -22,6 +22,13 @@ ANSWER_TOKENS = 500
 HOW_TO_ALLOW = "raise --max-cost (or max_cost in the [run] table of taskdsl.toml)"
 
 
+def dollars(amount: float) -> str:
+    "A limit as the user wrote it, never in exponent form: 1e-07 is 0.0000001, 2.0 is 2."
+    from decimal import Decimal
+
+    return format(Decimal(repr(float(amount))).normalize(), "f")
+
+
 def prompt_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
@@ -48,7 +55,7 @@ class Budget:
         "Refuse a call whose prompt alone would take the spending past the limit."
         next_call = price_of(model, prompt_tokens(prompt), 0)
         if self.spent + next_call > self.limit:
-            raise exhausted(f"a call to '{model}' would take the run's cost past ${self.limit:g} "
+            raise exhausted(f"a call to '{model}' would take the run's cost past ${dollars(self.limit)} "
                             f"(spent ${self.spent:.4f}, this prompt ${next_call:.4f})", self.spent, self.limit)
 
     def charge(self, model: str, notes: dict) -> None:
@@ -59,7 +66,7 @@ class Budget:
         used_out = notes.get("completion_tokens") or 0
         self.spent += price_of(model, int(used_in), int(used_out))
         if self.spent > self.limit:
-            raise exhausted(f"the run has spent ${self.spent:.4f}, over its budget of ${self.limit:g}",
+            raise exhausted(f"the run has spent ${self.spent:.4f}, over its budget of ${dollars(self.limit)}",
                             self.spent, self.limit)
 
 
@@ -78,6 +85,6 @@ def check_estimate(node: Any, library: Any, default_model: str, override: str | 
     """The estimate of a run of node; RESOURCE_EXHAUSTION before anything runs when it is over limit."""
     expected = estimate(plan_calls(node, library, default_model, override))
     if expected > limit:
-        raise exhausted(f"the run is estimated to cost at least ${expected:.4f}, over its budget of ${limit:g}",
+        raise exhausted(f"the run is estimated to cost at least ${expected:.4f}, over its budget of ${dollars(limit)}",
                         0.0, limit, estimated=round(expected, 6))
     return expected

@@ -101,14 +101,16 @@ def input_names(target: Element, model: semantics.FileModel) -> list[str]:
         declared = [inp.get("name") for inp in facts.inputs(target) if inp.get("name")]
     inside = {id(element) for element in target.iter()}
     open_uses = [p.use.name for p in model.variable_problems() if not p.error and id(p.use.element) in inside]
-    asked = [needed for _, needed in root_from_names(target)]  # what plan_inputs asks the run for
+    asked = [needed for _, needed in entry_from_names(target)]  # what plan_inputs asks the run for
     return list(dict.fromkeys([*declared, *asked, *open_uses, *sorted(model.scopes.everywhere_names())]))
 
 
-def root_from_names(target: Element) -> list[tuple[str, str]]:
-    """(input name, the name it takes) for each input of a root task that takes its value from the
-    run: a root's from="x" (or a root ref's <input name="x"/>) asks the run for x."""
-    if target.tag != "task" or target.parent is not None:
+def entry_from_names(target: Element) -> list[tuple[str, str]]:
+    """(input name, the name it takes) for each input of an entry task (a root, or a library task
+    run with --task) that takes its value from the run: run directly, the task's caller is the run,
+    so its from="x" (or a root ref's <input name="x"/>) takes `--input x=…` (a ref to the task binds
+    the inputs instead)."""
+    if target.tag != "task":
         return []
     found = []
     for inp in facts.inputs(target):
@@ -164,19 +166,25 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
         missing = [inp.get("name") for inp in facts.inputs(target)
                    if inp.get("name") and inp.get("name") not in given and not facts.input_has_value(inp)]
         everywhere = model.scopes.everywhere_names() if model is not None else set()
-        for input_name, needed in root_from_names(target):
+        for input_name, needed in entry_from_names(target):
             if input_name not in given and needed not in given and needed not in everywhere and needed not in missing:
                 missing.append(needed)
         return InputPlan(given, missing, name)
     return InputPlan(given, [], name)
 
 
-def missing_inputs_message(plan: InputPlan) -> str:
+def missing_inputs_message(plan: InputPlan, batch: bool = False) -> str:
+    """The refusal of a run whose inputs have no value, saying how to give them: in the editor's
+    command's inputs argument, or (`batch`) in every row of the data file."""
     names = ", ".join(f"'{m}'" for m in plan.missing)
-    noun = "input" if len(plan.missing) == 1 else "inputs"
+    one = len(plan.missing) == 1
+    noun = "input" if one else "inputs"
     example = ", ".join(f'"{m}": "…"' for m in plan.missing)
-    return (f"cannot run '{plan.target}': {noun} {names} {'has' if len(plan.missing) == 1 else 'have'} no value; "
-            f"pass {'it' if len(plan.missing) == 1 else 'them'} in the command's inputs argument ({{{example}}})")
+    head = f"cannot run '{plan.target}': {noun} {names} {'has' if one else 'have'} no value; "
+    if batch:
+        return head + (f"give every row {'a value for it' if one else 'values for them'} (a key of the JSON line "
+                       f"or a CSV column: {{{example}}})")
+    return head + f"pass {'it' if one else 'them'} in the command's inputs argument ({{{example}}})"
 
 
 # ---------------------------------------------------------------------------------------------

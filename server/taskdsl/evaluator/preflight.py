@@ -53,6 +53,7 @@ def fixture_problem(provider) -> None:
         read_fixture(path, getattr(provider, "replay_text", None))  # the pinned copy when the plan holds one
     except ValueError as error:
         where = path if os.path.isabs(path) else os.path.abspath(path)
-        raise TaskError("VALIDATION_ERROR", f"model '{provider.model}': {error} ({where}); point "
-                        "TASKDSL_REPLAY_FILE at a fixture (or record one with taskdsl test --record)",
+        todo = ("fix it (or record it again with taskdsl test --record)" if os.path.exists(where) else
+                "point TASKDSL_REPLAY_FILE at a fixture (or record one with taskdsl test --record)")
+        raise TaskError("VALIDATION_ERROR", f"model '{provider.model}': {error} ({where}); {todo}",
                         "replay_fixture", {"model": provider.model, "fixture": path}) from None

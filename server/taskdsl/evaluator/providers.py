@@ -94,6 +94,9 @@ def user_prompt(messages: list) -> str:
 MAX_FIXTURE_BYTES = 50_000_000  # a replay fixture
 
 
+ENTRY_KEYS = ("contains", "answer", "test")  # what replay reads of an answer entry
+
+
 def read_fixture(path: str, text: str | None = None) -> list[dict]:
     """The answers of a replay fixture: from text when it was pinned (read into the plan), else read."""
     try:
@@ -113,6 +116,15 @@ def read_fixture(path: str, text: str | None = None) -> list[dict]:
     entries = data.get("answers") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not all(isinstance(e, dict) and "answer" in e for e in entries):
         raise ValueError(f"replay fixture {path!r} must be {{\"answers\": [{{\"contains\": …, \"answer\": …}}]}}")
+    for number, entry in enumerate(entries, 1):  # a misspelt `contains` would make the entry match every prompt
+        unknown = sorted(k for k in entry if k not in ENTRY_KEYS)
+        if unknown:
+            from taskdsl.language.names import nearest
+
+            guess, _ = nearest(unknown[0], list(ENTRY_KEYS))
+            hint = f"; did you mean '{guess}'?" if guess else ""
+            raise ValueError(f"replay fixture {path!r}: answer {number} has the key '{unknown[0]}', which replay "
+                             f"does not read{hint} (an answer takes {', '.join(ENTRY_KEYS)})")
     return entries
 
 

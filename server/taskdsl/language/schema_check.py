@@ -40,8 +40,10 @@ MAX_PASSES = 25  # revalidations after pruning; each pass prunes at least one el
 
 # The grammar's named value types, in words (the pattern itself helps nobody).
 VALUE_IN_WORDS = {
-    "identifier": "a name: a letter or underscore, then letters, digits or underscores (e.g. my_input)",
-    "taskName": "a task name: a letter or underscore, then letters, digits, '_', '.' or '-' (e.g. analyze-data.v2)",
+    "identifier": "a name: an ASCII letter (a-z, A-Z) or underscore, then ASCII letters, digits or underscores "
+                  "(e.g. my_input)",
+    "taskName": "a task name: an ASCII letter (a-z, A-Z) or underscore, then ASCII letters, digits, '_', '.' or "
+                "'-' (e.g. analyze-data.v2)",
     "taskRef": "a task name (letters, digits, '_', '.', '-') or a type:subtype key (e.g. atomic:associative_matching)",
     "variableRef": "a variable name, optionally with .member, [index] or a prefix: (e.g. analysis.target)",
     "paramList": "names separated by commas and/or spaces (e.g. dataset, config)",

@@ -185,3 +185,50 @@ def expect_error_reason_rule(ctx: RuleContext):
                  ] if guess else []
         yield make("TD704", attr.value_span, f"no error carries the reason '{reason}'{hint} "
                    "(`taskdsl rules TD704` lists the reasons)", fixes=fixes)
+
+
+def _tests_of(ctx: RuleContext) -> list[Element]:
+    "The <test>s of a test file (a <tests> root)."
+    return [t for t in ctx.tagged("test") if t.parent is not None and t.parent.tag == "tests" and t.parent.parent is None]
+
+
+@rule("TD705", Severity.WARNING, "test expects nothing",
+      what="A `<test>` with neither an `<expect>` nor an `<expect_error>`: it passes whenever the run "
+           "succeeds, whatever the output.",
+      why="Usually a test not finished: it stays green when the task's output goes wrong.",
+      bad='<test name="shouts" task="shout">\n  <input name="word">hi</input>\n</test>',
+      good='<test name="shouts" task="shout">\n  <input name="word">hi</input>\n  <expect test=\'"HI" in output\'/>\n'
+           '</test>',
+      fix="Add an `<expect test=\"…\"/>` for what the output must hold, or `<expect_error type=\"…\"/>`; "
+          "`<expect test=\"true\"/>` says the run succeeding is all the test checks.",
+      tags=("test",))
+def test_expects_nothing_rule(ctx: RuleContext):
+    for test in _tests_of(ctx):
+        if test.child("expect") is None and test.child("expect_error") is None:
+            attr = test.attr("name")
+            name = f"'{attr.value}' " if attr is not None and attr.value else ""
+            yield make("TD705", test.name_span, f"test {name}has no <expect> or <expect_error>: it passes whenever "
+                       "the run succeeds; add <expect test=\"…\"/> (<expect test=\"true\"/> if that is all it checks)")
+
+
+@rule("TD706", Severity.ERROR, "test name used twice",
+      what="Two `<test>`s of one test file have the same name.",
+      why="A test is reported, selected (`-k`), listed in the editor and written to JUnit by its file and "
+          "name: the second would be mistaken for the first.",
+      bad='<test name="shouts" task="shout">…</test>\n<test name="shouts" task="shout">…</test>',
+      good='<test name="shouts a word" task="shout">…</test>\n<test name="shouts a sentence" task="shout">…</test>',
+      fix="Rename one of them.",
+      tags=("test",))
+def duplicate_test_name_rule(ctx: RuleContext):
+    seen: dict[str, Element] = {}
+    for test in _tests_of(ctx):
+        attr = test.attr("name")
+        if attr is None or not attr.value.strip() or attr.value_span is None:
+            continue
+        name = attr.value.strip()
+        first = seen.setdefault(name, test)
+        if first is not test:
+            line = ctx.document.position(first.start)[0] + 1
+            yield make("TD706", attr.value_span, f"the test name '{name}' is used twice in this file (also on line "
+                       f"{line}): rename one of them",
+                       related=[Related(f"'{name}' first named here", first.attr("name").value_span)])

@@ -149,14 +149,17 @@ def _replacements(reference: Reference, names: list[str]) -> list[Fix]:
 @rule("TD502", Severity.ERROR, "the same name is defined twice in the library",
       what="Two definitions (root tasks, templates, or named tasks of `<library>` files) share a name, "
            "in one file or across the workspace. A root task without `name` is registered under its "
-           "file name, so `a.task.xml` and `<template name=\"a\">` clash too.",
+           "file name, so `a.task.xml` and `<template name=\"a\">` clash too, and so do two unnamed root "
+           "tasks in `a/x.task.xml` and `b/x.task.xml`, called or not (a ref, a test's `task`, `--task` "
+           "and the editor name a task by it); the message says when a name comes from the file name.",
       why="A ref or call by that name could mean either; the runtime library rejects the second "
           "registration.",
       bad='<!-- lib/text.task.xml -->\n<template name="summarize" params="text">…</template>\n'
           '<!-- lib/docs.task.xml -->\n<template name="summarize" params="doc">…</template>',
       good='<template name="summarize_text" params="text">…</template>\n'
            '<template name="summarize_doc" params="doc">…</template>',
-      fix="Rename one definition (rename updates every reference), or delete the copy.")
+      fix="Rename one definition (rename updates every reference), give an unnamed root task a "
+          "`name=` of its own, or delete the copy.")
 def duplicate_definition(ctx: RuleContext):
     view = _view(ctx)
     for definition in view.index.definitions:
@@ -165,8 +168,12 @@ def duplicate_definition(ctx: RuleContext):
             continue
         first = others[0]
         more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
-        message = (f"'{definition.name}' is defined more than once: also at {view.where(first)}{more}; "
+        stem = " (named after its file)" if first.name_span is None else ""
+        message = (f"'{definition.name}' is defined more than once: also at {view.where(first)}{stem}{more}; "
                    "names in the library must be unique")
+        if definition.name_span is None:  # a root task without name=: its file name is its name
+            message += (f"; this task has no name= and takes its file's name: give it one "
+                        f"(<task name=\"…\">)")
         related = [_related(view, other) for other in others[:MAX_RELATED]]
         yield make("TD502", _definition_span(definition), message, related=related)
 

@@ -190,11 +190,25 @@ def _whole_lines(text: str, span: Span) -> Span:
 # --------------------------------------------------------------------------- the one place
 
 
+
+
+def _kept_error(diagnostic: Diagnostic, how: str) -> Diagnostic:
+    "An error a selector or a suppression names, kept (SPEC §17: the run's only gate is the checker)."
+    from dataclasses import replace
+
+    return replace(diagnostic, message=f"{diagnostic.message} ({how} does not hide errors: the run refuses them; "
+                                       "fix it, or exclude the file)")
+
+
 def visible(document: Document, diagnostics: list[Diagnostic], *, path: str | None, settings: Settings,
             well_formed: bool) -> list[Diagnostic]:
-    """The diagnostics the user sees: selected, not suppressed, plus TD904/TD905 (selected too)."""
+    """The diagnostics the user sees: selected, not suppressed, plus TD904/TD905 (selected too).
+    Selection and suppression choose among warnings: an error is never hidden (the run refuses
+    every error the checker reports, so a hidden one would make `check` pass a template the run
+    refuses); one they name says so."""
     shown = selector(path, settings)
-    kept = diagnostics if shown is None else [d for d in diagnostics if shown(d.code)]
+    kept = diagnostics if shown is None else [
+        d if shown(d.code) else _kept_error(d, "[lint] selection") for d in diagnostics if shown(d.code) or d.is_error]
     if not well_formed:
         return kept
     found, problems = suppressions(document)
@@ -205,6 +219,9 @@ def visible(document: Document, diagnostics: list[Diagnostic], *, path: str | No
             silencing = next((s for s in by_start if _silences(s, diagnostic)), None)
             if silencing is None:
                 remaining.append(diagnostic)
+            elif diagnostic.is_error:  # named by the suppression (not unused), but not hidden
+                silencing.used.add(diagnostic.code)
+                remaining.append(_kept_error(diagnostic, "a suppression comment"))
             else:
                 silencing.used.add(diagnostic.code)
         kept = remaining

@@ -82,8 +82,12 @@ def unknown_variable_rule(ctx: RuleContext):
 @rule("TD403", Severity.ERROR, "from names nothing visible",
       what="`<input from=\"x\">` (or `<input name=\"x\"/>` on a ref, short for `from=\"x\"`) takes the value "
            "of variable x where the task is called; x is not an input of an enclosing task, a template "
-           "param, a reduce-bound name, `last_output` or a declared global. An empty `<input name=\"x\"/>` "
-           "of a template's task takes the call's argument x, and x is not one of the template's params.",
+           "param, a reduce-bound name, `last_output` or a declared global. The inputs of a task run "
+           "directly (a root task, or a library task run with `--task`) are the exception: there the caller "
+           "is the run, so `from=\"x\"` takes the run's `--input x=…` (a ref to that task binds its inputs "
+           "itself); a run given neither x nor the input fails with `missing_input` naming both. An empty "
+           "`<input name=\"x\"/>` of a template's task takes the call's argument x, and x is not one of the "
+           "template's params.",
       why="At run time the lookup fails: the run refuses the template with the same message. Sequential "
           "steps do not see each other by name: the previous step's output is `last_output`.",
       bad='<input name="draft" from="previous_step"/>',
