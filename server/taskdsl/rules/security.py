@@ -157,8 +157,8 @@ def unparsable_command_rule(ctx: RuleContext):
            "options cannot do harm are not reported.",
       why="The value reaches the program as one word, but a word starting with '-' is an option there: "
           "`env {{x}} true` with the value `--split-string=sh -c …` or `tar {{x}} …` with "
-          "`--checkpoint-action=exec=…` runs a command. (The SPEC's table gives TD805 as a warning; where an "
-          "option runs a command the value would be code, so it is an error there, as TD803 is.)",
+          "`--checkpoint-action=exec=…` runs a command. Where an option runs a command the value would be "
+          "code, so it is an error there, as TD803 is; elsewhere a warning.",
       bad="<command>tar -cf out.tar {{path}}</command>",
       good="<command>tar -cf out.tar -- {{path}}</command>",
       fix="Insert `--` before the value, so the program reads every later word as an operand (the quick fix).",
