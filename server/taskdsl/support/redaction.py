@@ -38,8 +38,11 @@ def encodings(secret: str) -> set[str]:
     import base64
     from urllib.parse import quote, quote_plus
 
-    forms = {secret[::-1], quote(secret, safe=""), quote_plus(secret), quote(secret, safe="").lower()}
-    data = secret.encode("utf-8", "surrogatepass")
+    try:  # the bytes a program sees: a value holding bytes that are not UTF-8 has them as surrogate escapes
+        data = secret.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no environment gives: encoded as it is
+        data = secret.encode("utf-8", "surrogatepass")
+    forms = {secret[::-1], quote(data, safe=""), quote_plus(data), quote(data, safe="").lower()}
     for shift in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             text = encode(b"\0" * shift + data).decode("ascii")
