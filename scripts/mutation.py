@@ -75,6 +75,7 @@ def prepare(name: str) -> Path:
     (folder / "src").symlink_to(REPO / PACKAGE)
     for part in ["tests", *ALSO]:
         (folder / part).symlink_to(REPO / part)
+    selection = [t for t in tests if t.startswith("-") or "::" in t or (REPO / t).exists()]
     project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
     pytest_options = project["tool"]["pytest"]["ini_options"]
     lines = ["[tool.pytest.ini_options]"]
@@ -83,7 +84,7 @@ def prepare(name: str) -> Path:
               'source_paths = ["src"]',
               f"only_mutate = [{json.dumps('src/' + source)}]",
               f"also_copy = {json.dumps(ALSO)}",
-              f"pytest_add_cli_args_test_selection = {json.dumps([t for t in tests if t.startswith("-") or "::" in t or (REPO / t).exists()])}",
+              f"pytest_add_cli_args_test_selection = {json.dumps(selection)}",
               'pytest_add_cli_args = ["-p", "mutation_fresh", "-p", "no:cacheprovider", "-q", "-x", "--timeout", "120"]',
               "timeout_multiplier = 3.0",  # a mutant may take 3 times its tests' own time, plus …
               "timeout_constant = 5.0",  # … 5 seconds; past that it is a timeout (a hang the tests caught)

@@ -4,6 +4,8 @@ of taskdsl.evaluator.cost that the other tests let live, see docs/security.md "M
 
 import pytest
 
+from loopback_openai import loopback  # noqa: F401 (the fixture)
+
 from taskdsl.evaluator import cost
 from taskdsl.evaluator.handler import BASE_SYSTEM_PROMPT
 from taskdsl.evaluator.plan import prepare
@@ -74,3 +76,37 @@ def test_the_estimate_counts_each_atomic_task_once_with_its_own_model(tmp_path):
                                   f"$0.001: {HOW}")
     assert info.value.details == {"resource": "cost", "metrics": {"spent": 0.0, "limit": 0.001,
                                                                   "estimated": round(expected, 6)}}
+
+
+PRICED_STEPS = """<task type="sequential" name="p">
+  <steps>
+    <task><description>One</description></task>
+    <task><description>Two</description></task>
+    <task><description>Three</description></task>
+  </steps>
+</task>
+"""
+
+
+async def test_max_cost_stops_a_run_whose_calls_use_more_than_estimated(tmp_path, loopback):
+    """The estimate (a 500-token answer each, $0.015 for three) fits the $0.02 budget; the answers
+    really take 1,500 tokens, so the run stops after the call that passed the budget."""
+    import json
+
+    from evaluator_helpers import taskdsl_async
+
+    fake = await loopback(usage=(1000, 1500))  # answers of 1,500 tokens: $0.015 each at gpt-4o's prices
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "p.task.xml").write_text(PRICED_STEPS, encoding="utf-8")
+    code, out, err = await taskdsl_async(tmp_path, "run", "p.task.xml", "--model", "openai/gpt-4o",
+                                         "--max-cost", "0.02", "--json")
+    assert code == 1 and fake.count() == 2
+    error = json.loads(out)["error"]
+    # the second step stopped the run (the sequential reports which); the third was never called
+    assert (error["type"], error["details"]["step"]) == ("TASK_FAILURE", 2)
+    stopped = error["details"]["error"]
+    # 30 prompt tokens (as counted for the call) and 1,500 answer tokens, twice
+    assert (stopped["type"], stopped["reason"], stopped["details"]) == (
+        "RESOURCE_EXHAUSTION", "cost", {"resource": "cost", "metrics": {"spent": 0.03015, "limit": 0.02}})
+    assert stopped["message"] == f"the run has spent $0.0302, over its budget of $0.02: {HOW}"
+    assert "step 2 of 3 failed: RESOURCE_EXHAUSTION (cost)" in err
