@@ -10,6 +10,7 @@ from taskdsl.evaluator import cost
 from taskdsl.evaluator.handler import BASE_SYSTEM_PROMPT
 from taskdsl.evaluator.plan import prepare
 from taskdsl.evaluator.results import TaskError
+from taskdsl.evaluator.runner import prepare_file
 from taskdsl.language.models import price_of
 
 HOW = "raise --max-cost (or max_cost in the [run] table of taskdsl.toml)"
@@ -110,3 +111,29 @@ async def test_max_cost_stops_a_run_whose_calls_use_more_than_estimated(tmp_path
         "RESOURCE_EXHAUSTION", "cost", {"resource": "cost", "metrics": {"spent": 0.03015, "limit": 0.02}})
     assert stopped["message"] == f"the run has spent $0.0302, over its budget of $0.02: {HOW}"
     assert "step 2 of 3 failed: RESOURCE_EXHAUSTION (cost)" in err
+
+
+def test_spending_is_reported_to_the_millionth_of_a_dollar():
+    with pytest.raises(TaskError) as info:
+        cost.Budget(0.000001).charge("gpt-4o", {"prompt_tokens": 1})  # $0.0000025
+    assert info.value.details["metrics"] == {"spent": 0.000003, "limit": 0.000001}
+
+
+def test_the_estimate_follows_calls_into_the_library(tmp_path):
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "lib.task.xml").write_text("""<library>
+  <template name="ask" params="x">
+    <task><description>Ask about {{x}}</description><model>gpt-4o</model></task>
+  </template>
+</library>
+""", encoding="utf-8")
+    entry = tmp_path / "main.task.xml"
+    entry.write_text('<call template="ask"><arg>rain</arg></call>\n', encoding="utf-8")
+    prepared = prepare_file(str(entry), None, {})
+    calls = cost.plan_calls(prepared.node, prepared.library, "gpt-4o-mini", None)
+    assert [model for model, _ in calls] == ["gpt-4o"]
+    expected = cost.estimate(calls)
+    assert expected == pytest.approx(price_of("gpt-4o", cost.prompt_tokens(calls[0][1]), 500)) and expected > 0.005
+    with pytest.raises(TaskError) as info:
+        cost.check_estimate(prepared.node, prepared.library, "gpt-4o-mini", None, 0.001)
+    assert info.value.details["metrics"]["estimated"] == round(expected, 6)
