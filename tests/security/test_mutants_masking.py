@@ -75,6 +75,8 @@ def test_percent_encoding_is_masked_in_upper_and_lower_case():
     assert redactor.text("a=pa%2Fss%3Aword%2B1&b=pa%2fss%3aword%2b1&c=pa%2Fss%3Aword%2B1") == "a=***&b=***&c=***"
     assert redactor.text("q=pa%2Fss%3Aword%2B1") == "q=***"
     assert redactor.text("q=pa/ss:word+1 pa%2Fss") == "q=*** pa%2Fss"
+    spaced = Redactor(["pa/ss word"])  # a space: percent-encoded as %20, or as + in a form
+    assert spaced.text("a=pa%2Fss%20word b=pa%2Fss+word c=pa%2fss%20word") == "a=*** b=*** c=***"
 
 
 def test_a_secret_with_bytes_that_are_not_utf8_is_masked():
@@ -86,6 +88,21 @@ def test_a_secret_with_bytes_that_are_not_utf8_is_masked():
     # as a program prints it: the raw byte, base64-encoded or percent-encoded
     assert base64.b64encode(b"abc\xffdefgh1").decode() == "YWJj/2RlZmdoMQ=="
     assert redactor.text("YWJj/2RlZmdoMQ== abc%FFdefgh1 abc%ffdefgh1") == "***Q== *** ***"
+
+
+def test_a_secret_holding_a_lone_surrogate_is_masked():
+    # a value read from JSON ("\ud800") can hold half a character: masking must not fail on it
+    secret = "abc\ud800defgh"
+    assert Redactor([secret]).text(f"x {secret} y {secret[::-1]}") == "x *** y ***"
+
+
+def test_the_trace_file_opener_is_private(tmp_path):
+    from taskdsl.support.redaction import open_private
+
+    with open_private(str(tmp_path / "t.jsonl")) as handle:
+        handle.write("{}\n")
+    assert (tmp_path / "t.jsonl").read_text(encoding="utf-8") == "{}\n"
+    assert (tmp_path / "t.jsonl").stat().st_mode & 0o777 == 0o600
 
 
 def test_log_records_and_their_tracebacks_are_masked_before_any_handler_writes_them(tmp_path):
@@ -104,6 +121,7 @@ def test_log_records_and_their_tracebacks_are_masked_before_any_handler_writes_t
             raise ValueError(f"bad key {SECRET}")
         except ValueError:
             logger.exception("the call failed")
+        logger.warning("not raised", exc_info=KeyError(f"key {SECRET}"))  # an exception without a traceback
     finally:
         root.removeHandler(handler)
         handler.close()
@@ -111,7 +129,7 @@ def test_log_records_and_their_tracebacks_are_masked_before_any_handler_writes_t
     assert SECRET not in text
     lines = text.splitlines()
     assert lines[:3] == ["WARNING calling with key ***", "WARNING nothing secret: fine", "ERROR the call failed"]
-    assert lines[-1] == "ValueError: bad key ***"
+    assert lines[-3:] == ["ValueError: bad key ***", "WARNING not raised", "KeyError: 'key ***'"]
 
 
 def test_a_masking_filter_without_a_redactor_masks_the_environment_secrets(monkeypatch):
