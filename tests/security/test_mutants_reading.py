@@ -131,6 +131,12 @@ def test_reading_a_terminal_never_makes_it_the_controlling_terminal(tmp_path):
         except OSError:
             print("no terminal")
     """)
+    master, slave = os.openpty()  # here too (mutation testing maps tests to code by what runs in this process)
+    try:
+        assert refused(os.ttyname(slave)).kind == "device"
+    finally:
+        os.close(master)
+        os.close(slave)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, start_new_session=True,
                           stdin=subprocess.DEVNULL, timeout=60)
     assert done.stdout.split() == ["device", "no", "terminal"], done.stderr
@@ -148,6 +154,27 @@ def test_what_was_opened_is_judged_not_what_the_path_names_now(root, tmp_path):
         assert opened_path(fd, str(link)) == str(root / "a.txt")
     finally:
         os.close(fd)
+
+
+def test_a_file_swapped_for_a_link_right_after_it_was_opened_is_read_as_opened(root, tmp_path, monkeypatch):
+    """The swap happens between the open and the checks (the moment the file is looked at): what was
+    opened, inside the project, is read; the outside file the path now names is not."""
+    (root / "a.txt").write_text("inside", encoding="utf-8")
+    (tmp_path / "outside.txt").write_text("outside", encoding="utf-8")
+    link = root / "link.txt"
+    link.symlink_to(root / "a.txt")
+    real_fstat = os.fstat
+
+    def swap_then_fstat(fd):
+        if link.resolve() != tmp_path / "outside.txt":
+            link.unlink()
+            link.symlink_to(tmp_path / "outside.txt")
+        return real_fstat(fd)
+
+    monkeypatch.setattr(os, "fstat", swap_then_fstat)
+    assert read_bytes(str(link), 100, root=str(root)) == b"inside"
+    monkeypatch.setattr(os, "fstat", real_fstat)
+    assert refused(link, root=str(root)).kind == "outside"  # opened now: the outside file, refused
 
 
 def test_within_is_about_whole_folder_names():
