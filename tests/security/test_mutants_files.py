@@ -254,3 +254,67 @@ def test_lines_are_never_appended_through_a_link_or_to_a_missing_folder(tmp_path
         LineAppender(str(tmp_path / "no-folder" / "r.jsonl"))
     assert (missing.value.errno, missing.value.filename) == (errno.ENOENT, str(tmp_path / "no-folder"))
     assert (tmp_path / "victim.txt").read_text(encoding="utf-8") == "precious\n"
+
+
+def test_a_device_is_never_written_as_a_trace_or_results(tmp_path):
+    with pytest.raises(UnsafeWrite) as info:
+        open_stream("/dev/null")
+    assert str(info.value) == "/dev/null: is not a regular file"
+    with pytest.raises(UnsafeWrite) as info:
+        LineAppender("/dev/null")
+    assert str(info.value) == "/dev/null: is not a regular file"
+
+
+def test_lines_are_never_appended_to_a_folder_and_a_missing_folder_is_named(tmp_path):
+    (tmp_path / "results.jsonl").mkdir()
+    with pytest.raises(IsADirectoryError):
+        LineAppender(str(tmp_path / "results.jsonl"))
+    with pytest.raises(FileNotFoundError) as missing:
+        LineAppender(str(tmp_path / "no-folder" / "r.jsonl"))
+    assert str(missing.value) == f"[Errno 2] no such folder: '{tmp_path / 'no-folder'}'"
+
+
+def test_a_one_byte_file_without_a_newline_ends_mid_line_and_closing_twice_closes_nothing_else(tmp_path):
+    (tmp_path / "r.jsonl").write_text("x", encoding="utf-8")
+    appender = LineAppender(str(tmp_path / "r.jsonl"))
+    assert appender.ends_mid_line() is True
+    appender.close()
+    appender.close()
+    os.fstat(1)  # the process's own output is still open
+
+
+def test_a_results_file_is_0600_from_its_creation(tmp_path, modes_when_chmodded):
+    LineAppender(str(tmp_path / "r.jsonl")).close()
+    assert modes_when_chmodded == [0o600]
+
+
+def test_a_write_at_a_path_never_goes_through_the_temporary_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-temporary-folder"))
+    assert write_text(str(tmp_path / "out.md"), "text") == str(tmp_path / "out.md")
+    assert (tmp_path / "out.md").read_text(encoding="utf-8") == "text"
+
+
+def test_files_are_utf8_whatever_the_locale(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    with open_stream(str(tmp_path / "here.jsonl")) as handle:  # here too: mutation testing maps tests by it
+        handle.write("✓")
+    code = textwrap.dedent(f"""
+        from taskdsl.support.files import create, open_stream
+        with open_stream({str(tmp_path / 't.jsonl')!r}) as handle:
+            handle.write("ünïcode ✓")
+        handle, path = create({str(tmp_path / 'runs')!r}, "r.md")
+        with handle:
+            handle.write("résumé ✓")
+    """)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LC_", "LANG", "PYTHONUTF8"))}
+    (tmp_path / "write.py").write_text(code, encoding="utf-8")  # a source file is UTF-8 whatever the locale
+    done = subprocess.run([sys.executable, str(tmp_path / "write.py")], capture_output=True, text=True, timeout=60,
+                          env={**env, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "t.jsonl").read_bytes() == "ünïcode ✓".encode("utf-8")
+    assert (tmp_path / "runs" / "r.md").read_bytes() == "résumé ✓".encode("utf-8")
