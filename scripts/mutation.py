@@ -46,6 +46,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                  "tests/security/test_mutants_reading.py"]),
     "consent": ("taskdsl/evaluator/consent.py",
                 ["tests/test_consent.py", "tests/security/test_trust.py", "tests/security/test_mutants_consent.py",
+                 "tests/test_memory.py::test_the_plan_shows_what_the_memory_may_read_and_pins_the_index",
                  # these two compare the CLI's printed plan (a separate process, 8 s) with the same text made
                  # here: they kill nothing the others do not, and would take 600 mutants × 8 s
                  "--deselect", "tests/test_consent.py::test_run_plan_prints_the_plan_and_runs_nothing",

@@ -130,3 +130,114 @@ def test_a_command_the_checker_refuses_is_shown_as_written():
     assert consent.planned_command("echo `{{x}}`") == PlannedCommand("echo `{{x}}`")
     assert consent.planned_command("echo {{x}}") == PlannedCommand('echo "${TASKDSL_SUB_1}"',
                                                                    (("TASKDSL_SUB_1", "{{x}}"),))
+
+
+PRICED = """<task type="sequential" name="p">
+  <inputs><input name="topic"/><input name="tone"/></inputs>
+  <steps>
+    <task><description>Write about {{topic}}</description><model>gpt-4o</model></task>
+  </steps>
+</task>
+"""
+
+
+def priced_project(folder, toml=""):
+    (folder / "taskdsl.toml").write_text(toml, encoding="utf-8")
+    (folder / "p.task.xml").write_text(PRICED, encoding="utf-8")
+    return str(folder / "p.task.xml")
+
+
+def test_a_batch_plan_is_one_plan_for_every_row_and_pins_the_rows_file(tmp_path):
+    from taskdsl.evaluator.runner import prepare_file
+
+    path = priced_project(tmp_path, '[models."gpt-4o"]\nfallbacks = ["gpt-4o-mini"]\n')
+    prepared = prepare_file(path, None, {"topic": "rain", "tone": "dry"})
+    single = consent.plan_view(prepared, "taskdsl/echo")
+    batch = consent.plan_view(prepared, "taskdsl/echo", data=("rows.jsonl", "a" * 64, 3))
+    assert (batch.data, batch.rows) == ("rows.jsonl", 3)
+    assert batch.inputs == (("tone", "(each row's)"), ("topic", "(each row's)"))
+    assert batch.estimate == 3 * single.estimate > 0
+    assert [(m, c) for m, c, _ in batch.fallbacks] == [("gpt-4o", ("gpt-4o-mini",))]
+    assert batch.fallbacks[0][2] == 3 * single.fallbacks[0][2] > 0
+    other_rows = consent.plan_view(prepared, "taskdsl/echo", data=("rows.jsonl", "b" * 64, 3))
+    assert len({single.digest, batch.digest, other_rows.digest}) == 3
+    one_row = consent.plan_view(prepared, "taskdsl/echo", data=("rows.jsonl", "a" * 64, 1))
+    assert one_row.estimate == single.estimate and one_row.rows == 1
+
+
+def test_the_digest_pins_the_fallbacks_and_a_cached_plan_says_so(tmp_path):
+    from taskdsl.evaluator.runner import prepare_file
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = priced_project(tmp_path / "a", '[models."gpt-4o"]\nfallbacks = ["gpt-4o-mini"]\n')
+    second = priced_project(tmp_path / "b", '[models."gpt-4o"]\nfallbacks = ["o1"]\n')
+    inputs = {"topic": "rain", "tone": "dry"}
+    views = [consent.plan_view(prepare_file(p, None, inputs), "taskdsl/echo", cache=True) for p in (first, second)]
+    assert views[0].cache is True and "    answers already in the cache are reused: cached calls cost nothing" in \
+        render_plan(views[0]).splitlines()
+    assert views[0].digest != views[1].digest
+    same_entry = prepare_file(first, None, inputs)
+    same_entry.fallbacks = {**same_entry.fallbacks, "gpt-4o": ("o1",)}  # the same entry, another fallback
+    assert consent.plan_view(same_entry, "taskdsl/echo").digest != views[0].digest
+
+
+def test_missing_inputs_are_in_the_plan(tmp_path):
+    from taskdsl.evaluator.runner import prepare_file
+
+    view = consent.plan_view(prepare_file(priced_project(tmp_path), None, {"tone": "dry"}), "taskdsl/echo")
+    assert view.missing == ("topic",)
+
+
+def test_a_plan_whose_inputs_hold_half_a_character_is_pinned_and_shown(tmp_path):
+    """A value from JSON ("\\ud800") can hold a lone surrogate: the plan and its digest must not fail."""
+    from taskdsl.evaluator.runner import prepare_file
+
+    prepared = prepare_file(priced_project(tmp_path), None, {"topic": "rain \ud800", "tone": "dry"})
+    view = consent.plan_view(prepared, "taskdsl/echo")
+    assert len(view.digest) == 64 and ("topic", "rain \ud800") in view.inputs
+
+
+def test_inputs_are_shown_on_one_line_cut_at_80_characters_secrets_masked(monkeypatch):
+    monkeypatch.setenv("SOME_TOKEN", "s3cr3t-value-1234")
+    shown = dict(consent.shown_inputs({
+        "exact": "x" * 80, "long": "y" * 81, "lines": "a\n  b\tc", "number": 3.5, "list": ["é", 1],
+        "api_key": "short", "note": "uses s3cr3t-value-1234 and sk-live-abcdefgh", "my_password": "pw-12345678",
+        "other": "pw-12345678 again", "path": {"p": __import__("pathlib").Path("/x")}}))
+    assert shown["exact"] == "x" * 80
+    assert shown["long"] == "y" * 79 + "…"
+    assert shown["lines"] == "a b c"
+    assert (shown["number"], shown["list"]) == ("3.5", '["é", 1]')
+    assert shown["api_key"] == "***"  # by its name
+    assert shown["note"] == "uses *** and sk-live-abcdefgh"  # the environment's secret, by its value
+    assert (shown["my_password"], shown["other"]) == ("***", "*** again")  # a secret input's value, anywhere
+    assert shown["path"] == '{"p": "/x"}'
+
+
+def test_the_plan_names_what_the_memory_may_read_under_the_configured_index(tmp_path):
+    import json as json_module
+
+    (tmp_path / "taskdsl.toml").write_text('[memory]\nindex = "memory/files.json"\n', encoding="utf-8")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "q3.md").write_text("Revenue rose.\n", encoding="utf-8")
+    (tmp_path / "tasks").mkdir()
+    path = tmp_path / "tasks" / "r.task.xml"
+    path.write_text('<task name="revenue"><description>Sum revenue</description><context_management>'
+                    '<inherit_context>none</inherit_context><fresh_context>enabled</fresh_context></context_management>'
+                    '</task>\n', encoding="utf-8")
+    from taskdsl.evaluator.runner import prepare_file
+
+    def view():
+        return consent.plan_view(prepare_file(str(path)), "taskdsl/echo")
+
+    assert view().files.unknown == ()
+    (tmp_path / "memory").mkdir()
+
+    def index(entries):
+        (tmp_path / "memory" / "files.json").write_text(json_module.dumps(entries), encoding="utf-8")
+
+    index({"reports/q3.md": "Q3 revenue"})
+    first = view()
+    assert first.files == ReadFiles((), ("the files the memory index (../memory/files.json) matches for 'revenue'",))
+    index({"reports/q3.md": "Q3 revenue and costs"})
+    assert view().digest != first.digest
