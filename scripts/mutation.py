@@ -59,6 +59,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
               ["tests/test_security_shell.py", "tests/security/test_shell_attacks.py",
                "tests/security/test_shell_review.py", "tests/security/test_mutants_shell.py"]),
 }
+#: modules whose tests leave processes behind (the server's workers): mutmut forks each mutant from a
+#: process of its own instead of its main one, which would otherwise reap those processes as mutants
+FORKSERVER = {"remote"}
 #: what the tests read beside tests/ (copied into the mutants' folder)
 ALSO = ["docs", "examples", "schemas", "README.md"]
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 36: "timeout", 24: "timeout",
@@ -90,6 +93,7 @@ def prepare(name: str) -> Path:
               "timeout_multiplier = 3.0",  # a mutant may take 3 times its tests' own time, plus …
               "timeout_constant = 5.0",  # … 5 seconds; past that it is a timeout (a hang the tests caught)
               "use_git_change_detection = false",
+              f'process_isolation = "{"forkserver" if name in FORKSERVER else "fork"}"',
               "track_dependencies = false",
               ""]
     (folder / "pyproject.toml").write_text("\n".join(lines), "utf-8")

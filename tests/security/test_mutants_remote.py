@@ -120,10 +120,21 @@ def tcp_server(monkeypatch):
 
     monkeypatch.setattr(remote, "announce", announce)
     server = TaskdslServer()
-    thread = threading.Thread(target=remote.serve_tcp, args=(server, "127.0.0.1", 0), daemon=True)
+    thread = serving(remote.serve_tcp, server)
     thread.start()
     assert announced.wait(30)
     yield ports[0], thread
+
+
+def serving(serve, server):
+    """serve(server, …) as a thread's target: the client's `exit` ends it with SystemExit, as it ends the process."""
+    def target():
+        try:
+            serve(server, "127.0.0.1", 0)
+        except SystemExit:
+            pass
+
+    return threading.Thread(target=target, daemon=True)
 
 
 def received_until_closed(client: socket.socket, stop: bytes | None = None) -> bytes:
@@ -162,3 +173,52 @@ def test_one_client_with_the_token_is_served_others_are_refused_or_closed(tcp_se
         client.sendall(frame({"jsonrpc": "2.0", "method": "exit"}))
         thread.join(30)
     assert not thread.is_alive()  # the client left: the server stopped
+
+
+def test_ws_serves_one_client_with_the_token_and_refuses_others(monkeypatch):
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from taskdsl.lsp.server import TaskdslServer
+
+    monkeypatch.setenv("TASKDSL_SERVER_TOKEN", TOKEN)
+    ports, announced = [], threading.Event()
+    monkeypatch.setattr(remote, "announce", lambda transport, host, port, token, generated: (
+        ports.append((transport, port)), announced.set()))
+    thread = serving(remote.serve_ws, TaskdslServer())
+    thread.start()
+    assert announced.wait(30)
+    transport, port = ports[0]
+    assert transport == "ws"
+
+    async def session():
+        async with connect(f"ws://127.0.0.1:{port}") as stranger:
+            await stranger.send(json.dumps(initialize("wrong")))
+            refused = json.loads(await stranger.recv())
+            try:
+                await stranger.recv()
+                closed = False
+            except ConnectionClosed:
+                closed = True
+        async with connect(f"ws://127.0.0.1:{port}") as client:
+            await client.send(json.dumps(initialize(TOKEN)))
+            accepted = json.loads(await client.recv())
+            async with connect(f"ws://127.0.0.1:{port}") as second:
+                try:
+                    await second.send(json.dumps(initialize(TOKEN)))
+                    await second.recv()
+                    second_closed = False
+                except ConnectionClosed:
+                    second_closed = True
+            await client.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+            shutdown = json.loads(await client.recv())
+            await client.send(json.dumps({"jsonrpc": "2.0", "method": "exit"}))
+        return refused, closed, accepted, second_closed, shutdown
+
+    refused, closed, accepted, second_closed, shutdown = asyncio.run(session())
+    assert refused == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": remote.REFUSAL}}
+    assert closed and second_closed
+    assert accepted["id"] == 1 and "capabilities" in accepted["result"]
+    assert shutdown["id"] == 2
+    thread.join(30)
+    assert not thread.is_alive()
