@@ -81,6 +81,10 @@ def test_the_question_for_a_plan_that_runs_nothing_costly(tmp_path):
         "(allow_read).",
         "Plan 0123456789ab",
     ]
+    assert render_plan(plan, ["cost"]).splitlines()[-2:] == [
+        "Asked because it calls a model that may cost money.",
+        "Plan 0123456789ab",
+    ]
     assert render_plan(view(folder, estimate=0.9999)).splitlines() == [
         "Running 'job' (job.task.xml) will:", "  run nothing that executes or calls a model", "Plan 0123456789ab"]
     one_dollar = view(folder, models=(("gpt-4o", True),), estimate=1.0)
@@ -161,6 +165,8 @@ def test_a_batch_plan_is_one_plan_for_every_row_and_pins_the_rows_file(tmp_path)
     assert batch.fallbacks[0][2] == 3 * single.fallbacks[0][2] > 0
     other_rows = consent.plan_view(prepared, "taskdsl/echo", data=("rows.jsonl", "b" * 64, 3))
     assert len({single.digest, batch.digest, other_rows.digest}) == 3
+    two_rows = consent.plan_view(prepared, "taskdsl/echo", data=("rows.jsonl", "a" * 64, 2))
+    assert two_rows.estimate == 2 * single.estimate
     one_row = consent.plan_view(prepared, "taskdsl/echo", data=("rows.jsonl", "a" * 64, 1))
     assert one_row.estimate == single.estimate and one_row.rows == 1
 
@@ -222,9 +228,11 @@ def test_the_plan_names_what_the_memory_may_read_under_the_configured_index(tmp_
     (tmp_path / "reports" / "q3.md").write_text("Revenue rose.\n", encoding="utf-8")
     (tmp_path / "tasks").mkdir()
     path = tmp_path / "tasks" / "r.task.xml"
-    path.write_text('<task name="revenue"><description>Sum revenue</description><context_management>'
+    path.write_text('<task type="sequential" name="report"><steps>'
+                    '<task name="revenue"><description>Sum revenue</description><context_management>'
                     '<inherit_context>none</inherit_context><fresh_context>enabled</fresh_context></context_management>'
-                    '</task>\n', encoding="utf-8")
+                    '</task><task name="plain"><description>Say it</description></task>'
+                    '</steps></task>\n', encoding="utf-8")
     from taskdsl.evaluator.runner import prepare_file
 
     def view():
@@ -241,3 +249,28 @@ def test_the_plan_names_what_the_memory_may_read_under_the_configured_index(tmp_
     assert first.files == ReadFiles((), ("the files the memory index (../memory/files.json) matches for 'revenue'",))
     index({"reports/q3.md": "Q3 revenue and costs"})
     assert view().digest != first.digest
+
+
+def test_a_plan_follows_calls_into_the_library_for_models_files_and_memory(tmp_path):
+    import json as json_module
+
+    from taskdsl.evaluator.runner import prepare_file
+
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("notes", encoding="utf-8")
+    (tmp_path / ".taskdsl").mkdir()
+    (tmp_path / ".taskdsl" / "memory.json").write_text(json_module.dumps({"notes.md": "Notes"}), encoding="utf-8")
+    (tmp_path / "lib.task.xml").write_text("""<library>
+  <template name="ask" params="x">
+    <task name="asking"><description>Ask about the notes</description><model>gpt-4o</model>
+      <context_management><inherit_context>none</inherit_context><fresh_context>enabled</fresh_context></context_management>
+      <file_paths><path>notes.md</path></file_paths>
+    </task>
+  </template>
+</library>
+""", encoding="utf-8")
+    (tmp_path / "main.task.xml").write_text('<call template="ask"><arg>rain</arg></call>\n', encoding="utf-8")
+    view = consent.plan_view(prepare_file(str(tmp_path / "main.task.xml")), "taskdsl/echo")
+    assert view.models == (("gpt-4o", True),) and view.estimate > 0.005
+    assert view.files == ReadFiles((os.path.realpath(tmp_path / "notes.md"),),
+                                   ("the files the memory index (.taskdsl/memory.json) matches for 'asking'",))
