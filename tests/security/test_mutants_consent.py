@@ -274,3 +274,25 @@ def test_a_plan_follows_calls_into_the_library_for_models_files_and_memory(tmp_p
     assert view.models == (("gpt-4o", True),) and view.estimate > 0.005
     assert view.files == ReadFiles((os.path.realpath(tmp_path / "notes.md"),),
                                    ("the files the memory index (.taskdsl/memory.json) matches for 'asking'",))
+
+
+def test_the_digest_pins_which_model_a_fallback_belongs_to(tmp_path):
+    """The same models in all; only which of them falls back to o1 differs: another plan."""
+    from taskdsl.evaluator.runner import prepare_file
+
+    template = """<task type="sequential" name="two">
+  <steps>
+    <task><description>First</description><model>gpt-4o</model></task>
+    <task><description>Second</description><model>gpt-4o-mini</model></task>
+  </steps>
+</task>
+"""
+    digests, models = [], []
+    for owner in ("gpt-4o", "gpt-4o-mini"):
+        (tmp_path / "taskdsl.toml").write_text(f'[models."{owner}"]\nfallbacks = ["o1"]\n', encoding="utf-8")
+        (tmp_path / "two.task.xml").write_text(template, encoding="utf-8")
+        view = consent.plan_view(prepare_file(str(tmp_path / "two.task.xml")), "taskdsl/echo")
+        digests.append(view.digest)
+        models.append([name for name, _ in view.models])
+    assert models[0] == models[1] == ["gpt-4o", "gpt-4o-mini", "o1"]
+    assert digests[0] != digests[1]
