@@ -303,6 +303,9 @@ def test_files_are_utf8_whatever_the_locale(tmp_path):
 
     with open_stream(str(tmp_path / "here.jsonl")) as handle:  # here too: mutation testing maps tests by it
         handle.write("✓")
+    handle, _ = create(str(tmp_path / "here"), "r.md")
+    with handle:
+        handle.write("✓")
     code = textwrap.dedent(f"""
         from taskdsl.support.files import create, open_stream
         with open_stream({str(tmp_path / 't.jsonl')!r}) as handle:
