@@ -296,3 +296,11 @@ def test_the_digest_pins_which_model_a_fallback_belongs_to(tmp_path):
         models.append([name for name, _ in view.models])
     assert models[0] == models[1] == ["gpt-4o", "gpt-4o-mini", "o1"]
     assert digests[0] != digests[1]
+
+
+def test_the_plan_shows_the_projects_read_limits(tmp_path):
+    from taskdsl.evaluator.runner import prepare_file
+
+    path = priced_project(tmp_path, "[run]\nmax_read_files = 5\nmax_read_bytes = 1234\n")
+    view = consent.plan_view(prepare_file(path, None, {"topic": "rain", "tone": "dry"}), "taskdsl/echo")
+    assert view.read_limits == (5, 1234)
