@@ -18,10 +18,11 @@ from test_evaluator_models import serve_chat_completions
 
 
 class LoopbackOpenAI:
-    def __init__(self, failures=None, always=None, delay=0.0, answer=None):
+    def __init__(self, failures=None, always=None, delay=0.0, answer=None, usage=(10, 2)):
         self.failures = {model: list(items) for model, items in (failures or {}).items()}  # consumed in order
         self.always = dict(always or {})  # model → status it always answers
         self.delay, self.answer = delay, answer or (lambda model, prompt: f"{model} says: {prompt}")
+        self.usage = usage  # (prompt tokens, completion tokens) each answer reports
         self.requests: list[dict] = []
         self.in_flight = self.max_in_flight = 0
 
@@ -51,7 +52,8 @@ class LoopbackOpenAI:
             return web.json_response({
                 "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+                "usage": {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1],
+                          "total_tokens": sum(self.usage)}})
         finally:
             self.in_flight -= 1
 

@@ -50,10 +50,13 @@ def encodings(secret: str) -> set[str]:
     import base64
     from urllib.parse import quote, quote_plus
 
+    try:  # the bytes a program sees: a value holding bytes that are not UTF-8 has them as surrogate escapes
+        data = secret.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no environment gives: encoded as it is
+        data = secret.encode("utf-8", "surrogatepass")
     # percent-encoded as urllib.parse.quote and quote_plus write it (`+` for a space, `/` kept or not); the
     # pattern takes each `%XX` in either case (`%2f`, as other encoders write it), see _atoms
-    forms = {secret[::-1], quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="/")}
-    data = secret.encode("utf-8", "surrogatepass")
+    forms = {secret[::-1], quote(data, safe=""), quote(data), quote_plus(data), quote_plus(data, safe="/")}
     for shift in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             text = encode(b"\0" * shift + data).decode("ascii")
