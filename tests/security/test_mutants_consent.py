@@ -28,7 +28,8 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
         models=(("gpt-4o", True), ("openai/local-a", False), ("openai/local-b", False)), estimate=1234.5,
         fallbacks=(("gpt-4o", ("openai/local-a", "openai/local-b"), 0.5),), cache=True,
         files=ReadFiles(files, ("the files printed by: ls",)), read_limits=(20, 3_000),
-        allow_read=("/srv/shared",), inputs=(("word", "(each row's)"),), missing=("topic", "tone"),
+        allow_read=("/srv/shared",), widened=(("allow_read", "/srv/shared"),),
+        inputs=(("word", "(each row's)"),), missing=("topic", "tone"),
         templates=(os.path.join(folder, "job.task.xml"), os.path.join(folder, "lib", "steps.task.xml"), "/opt/x.task.xml"),
         config_files=(os.path.join(folder, "taskdsl.toml"),))
     why = consent.reasons(plan)
@@ -56,9 +57,12 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
         "  using the templates of:",
         "    lib/steps.task.xml",
         "    /opt/x.task.xml",
+        "  with what the project's configuration widens (it applies only if you agree):",
+        "    allow_read = /srv/shared",
         "  with the configuration of: taskdsl.toml",
         "Asked because it executes shell commands, it calls a model that may cost money, it reads files outside "
-        "the template's folder and it may read folders outside the project (allow_read).",
+        "the template's folder and the project's configuration widens what it may read or run (allow_read, "
+        "library_paths).",
         "Plan 0123456789ab",
     ]
 
@@ -66,7 +70,7 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
 def test_the_question_for_a_plan_that_runs_nothing_costly(tmp_path):
     folder = str(tmp_path)
     plan = view(folder, models=(("openai/local", False),), files=ReadFiles((os.path.join(folder, "a.md"),)),
-                allow_read=("/srv/shared",))
+                allow_read=("/srv/shared",), widened=(("allow_read", "/srv/shared"),))
     assert consent.reasons(plan) == ["cost", "widened"]  # a read while a project's allow_read is in force
     assert render_plan(plan, ["cost", "widened"]).splitlines() == [
         "Running 'job' (job.task.xml) will:",
@@ -77,8 +81,10 @@ def test_the_question_for_a_plan_that_runs_nothing_costly(tmp_path):
         "    (at most 1,000 files and 50,000,000 bytes in all)",
         "  may read outside the project, in:",
         "    /srv/shared",
-        "Asked because it calls a model that may cost money and it may read folders outside the project "
-        "(allow_read).",
+        "  with what the project's configuration widens (it applies only if you agree):",
+        "    allow_read = /srv/shared",
+        "Asked because it calls a model that may cost money and the project's configuration widens what it may "
+        "read or run (allow_read, library_paths).",
         "Plan 0123456789ab",
     ]
     assert render_plan(plan, ["cost"]).splitlines()[-2:] == [
