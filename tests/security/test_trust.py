@@ -81,6 +81,29 @@ def test_library_paths_outside_the_project_are_shown_and_need_the_users_yes(tmp_
     assert (tmp_path / "shared" / "ran").exists()
 
 
+def test_a_template_linked_from_inside_the_project_to_a_file_outside_needs_the_users_yes(tmp_path, capsys,
+                                                                                         monkeypatch):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lib.task.xml").write_text(
+        '<library><task name="evil" type="script"><command>touch ran</command></task></library>\n', encoding="utf-8")
+    project = tmp_path / "project"
+    (project / "lib").mkdir(parents=True)
+    (project / "taskdsl.toml").write_text('library_paths = ["lib"]\n', encoding="utf-8")  # inside the project
+    (project / "lib" / "evil.task.xml").symlink_to(outside / "lib.task.xml")
+    (project / "t.task.xml").write_text('<task ref="evil"/>\n', encoding="utf-8")
+    path = str(project / "t.task.xml")
+    monkeypatch.chdir(project)
+    assert main(["run", path, "--plan"]) == 0
+    assert (f"    a linked template = {outside / 'lib.task.xml'} (a link inside the project to this file outside it)\n"
+            in capsys.readouterr().out)
+    assert main(["run", path]) == 2
+    assert "widens what this run may do (a linked template " in capsys.readouterr().err
+    assert not (project / "lib" / "ran").exists()  # the template from outside never ran (in the folder of its link)
+    assert main(["run", path, "--yes"]) == 0
+    assert (project / "lib" / "ran").exists()
+
+
 def test_the_plan_digest_covers_what_the_project_widens(tmp_path, monkeypatch):
     import dataclasses
 

@@ -314,7 +314,9 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if view.widened:
         lines.append("  with what the project's configuration widens (it applies only if you agree):")
         lines += _capped([f"    {key} = {folder}" + (" (templates from there are compiled for this run)"
-                                                     if key == "library_paths" else "")
+                                                     if key == "library_paths" else
+                                                     " (a link inside the project to this file outside it)"
+                                                     if key == "a linked template" else "")
                           for key, folder in view.widened])
     if view.config_files:
         lines.append("  with the configuration of: " + ", ".join(_shown_path(c, view.folder) for c in view.config_files))

@@ -355,15 +355,27 @@ def project_widening(path: str, files: list[str], reading: bool, granted: tuple[
     from taskdsl.project.config import load_config, project_root, widening_entries
     from taskdsl.support.reading import within
 
+    from taskdsl.project.workspace import env_library_paths
+
     compiled = [os.path.realpath(f) for f in files[1:]]
     found = []
-    for key, folder in widening_entries(load_config(project_root(path))):
+    entries = widening_entries(load_config(project_root(path)))
+    for key, folder in entries:
         if key == "library_paths":
             if any(within(f, os.path.realpath(folder)) for f in compiled):
                 found.append((key, folder))
         elif reading and folder not in {os.path.normpath(os.path.abspath(g)) for g in granted}:
             found.append((key, folder))
-    return tuple(found)
+    # a template inside the project's folders that is a link to a file outside it (its real path is
+    # what is compiled) is code from outside, as a library path outside would be: unless the user's
+    # own TASKDSL_LIBRARY_PATH or a shown library_paths entry holds it, it is asked for too
+    root = os.path.realpath(project_root(path))
+    known = [os.path.realpath(folder) for key, folder in entries if key == "library_paths"]
+    known += [os.path.realpath(os.path.expanduser(p)) for p in env_library_paths()]
+    for real in compiled:
+        if not within(real, root) and not any(within(real, folder) for folder in known):
+            found.append(("a linked template", real))
+    return tuple(dict.fromkeys(found))
 
 
 def reads_files(node: Any, library: Any) -> bool:
@@ -626,7 +638,7 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
     widened = project_widening(path, files, reading, granted)
     allow_read = tuple(getattr(settings, "run_allow_read", ()) or ())
     if not reading:  # nothing reads: the project's allow_read cannot take effect unasked (a re-plan is held to the plan)
-        project_folders = {folder for key, folder in project_widening(path, [], True) if key != "library_paths"}
+        project_folders = {folder for key, folder in project_widening(path, [], True) if key == "[run] allow_read"}
         allow_read = tuple(f for f in allow_read if os.path.normpath(f) not in project_folders)
     return Compiled(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     params=params, target=target, file_model=file_model, commands=commands,

@@ -172,7 +172,7 @@ def readable(prepared: Prepared) -> tuple[str, ...]:
     consent agreed to them: a preview asks nothing."""
     if prepared.agreed:
         return tuple(prepared.allow_read)
-    widened = {os.path.normpath(folder) for key, folder in prepared.widened if key != "library_paths"}
+    widened = {os.path.normpath(folder) for key, folder in prepared.widened if key == "[run] allow_read"}
     return tuple(f for f in prepared.allow_read if os.path.normpath(f) not in widened)
 
 
