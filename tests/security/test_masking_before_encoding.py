@@ -15,6 +15,17 @@ PEM = "-----BEGIN KEY-----\nMIIBOgIBAAJBAKj34GkxFhD9\n-----END KEY-----"
 QUOTED = 'hunter2"xyz\\q9'
 TABBED = "ab\\cdef\tghij"
 
+NOTES_FLOW = """<task type="sequential" name="flow">
+  <context_management><accumulate_data>true</accumulate_data></context_management>
+  <steps>
+    <task type="script" name="connect">
+      <command>printf 'conn ok %s\\n%s\\n' "$DB_PASSWORD" "$MY_API_KEY"</command>
+    </task>
+    <task name="say"><description>Say what the first step did</description></task>
+  </steps>
+</task>
+"""
+
 
 def run(capsys, *argv):
     code = main(list(argv))
@@ -65,6 +76,31 @@ def test_a_failing_test_never_shows_a_secret_with_a_line_break_a_backslash_or_a_
     assert "***" in junit
 
 
+def test_a_failing_test_of_a_json_output_never_shows_a_secret_escaped_twice(project, capsys, monkeypatch):
+    """A parsed JSON output is shown as JSON in repr form: a line break in the secret is `\\\\n` there,
+    which no masking of the text finds; the value is masked before either encoding."""
+    monkeypatch.setenv("MY_API_KEY", PEM)
+    (project / "lib.task.xml").write_text("""<library>
+  <task name="leak" type="script">
+    <description>Print the key as JSON</description>
+    <command>python3 -c 'import json, os; print(json.dumps({"key": os.environ["MY_API_KEY"]}))'</command>
+    <output_format type="json"/>
+  </task>
+</library>
+""", encoding="utf-8")
+    (project / "leak.test.xml").write_text(
+        "<tests>\n<test name=\"leaks\" task=\"leak\"><expect test='output == \"nope\"'/></test>\n</tests>\n",
+        encoding="utf-8")
+    code, out, err = run(capsys, "test", "--junit", "report.xml")
+    assert code == 1, out + err
+    assert """output: '{"key": "***"}'""" in out
+    junit = (project / "report.xml").read_text(encoding="utf-8")
+    code, report, err = run(capsys, "test", "--format", "json")
+    assert code == 1 and json.loads(report)["failed"] == 1, err
+    for text in (out, err, junit, report):
+        assert shows(text, PEM) == []
+
+
 def test_a_secret_that_is_a_json_key_or_number_leaves_run_json_valid(project, capsys, monkeypatch):
     monkeypatch.setenv("MY_TOKEN", "supersecretkey")
     monkeypatch.setenv("DB_PASSWORD", "1234567890")
@@ -87,16 +123,7 @@ def test_a_secret_that_is_a_json_key_or_number_leaves_run_json_valid(project, ca
 def test_the_notes_a_step_passes_on_are_masked_before_they_are_encoded(project, capsys, monkeypatch):
     monkeypatch.setenv("DB_PASSWORD", QUOTED)
     monkeypatch.setenv("MY_API_KEY", PEM)
-    (project / "flow.task.xml").write_text("""<task type="sequential" name="flow">
-  <context_management><accumulate_data>true</accumulate_data></context_management>
-  <steps>
-    <task type="script" name="connect">
-      <command>printf 'conn ok %s\\n%s\\n' "$DB_PASSWORD" "$MY_API_KEY"</command>
-    </task>
-    <task name="say"><description>Say what the first step did</description></task>
-  </steps>
-</task>
-""", encoding="utf-8")
+    (project / "flow.task.xml").write_text(NOTES_FLOW, encoding="utf-8")
     code, out, err = run(capsys, "run", "flow.task.xml", "--model", "taskdsl/echo", "--trace", "t.jsonl", "--json")
     assert code == 0, err
     json.loads(out)
@@ -136,3 +163,4 @@ def test_masking_a_structure_masks_keys_and_numbers_and_encodes_after():
     # a doubly escaped secret (JSON shown in repr form) is masked: the value is masked first
     assert redactor.repr(json.dumps({"k": PEM})) == repr(json.dumps({"k": "***"}))
     assert Redactor([PEM]).text(repr(json.dumps({"k": PEM}))) != repr(json.dumps({"k": "***"}))
+
