@@ -164,3 +164,19 @@ def test_masking_a_structure_masks_keys_and_numbers_and_encodes_after():
     assert redactor.repr(json.dumps({"k": PEM})) == repr(json.dumps({"k": "***"}))
     assert Redactor([PEM]).text(repr(json.dumps({"k": PEM}))) != repr(json.dumps({"k": "***"}))
 
+
+
+def test_the_json_escaped_and_python_quoted_forms_are_masked_in_text_as_a_second_net():
+    redactor = Redactor([QUOTED, PEM, TABBED])
+    for secret in (QUOTED, PEM, TABBED):
+        for encoded in (json.dumps(secret), json.dumps(secret, ensure_ascii=False), repr(secret)):
+            assert redactor.text(f"x {encoded} y") == f"x {encoded[0]}***{encoded[-1]} y"
+
+
+def test_an_input_shorter_than_eight_characters_is_not_a_secret(project, capsys):
+    (project / "t.task.xml").write_text("""<task type="script" name="t">
+  <inputs><input name="api_token"/></inputs>
+  <command>printf 'got %s\\n' "$TASKDSL_INPUT_API_TOKEN"</command>
+</task>
+""", encoding="utf-8")
+    assert run(capsys, "run", "t.task.xml", "--input", "api_token=short12")[:2] == (0, "got short12\n")
