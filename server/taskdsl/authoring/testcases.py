@@ -126,9 +126,14 @@ def planned_model(case: TestCase, override: str | None, fixture: str | None) -> 
 def preview(value: Any, limit: int = 200) -> str:
     """The output as a quoted literal whose every character shows: a line break is \\n, a tab \\t
     (never folded into a space: an expect's text and the output must differ where they do). A
-    parsed JSON output is shown as JSON."""
+    parsed JSON output is shown as JSON. Every secret is masked in the value before it is encoded or
+    escaped (taskdsl.support.redaction): a line break in a key shown as \\n would hide it from masking."""
+    from taskdsl.support.redaction import Redactor
+
+    redactor = Redactor()
+    value = redactor.mask(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+    return redactor.text(repr(text if len(text) <= limit else text[: limit - 1] + "…"))
 
 
 def written(test: str) -> str:

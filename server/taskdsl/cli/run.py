@@ -314,10 +314,10 @@ def run_command(args) -> int:
         if spans is not None:
             spans.close()
         if args.json:
-            print(masked_json({"error": e.to_json(), **progress.report()}))
-        print(masked(f"taskdsl run: {e}"), file=sys.stderr)
+            print(masked_json({"error": e.to_json(), **progress.report()}, inputs))
+        print(masked(f"taskdsl run: {e}", inputs), file=sys.stderr)
         if why := not_replanned(e):
-            print(masked(f"  not re-planned: {why}"), file=sys.stderr)
+            print(masked(f"  not re-planned: {why}", inputs), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
@@ -328,9 +328,9 @@ def run_command(args) -> int:
     if args.plan:
         return 0
     if args.json:
-        print(masked_json({**result.to_json(), **progress.report()}))
+        print(masked_json({**result.to_json(), **progress.report()}, inputs))
     else:
-        print(masked(result.content))
+        print(masked(result.content, inputs))
     return 0
 
 
@@ -396,19 +396,20 @@ def print_plan(prepared, default_model: str, model: str | None, cache: bool = Fa
     print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model, cache=cache, data=data))))
 
 
-def masked(text: str) -> str:
-    "What the command prints, with every secret value masked (taskdsl.support.redaction)."
+def masked(text: str, inputs: dict | None = None) -> str:
+    """What the command prints, with every secret value masked (taskdsl.support.redaction): the
+    environment's, and the value of each of the run's `inputs` named like a secret."""
     from taskdsl.support.redaction import Redactor
 
-    return Redactor().text(text)
+    return Redactor().with_inputs(inputs).text(text)
 
 
-def masked_json(value) -> str:
-    "value as indented JSON, secrets masked in its strings (before escaping) and in the text."
+def masked_json(value, inputs: dict | None = None) -> str:
+    """value as indented JSON, every secret masked in it before it is encoded (its strings, keys and
+    numbers: the JSON stays valid) and in the text."""
     from taskdsl.support.redaction import Redactor
 
-    redactor = Redactor()
-    return redactor.text(json.dumps(redactor.mask(value), ensure_ascii=False, indent=2, default=str))
+    return Redactor().with_inputs(inputs).json(value, ensure_ascii=False, indent=2, default=str)
 
 
 def main(argv=None) -> int:

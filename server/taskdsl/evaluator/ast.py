@@ -581,8 +581,11 @@ BOOKKEEPING_NOTES = {"model", "prompt_tokens", "completion_tokens", "context_lim
 CALL_NOTES = ("fallback_from", "cached", "retries")  # how a model call answered (evaluator/calls.py)
 
 
-def history_text(history: list[dict], fmt: str) -> str:
-    "What an accumulating sequential passes on: notes only, or content and notes."
+def history_text(history: list[dict], fmt: str, redactor: Redactor | None = None) -> str:
+    """What an accumulating sequential passes on: notes only, or content and notes. The notes are
+    JSON: every secret is masked in them before they are encoded (`redactor`), as JSON escaping would
+    hide a secret holding a quote, a backslash or a line break from masking the prompt later."""
+    redactor = redactor or Redactor(())
     lines = []
     for entry in history:
         notes = {k: v for k, v in entry["notes"].items() if k not in BOOKKEEPING_NOTES}
@@ -594,7 +597,7 @@ def history_text(history: list[dict], fmt: str) -> str:
         elif isinstance(entry["notes"], RunOnlyNotes):  # a dry step's: what the run writes here
             lines.append(f"{head} notes: {entry['notes'].marker}")
         elif notes:
-            lines.append(f"{head} notes: {json.dumps(notes, ensure_ascii=False, default=str)}")
+            lines.append(f"{head} notes: {redactor.json(notes, ensure_ascii=False, default=str)}")
     if any(isinstance(entry["notes"], RunOnlyNotes) for entry in history):  # a dry run's (dry.joined)
         return joined(lines, "\n")
     return "\n".join(lines)
@@ -609,7 +612,7 @@ class Sequential(TaskNode):
         history: list[dict] = []
         previous = ctx.previous
         for number, step in enumerate(self.steps, 1):
-            accumulated = history_text(history, settings.accumulation_format) if settings.accumulate_data else None
+            accumulated = history_text(history, settings.accumulation_format, ctx.run.redactor) if settings.accumulate_data else None
             step_ctx = ctx.at(f"steps[{number}]", previous=previous, accumulated=accumulated or None, inherited=context)
             try:
                 previous = await step.eval(scope, step_ctx)

@@ -23,7 +23,6 @@ every output is (taskdsl.support.redaction): a secret value never leaves the mac
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -127,7 +126,8 @@ class RunSpans:
         elif kind == "prompt":  # an atomic task's messages, built: only with content capture on
             stack = self.open.get(path)
             if stack and self.content:
-                self._set(stack[-1], input_attributes(str(event.get("system") or ""), str(event.get("user") or "")))
+                self._set(stack[-1], input_attributes(str(event.get("system") or ""), str(event.get("user") or ""),
+                                                           self.redactor))
         elif kind in ("end", "error"):
             stack = self.open.get(path)
             if not stack:
@@ -158,7 +158,7 @@ class RunSpans:
             if notes.get("cached"):
                 attributes["taskdsl.cached"] = True
             if self.content:
-                attributes["gen_ai.output.messages"] = json.dumps(
+                attributes["gen_ai.output.messages"] = self.redactor.json(  # masked before it is encoded
                     [{"role": "assistant", "parts": _text_parts(str(getattr(result, "content", "") or ""))}],
                     ensure_ascii=False)
             self._set(span, attributes)
@@ -176,13 +176,18 @@ def _text_parts(text: str) -> list[dict]:
     return [{"type": "text", "content": text}]
 
 
-def input_attributes(system: str, user: str) -> dict[str, str]:
+def input_attributes(system: str, user: str, redactor=None) -> dict[str, str]:
     """The prompt as the GenAI conventions record it: `gen_ai.system_instructions` (the system
-    prompt's parts, when there is one) and `gen_ai.input.messages` (the user message), JSON text."""
-    attributes = {"gen_ai.input.messages": json.dumps([{"role": "user", "parts": _text_parts(user)}],
-                                                      ensure_ascii=False)}
+    prompt's parts, when there is one) and `gen_ai.input.messages` (the user message), JSON text;
+    every secret masked in the parts before they are encoded (`redactor`)."""
+    if redactor is None:
+        from taskdsl.support.redaction import Redactor
+
+        redactor = Redactor(())
+    attributes = {"gen_ai.input.messages": redactor.json([{"role": "user", "parts": _text_parts(user)}],
+                                                         ensure_ascii=False)}
     if system:
-        attributes["gen_ai.system_instructions"] = json.dumps(_text_parts(system), ensure_ascii=False)
+        attributes["gen_ai.system_instructions"] = redactor.json(_text_parts(system), ensure_ascii=False)
     return attributes
 
 

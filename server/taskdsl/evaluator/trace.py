@@ -15,8 +15,8 @@ _NOT_SECRET = {"tokens", "prompt_tokens", "completion_tokens", "max_tokens"}
 def redact(value, redactor: Redactor):
     "value with secret values masked, and the values of secret-named fields too."
     if isinstance(value, dict):
-        return {k: MASK if SECRET_NAME.search(str(k)) and str(k) not in _NOT_SECRET else redact(v, redactor)
-                for k, v in value.items()}
+        return {redactor.key(k): MASK if SECRET_NAME.search(str(k)) and str(k) not in _NOT_SECRET
+                else redact(v, redactor) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact(v, redactor) for v in value]
     return redactor.mask(value)
@@ -34,8 +34,9 @@ class Trace:
         if self._file is None:
             return
         record = {"time": round(time.time(), 3), **record}
-        line = json.dumps(redact(record, self.redactor), default=str, ensure_ascii=False)
-        self._file.write(self.redactor.text(line) + "\n")  # what default=str made of other objects too
+        # masked before it is encoded (keys, numbers and strings), and the text again: what default=str made
+        line = self.redactor.text(json.dumps(redact(record, self.redactor), default=str, ensure_ascii=False))
+        self._file.write(line + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import json
 import logging
 import os
 import re
@@ -57,6 +58,9 @@ def encodings(secret: str) -> set[str]:
     # percent-encoded as urllib.parse.quote and quote_plus write it (`+` for a space, `/` kept or not); the
     # pattern takes each `%XX` in either case (`%2f`, as other encoders write it), see _atoms
     forms = {secret[::-1], quote(data, safe=""), quote(data), quote_plus(data), quote_plus(data, safe="/")}
+    # escaped inside a JSON string or a Python literal (a secret holding `"`, `\\`, a tab or a line break
+    # that some other encoder wrote): the second net behind masking each value before it is encoded
+    forms |= {json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1], repr(secret)[1:-1]}
     for shift in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             text = encode(b"\0" * shift + data).decode("ascii")
@@ -102,6 +106,13 @@ class Redactor:
         self.secrets = tuple(secrets) if secrets is not None else secret_values(extra=extra)
         self._pattern = _compiled(self.secrets) if self.secrets else None
 
+    def with_inputs(self, inputs: dict | None) -> "Redactor":
+        """This redactor, also masking the value given for each input whose name looks like a secret
+        (`--input api_token=…`, a password column of a batch): a secret of that run."""
+        named = {k: v for k, v in (inputs or {}).items() if isinstance(k, str) and isinstance(v, str)}
+        secrets = secret_values(named, extra=self.secrets)
+        return self if set(secrets) == set(self.secrets) else Redactor(secrets)
+
     def text(self, value: str) -> str:
         """value with every secret (and each encoded form) replaced by ***: as written, and with the line
         breaks, carriage returns and terminal escapes between its characters taken out."""
@@ -138,15 +149,37 @@ class Redactor:
         return "".join(out) + value[done:]
 
     def mask(self, value: Any) -> Any:
+        """value with every secret masked before anything encodes it: strings, and the keys and values
+        of dicts and lists at any depth (copied); a key or a number that shows a secret becomes the
+        string "***", so JSON made of the result stays valid and shows no secret."""
         if self._pattern is None:
             return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.mask(v) for k, v in value.items()}
+            return {self.key(k): self.mask(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.mask(v) for v in value]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value if self.text(str(value)) == str(value) else MASK
         return value
+
+    def key(self, key: Any) -> Any:
+        "A dict's key masked: a string as text, a number that shows a secret as the string \"***\"."
+        if isinstance(key, str):
+            return self.text(key)
+        if isinstance(key, (int, float)) and not isinstance(key, bool) and self.text(str(key)) != str(key):
+            return MASK
+        return key
+
+    def json(self, value: Any, **options: Any) -> str:
+        """value as JSON (json.dumps options), every secret masked in it before it is encoded (mask),
+        and the text masked again as a second net (what `default=` made of other objects)."""
+        return self.text(json.dumps(self.mask(value), **options))
+
+    def repr(self, value: Any) -> str:
+        "value in repr form (escapes shown), every secret masked before it is escaped."
+        return self.text(repr(self.mask(value)))
 
 
 def open_private(path: str):
