@@ -132,8 +132,9 @@ def test_an_existing_trace_file_becomes_owner_only(tmp_path, capsys):
 # ---------------------------------------------------------------- memory
 
 def test_memory_never_reads_an_index_entry_that_leads_out_of_the_project(tmp_path, capsys, monkeypatch):
-    """A hand-edited index naming a link out of the project (or a path outside it): the entry is
-    refused and noted, its contents never reach the prompt, the trace or the result."""
+    """A hand-edited index naming a link out of the project (or a path outside it): the index does
+    not check (TD908 at each entry), so no run starts and its contents never reach a prompt,
+    the trace or the output."""
     monkeypatch.setenv("MY_API_KEY", SECRET)
     root = tmp_path / "project"
     root.mkdir()
@@ -149,10 +150,12 @@ def test_memory_never_reads_an_index_entry_that_leads_out_of_the_project(tmp_pat
         </task>""")
     trace = tmp_path / "trace.jsonl"
     code, out, err = run([path, "--model", "taskdsl/echo", "--trace", str(trace), "--json"], capsys)
-    assert code == 0, err
-    memory = json.loads(out)["notes"]["memory"]
-    assert memory["matches"] == []  # the entry outside is dropped when the index is read; the link too
-    assert "PRIVATE" not in trace.read_text() and "PRIVATE" not in out and SECRET not in trace.read_text()
+    assert code == 2
+    index = root / ".taskdsl" / "memory.json"
+    assert [line.split(" error ")[0] for line in err.splitlines() if " error TD908 " in line] == [
+        f"{index}:1:2:", f"{index}:1:34:"]
+    assert json.loads(out)["error"]["reason"] == "template_errors"
+    assert "PRIVATE" not in out and "PRIVATE" not in err and not trace.exists()
 
 
 def test_the_editor_setting_allows_a_folder_for_the_checker_too(project):
