@@ -220,13 +220,15 @@ def test_fix_applies_safe_fixes_and_keeps_everything_else_byte_for_byte(workdir,
 
 
 def test_fix_leaves_a_file_without_fixes_untouched(workdir, capsys):
-    path = write(workdir / "broken.task.xml", BROKEN)
+    # no fix: an attribute nothing is close to, a misspelt element beside the one it means
+    unfixable = BROKEN.replace('typ="atomic"', 'zq="atomic"')
+    path = write(workdir / "broken.task.xml", unfixable)
     before = path.stat().st_mtime_ns
     code, out, _ = run(capsys, "check", "--fix", "broken.task.xml")
     assert code == 1
-    assert "fixed" not in out
+    assert "fixed" not in out and "error TD103" in out
     assert path.stat().st_mtime_ns == before
-    assert path.read_text() == BROKEN
+    assert path.read_text() == unfixable
 
 
 def test_fix_keeps_a_byte_order_mark(workdir, capsys):
