@@ -283,3 +283,84 @@ def test_the_docs_name_every_variable_and_wrapper_the_checker_knows():
     wrappers = "env sudo doas command exec builtin nohup setsid time nice ionice chrt taskset stdbuf timeout flock".split()
     assert [name for name in wrappers if shell.PROGRAMS[name].command_at is None] == []
     assert all(f"`{name}`" in text for name in wrappers)
+
+
+# ---------------------------------------------------------------- the third review
+
+@pytest.mark.parametrize("command, shown", [
+    ("/bin/[s]h -c {{x}}", "/bin/[s]h"),
+    ("/bin/da?h -c {{x}}", "/bin/da?h"),
+    ("timeout 5 /bin/[d]ash -c {{x}}", "/bin/[d]ash"),
+])
+def test_a_program_named_by_a_pattern_fails_closed(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is an argument of a program named at run time (`{shown}`)")
+
+
+@pytest.mark.parametrize("command, program", [
+    # a version suffix or another name of a program in the table
+    ("python3.11 -c {{x}}", "python"),
+    ("python3.11 -m timeit {{x}}", "python -m timeit"),
+    ("perl5.36.0 -e {{x}}", "perl"),
+    ("nodejs -e {{x}}", "node"),
+    ("printf '%s' {{x}} | python3.11", "python"),
+    # wrappers whose options take a separate value, and wrappers the table did not know
+    ('stdbuf --output L sh -c "echo {{x}}"', "sh"),
+    ('unshare -w /tmp sh -c "echo {{x}}"', "sh"),
+    ('setpriv --reuid 0 sh -c "echo {{x}}"', "sh"),
+    ('setarch x86_64 sh -c "echo {{x}}"', "sh"),
+    ('ssh-agent sh -c "echo {{x}}"', "sh"),
+    ('fakeroot sh -c "echo {{x}}"', "sh"),
+    ('valgrind -q sh -c "echo {{x}}"', "sh"),
+    ("capsh -- -c {{x}}", "capsh"),
+    ("tmux -L a new-session -d {{x}}", "tmux"),
+    # a script read from standard input in any spelling
+    ("printf '%s' {{x}} | awk -f /dev/stdin", "awk"),
+    ("printf '%s\\n' {{x}} | sed -n -f /dev/stdin f", "sed"),
+    ("printf '%s\\n' {{x}} | make -f -", "make"),
+    ("printf '%s' {{x}} | sh /dev//stdin", "sh"),
+    ("printf '%s' {{x}} | bash /dev/std[i]n", "bash"),
+    ("printf '%s' {{x}} | perl /dev/std[i]n", "perl"),
+    ("printf '%s' {{x}} | sh /proc/thread-self/fd/0", "sh"),
+    # editors read their commands from standard input
+    ("printf '%s\\n' {{x}} | vim -es -u NONE", "vim"),
+    ("printf '%s\\n' {{x}} | ex -s -u NONE", "vim"),
+    ("printf '%s\\n' {{x}} | ed -s", "ed"),
+    ("npx -c {{x}}", "npx"),
+])
+def test_third_review_a_program_parses_the_value_again(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803",
+            f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, name", [
+    ("TAR_OPTIONS={{x}} tar cf /dev/null .", "TAR_OPTIONS"),
+    ("export TAR_OPTIONS={{x}}; tar cf /dev/null .", "TAR_OPTIONS"),
+    ("MAKEFLAGS={{x}} make -f mk", "MAKEFLAGS"),
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.zz GIT_CONFIG_VALUE_0={{x}} git zz", "GIT_CONFIG_VALUE_0"),
+    ("GIT_SEQUENCE_EDITOR={{x}} git rebase -i HEAD~1", "GIT_SEQUENCE_EDITOR"),
+    ("env \"BASH_FUNC_echo%%={{x}}\" bash -c 'echo hi'", "BASH_FUNC_echo%%"),
+])
+def test_third_review_a_variable_family_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code")
+
+
+@pytest.mark.parametrize("command, value", [
+    ("ex -s -u NONE {{x}} -c q", "+!touch marker"),
+    ("npx {{x}}", "--call=touch marker"),
+])
+def test_third_review_option_position_of_an_editor_or_npx_is_an_error(tmp_path, capsys, monkeypatch, command,
+                                                                         value):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '[%s]' {{x}} > out",
+    "printf '%s' {{x}} | sed -n -f prog.sed > out",
+    "[ {{x}} = a ] || printf '[%s]' {{x}} > out",
+])
+def test_third_review_harmless_commands_still_run(tmp_path, capsys, monkeypatch, command):
+    (tmp_path / "prog.sed").write_text("p\n")
+    out = ran(tmp_path, capsys, monkeypatch, command, "x; touch marker #")
+    assert "x; touch marker #" in out

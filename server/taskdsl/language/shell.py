@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -81,7 +82,7 @@ WHERE = {
 #: an option that runs a command, shown in TD805's message
 EXAMPLES = {"tar": "--to-command=…", "env": "-S …", "find": "-exec …", "xargs": "-I… sh -c", "git": "--upload-pack=…",
             "ssh": "-oProxyCommand=…", "scp": "-S …", "sftp": "-S …", "rsync": "--rsh=…", "zip": "--unzip-command=…",
-            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…",
+            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…", "npx": "--call=…", "vim": "+!…",
             "wget": "--use-askpass=…", "sed": "--expression=…e", "perl": "-e…", "python": "-c…", "python3": "-c…",
             "awk": "--source=…", "gawk": "--source=…", "node": "--eval=…", "ruby": "-e…", "php": "-r…"}
 
@@ -205,8 +206,31 @@ def unsafe_message(site: Site) -> str:
 
 
 def _named_at_run_time(program: str) -> bool:
-    """program is shown as written because the command names it with an expansion ("$SHELL", {{…}})."""
-    return any(c in program for c in "$`\"'{")
+    """program is shown as written because the command names it with an expansion ("$SHELL", {{…}}) or a
+    pattern (/bin/[s]h)."""
+    return any(c in program for c in "$`\"'{") or _globbed(program)
+
+
+def _globbed(word: str) -> bool:
+    """A command word holding pattern characters: the shell names the program by matching files (fail closed)."""
+    return word not in ("[", "[[") and any(c in word for c in "[?*")
+
+
+#: other names of a program in the table
+ALIASES = {"nodejs": "node", "ex": "vim", "view": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim"}
+
+
+def _program_name(word: str) -> str:
+    """The table's name for the program a command word names: its file name, without a version suffix
+    (python3.11, perl5.36.0, lua-5.4 → python, perl, lua) unless the table lists it as written."""
+    name = os.path.basename(word)
+    if name in PROGRAMS or name in OPTION_PROGRAMS or name in SEDS:
+        return name
+    name = ALIASES.get(name, name)
+    stripped = re.sub(r"[-_.]?[0-9][0-9.]*$", "", name)
+    if stripped and stripped != name and (stripped in PROGRAMS or stripped in OPTION_PROGRAMS or stripped in SEDS):
+        return stripped
+    return name
 
 
 def option_message(site: Site) -> str:
@@ -615,7 +639,7 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
         if holder.child_by_field_name("name").type != "variable_name":
             return Site(ph, "arithmetic")
         name = tree.source(holder.child_by_field_name("name"))
-        if name in CODE_VARIABLES:
+        if _code_variable(name):
             return Site(ph, "reparse", f"what reads ${name}")
         declaration = holder.parent
         if declaration is not None and declaration.type == "declaration_command":
@@ -895,10 +919,9 @@ PROGRAMS = {
     "sort": _p(args="kotST", long_code="--compress-program", exec_options=True),
     "man": _p(args="CMS", code="Pp", long_code="--pager --preprocessor --html", exec_options=True),
     "tcpdump": _p(args="BcCEFGiMmrsTVwWyZ", code="z", exec_options=True),
-    "make": _p(args="CfIjlow", long_code="--eval", exec_options=True),
+    "make": _p(args="CfIjlow", long_args="--file --makefile", long_code="--eval", exec_options=True,
+               script_args="-f --file --makefile"),
     "wget": _p(args="OoaPeU", long_code="--use-askpass --execute", exec_options=True),
-    "vim": _p(code="cS", long_code="--cmd", exec_options=True), "vi": _p(code="cS", long_code="--cmd", exec_options=True),
-    "nvim": _p(code="cS", long_code="--cmd", exec_options=True),
     "emacs": _p(long_code="--eval", exec_options=True),
     "env": _p(args="uC", long_args="--unset --chdir", code="S", long_code="--split-string", command_at=0, gnu=False,
               exec_options=True, assigns=True),
@@ -909,7 +932,7 @@ PROGRAMS = {
     "builtin": _p(command_at=0, gnu=False), "nohup": _p(command_at=0, gnu=False),
     "setsid": _p(command_at=0, gnu=False), "time": _p(args="fo", command_at=0, gnu=False),
     "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False),
-    "stdbuf": _p(args="ioe", command_at=0, gnu=False),
+    "stdbuf": _p(args="ioe", long_args="--input --output --error", command_at=0, gnu=False),
     "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
     "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
     "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
@@ -919,8 +942,23 @@ PROGRAMS = {
     "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False),
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False), "busybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
-    "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="S", command_at=0, gnu=False),
-    "setpriv": _p(command_at=0, gnu=False), "prlimit": _p(args="p", command_at=0, gnu=False),
+    "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="SGRwC", long_args="--setuid --setgid --root "
+    "--wd --propagation --map-user --map-group --map-users --map-groups --setgroups --load-interp", command_at=0,
+    gnu=False),
+    "setpriv": _p(long_args="--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps --ambient-caps "
+                  "--bounding-set --securebits --selinux-label --apparmor-profile --landlock-access --landlock-rule "
+                  "--pdeathsig --ptracer --rlimit", command_at=0, gnu=False),
+    "setarch": _p(long_args="--uname-2.6", command_at=1, gnu=False), "linux32": _p(command_at=0, gnu=False),
+    "linux64": _p(command_at=0, gnu=False), "ssh-agent": _p(args="aEPtO", command_at=0, gnu=False),
+    "fakeroot": _p(args="lisb", long_args="--lib --faked", command_at=0, gnu=False),
+    "valgrind": _p(command_at=0, gnu=False), "catchsegv": _p(command_at=0, gnu=False),
+    "capsh": _p(command_at=None, all_code=True, gnu=False, exec_options=True),
+    "tmux": _p(args="LSfcT", code="c", all_code=True, exec_options=True),
+    "screen": _p(args="cdDrRSpeLhlmstTUx", all_code=True, exec_options=True),
+    "npx": _p(args="p", long_args="--package", code="c", long_code="--call", gnu=False, exec_options=True),
+    **{name: _p(args="uUiTtqWwdr", code="cS", long_code="--cmd", stdin=True, stdin_always=True, exec_options=True)
+       for name in "vim vi nvim".split()},
+    "ed": _p(args="p", stdin=True, stdin_always=True), "red": _p(args="p", stdin=True, stdin_always=True), "prlimit": _p(args="p", command_at=0, gnu=False),
     "systemd-run": _p(args="uMpEH", command_at=0, gnu=False), "firejail": _p(command_at=0, gnu=False),
     "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
@@ -942,14 +980,38 @@ SHELLS = frozenset(name for name, spec in PROGRAMS.items() if spec is _SHELL)
 SHELL_CODE = frozenset("su runuser sg script flock".split())
 #: python modules that run their arguments as code (python -m timeit CODE, python -m pdb -c CMD)
 CODE_MODULES = frozenset("timeit pdb cProfile profile trace code".split())
-#: a script operand that is the program's own standard input
+#: a script operand that is the program's own standard input (and see _names_stdin: any spelling of it)
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _names_stdin(path: str | None) -> bool:
+    """A script path that may be the program's standard input in any spelling: -, /dev/stdin, /dev//stdin,
+    ../dev/stdin, any /dev/fd/N or /proc/…/fd/N (a descriptor may be a copy of it), a pattern (/dev/std[i]n)
+    (fail closed); a path given at run time (None) too."""
+    if path is None or path == "-" or _globbed(path):
+        return True
+    norm = re.sub(r"/+", "/", path)
+    return norm.rstrip("/").endswith(("/stdin", "dev/stdin")) or "/fd/" in norm or norm.endswith("/fd") or \
+        norm.startswith("/proc/")
 #: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
 #: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd)
 CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
     LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
     GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
     PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER""".split())
+#: families of variables read as code: GIT_CONFIG_KEY_0/VALUE_0 (any git setting), BASH_FUNC_f%% (a function
+#: bash imports), *EDITOR and *PAGER (run by git, less, man, …), TAR_OPTIONS, MAKEFLAGS and MFLAGS (options, among
+#: them --to-command and --eval)
+CODE_VARIABLE_PREFIXES = ("GIT_CONFIG", "BASH_FUNC_")
+CODE_VARIABLE_SUFFIXES = ("EDITOR", "PAGER", "_OPTIONS", "FLAGS", "_COMMAND", "_CMD", "ASKPASS")
+
+
+def _code_variable(name: str) -> bool:
+    """A variable a shell or a program reads as code: listed, of a family, or not a plain name (env 'f%%=…')."""
+    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or \
+        name.endswith(CODE_VARIABLE_SUFFIXES) or not name.replace("_", "").isalnum() or not name.isascii()
+
+
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
 SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
     Rscript julia bun""".split())
@@ -1034,10 +1096,10 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
     program does with it; whether the program runs its standard input as code; the program's name."""
     n = len(literals)
     verdicts = [None] * n
-    if literals[0] is None:  # a command name chosen at run time ("$SHELL" -c …): fail closed
+    if literals[0] is None or _globbed(literals[0]):  # named at run time ("$SHELL" -c …, /bin/[s]h): fail closed
         shown = "{{…}}" if SUB_PREFIX in sources[0] else sources[0]
         return [None] + [("reparse", shown, None)] * (n - 1), True, shown
-    program = os.path.basename(literals[0])
+    program = _program_name(literals[0])
     spec = PROGRAMS.get(program)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
@@ -1056,6 +1118,7 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                                                                               *prefixes[2:]]
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
     code = ("reparse", program, None)
+    script_files = []  # awk -f FILE, make -f FILE: where the program reads its code
     while i < n:
         lit, pre = literals[i], prefixes[i]
         if open_ and lit == "--":
@@ -1075,8 +1138,12 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                     if is_code and lit is None:
                         verdicts[i] = code
                     code_given |= is_code or head in spec.script_args
+                    if head in spec.script_args:
+                        script_files.append(lit.split("=", 1)[1] if lit is not None else None)
                 elif head in spec.long_code | spec.long_args:
                     code_given |= is_code or head in spec.script_args
+                    if head in spec.script_args:
+                        script_files.append(literals[i + 1] if i + 1 < n else "")
                     if i + 1 < n and is_code:
                         verdicts[i + 1] = _setting(program, prefixes[i + 1], literals[i + 1]) or code
                     i += 1
@@ -1101,6 +1168,11 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                     break
                 if ch in spec.args:
                     code_given |= f"-{ch}" in spec.script_args
+                    if f"-{ch}" in spec.script_args:
+                        if letters[j + 1:]:
+                            script_files.append(letters[j + 1:] if lit is not None else None)
+                        else:
+                            script_files.append(literals[i + 1] if i + 1 < n else "")
                     if not rest:
                         i += 1
                     if ch in spec.stops:
@@ -1123,8 +1195,8 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             continue
         # an operand
         if spec.assigns and spec.command_at is not None and operands == spec.command_at and "=" in pre and \
-                pre.split("=", 1)[0].replace("_", "").isalnum():
-            if lit is None and pre.split("=", 1)[0] in CODE_VARIABLES:
+                pre.split("=", 1)[0]:  # env NAME=VALUE, whatever the name (env 'BASH_FUNC_f%%=…')
+            if lit is None and _code_variable(pre.split("=", 1)[0]):
                 verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
             i += 1  # env NAME=VALUE …
             continue
@@ -1154,8 +1226,10 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
         i += 1
     if program == "xargs":  # no command: echo
         return verdicts, False, program
+    if any(_names_stdin(f) for f in script_files):  # awk -f /dev/stdin, make -f -
+        return verdicts, True, program
     stdin = spec.stdin and not code_flag and not code_given and (
-        operands == 0 or first_operand in STDIN_FILES or stdin_flag or spec.code_from is not None or spec.stdin_always)
+        operands == 0 or _names_stdin(first_operand) or stdin_flag or spec.code_from is not None or spec.stdin_always)
     if not stdin and code_given and program in SHELL_CODE:  # su -c sh, script -c 'cat | sh': the code reads it
         stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
                     if verdicts[k] is not None and verdicts[k][0] == "reparse")
@@ -1247,8 +1321,7 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
                 verdicts[k + 1] = ("name", program, None)
         return False
     if program in SEDS:
-        _sed(literals, prefixes, verdicts, option_kind)
-        return False
+        return _sed(literals, prefixes, verdicts, option_kind)
     if program == "find":
         i = 1
         while i < n:
@@ -1276,7 +1349,7 @@ def _sed(literals, prefixes, verdicts, option_kind):
     """A value in sed's script (after -e/--expression, or its first operand when no -e or -f is given): GNU
     sed runs shell commands from a script (the e command, the e flag of s)."""
     code = ("reparse", "sed", None)
-    scripts, operand, ended = False, None, False
+    scripts, operand, ended, reads_stdin = False, None, False, False
     i, n = 1, len(literals)
     while i < n:
         text, pre = literals[i], prefixes[i]
@@ -1312,6 +1385,9 @@ def _sed(literals, prefixes, verdicts, option_kind):
             scripts = True
         if text in ("-f", "--file") or text.startswith(("--file=", "-f")):
             scripts = True
+            script = (literals[i + 1] if i + 1 < n else "") if text in ("-f", "--file") else (
+                text.split("=", 1)[1] if text.startswith("--file=") else text[2:])
+            reads_stdin |= _names_stdin(script)  # sed -f /dev/stdin: its script from its standard input
         if text in SED_ARG_OPTIONS:
             i += 2
             continue
@@ -1320,6 +1396,7 @@ def _sed(literals, prefixes, verdicts, option_kind):
         i += 1
     if not scripts and operand is not None:
         verdicts[operand] = code
+    return reads_stdin
 
 
 def _positional_fix(tree, words, script_index, command, placeholders, spans) -> tuple:
