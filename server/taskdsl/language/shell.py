@@ -145,6 +145,10 @@ PROBLEMS = {
                "delimiter alone on its line",
     "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
               "remove it from a command with a {{…}}",
+    "heredoc_continuation": "a line continuation (\\ at the end of a line) in a command with a here-document whose "
+                            "delimiter is unquoted: the shell joins the document's lines before it looks for the end line, so the document "
+                            "may end elsewhere than the checker's grammar ends it; in a command with a {{…}}, quote "
+                            "the delimiter (<<'EOF') or end no line of the document with \\",
     "continuation": "a line continuation (\\ at the end of a line) joins two parts of a word here, which the "
                     "checker's grammar reads as two words: in a command with a {{…}}, end a line with \\ only "
                     "after a blank",
@@ -391,21 +395,35 @@ def _joins(tree: _Tree) -> tuple[int, int, str] | None:
     comment or a quoted here-document the backslash is text."""
     text = tree.text
     at = text.find("\\\n")
+    unquoted_heredoc = at >= 0 and "<<" in text and _has_unquoted_heredoc(tree)
     while at >= 0:
         run = at
         while run > 0 and text[run - 1] == "\\":
             run -= 1
-        if (at - run) % 2 == 0 and run > 0 and text[run - 1] not in " \t\n":
+        if (at - run) % 2 == 0:
             node = tree.at(at, at + 1)
-            quoted = False
+            quoted, heredoc = False, False
             while node is not None and not quoted:
                 quoted = node.type in ("raw_string", "comment") or (
                     node.type == "heredoc_body" and _landing_quoted(tree, node))
+                heredoc |= unquoted_heredoc or node.type in ("heredoc_body", "heredoc_redirect")
                 node = node.parent
-            if not quoted:
-                return at, at + 2, "continuation"
+            # in an unquoted here-document the shell joins the lines before it looks for the end line: any
+            # continuation there may move where the document ends (fail closed)
+            if not quoted and (heredoc or (run > 0 and text[run - 1] not in " \t\n")):
+                return at, at + 2, "heredoc_continuation" if heredoc else "continuation"
         at = text.find("\\\n", at + 1)
     return None
+
+
+def _has_unquoted_heredoc(tree: _Tree) -> bool:
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_start" and not any(q in tree.source(node) for q in "'\"\\"):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _heredoc_disagrees(tree: _Tree, redirect) -> bool:
