@@ -384,3 +384,30 @@ def test_a_continuation_in_a_quoted_here_document_is_text(tmp_path, capsys, monk
     out = ran(tmp_path, capsys, monkeypatch, "cat > out <<'EOF'\na \\\nEOF\nprintf '[%s]' {{x}} >> out",
               "x; touch marker #")
     assert out == "a \\\n[x; touch marker #]"
+
+
+@pytest.mark.parametrize("command, program", [
+    ("cat <<EOF | (sh)\n{{x}}\nEOF", "sh"),
+    ("cat <<EOF | { sh; }\n{{x}}\nEOF", "sh"),
+    ("cat <<EOF | if true; then sh; fi\n{{x}}\nEOF", "sh"),
+    ("{ sh; } <<EOF\n{{x}}\nEOF", "sh"),
+    ("( sh ) <<EOF\n{{x}}\nEOF", "sh"),
+    ("exec <<EOF\n{{x}}\nEOF\nsh", "sh"),
+    ("exec 3<<EOF\n{{x}}\nEOF\nsh <&3", "sh"),
+    ("sh /dev/fd/3 3<<EOF\n{{x}}\nEOF", "sh"),
+    ('while read -r l; do sh -c "$l"; done <<EOF\n{{x}}\nEOF', "sh"),
+])
+def test_a_here_document_into_a_compound_an_exec_or_a_descriptor_is_td803(tmp_path, capsys, monkeypatch, command,
+                                                                          program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+def test_a_descriptor_number_the_grammar_reads_as_a_word_is_td804(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} | sh 0<&0", "touch marker", "TD804",
+            "a descriptor number written right before a redirection")
+
+
+def test_a_here_document_read_as_data_in_a_loop_still_runs(tmp_path, capsys, monkeypatch):
+    out = ran(tmp_path, capsys, monkeypatch, 'while read -r l; do printf "[%s]" "$l"; done > out <<EOF\n{{x}}\nEOF',
+              "x; touch marker #")
+    assert out == "[x; touch marker #]"

@@ -145,6 +145,9 @@ PROBLEMS = {
                "delimiter alone on its line",
     "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
               "remove it from a command with a {{…}}",
+    "descriptor": "a descriptor number written right before a redirection (sh 0<&0) is a word to the checker's "
+                  "grammar and a descriptor to the shell: in a command with a {{…}}, write the redirection after a "
+                  "blank-separated word or drop the number where it is the default",
     "heredoc_continuation": "a line continuation (\\ at the end of a line) in a command with a here-document whose "
                             "delimiter is unquoted: the shell joins the document's lines before it looks for the end line, so the document "
                             "may end elsewhere than the checker's grammar ends it; in a command with a {{…}}, quote "
@@ -383,6 +386,10 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
+        if placeholders and node.type in ("number", "word") and node.parent is not None and \
+                node.parent.type == "command" and tree.source(node).isdigit() and \
+                tree.text[tree.span(node)[1]:tree.span(node)[1] + 1] in ("<", ">"):
+            return (*tree.span(node), "descriptor")
         if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
             return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
@@ -598,12 +605,9 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
     parent = node.parent
     if parent.type == "heredoc_body":
         redirect = parent.parent
-        for part in redirect.named_children:  # cat <<EOF | sh: the grammar hangs the pipe on the redirect
-            if part.type == "pipeline":
-                for body in part.named_children:
-                    info = _command_info(tree, body) if body.type == "command" else None
-                    if info is not None and info.stdin:
-                        return Site(ph, "reparse", info.program)
+        runner = _fed_runner(tree, redirect)
+        if runner:
+            return Site(ph, "reparse", runner)
         return _flow(tree, Site(ph, "heredoc"), redirect.parent, None, command, placeholders, spans)
     if parent.type != "string" or tree.text[tree.span(parent)[0]] != '"':
         return Site(ph, "unparsed")
@@ -644,6 +648,9 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if kind == "command_name":
         return _flow(tree, site, holder.parent, None, command, placeholders, spans)
     if kind == "herestring_redirect":
+        runner = _fed_runner(tree, holder)
+        if runner:
+            return Site(ph, "reparse", runner)
         statement = holder.parent
         if statement is not None and statement.type == "redirected_statement":
             statement = statement.child_by_field_name("body")
@@ -795,6 +802,51 @@ def _readers_after(tree, pipeline) -> dict:
             later = _reader_in(tree, part) or later
         cache[pipeline.id] = found
     return cache[pipeline.id]
+
+
+def _fed_runner(tree, redirect) -> str | None:
+    """A here-document or here-string is standard input (or a descriptor) of what its statement runs: a
+    compound command, a pipe into one (cat <<EOF | { sh; }), a loop (while read l; do sh -c "$l"; done <<EOF),
+    a descriptor a later command reads (sh /dev/fd/3 3<<EOF). Fail closed: a program anywhere in the statement
+    holding the redirect that runs its standard input, or a value not written in the command, as code; after
+    `exec <<EOF` (standard input or a descriptor of the whole script from here on) anywhere in the command."""
+    top = redirect
+    while top.parent is not None and top.parent.type != "program":
+        top = top.parent
+    runner = _runner_in(tree, top)
+    if runner is None and _exec_redirect(tree, redirect):
+        runner = _runner_in(tree, tree.root)
+    return runner
+
+
+def _exec_redirect(tree, redirect) -> bool:
+    statement = redirect.parent
+    body = statement.child_by_field_name("body") if statement is not None and \
+        statement.type == "redirected_statement" else None
+    if body is None or body.type != "command":
+        return False
+    info = _command_info(tree, body)
+    return info is not None and info.program == "exec" and len(info.words) == 1
+
+
+def _runner_in(tree, node) -> str | None:
+    """A program in node (at any depth) that runs its standard input as code, or a word it does not see written
+    (sh -c "$l", eval "$l") as code (computed once per node)."""
+    cache = tree.cache.setdefault("runner", {})
+    if node.id in cache:
+        return cache[node.id]
+    found, stack = None, [node]
+    while stack and found is None:
+        part = stack.pop()
+        if part.type == "command":
+            info = _command_info(tree, part)
+            if info is not None and (info.stdin or any(
+                    v is not None and v[0] == "reparse" and _literal(tree, w) is None
+                    for w, v in zip(info.words, info.verdicts))):
+                found = info.program or "sh"
+        stack.extend(part.named_children)
+    cache[node.id] = found
+    return found
 
 
 def _reader_in(tree, node) -> str | None:
