@@ -411,3 +411,22 @@ def test_a_here_document_read_as_data_in_a_loop_still_runs(tmp_path, capsys, mon
     out = ran(tmp_path, capsys, monkeypatch, 'while read -r l; do printf "[%s]" "$l"; done > out <<EOF\n{{x}}\nEOF',
               "x; touch marker #")
     assert out == "[x; touch marker #]"
+
+
+@pytest.mark.parametrize("command", [
+    "git rebase -x {{x}} HEAD~1",
+    "git rebase --exec={{x}} HEAD~1",
+    "git grep --open-files-in-pager={{x}} hello",
+    "git grep -O{{x}} hello",
+])
+def test_a_git_subcommand_option_that_runs_a_command_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`git` parses again as code")
+
+
+@pytest.mark.parametrize("command, value", [
+    ("git grep -i {{x}} hello", "--open-files-in-pager=touch marker"),
+    ("git log -p {{x}}", "--output=marker"),
+])
+def test_a_value_after_a_git_flag_that_takes_no_argument_is_in_option_position(tmp_path, capsys, monkeypatch,
+                                                                                 command, value):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")

@@ -1102,6 +1102,15 @@ STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
 #: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
 SSH_DATA_SETTINGS = frozenset("""connecttimeout port user identityfile stricthostkeychecking userknownhostsfile
     batchmode serveraliveinterval serveralivecountmax loglevel compression hostname""".split())
+#: git subcommands' options whose value is a command (git rebase -x CMD, git grep -O CMD)
+GIT_SUBCOMMAND_CODE = {"rebase": frozenset({"-x", "--exec"}), "grep": frozenset({"-O", "--open-files-in-pager"}),
+                       "difftool": frozenset({"-x", "--extcmd"}), "bisect": frozenset(), "submodule": frozenset()}
+#: git subcommands' options known to take the next word as their value (a value after any other option is in
+#: option position)
+GIT_VALUE_OPTIONS = frozenset("""-m --message -F --file -b -B -C -c -t --template -e --author --date --since
+    --until --after --before --grep --format --pretty -n --max-count --skip -S -G -u --upstream -o --origin
+    --branch --depth --reference --separate-git-dir -X --strategy-option -s --strategy --onto --committer -U
+    --unified --sort --points-at --contains --merged --no-merged -L --abbrev --decorate-refs""".split())
 #: git -c settings whose value is no command (any other -c is held to be code: alias.x=!…, core.sshCommand, …)
 GIT_DATA_SETTINGS = frozenset("""user.name user.email color.ui core.quotepath init.defaultbranch
     advice.detachedhead safe.directory core.autocrlf""".split())
@@ -1196,6 +1205,17 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             i += 1
             continue
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
+        sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
+        if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
+            attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
+            if attached:
+                if lit is None:
+                    verdicts[i] = code
+            elif i + 1 < n:
+                i += 1
+                verdicts[i] = code
+            i += 1
+            continue
         if option:
             head = pre.split("=", 1)[0]
             attached = "=" in pre
@@ -1271,9 +1291,10 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             i += 1  # env NAME=VALUE …
             continue
         if open_ and lit is None and pre == "" and option_kind:
-            after_unknown = spec.subcommand and operands > 0 and (literals[i - 1] or "").startswith("-") and \
-                "=" not in literals[i - 1]  # git commit -m {{x}}: maybe the argument of -m
-            if not after_unknown:
+            # git commit -m {{x}}: the argument of -m (only after an option known to take one: git grep -i {{x}}
+            # is in option position)
+            after_value = spec.subcommand and operands > 0 and literals[i - 1] in GIT_VALUE_OPTIONS
+            if not after_value:
                 verdicts[i] = (option_kind, program, None)
         if spec.command_at is not None and operands == spec.command_at:
             sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:])
