@@ -430,3 +430,14 @@ def test_a_git_subcommand_option_that_runs_a_command_is_td803(tmp_path, capsys, 
 def test_a_value_after_a_git_flag_that_takes_no_argument_is_in_option_position(tmp_path, capsys, monkeypatch,
                                                                                  command, value):
     refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")
+
+
+@pytest.mark.parametrize("command", ["alias s=sh\ns -c {{x}}", "alias p='printf %s'\np {{x}} > out"])
+def test_a_command_that_defines_an_alias_fails_closed(tmp_path, capsys, monkeypatch, command):
+    """dash expands aliases in scripts: `s` is sh there, and the checker cannot see it."""
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "defines an alias")
+
+
+def test_listing_aliases_defines_none(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "alias > /dev/null; printf '[%s]' {{x}} > out",
+               "x; touch marker #") == "[x; touch marker #]"

@@ -191,6 +191,10 @@ def unsafe_message(site: Site) -> str:
         name = site.program[len("what reads $"):]
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
                 f"loaded): the value would become code; pass it in a variable of another name")
+    if site.context == "reparse" and site.program == "alias":
+        return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
+                f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
+                f"the value would become code; remove the alias and name the program")
     if site.context == "reparse" and _named_at_run_time(site.program):
         return (f"{shown} is an argument of a program named at run time (`{site.program}`): the checker cannot "
                 f"tell whether it parses the value again as code; name the program in the command (e.g. sh -c "
@@ -904,8 +908,8 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
 
 def _hidden_reader(tree) -> str | None:
     """A program anywhere in the command that runs as code what other commands write where it cannot be followed:
-    inside >(…) (`exec > >(sh)`, `echo … > >(sh)`). Every value of such a command is
-    held to be code (fail closed)."""
+    inside >(…) (`exec > >(sh)`, `echo … > >(sh)`); or an alias definition (any command name may then be another
+    program). Every value of such a command is held to be code (fail closed)."""
     if "hidden" in tree.cache:
         return tree.cache["hidden"]
     found, stack = None, [tree.root]
@@ -913,6 +917,11 @@ def _hidden_reader(tree) -> str | None:
         node = stack.pop()
         if node.type == "process_substitution" and tree.source(node).startswith(">("):
             found = _reader_in(tree, node)
+        if node.type == "command":  # alias s=sh: dash expands aliases in scripts, s -c … runs sh (fail closed)
+            info = _command_info(tree, node)
+            if info is not None and info.program == "alias" and any(
+                    "=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
+                found = "alias"
         stack.extend(node.named_children)
     tree.cache["hidden"] = found
     return found
