@@ -441,3 +441,8 @@ def test_a_command_that_defines_an_alias_fails_closed(tmp_path, capsys, monkeypa
 def test_listing_aliases_defines_none(tmp_path, capsys, monkeypatch):
     assert ran(tmp_path, capsys, monkeypatch, "alias > /dev/null; printf '[%s]' {{x}} > out",
                "x; touch marker #") == "[x; touch marker #]"
+
+
+@pytest.mark.parametrize("command", ["ex -s -u NONE +{{x}} -c q f", 'vim -es -u NONE "+{{x}}" -c q f'])
+def test_a_value_in_an_editors_plus_command_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "!touch marker", "TD803", "`vim` parses again as code")

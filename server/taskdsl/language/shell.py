@@ -1094,6 +1094,8 @@ def _code_variable(name: str) -> bool:
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
 SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
     Rscript julia bun""".split())
+#: editors whose +CMD operands are ex commands
+VIMS = frozenset("vim vi nvim".split())
 AWKS = frozenset("awk gawk mawk nawk".split())
 SEDS = frozenset("sed gsed".split())
 #: sed's options that take the next word as their argument (-e and --expression: the script)
@@ -1299,6 +1301,8 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                 verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
             i += 1  # env NAME=VALUE …
             continue
+        if program in VIMS and lit is None and pre.startswith("+"):  # vim +{{x}} FILE: an ex command
+            verdicts[i] = code
         if open_ and lit is None and pre == "" and option_kind:
             # git commit -m {{x}}: the argument of -m (only after an option known to take one: git grep -i {{x}}
             # is in option position)
