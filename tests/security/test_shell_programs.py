@@ -446,3 +446,13 @@ def test_listing_aliases_defines_none(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("command", ["ex -s -u NONE +{{x}} -c q f", 'vim -es -u NONE "+{{x}}" -c q f'])
 def test_a_value_in_an_editors_plus_command_is_td803(tmp_path, capsys, monkeypatch, command):
     refused(tmp_path, capsys, monkeypatch, command, "!touch marker", "TD803", "`vim` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    'stdbuf --not-in-the-table L sh -c "echo {{x}}"',
+    'unshare --not-in-the-table /tmp sh -c "echo {{x}}"',
+    "printf '%s' {{x}} | sudo --not-in-the-table u sh",
+])
+def test_a_wrapper_option_the_table_does_not_know_may_take_a_value(tmp_path, capsys, monkeypatch, command):
+    """The checker reads the wrapped command both from the word after the option and from the one after that."""
+    refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803", "`sh` parses again as code")

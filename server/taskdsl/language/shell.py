@@ -1181,7 +1181,12 @@ def _prefix(tree, node) -> str:
     return ""
 
 
-def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, str | None]:
+#: how many times one command's scan also reads a wrapper's command one word later (bounds the work)
+WRAPPER_ALTERNATIVES = 4
+
+
+def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRAPPER_ALTERNATIVES) -> \
+        tuple[list, bool, str | None]:
     """For a simple command's words (literal text or None, the literal prefix, the source): per word, what the
     program does with it; whether the program runs its standard input as code; the program's name."""
     n = len(literals)
@@ -1310,9 +1315,22 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             if not after_value:
                 verdicts[i] = (option_kind, program, None)
         if spec.command_at is not None and operands == spec.command_at:
-            sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:])
+            sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:], alternatives)
             for k, verdict in enumerate(sub[1:], i + 1):
                 verdicts[k] = verdict if verdict is None or verdict[2] is None else (*verdict[:2], verdict[2] + i)
+            previous = literals[i - 1] or prefixes[i - 1]
+            if alternatives > 0 and i + 1 < n and previous.startswith("-") and previous != "--" and \
+                    "=" not in previous and program != "xargs":
+                # stdbuf --output L sh …: an option the table does not know may take the next word as its value;
+                # read the command from the word after it too, and keep what either reading finds (fail closed)
+                alt, alt_stdin, alt_inner = _scan(literals[i + 1:], prefixes[i + 1:], sources[i + 1:],
+                                                  alternatives - 1)
+                for k, verdict in enumerate(alt[1:], i + 2):
+                    if verdict is not None and verdict[0] == "reparse" and (
+                            verdicts[k] is None or verdicts[k][0] != "reparse"):
+                        verdicts[k] = (*verdict[:2], None)
+                if alt_stdin and not stdin:
+                    stdin, inner = True, alt_inner
             if program == "xargs":
                 stdin = _xargs_reads_code(literals, prefixes, sources, i)
             return verdicts, stdin, inner if stdin else program
