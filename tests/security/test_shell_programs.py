@@ -456,3 +456,23 @@ def test_a_value_in_an_editors_plus_command_is_td803(tmp_path, capsys, monkeypat
 def test_a_wrapper_option_the_table_does_not_know_may_take_a_value(tmp_path, capsys, monkeypatch, command):
     """The checker reads the wrapped command both from the word after the option and from the one after that."""
     refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803", "`sh` parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("f() { sh; }\nf <<EOF\n{{x}}\nEOF", "sh"),
+    ("f() { sh; }\nprintf '%s' {{x}} | f", "sh"),
+    ("printf '%s\\n' {{x}} | gdb -batch -x /dev/stdin", "gdb"),
+])
+def test_a_function_the_command_defines_or_a_gdb_script_on_stdin_runs_the_value(tmp_path, capsys, monkeypatch,
+                                                                                 command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+def test_option_position_of_strace_is_an_error(tmp_path, capsys, monkeypatch):
+    """strace -o '!CMD' pipes its trace into a shell command."""
+    refused(tmp_path, capsys, monkeypatch, "strace {{x}} true", "-o!touch marker", "TD805", "put -- before it")
+
+
+def test_a_function_that_only_reads_data_still_runs(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "f() { cat; }\nf > out <<EOF\n[{{x}}]\nEOF",
+               "x; touch marker #") == "[x; touch marker #]\n"

@@ -839,18 +839,42 @@ def _runner_in(tree, node) -> str | None:
     cache = tree.cache.setdefault("runner", {})
     if node.id in cache:
         return cache[node.id]
-    found, stack = None, [node]
+    found, stack, seen = None, [node], set()
     while stack and found is None:
         part = stack.pop()
+        if part.id in seen:
+            continue
+        seen.add(part.id)
         if part.type == "command":
             info = _command_info(tree, part)
             if info is not None and (info.stdin or any(
                     v is not None and v[0] == "reparse" and _literal(tree, w) is None
                     for w, v in zip(info.words, info.verdicts))):
                 found = info.program or "sh"
+            stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
     return found
+
+
+def _called_functions(tree, info) -> list:
+    """The bodies of the functions the command defines under the name info's command calls (f() { sh; }; f <<EOF):
+    what runs there is what the call runs."""
+    if info is None or not info.words:
+        return []
+    functions = tree.cache.get("functions")
+    if functions is None:
+        functions, stack = {}, [tree.root]
+        while stack:
+            node = stack.pop()
+            if node.type == "function_definition":
+                name = node.child_by_field_name("name")
+                body = node.child_by_field_name("body")
+                if name is not None and body is not None:
+                    functions.setdefault(tree.source(name), []).append(body)
+            stack.extend(node.named_children)
+        tree.cache["functions"] = functions
+    return functions.get(tree.source(info.words[0]), [])
 
 
 def _reader_in(tree, node) -> str | None:
@@ -859,16 +883,20 @@ def _reader_in(tree, node) -> str | None:
     if node.id in cache:
         return cache[node.id]
     found = None
-    stack = [node]
+    stack, seen = [node], set()
     while stack and found is None:
         part = stack.pop()
         if part.id in cache:
             found = cache[part.id]
             continue
+        if part.id in seen:
+            continue
+        seen.add(part.id)
         if part.type == "command":
             info = _command_info(tree, part)
             if info is not None and info.stdin:
                 found = info.program
+            stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
     return found
@@ -1018,8 +1046,8 @@ PROGRAMS = {
     "flock": _p(args="wE", long_args="--timeout --conflict-exit-code", code="c", long_code="--command",
                 command_at=1),
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
-    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False),
-    "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False), "busybox": _p(command_at=0, gnu=False),
+    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
+    "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
     "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="SGRwC", long_args="--setuid --setgid --root "
     "--wd --propagation --map-user --map-group --map-users --map-groups --setgroups --load-interp", command_at=0,
@@ -1048,7 +1076,8 @@ PROGRAMS = {
     "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
     "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
     "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
-    "gdb": _p(long_code="-ex --ex -eval-command --eval-command -iex", exec_options=True),
+    "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
+              exec_options=True, script_args="-x --command -command"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
     "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
     "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
