@@ -476,3 +476,12 @@ def test_option_position_of_strace_is_an_error(tmp_path, capsys, monkeypatch):
 def test_a_function_that_only_reads_data_still_runs(tmp_path, capsys, monkeypatch):
     assert ran(tmp_path, capsys, monkeypatch, "f() { cat; }\nf > out <<EOF\n[{{x}}]\nEOF",
                "x; touch marker #") == "[x; touch marker #]\n"
+
+
+@pytest.mark.parametrize("command, value, code, message", [
+    ("tar cf a.tar t.task.xml; tar xIf ./{{x}} a.tar", "touch marker", "TD803", "`tar` parses again as code"),
+    ("rg --pre {{x}} a t.task.xml", "touch marker", "TD803", "`rg` parses again as code"),
+    ("rg {{x}} touch t.task.xml", "--pre=sh", "TD805", "put -- before it"),
+])
+def test_old_style_tar_command_letters_and_rg_pre(tmp_path, capsys, monkeypatch, command, value, code, message):
+    refused(tmp_path, capsys, monkeypatch, command, value, code, message)

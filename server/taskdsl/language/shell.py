@@ -82,7 +82,7 @@ WHERE = {
 #: an option that runs a command, shown in TD805's message
 EXAMPLES = {"tar": "--to-command=…", "env": "-S …", "find": "-exec …", "xargs": "-I… sh -c", "git": "--upload-pack=…",
             "ssh": "-oProxyCommand=…", "scp": "-S …", "sftp": "-S …", "rsync": "--rsh=…", "zip": "--unzip-command=…",
-            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…", "npx": "--call=…", "vim": "+!…",
+            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…", "rg": "--pre=…", "npx": "--call=…", "vim": "+!…",
             "wget": "--use-askpass=…", "sed": "--expression=…e", "perl": "-e…", "python": "-c…", "python3": "-c…",
             "awk": "--source=…", "gawk": "--source=…", "node": "--eval=…", "ruby": "-e…", "php": "-r…"}
 
@@ -1021,6 +1021,9 @@ PROGRAMS = {
               long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
               "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True),
+    "rg": _p(args="ABCefgjmMrtTEd", long_args="--type --glob --iglob --max-count --max-depth --encoding --file "
+             "--regexp --replace --type-add --threads --context --after-context --before-context --sort --sortr",
+             long_code="--pre", exec_options=True),
     "rsync": _p(args="BfMT", code="e", long_code="--rsh --rsync-path", exec_options=True),
     "zip": _p(args="bnt", long_code="-TT --unzip-command", exec_options=True),
     "sort": _p(args="kotST", long_code="--compress-program", exec_options=True),
@@ -1237,6 +1240,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             if option_kind and literals[i] is None and (prefixes[i] == "" or prefixes[i].startswith("-")):
                 verdicts[i] = (option_kind, program, None)
         return verdicts, False, program
+    old_code = program == "tar" and n > 1 and bool(literals[1]) and literals[1].isalpha() and any(
+        c in spec.code for c in literals[1])  # tar xIf PROGRAM ARCHIVE: the letters' values follow in order
     if program == "tar" and n > 1 and literals[1] and literals[1].isalpha():  # tar xzf …: old-style options
         literals, prefixes = [literals[0], "-" + literals[1], *literals[2:]], [prefixes[0], "-" + prefixes[1],
                                                                               *prefixes[2:]]
@@ -1377,6 +1382,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         i += 1
     if program == "xargs":  # no command: echo
         return verdicts, False, program
+    if old_code:  # fail closed: any value after old-style letters that include a command option is code
+        for k in range(2, n):
+            if literals[k] is None:
+                verdicts[k] = code
     if any(_names_stdin(f) for f in script_files):  # awk -f /dev/stdin, make -f -
         return verdicts, True, program
     stdin = spec.stdin and not code_flag and not code_given and (
