@@ -485,3 +485,8 @@ def test_a_function_that_only_reads_data_still_runs(tmp_path, capsys, monkeypatc
 ])
 def test_old_style_tar_command_letters_and_rg_pre(tmp_path, capsys, monkeypatch, command, value, code, message):
     refused(tmp_path, capsys, monkeypatch, command, value, code, message)
+
+
+def test_a_script_path_named_at_run_time_may_be_standard_input(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "F=/dev/stdin; printf '%s' {{x}} | sh \"$F\"", "touch marker", "TD803",
+            "`sh` parses again as code")

@@ -1375,7 +1375,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 spec.code_from is not None and operands >= spec.code_from):
             verdicts[i] = code
         if operands == 0:
-            first_operand = lit if lit is not None else ""
+            # a script path named at run time may be /dev/stdin (fail closed); a {{…}} there is the value itself
+            first_operand = lit if lit is not None else ("" if SUB_PREFIX in (sources[i] or "") else None)
         operands += 1
         if not spec.gnu:
             open_ = False
