@@ -490,3 +490,8 @@ def test_old_style_tar_command_letters_and_rg_pre(tmp_path, capsys, monkeypatch,
 def test_a_script_path_named_at_run_time_may_be_standard_input(tmp_path, capsys, monkeypatch):
     refused(tmp_path, capsys, monkeypatch, "F=/dev/stdin; printf '%s' {{x}} | sh \"$F\"", "touch marker", "TD803",
             "`sh` parses again as code")
+
+
+def test_exec_reading_standard_input_from_a_file_before_a_shell_fails_closed(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} > f\nexec < f\nsh", "touch marker", "TD803",
+            "`sh` parses again as code")

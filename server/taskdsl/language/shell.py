@@ -945,6 +945,13 @@ def _hidden_reader(tree) -> str | None:
         node = stack.pop()
         if node.type == "process_substitution" and tree.source(node).startswith(">("):
             found = _reader_in(tree, node)
+        if node.type == "redirected_statement" and found is None and any(
+                r.type in ("file_redirect", "heredoc_redirect", "herestring_redirect") and
+                any(not c.is_named and tree.source(c).startswith("<") for c in r.children)
+                for r in node.children_by_field_name("redirect")) and _exec_redirect(
+                tree, node.children_by_field_name("redirect")[0]):
+            # exec < FILE: the rest of the script reads FILE, which the command may have written a value into
+            found = _reader_in(tree, tree.root)
         if node.type == "command":  # alias s=sh: dash expands aliases in scripts, s -c … runs sh (fail closed)
             info = _command_info(tree, node)
             if info is not None and info.program == "alias" and any(
