@@ -28,7 +28,8 @@ starts, whether it runs its standard input), read by one scanner (_scan) once pe
 wrappers are peeled by the same scanner, and a program named at run time fails closed. A value in
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
-inserting `--`. Each analysis is linear in the command's length and its placeholders.
+inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
+option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep).
 """
 
 from __future__ import annotations
