@@ -169,7 +169,6 @@ def test_the_double_dash_fix_makes_the_value_an_operand(tmp_path, capsys, monkey
     ("nice -n 1 flock lock sh -c 'printf \"[%s]\" \"$1\" > out' _ {{x}}", HOSTILE, f"[{HOSTILE}]"),
     ("python3 -Ic 'import sys; open(\"out\", \"w\").write(sys.argv[1])' {{x}}", HOSTILE, HOSTILE),
     ("printf '[%s]' \\\n  {{x}} > out", "a\\\nb", "[a\\\nb]"),
-    ("cat > out <<EOF\nline \\\n{{x}}\nEOF", "$(touch marker)", "line $(touch marker)\n"),
 ])
 def test_the_safe_forms_run_with_the_value_as_one_word(tmp_path, capsys, monkeypatch, command, value, expected):
     assert ran(tmp_path, capsys, monkeypatch, command, value) == expected
@@ -182,7 +181,6 @@ CONTINUATION = "a line continuation (\\ at the end of a line) joins two parts of
     ("printf '[%s]' $(\\\n( {{x}} )) > out", "a[$(touch marker)]"),
     ('printf "[%s]" "$\\\n{{x}}" > out', "touch marker"),
     ("printf '[%s]' a\\\n{{x}} > out", "touch marker"),
-    ("cat > out <<EOF\n$\\\n{{x}}\nEOF", "touch marker"),
 ])
 def test_a_line_continuation_inside_a_word_is_td804(tmp_path, capsys, monkeypatch, command, value):
     refused(tmp_path, capsys, monkeypatch, command, value, "TD804", CONTINUATION)
@@ -283,3 +281,217 @@ def test_the_docs_name_every_variable_and_wrapper_the_checker_knows():
     wrappers = "env sudo doas command exec builtin nohup setsid time nice ionice chrt taskset stdbuf timeout flock".split()
     assert [name for name in wrappers if shell.PROGRAMS[name].command_at is None] == []
     assert all(f"`{name}`" in text for name in wrappers)
+
+
+# ---------------------------------------------------------------- the third review
+
+@pytest.mark.parametrize("command, shown", [
+    ("/bin/[s]h -c {{x}}", "/bin/[s]h"),
+    ("/bin/da?h -c {{x}}", "/bin/da?h"),
+    ("timeout 5 /bin/[d]ash -c {{x}}", "/bin/[d]ash"),
+])
+def test_a_program_named_by_a_pattern_fails_closed(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is an argument of a program named at run time (`{shown}`)")
+
+
+@pytest.mark.parametrize("command, program", [
+    # a version suffix or another name of a program in the table
+    ("python3.11 -c {{x}}", "python"),
+    ("python3.11 -m timeit {{x}}", "python -m timeit"),
+    ("perl5.36.0 -e {{x}}", "perl"),
+    ("nodejs -e {{x}}", "node"),
+    ("printf '%s' {{x}} | python3.11", "python"),
+    # wrappers whose options take a separate value, and wrappers the table did not know
+    ('stdbuf --output L sh -c "echo {{x}}"', "sh"),
+    ('unshare -w /tmp sh -c "echo {{x}}"', "sh"),
+    ('setpriv --reuid 0 sh -c "echo {{x}}"', "sh"),
+    ('setarch x86_64 sh -c "echo {{x}}"', "sh"),
+    ('ssh-agent sh -c "echo {{x}}"', "sh"),
+    ('fakeroot sh -c "echo {{x}}"', "sh"),
+    ('valgrind -q sh -c "echo {{x}}"', "sh"),
+    ("capsh -- -c {{x}}", "capsh"),
+    ("tmux -L a new-session -d {{x}}", "tmux"),
+    # a script read from standard input in any spelling
+    ("printf '%s' {{x}} | awk -f /dev/stdin", "awk"),
+    ("printf '%s\\n' {{x}} | sed -n -f /dev/stdin f", "sed"),
+    ("printf '%s\\n' {{x}} | make -f -", "make"),
+    ("printf '%s' {{x}} | sh /dev//stdin", "sh"),
+    ("printf '%s' {{x}} | bash /dev/std[i]n", "bash"),
+    ("printf '%s' {{x}} | perl /dev/std[i]n", "perl"),
+    ("printf '%s' {{x}} | sh /proc/thread-self/fd/0", "sh"),
+    # editors read their commands from standard input
+    ("printf '%s\\n' {{x}} | vim -es -u NONE", "vim"),
+    ("printf '%s\\n' {{x}} | ex -s -u NONE", "vim"),
+    ("printf '%s\\n' {{x}} | ed -s", "ed"),
+    ("npx -c {{x}}", "npx"),
+])
+def test_third_review_a_program_parses_the_value_again(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803",
+            f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, name", [
+    ("TAR_OPTIONS={{x}} tar cf /dev/null .", "TAR_OPTIONS"),
+    ("export TAR_OPTIONS={{x}}; tar cf /dev/null .", "TAR_OPTIONS"),
+    ("MAKEFLAGS={{x}} make -f mk", "MAKEFLAGS"),
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.zz GIT_CONFIG_VALUE_0={{x}} git zz", "GIT_CONFIG_VALUE_0"),
+    ("GIT_SEQUENCE_EDITOR={{x}} git rebase -i HEAD~1", "GIT_SEQUENCE_EDITOR"),
+    ("env \"BASH_FUNC_echo%%={{x}}\" bash -c 'echo hi'", "BASH_FUNC_echo%%"),
+])
+def test_third_review_a_variable_family_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code")
+
+
+@pytest.mark.parametrize("command, value", [
+    ("ex -s -u NONE {{x}} -c q", "+!touch marker"),
+    ("npx {{x}}", "--call=touch marker"),
+])
+def test_third_review_option_position_of_an_editor_or_npx_is_an_error(tmp_path, capsys, monkeypatch, command,
+                                                                         value):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '[%s]' {{x}} > out",
+    "printf '%s' {{x}} | sed -n -f prog.sed > out",
+    "[ {{x}} = a ] || printf '[%s]' {{x}} > out",
+])
+def test_third_review_harmless_commands_still_run(tmp_path, capsys, monkeypatch, command):
+    (tmp_path / "prog.sed").write_text("p\n")
+    out = ran(tmp_path, capsys, monkeypatch, command, "x; touch marker #")
+    assert "x; touch marker #" in out
+
+
+HEREDOC_CONTINUATION = "in a command with a here-document whose delimiter is unquoted"
+
+
+@pytest.mark.parametrize("command, value", [
+    ("cat <<EOF | sh\necho hi \\\nEOF\necho {{x}}\nEOF", '"; touch marker; echo "'),
+    ("cat <<EOF | sh\n: \\\nEOF\n: {{x}}\nEOF", "$(touch marker)"),
+    ("printf '%s' {{x}} > out; cat <<EOF\na \\\nEOF", "touch marker"),
+    ("cat > out <<EOF\n$\\\n{{x}}\nEOF", "touch marker"),
+])
+def test_a_line_continuation_in_a_command_with_an_unquoted_here_document_is_td804(tmp_path, capsys, monkeypatch,
+                                                                                  command, value):
+    """dash joins \\ and the line end in an unquoted here-document before it looks for the end line: the document
+    ends at another line than the grammar says."""
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD804", HEREDOC_CONTINUATION)
+
+
+def test_a_continuation_in_a_quoted_here_document_is_text(tmp_path, capsys, monkeypatch):
+    out = ran(tmp_path, capsys, monkeypatch, "cat > out <<'EOF'\na \\\nEOF\nprintf '[%s]' {{x}} >> out",
+              "x; touch marker #")
+    assert out == "a \\\n[x; touch marker #]"
+
+
+@pytest.mark.parametrize("command, program", [
+    ("cat <<EOF | (sh)\n{{x}}\nEOF", "sh"),
+    ("cat <<EOF | { sh; }\n{{x}}\nEOF", "sh"),
+    ("cat <<EOF | if true; then sh; fi\n{{x}}\nEOF", "sh"),
+    ("{ sh; } <<EOF\n{{x}}\nEOF", "sh"),
+    ("( sh ) <<EOF\n{{x}}\nEOF", "sh"),
+    ("exec <<EOF\n{{x}}\nEOF\nsh", "sh"),
+    ("exec 3<<EOF\n{{x}}\nEOF\nsh <&3", "sh"),
+    ("sh /dev/fd/3 3<<EOF\n{{x}}\nEOF", "sh"),
+    ('while read -r l; do sh -c "$l"; done <<EOF\n{{x}}\nEOF', "sh"),
+])
+def test_a_here_document_into_a_compound_an_exec_or_a_descriptor_is_td803(tmp_path, capsys, monkeypatch, command,
+                                                                          program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+def test_a_descriptor_number_the_grammar_reads_as_a_word_is_td804(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} | sh 0<&0", "touch marker", "TD804",
+            "a descriptor number written right before a redirection")
+
+
+def test_a_here_document_read_as_data_in_a_loop_still_runs(tmp_path, capsys, monkeypatch):
+    out = ran(tmp_path, capsys, monkeypatch, 'while read -r l; do printf "[%s]" "$l"; done > out <<EOF\n{{x}}\nEOF',
+              "x; touch marker #")
+    assert out == "[x; touch marker #]"
+
+
+@pytest.mark.parametrize("command", [
+    "git rebase -x {{x}} HEAD~1",
+    "git rebase --exec={{x}} HEAD~1",
+    "git grep --open-files-in-pager={{x}} hello",
+    "git grep -O{{x}} hello",
+])
+def test_a_git_subcommand_option_that_runs_a_command_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`git` parses again as code")
+
+
+@pytest.mark.parametrize("command, value", [
+    ("git grep -i {{x}} hello", "--open-files-in-pager=touch marker"),
+    ("git log -p {{x}}", "--output=marker"),
+])
+def test_a_value_after_a_git_flag_that_takes_no_argument_is_in_option_position(tmp_path, capsys, monkeypatch,
+                                                                                 command, value):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")
+
+
+@pytest.mark.parametrize("command", ["alias s=sh\ns -c {{x}}", "alias p='printf %s'\np {{x}} > out"])
+def test_a_command_that_defines_an_alias_fails_closed(tmp_path, capsys, monkeypatch, command):
+    """dash expands aliases in scripts: `s` is sh there, and the checker cannot see it."""
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "defines an alias")
+
+
+def test_listing_aliases_defines_none(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "alias > /dev/null; printf '[%s]' {{x}} > out",
+               "x; touch marker #") == "[x; touch marker #]"
+
+
+@pytest.mark.parametrize("command", ["ex -s -u NONE +{{x}} -c q f", 'vim -es -u NONE "+{{x}}" -c q f'])
+def test_a_value_in_an_editors_plus_command_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "!touch marker", "TD803", "`vim` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    'stdbuf --not-in-the-table L sh -c "echo {{x}}"',
+    'unshare --not-in-the-table /tmp sh -c "echo {{x}}"',
+    "printf '%s' {{x}} | sudo --not-in-the-table u sh",
+])
+def test_a_wrapper_option_the_table_does_not_know_may_take_a_value(tmp_path, capsys, monkeypatch, command):
+    """The checker reads the wrapped command both from the word after the option and from the one after that."""
+    refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803", "`sh` parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("f() { sh; }\nf <<EOF\n{{x}}\nEOF", "sh"),
+    ("f() { sh; }\nprintf '%s' {{x}} | f", "sh"),
+    ("printf '%s\\n' {{x}} | gdb -batch -x /dev/stdin", "gdb"),
+])
+def test_a_function_the_command_defines_or_a_gdb_script_on_stdin_runs_the_value(tmp_path, capsys, monkeypatch,
+                                                                                 command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+def test_option_position_of_strace_is_an_error(tmp_path, capsys, monkeypatch):
+    """strace -o '!CMD' pipes its trace into a shell command."""
+    refused(tmp_path, capsys, monkeypatch, "strace {{x}} true", "-o!touch marker", "TD805", "put -- before it")
+
+
+def test_a_function_that_only_reads_data_still_runs(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "f() { cat; }\nf > out <<EOF\n[{{x}}]\nEOF",
+               "x; touch marker #") == "[x; touch marker #]\n"
+
+
+@pytest.mark.parametrize("command, value, code, message", [
+    ("tar cf a.tar t.task.xml; tar xIf ./{{x}} a.tar", "touch marker", "TD803", "`tar` parses again as code"),
+    ("rg --pre {{x}} a t.task.xml", "touch marker", "TD803", "`rg` parses again as code"),
+    ("rg {{x}} touch t.task.xml", "--pre=sh", "TD805", "put -- before it"),
+])
+def test_old_style_tar_command_letters_and_rg_pre(tmp_path, capsys, monkeypatch, command, value, code, message):
+    refused(tmp_path, capsys, monkeypatch, command, value, code, message)
+
+
+def test_a_script_path_named_at_run_time_may_be_standard_input(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "F=/dev/stdin; printf '%s' {{x}} | sh \"$F\"", "touch marker", "TD803",
+            "`sh` parses again as code")
+
+
+def test_exec_reading_standard_input_from_a_file_before_a_shell_fails_closed(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} > f\nexec < f\nsh", "touch marker", "TD803",
+            "`sh` parses again as code")

@@ -28,13 +28,15 @@ starts, whether it runs its standard input), read by one scanner (_scan) once pe
 wrappers are peeled by the same scanner, and a program named at run time fails closed. A value in
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
-inserting `--`. Each analysis is linear in the command's length and its placeholders.
+inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
+option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep).
 """
 
 from __future__ import annotations
 
 import bisect
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -81,7 +83,7 @@ WHERE = {
 #: an option that runs a command, shown in TD805's message
 EXAMPLES = {"tar": "--to-command=…", "env": "-S …", "find": "-exec …", "xargs": "-I… sh -c", "git": "--upload-pack=…",
             "ssh": "-oProxyCommand=…", "scp": "-S …", "sftp": "-S …", "rsync": "--rsh=…", "zip": "--unzip-command=…",
-            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…",
+            "sort": "--compress-program=…", "man": "--pager=…", "tcpdump": "-z …", "make": "--eval=…", "rg": "--pre=…", "npx": "--call=…", "vim": "+!…",
             "wget": "--use-askpass=…", "sed": "--expression=…e", "perl": "-e…", "python": "-c…", "python3": "-c…",
             "awk": "--source=…", "gawk": "--source=…", "node": "--eval=…", "ruby": "-e…", "php": "-r…"}
 
@@ -144,6 +146,13 @@ PROBLEMS = {
                "delimiter alone on its line",
     "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
               "remove it from a command with a {{…}}",
+    "descriptor": "a descriptor number written right before a redirection (sh 0<&0) is a word to the checker's "
+                  "grammar and a descriptor to the shell: in a command with a {{…}}, write the redirection after a "
+                  "blank-separated word or drop the number where it is the default",
+    "heredoc_continuation": "a line continuation (\\ at the end of a line) in a command with a here-document whose "
+                            "delimiter is unquoted: the shell joins the document's lines before it looks for the end line, so the document "
+                            "may end elsewhere than the checker's grammar ends it; in a command with a {{…}}, quote "
+                            "the delimiter (<<'EOF') or end no line of the document with \\",
     "continuation": "a line continuation (\\ at the end of a line) joins two parts of a word here, which the "
                     "checker's grammar reads as two words: in a command with a {{…}}, end a line with \\ only "
                     "after a blank",
@@ -183,6 +192,10 @@ def unsafe_message(site: Site) -> str:
         name = site.program[len("what reads $"):]
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
                 f"loaded): the value would become code; pass it in a variable of another name")
+    if site.context == "reparse" and site.program == "alias":
+        return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
+                f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
+                f"the value would become code; remove the alias and name the program")
     if site.context == "reparse" and _named_at_run_time(site.program):
         return (f"{shown} is an argument of a program named at run time (`{site.program}`): the checker cannot "
                 f"tell whether it parses the value again as code; name the program in the command (e.g. sh -c "
@@ -205,8 +218,31 @@ def unsafe_message(site: Site) -> str:
 
 
 def _named_at_run_time(program: str) -> bool:
-    """program is shown as written because the command names it with an expansion ("$SHELL", {{…}})."""
-    return any(c in program for c in "$`\"'{")
+    """program is shown as written because the command names it with an expansion ("$SHELL", {{…}}) or a
+    pattern (/bin/[s]h)."""
+    return any(c in program for c in "$`\"'{") or _globbed(program)
+
+
+def _globbed(word: str) -> bool:
+    """A command word holding pattern characters: the shell names the program by matching files (fail closed)."""
+    return word not in ("[", "[[") and any(c in word for c in "[?*")
+
+
+#: other names of a program in the table
+ALIASES = {"nodejs": "node", "ex": "vim", "view": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim"}
+
+
+def _program_name(word: str) -> str:
+    """The table's name for the program a command word names: its file name, without a version suffix
+    (python3.11, perl5.36.0, lua-5.4 → python, perl, lua) unless the table lists it as written."""
+    name = os.path.basename(word)
+    if name in PROGRAMS or name in OPTION_PROGRAMS or name in SEDS:
+        return name
+    name = ALIASES.get(name, name)
+    stripped = re.sub(r"[-_.]?[0-9][0-9.]*$", "", name)
+    if stripped and stripped != name and (stripped in PROGRAMS or stripped in OPTION_PROGRAMS or stripped in SEDS):
+        return stripped
+    return name
 
 
 def option_message(site: Site) -> str:
@@ -355,6 +391,10 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
+        if placeholders and node.type in ("number", "word") and node.parent is not None and \
+                node.parent.type == "command" and tree.source(node).isdigit() and \
+                tree.text[tree.span(node)[1]:tree.span(node)[1] + 1] in ("<", ">"):
+            return (*tree.span(node), "descriptor")
         if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
             return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
@@ -367,21 +407,35 @@ def _joins(tree: _Tree) -> tuple[int, int, str] | None:
     comment or a quoted here-document the backslash is text."""
     text = tree.text
     at = text.find("\\\n")
+    unquoted_heredoc = at >= 0 and "<<" in text and _has_unquoted_heredoc(tree)
     while at >= 0:
         run = at
         while run > 0 and text[run - 1] == "\\":
             run -= 1
-        if (at - run) % 2 == 0 and run > 0 and text[run - 1] not in " \t\n":
+        if (at - run) % 2 == 0:
             node = tree.at(at, at + 1)
-            quoted = False
+            quoted, heredoc = False, False
             while node is not None and not quoted:
                 quoted = node.type in ("raw_string", "comment") or (
                     node.type == "heredoc_body" and _landing_quoted(tree, node))
+                heredoc |= unquoted_heredoc or node.type in ("heredoc_body", "heredoc_redirect")
                 node = node.parent
-            if not quoted:
-                return at, at + 2, "continuation"
+            # in an unquoted here-document the shell joins the lines before it looks for the end line: any
+            # continuation there may move where the document ends (fail closed)
+            if not quoted and (heredoc or (run > 0 and text[run - 1] not in " \t\n")):
+                return at, at + 2, "heredoc_continuation" if heredoc else "continuation"
         at = text.find("\\\n", at + 1)
     return None
+
+
+def _has_unquoted_heredoc(tree: _Tree) -> bool:
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_start" and not any(q in tree.source(node) for q in "'\"\\"):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _heredoc_disagrees(tree: _Tree, redirect) -> bool:
@@ -556,12 +610,9 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
     parent = node.parent
     if parent.type == "heredoc_body":
         redirect = parent.parent
-        for part in redirect.named_children:  # cat <<EOF | sh: the grammar hangs the pipe on the redirect
-            if part.type == "pipeline":
-                for body in part.named_children:
-                    info = _command_info(tree, body) if body.type == "command" else None
-                    if info is not None and info.stdin:
-                        return Site(ph, "reparse", info.program)
+        runner = _fed_runner(tree, redirect)
+        if runner:
+            return Site(ph, "reparse", runner)
         return _flow(tree, Site(ph, "heredoc"), redirect.parent, None, command, placeholders, spans)
     if parent.type != "string" or tree.text[tree.span(parent)[0]] != '"':
         return Site(ph, "unparsed")
@@ -602,6 +653,9 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if kind == "command_name":
         return _flow(tree, site, holder.parent, None, command, placeholders, spans)
     if kind == "herestring_redirect":
+        runner = _fed_runner(tree, holder)
+        if runner:
+            return Site(ph, "reparse", runner)
         statement = holder.parent
         if statement is not None and statement.type == "redirected_statement":
             statement = statement.child_by_field_name("body")
@@ -615,7 +669,7 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
         if holder.child_by_field_name("name").type != "variable_name":
             return Site(ph, "arithmetic")
         name = tree.source(holder.child_by_field_name("name"))
-        if name in CODE_VARIABLES:
+        if _code_variable(name):
             return Site(ph, "reparse", f"what reads ${name}")
         declaration = holder.parent
         if declaration is not None and declaration.type == "declaration_command":
@@ -755,22 +809,95 @@ def _readers_after(tree, pipeline) -> dict:
     return cache[pipeline.id]
 
 
+def _fed_runner(tree, redirect) -> str | None:
+    """A here-document or here-string is standard input (or a descriptor) of what its statement runs: a
+    compound command, a pipe into one (cat <<EOF | { sh; }), a loop (while read l; do sh -c "$l"; done <<EOF),
+    a descriptor a later command reads (sh /dev/fd/3 3<<EOF). Fail closed: a program anywhere in the statement
+    holding the redirect that runs its standard input, or a value not written in the command, as code; after
+    `exec <<EOF` (standard input or a descriptor of the whole script from here on) anywhere in the command."""
+    top = redirect
+    while top.parent is not None and top.parent.type != "program":
+        top = top.parent
+    runner = _runner_in(tree, top)
+    if runner is None and _exec_redirect(tree, redirect):
+        runner = _runner_in(tree, tree.root)
+    return runner
+
+
+def _exec_redirect(tree, redirect) -> bool:
+    statement = redirect.parent
+    body = statement.child_by_field_name("body") if statement is not None and \
+        statement.type == "redirected_statement" else None
+    if body is None or body.type != "command":
+        return False
+    info = _command_info(tree, body)
+    return info is not None and info.program == "exec" and len(info.words) == 1
+
+
+def _runner_in(tree, node) -> str | None:
+    """A program in node (at any depth) that runs its standard input as code, or a word it does not see written
+    (sh -c "$l", eval "$l") as code (computed once per node)."""
+    cache = tree.cache.setdefault("runner", {})
+    if node.id in cache:
+        return cache[node.id]
+    found, stack, seen = None, [node], set()
+    while stack and found is None:
+        part = stack.pop()
+        if part.id in seen:
+            continue
+        seen.add(part.id)
+        if part.type == "command":
+            info = _command_info(tree, part)
+            if info is not None and (info.stdin or any(
+                    v is not None and v[0] == "reparse" and _literal(tree, w) is None
+                    for w, v in zip(info.words, info.verdicts))):
+                found = info.program or "sh"
+            stack.extend(_called_functions(tree, info))
+        stack.extend(part.named_children)
+    cache[node.id] = found
+    return found
+
+
+def _called_functions(tree, info) -> list:
+    """The bodies of the functions the command defines under the name info's command calls (f() { sh; }; f <<EOF):
+    what runs there is what the call runs."""
+    if info is None or not info.words:
+        return []
+    functions = tree.cache.get("functions")
+    if functions is None:
+        functions, stack = {}, [tree.root]
+        while stack:
+            node = stack.pop()
+            if node.type == "function_definition":
+                name = node.child_by_field_name("name")
+                body = node.child_by_field_name("body")
+                if name is not None and body is not None:
+                    functions.setdefault(tree.source(name), []).append(body)
+            stack.extend(node.named_children)
+        tree.cache["functions"] = functions
+    return functions.get(tree.source(info.words[0]), [])
+
+
 def _reader_in(tree, node) -> str | None:
     """A program in node (at any depth) that runs its standard input as code (computed once per node)."""
     cache = tree.cache.setdefault("reader", {})
     if node.id in cache:
         return cache[node.id]
     found = None
-    stack = [node]
+    stack, seen = [node], set()
     while stack and found is None:
         part = stack.pop()
         if part.id in cache:
             found = cache[part.id]
             continue
+        if part.id in seen:
+            continue
+        seen.add(part.id)
         if part.type == "command":
             info = _command_info(tree, part)
             if info is not None and info.stdin:
                 found = info.program
+            stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
     return found
@@ -810,8 +937,8 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
 
 def _hidden_reader(tree) -> str | None:
     """A program anywhere in the command that runs as code what other commands write where it cannot be followed:
-    inside >(…) (`exec > >(sh)`, `echo … > >(sh)`). Every value of such a command is
-    held to be code (fail closed)."""
+    inside >(…) (`exec > >(sh)`, `echo … > >(sh)`); or an alias definition (any command name may then be another
+    program). Every value of such a command is held to be code (fail closed)."""
     if "hidden" in tree.cache:
         return tree.cache["hidden"]
     found, stack = None, [tree.root]
@@ -819,6 +946,18 @@ def _hidden_reader(tree) -> str | None:
         node = stack.pop()
         if node.type == "process_substitution" and tree.source(node).startswith(">("):
             found = _reader_in(tree, node)
+        if node.type == "redirected_statement" and found is None and any(
+                r.type in ("file_redirect", "heredoc_redirect", "herestring_redirect") and
+                any(not c.is_named and tree.source(c).startswith("<") for c in r.children)
+                for r in node.children_by_field_name("redirect")) and _exec_redirect(
+                tree, node.children_by_field_name("redirect")[0]):
+            # exec < FILE: the rest of the script reads FILE, which the command may have written a value into
+            found = _reader_in(tree, tree.root)
+        if node.type == "command":  # alias s=sh: dash expands aliases in scripts, s -c … runs sh (fail closed)
+            info = _command_info(tree, node)
+            if info is not None and info.program == "alias" and any(
+                    "=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
+                found = "alias"
         stack.extend(node.named_children)
     tree.cache["hidden"] = found
     return found
@@ -890,15 +1029,17 @@ PROGRAMS = {
               long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
               "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True),
+    "rg": _p(args="ABCefgjmMrtTEd", long_args="--type --glob --iglob --max-count --max-depth --encoding --file "
+             "--regexp --replace --type-add --threads --context --after-context --before-context --sort --sortr",
+             long_code="--pre", exec_options=True),
     "rsync": _p(args="BfMT", code="e", long_code="--rsh --rsync-path", exec_options=True),
     "zip": _p(args="bnt", long_code="-TT --unzip-command", exec_options=True),
     "sort": _p(args="kotST", long_code="--compress-program", exec_options=True),
     "man": _p(args="CMS", code="Pp", long_code="--pager --preprocessor --html", exec_options=True),
     "tcpdump": _p(args="BcCEFGiMmrsTVwWyZ", code="z", exec_options=True),
-    "make": _p(args="CfIjlow", long_code="--eval", exec_options=True),
+    "make": _p(args="CfIjlow", long_args="--file --makefile", long_code="--eval", exec_options=True,
+               script_args="-f --file --makefile"),
     "wget": _p(args="OoaPeU", long_code="--use-askpass --execute", exec_options=True),
-    "vim": _p(code="cS", long_code="--cmd", exec_options=True), "vi": _p(code="cS", long_code="--cmd", exec_options=True),
-    "nvim": _p(code="cS", long_code="--cmd", exec_options=True),
     "emacs": _p(long_code="--eval", exec_options=True),
     "env": _p(args="uC", long_args="--unset --chdir", code="S", long_code="--split-string", command_at=0, gnu=False,
               exec_options=True, assigns=True),
@@ -909,18 +1050,33 @@ PROGRAMS = {
     "builtin": _p(command_at=0, gnu=False), "nohup": _p(command_at=0, gnu=False),
     "setsid": _p(command_at=0, gnu=False), "time": _p(args="fo", command_at=0, gnu=False),
     "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False),
-    "stdbuf": _p(args="ioe", command_at=0, gnu=False),
+    "stdbuf": _p(args="ioe", long_args="--input --output --error", command_at=0, gnu=False),
     "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
     "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
     "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
     "flock": _p(args="wE", long_args="--timeout --conflict-exit-code", code="c", long_code="--command",
                 command_at=1),
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
-    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False),
-    "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False), "busybox": _p(command_at=0, gnu=False),
+    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
+    "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
-    "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="S", command_at=0, gnu=False),
-    "setpriv": _p(command_at=0, gnu=False), "prlimit": _p(args="p", command_at=0, gnu=False),
+    "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="SGRwC", long_args="--setuid --setgid --root "
+    "--wd --propagation --map-user --map-group --map-users --map-groups --setgroups --load-interp", command_at=0,
+    gnu=False),
+    "setpriv": _p(long_args="--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps --ambient-caps "
+                  "--bounding-set --securebits --selinux-label --apparmor-profile --landlock-access --landlock-rule "
+                  "--pdeathsig --ptracer --rlimit", command_at=0, gnu=False),
+    "setarch": _p(long_args="--uname-2.6", command_at=1, gnu=False), "linux32": _p(command_at=0, gnu=False),
+    "linux64": _p(command_at=0, gnu=False), "ssh-agent": _p(args="aEPtO", command_at=0, gnu=False),
+    "fakeroot": _p(args="lisb", long_args="--lib --faked", command_at=0, gnu=False),
+    "valgrind": _p(command_at=0, gnu=False), "catchsegv": _p(command_at=0, gnu=False),
+    "capsh": _p(command_at=None, all_code=True, gnu=False, exec_options=True),
+    "tmux": _p(args="LSfcT", code="c", all_code=True, exec_options=True),
+    "screen": _p(args="cdDrRSpeLhlmstTUx", all_code=True, exec_options=True),
+    "npx": _p(args="p", long_args="--package", code="c", long_code="--call", gnu=False, exec_options=True),
+    **{name: _p(args="uUiTtqWwdr", code="cS", long_code="--cmd", stdin=True, stdin_always=True, exec_options=True)
+       for name in "vim vi nvim".split()},
+    "ed": _p(args="p", stdin=True, stdin_always=True), "red": _p(args="p", stdin=True, stdin_always=True), "prlimit": _p(args="p", command_at=0, gnu=False),
     "systemd-run": _p(args="uMpEH", command_at=0, gnu=False), "firejail": _p(command_at=0, gnu=False),
     "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
@@ -931,7 +1087,8 @@ PROGRAMS = {
     "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
     "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
     "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
-    "gdb": _p(long_code="-ex --ex -eval-command --eval-command -iex", exec_options=True),
+    "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
+              exec_options=True, script_args="-x --command -command"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
     "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
     "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
@@ -942,17 +1099,43 @@ SHELLS = frozenset(name for name, spec in PROGRAMS.items() if spec is _SHELL)
 SHELL_CODE = frozenset("su runuser sg script flock".split())
 #: python modules that run their arguments as code (python -m timeit CODE, python -m pdb -c CMD)
 CODE_MODULES = frozenset("timeit pdb cProfile profile trace code".split())
-#: a script operand that is the program's own standard input
+#: a script operand that is the program's own standard input (and see _names_stdin: any spelling of it)
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _names_stdin(path: str | None) -> bool:
+    """A script path that may be the program's standard input in any spelling: -, /dev/stdin, /dev//stdin,
+    ../dev/stdin, any /dev/fd/N or /proc/…/fd/N (a descriptor may be a copy of it), a pattern (/dev/std[i]n)
+    (fail closed); a path given at run time (None) too."""
+    if path is None or path == "-" or _globbed(path):
+        return True
+    norm = re.sub(r"/+", "/", path)
+    return norm.rstrip("/").endswith(("/stdin", "dev/stdin")) or "/fd/" in norm or norm.endswith("/fd") or \
+        norm.startswith("/proc/")
 #: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
 #: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd)
 CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
     LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
     GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
     PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER""".split())
+#: families of variables read as code: GIT_CONFIG_KEY_0/VALUE_0 (any git setting), BASH_FUNC_f%% (a function
+#: bash imports), *EDITOR and *PAGER (run by git, less, man, …), TAR_OPTIONS, MAKEFLAGS and MFLAGS (options, among
+#: them --to-command and --eval)
+CODE_VARIABLE_PREFIXES = ("GIT_CONFIG", "BASH_FUNC_")
+CODE_VARIABLE_SUFFIXES = ("EDITOR", "PAGER", "_OPTIONS", "FLAGS", "_COMMAND", "_CMD", "ASKPASS")
+
+
+def _code_variable(name: str) -> bool:
+    """A variable a shell or a program reads as code: listed, of a family, or not a plain name (env 'f%%=…')."""
+    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or \
+        name.endswith(CODE_VARIABLE_SUFFIXES) or not name.replace("_", "").isalnum() or not name.isascii()
+
+
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
 SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
     Rscript julia bun""".split())
+#: editors whose +CMD operands are ex commands
+VIMS = frozenset("vim vi nvim".split())
 AWKS = frozenset("awk gawk mawk nawk".split())
 SEDS = frozenset("sed gsed".split())
 #: sed's options that take the next word as their argument (-e and --expression: the script)
@@ -970,6 +1153,15 @@ STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
 #: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
 SSH_DATA_SETTINGS = frozenset("""connecttimeout port user identityfile stricthostkeychecking userknownhostsfile
     batchmode serveraliveinterval serveralivecountmax loglevel compression hostname""".split())
+#: git subcommands' options whose value is a command (git rebase -x CMD, git grep -O CMD)
+GIT_SUBCOMMAND_CODE = {"rebase": frozenset({"-x", "--exec"}), "grep": frozenset({"-O", "--open-files-in-pager"}),
+                       "difftool": frozenset({"-x", "--extcmd"}), "bisect": frozenset(), "submodule": frozenset()}
+#: git subcommands' options known to take the next word as their value (a value after any other option is in
+#: option position)
+GIT_VALUE_OPTIONS = frozenset("""-m --message -F --file -b -B -C -c -t --template -e --author --date --since
+    --until --after --before --grep --format --pretty -n --max-count --skip -S -G -u --upstream -o --origin
+    --branch --depth --reference --separate-git-dir -X --strategy-option -s --strategy --onto --committer -U
+    --unified --sort --points-at --contains --merged --no-merged -L --abbrev --decorate-refs""".split())
 #: git -c settings whose value is no command (any other -c is held to be code: alias.x=!…, core.sshCommand, …)
 GIT_DATA_SETTINGS = frozenset("""user.name user.email color.ui core.quotepath init.defaultbranch
     advice.detachedhead safe.directory core.autocrlf""".split())
@@ -1029,15 +1221,20 @@ def _prefix(tree, node) -> str:
     return ""
 
 
-def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, str | None]:
+#: how many times one command's scan also reads a wrapper's command one word later (bounds the work)
+WRAPPER_ALTERNATIVES = 4
+
+
+def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRAPPER_ALTERNATIVES) -> \
+        tuple[list, bool, str | None]:
     """For a simple command's words (literal text or None, the literal prefix, the source): per word, what the
     program does with it; whether the program runs its standard input as code; the program's name."""
     n = len(literals)
     verdicts = [None] * n
-    if literals[0] is None:  # a command name chosen at run time ("$SHELL" -c …): fail closed
+    if literals[0] is None or _globbed(literals[0]):  # named at run time ("$SHELL" -c …, /bin/[s]h): fail closed
         shown = "{{…}}" if SUB_PREFIX in sources[0] else sources[0]
         return [None] + [("reparse", shown, None)] * (n - 1), True, shown
-    program = os.path.basename(literals[0])
+    program = _program_name(literals[0])
     spec = PROGRAMS.get(program)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
@@ -1051,11 +1248,14 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             if option_kind and literals[i] is None and (prefixes[i] == "" or prefixes[i].startswith("-")):
                 verdicts[i] = (option_kind, program, None)
         return verdicts, False, program
+    old_code = program == "tar" and n > 1 and bool(literals[1]) and literals[1].isalpha() and any(
+        c in spec.code for c in literals[1])  # tar xIf PROGRAM ARCHIVE: the letters' values follow in order
     if program == "tar" and n > 1 and literals[1] and literals[1].isalpha():  # tar xzf …: old-style options
         literals, prefixes = [literals[0], "-" + literals[1], *literals[2:]], [prefixes[0], "-" + prefixes[1],
                                                                               *prefixes[2:]]
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
     code = ("reparse", program, None)
+    script_files = []  # awk -f FILE, make -f FILE: where the program reads its code
     while i < n:
         lit, pre = literals[i], prefixes[i]
         if open_ and lit == "--":
@@ -1063,6 +1263,17 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             i += 1
             continue
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
+        sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
+        if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
+            attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
+            if attached:
+                if lit is None:
+                    verdicts[i] = code
+            elif i + 1 < n:
+                i += 1
+                verdicts[i] = code
+            i += 1
+            continue
         if option:
             head = pre.split("=", 1)[0]
             attached = "=" in pre
@@ -1075,8 +1286,12 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                     if is_code and lit is None:
                         verdicts[i] = code
                     code_given |= is_code or head in spec.script_args
+                    if head in spec.script_args:
+                        script_files.append(lit.split("=", 1)[1] if lit is not None else None)
                 elif head in spec.long_code | spec.long_args:
                     code_given |= is_code or head in spec.script_args
+                    if head in spec.script_args:
+                        script_files.append(literals[i + 1] if i + 1 < n else "")
                     if i + 1 < n and is_code:
                         verdicts[i + 1] = _setting(program, prefixes[i + 1], literals[i + 1]) or code
                     i += 1
@@ -1101,6 +1316,11 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                     break
                 if ch in spec.args:
                     code_given |= f"-{ch}" in spec.script_args
+                    if f"-{ch}" in spec.script_args:
+                        if letters[j + 1:]:
+                            script_files.append(letters[j + 1:] if lit is not None else None)
+                        else:
+                            script_files.append(literals[i + 1] if i + 1 < n else "")
                     if not rest:
                         i += 1
                     if ch in spec.stops:
@@ -1123,20 +1343,36 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
             continue
         # an operand
         if spec.assigns and spec.command_at is not None and operands == spec.command_at and "=" in pre and \
-                pre.split("=", 1)[0].replace("_", "").isalnum():
-            if lit is None and pre.split("=", 1)[0] in CODE_VARIABLES:
+                pre.split("=", 1)[0]:  # env NAME=VALUE, whatever the name (env 'BASH_FUNC_f%%=…')
+            if lit is None and _code_variable(pre.split("=", 1)[0]):
                 verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
             i += 1  # env NAME=VALUE …
             continue
+        if program in VIMS and lit is None and pre.startswith("+"):  # vim +{{x}} FILE: an ex command
+            verdicts[i] = code
         if open_ and lit is None and pre == "" and option_kind:
-            after_unknown = spec.subcommand and operands > 0 and (literals[i - 1] or "").startswith("-") and \
-                "=" not in literals[i - 1]  # git commit -m {{x}}: maybe the argument of -m
-            if not after_unknown:
+            # git commit -m {{x}}: the argument of -m (only after an option known to take one: git grep -i {{x}}
+            # is in option position)
+            after_value = spec.subcommand and operands > 0 and literals[i - 1] in GIT_VALUE_OPTIONS
+            if not after_value:
                 verdicts[i] = (option_kind, program, None)
         if spec.command_at is not None and operands == spec.command_at:
-            sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:])
+            sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:], alternatives)
             for k, verdict in enumerate(sub[1:], i + 1):
                 verdicts[k] = verdict if verdict is None or verdict[2] is None else (*verdict[:2], verdict[2] + i)
+            previous = literals[i - 1] or prefixes[i - 1]
+            if alternatives > 0 and i + 1 < n and previous.startswith("-") and previous != "--" and \
+                    "=" not in previous and program != "xargs":
+                # stdbuf --output L sh …: an option the table does not know may take the next word as its value;
+                # read the command from the word after it too, and keep what either reading finds (fail closed)
+                alt, alt_stdin, alt_inner = _scan(literals[i + 1:], prefixes[i + 1:], sources[i + 1:],
+                                                  alternatives - 1)
+                for k, verdict in enumerate(alt[1:], i + 2):
+                    if verdict is not None and verdict[0] == "reparse" and (
+                            verdicts[k] is None or verdicts[k][0] != "reparse"):
+                        verdicts[k] = (*verdict[:2], None)
+                if alt_stdin and not stdin:
+                    stdin, inner = True, alt_inner
             if program == "xargs":
                 stdin = _xargs_reads_code(literals, prefixes, sources, i)
             return verdicts, stdin, inner if stdin else program
@@ -1147,15 +1383,22 @@ def _scan(literals: list, prefixes: list, sources: list) -> tuple[list, bool, st
                 spec.code_from is not None and operands >= spec.code_from):
             verdicts[i] = code
         if operands == 0:
-            first_operand = lit if lit is not None else ""
+            # a script path named at run time may be /dev/stdin (fail closed); a {{…}} there is the value itself
+            first_operand = lit if lit is not None else ("" if SUB_PREFIX in (sources[i] or "") else None)
         operands += 1
         if not spec.gnu:
             open_ = False
         i += 1
     if program == "xargs":  # no command: echo
         return verdicts, False, program
+    if old_code:  # fail closed: any value after old-style letters that include a command option is code
+        for k in range(2, n):
+            if literals[k] is None:
+                verdicts[k] = code
+    if any(_names_stdin(f) for f in script_files):  # awk -f /dev/stdin, make -f -
+        return verdicts, True, program
     stdin = spec.stdin and not code_flag and not code_given and (
-        operands == 0 or first_operand in STDIN_FILES or stdin_flag or spec.code_from is not None or spec.stdin_always)
+        operands == 0 or _names_stdin(first_operand) or stdin_flag or spec.code_from is not None or spec.stdin_always)
     if not stdin and code_given and program in SHELL_CODE:  # su -c sh, script -c 'cat | sh': the code reads it
         stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
                     if verdicts[k] is not None and verdicts[k][0] == "reparse")
@@ -1247,8 +1490,7 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
                 verdicts[k + 1] = ("name", program, None)
         return False
     if program in SEDS:
-        _sed(literals, prefixes, verdicts, option_kind)
-        return False
+        return _sed(literals, prefixes, verdicts, option_kind)
     if program == "find":
         i = 1
         while i < n:
@@ -1276,7 +1518,7 @@ def _sed(literals, prefixes, verdicts, option_kind):
     """A value in sed's script (after -e/--expression, or its first operand when no -e or -f is given): GNU
     sed runs shell commands from a script (the e command, the e flag of s)."""
     code = ("reparse", "sed", None)
-    scripts, operand, ended = False, None, False
+    scripts, operand, ended, reads_stdin = False, None, False, False
     i, n = 1, len(literals)
     while i < n:
         text, pre = literals[i], prefixes[i]
@@ -1312,6 +1554,9 @@ def _sed(literals, prefixes, verdicts, option_kind):
             scripts = True
         if text in ("-f", "--file") or text.startswith(("--file=", "-f")):
             scripts = True
+            script = (literals[i + 1] if i + 1 < n else "") if text in ("-f", "--file") else (
+                text.split("=", 1)[1] if text.startswith("--file=") else text[2:])
+            reads_stdin |= _names_stdin(script)  # sed -f /dev/stdin: its script from its standard input
         if text in SED_ARG_OPTIONS:
             i += 2
             continue
@@ -1320,6 +1565,7 @@ def _sed(literals, prefixes, verdicts, option_kind):
         i += 1
     if not scripts and operand is not None:
         verdicts[operand] = code
+    return reads_stdin
 
 
 def _positional_fix(tree, words, script_index, command, placeholders, spans) -> tuple:
