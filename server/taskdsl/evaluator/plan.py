@@ -346,12 +346,14 @@ class Prepared:
     calls: dict = field(default_factory=dict)  # (default model, --model) → the models it calls: shared by the runs of one Compiled
 
 
-def project_widening(path: str, files: list[str], reading: bool, granted: tuple[str, ...] = ()
-                     ) -> tuple[tuple[str, str], ...]:
+def project_widening(path: str, files: list[str], reading: bool, granted: tuple[str, ...] = (),
+                     library_paths: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
     """What the configuration file of `path`'s project widens for this run, (key, folder) each: its
-    `[run] allow_read` folders outside the project when the run reads files at all, and its
-    `library_paths` outside the project from which the run compiled a template. A folder the user
-    gave too (`--allow-read`, `granted`) is the user's, not the project's."""
+    `[run] allow_read` folders outside the project when the run reads files at all, its
+    `library_paths` outside the project from which the run compiled a template, and a template
+    compiled from outside the project through a link inside it. A folder the user gave too
+    (`--allow-read`, `granted`) is the user's, not the project's; so are the run's `library_paths`
+    (the settings': the project's, shown above, the editor's and TASKDSL_LIBRARY_PATH)."""
     from taskdsl.project.config import load_config, project_root, widening_entries
     from taskdsl.support.reading import within
 
@@ -367,11 +369,12 @@ def project_widening(path: str, files: list[str], reading: bool, granted: tuple[
         elif reading and folder not in {os.path.normpath(os.path.abspath(g)) for g in granted}:
             found.append((key, folder))
     # a template inside the project's folders that is a link to a file outside it (its real path is
-    # what is compiled) is code from outside, as a library path outside would be: unless the user's
-    # own TASKDSL_LIBRARY_PATH or a shown library_paths entry holds it, it is asked for too
+    # what is compiled) is code from outside, as a library path outside would be: unless a library
+    # path of the run (the user's own, or the project's shown above) holds it, it is asked for too
     root = os.path.realpath(project_root(path))
     known = [os.path.realpath(folder) for key, folder in entries if key == "library_paths"]
-    known += [os.path.realpath(os.path.expanduser(p)) for p in env_library_paths()]
+    known += [os.path.realpath(os.path.join(root, os.path.expanduser(p)))
+              for p in (*library_paths, *env_library_paths())]
     for real in compiled:
         if not within(real, root) and not any(within(real, folder) for folder in known):
             found.append(("a linked template", real))
@@ -635,7 +638,7 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
         raise
     commands, calls_models = reach(node, library)
     reading = reads_files(node, library)
-    widened = project_widening(path, files, reading, granted)
+    widened = project_widening(path, files, reading, granted, tuple(getattr(settings, "library_paths", ()) or ()))
     allow_read = tuple(getattr(settings, "run_allow_read", ()) or ())
     if not reading:  # nothing reads: the project's allow_read cannot take effect unasked (a re-plan is held to the plan)
         project_folders = {folder for key, folder in project_widening(path, [], True) if key == "[run] allow_read"}
