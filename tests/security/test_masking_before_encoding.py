@@ -152,6 +152,44 @@ def test_an_input_named_like_a_secret_is_a_secret_of_a_single_run(project, capsy
         assert "supersecret123" not in text
 
 
+@pytest.mark.parametrize("value, secret", [(98765432101, "98765432101"), (["supersecret456"], "supersecret456"),
+                                           ({"k": "supersecret789"}, "supersecret789")])
+def test_an_input_named_like_a_secret_is_a_secret_whatever_its_json_type(project, capsys, value, secret):
+    (project / "s.task.xml").write_text("""<task type="script" name="s">
+  <inputs><input name="api_token"/></inputs>
+  <command>echo "tok={{api_token}}"</command>
+</task>
+""", encoding="utf-8")
+    (project / "in.json").write_text(json.dumps({"api_token": value}), encoding="utf-8")
+    code, out, err = run(capsys, "run", "s.task.xml", "--inputs", "in.json", "--json", "--trace", "t.jsonl")
+    assert code == 0, err
+    json.loads(out)
+    for text in (out, err, (project / "t.jsonl").read_text(encoding="utf-8")):
+        assert secret not in text
+
+
+def test_a_tests_input_named_like_a_secret_is_masked_in_every_report(project, capsys):
+    (project / "s.task.xml").write_text("""<task type="script" name="s">
+  <inputs><input name="api_token"/></inputs>
+  <command>echo "tok={{api_token}}"</command>
+</task>
+""", encoding="utf-8")
+    (project / "s.test.xml").write_text("""<tests>
+  <test name="a" task="s">
+    <input name="api_token">supersecret123</input>
+    <expect test='"nope" in output'/>
+  </test>
+</tests>
+""", encoding="utf-8")
+    code, out, err = run(capsys, "test", "s.test.xml", "--junit", "report.xml")
+    assert code == 1
+    assert "output: 'tok=***'" in out
+    code, json_out, _ = run(capsys, "test", "s.test.xml", "--format", "json")
+    assert json.loads(json_out)["tests"][0]["output"] == "tok=***"
+    for text in (out, err, json_out, (project / "report.xml").read_text(encoding="utf-8")):
+        assert "supersecret123" not in text
+
+
 def test_masking_a_structure_masks_keys_and_numbers_and_encodes_after():
     redactor = Redactor(["1234567890", "supersecretkey", PEM])
     value = {"supersecretkey": 1234567890, "n": [1234567890, 12345.5, True, None, "x supersecretkey"],

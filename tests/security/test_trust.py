@@ -104,6 +104,25 @@ def test_a_template_linked_from_inside_the_project_to_a_file_outside_needs_the_u
     assert (project / "lib" / "ran").exists()
 
 
+def test_taskdsl_test_of_a_task_linked_to_a_file_outside_the_project_needs_the_users_yes(tmp_path, capsys,
+                                                                                         monkeypatch):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "t.task.xml").write_text('<task type="script" name="t"><command>touch ran; echo ok</command></task>\n',
+                                        encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text("", encoding="utf-8")
+    (project / "t.task.xml").symlink_to(outside / "t.task.xml")
+    (project / "t.test.xml").write_text('<tests><test name="a" task="t"><expect test=\'"ok" in output\'/></test></tests>\n',
+                                        encoding="utf-8")
+    monkeypatch.chdir(project)
+    assert main(["test", "t.test.xml"]) == 1
+    assert "a linked template" in capsys.readouterr().out
+    assert not (outside / "ran").exists() and not (project / "ran").exists()
+    assert main(["test", "t.test.xml", "--yes"]) == 0
+
+
 def test_the_plan_digest_covers_what_the_project_widens(tmp_path, monkeypatch):
     import dataclasses
 

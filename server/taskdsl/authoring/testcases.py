@@ -123,14 +123,15 @@ def planned_model(case: TestCase, override: str | None, fixture: str | None) -> 
     return "taskdsl/replay" if fixture and not (model and is_offline(model)) else model
 
 
-def preview(value: Any, limit: int = 200) -> str:
+def preview(value: Any, limit: int = 200, inputs: dict | None = None) -> str:
     """The output as a quoted literal whose every character shows: a line break is \\n, a tab \\t
     (never folded into a space: an expect's text and the output must differ where they do). A
     parsed JSON output is shown as JSON. Every secret is masked in the value before it is encoded or
-    escaped (taskdsl.support.redaction): a line break in a key shown as \\n would hide it from masking."""
+    escaped (taskdsl.support.redaction): a line break in a key shown as \\n would hide it from masking.
+    `inputs`: the test's inputs, whose values named like a secret are secrets too."""
     from taskdsl.support.redaction import Redactor
 
-    redactor = Redactor()
+    redactor = Redactor().with_inputs(inputs)
     value = redactor.mask(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return redactor.text(repr(text if len(text) <= limit else text[: limit - 1] + "…"))
@@ -156,15 +157,15 @@ def judge(case: TestCase, output: Any, error: Any) -> Outcome:
     if case.expect_error is not None:
         kind, reason = case.expect_error
         wanted = kind + (f" ({reason})" if reason else "")
-        return Outcome(case, FAILED, f"expected a {wanted} error, the run succeeded with output {preview(output)}",
+        return Outcome(case, FAILED, f"expected a {wanted} error, the run succeeded with output {preview(output, inputs=case.inputs)}",
                        output, expect=last)
     for number, test in enumerate(case.expects):
         try:
             held = expr.holds(test, output)
         except (expr.ExprError, expr.ExprEvalError) as e:
-            return Outcome(case, FAILED, f"expect {written(test)}: {e}; output: {preview(output)}", output, number)
+            return Outcome(case, FAILED, f"expect {written(test)}: {e}; output: {preview(output, inputs=case.inputs)}", output, number)
         if not held:
-            return Outcome(case, FAILED, f"expect {written(test)} does not hold; output: {preview(output)}", output, number)
+            return Outcome(case, FAILED, f"expect {written(test)} does not hold; output: {preview(output, inputs=case.inputs)}", output, number)
     return Outcome(case, PASSED, output=output)
 
 

@@ -136,27 +136,28 @@ def test_command(args) -> int:
                         {"retries": getattr(args, "retries", None), "cache": getattr(args, "cache", None)},
                         repeat=getattr(args, "repeat", 1), agreed=getattr(args, "yes", False))
     shown = matrix_shown(results)
+    inputs = tests_inputs(results)  # a test's input named like a secret is a secret of the whole report
     if args.format == "json":
         print(masked_json({"passed": results.count(testcases.PASSED), "failed": results.count(testcases.FAILED),
                            "errors": results.count(testcases.ERROR), "broken_files": results.broken_files,
                            "tests": [testcases.outcome_json(o) for o in results.outcomes],
-                           **({"matrix": matrix_json(results)} if shown else {})}))
+                           **({"matrix": matrix_json(results)} if shown else {})}, inputs))
     elif args.format == "junit":
-        sys.stdout.write(junit(results))
+        sys.stdout.write(junit(results, inputs))
     else:
         for outcome, model in zip(results.outcomes, outcome_models(results)):
             label = f" [{model}]" if model else ""
-            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}" + ("" if outcome.passed else f"\n     {outcome.message}")))
+            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}" + ("" if outcome.passed else f"\n     {outcome.message}"), inputs))
         if shown:
             from taskdsl.authoring import matrix
 
-            print(masked(matrix.table(results.columns)))
+            print(masked(matrix.table(results.columns), inputs))
         print(summary(results))
     if args.junit:
         try:
             from taskdsl.support.files import write_text
 
-            write_text(args.junit, junit(results))  # 0600, renamed into place, never through a link
+            write_text(args.junit, junit(results, inputs))  # 0600, renamed into place, never through a link
         except OSError as e:
             print(f"taskdsl test: cannot write --junit {args.junit}: {e.strerror}", file=sys.stderr)
             return 2
@@ -179,7 +180,13 @@ def summary(results: Results) -> str:
     return ", ".join(parts)
 
 
-def junit(results: Results) -> str:
+def tests_inputs(results: Results) -> dict:
+    "Every test's inputs, each under its own key (the masking reads the names: values named like a secret)."
+    return {f"{name}#{n}": value for n, outcome in enumerate(results.outcomes)
+            for name, value in (outcome.case.inputs or {}).items()}
+
+
+def junit(results: Results, inputs: dict | None = None) -> str:
     """A suite per test file; a test's classname is its file, its failure or error the message a
     text run prints, and the tests of a file that does not check skipped."""
     from taskdsl.support.junit import Case, Problem, Suite, junit_xml
@@ -195,7 +202,7 @@ def junit(results: Results) -> str:
         suites.setdefault(case.file, Suite(case.file)).cases.append(Case(case.file, case.name, skipped=NOT_CHECKED))
     from taskdsl.support.redaction import Redactor
 
-    return junit_xml("taskdsl test", list(suites.values()), mask=Redactor().text)  # values masked before escaping
+    return junit_xml("taskdsl test", list(suites.values()), mask=Redactor().with_inputs(inputs).text)  # before escaping
 
 
 def _repeat(value: str) -> int:

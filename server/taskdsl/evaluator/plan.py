@@ -375,7 +375,7 @@ def project_widening(path: str, files: list[str], reading: bool, granted: tuple[
     known = [os.path.realpath(folder) for key, folder in entries if key == "library_paths"]
     known += [os.path.realpath(os.path.join(root, os.path.expanduser(p)))
               for p in (*library_paths, *env_library_paths())]
-    for real in compiled:
+    for real in [os.path.realpath(f) for f in files]:  # the entry too: `taskdsl test` finds it by a test's name
         if not within(real, root) and not any(within(real, folder) for folder in known):
             found.append(("a linked template", real))
     return tuple(dict.fromkeys(found))

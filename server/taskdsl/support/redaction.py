@@ -99,6 +99,22 @@ def _atoms(form: str, percent: bool) -> list[str]:
     return atoms + [re.escape(c) for c in form[at:]]
 
 
+def _leaves(value) -> list[str]:
+    """The texts a value given for an input shows in a prompt or a command: a string itself, a
+    number as written, and every string, key and number inside a list or an object (at any depth)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, (int, float)):
+        return [str(value)]
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in (*_leaves(k), *_leaves(v))]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [str(value)]
+
+
 class Redactor:
     """mask(value): value with every secret replaced by ***; dicts and lists are copied, masked."""
 
@@ -109,7 +125,8 @@ class Redactor:
     def with_inputs(self, inputs: dict | None) -> "Redactor":
         """This redactor, also masking the value given for each input whose name looks like a secret
         (`--input api_token=…`, a password column of a batch): a secret of that run."""
-        named = {k: v for k, v in (inputs or {}).items() if isinstance(k, str) and isinstance(v, str)}
+        named = {f"{k}#{n}": leaf for k, v in (inputs or {}).items() if isinstance(k, str) and SECRET_NAME.search(k)
+                 for n, leaf in enumerate(_leaves(v))}
         secrets = secret_values(named, extra=self.secrets)
         return self if set(secrets) == set(self.secrets) else Redactor(secrets)
 
