@@ -470,3 +470,16 @@ async def test_the_bad_byte_is_counted_from_the_start_of_the_file_with_a_bom(run
     result = await execute(run_client, uri_of(ws, "bom.task.xml"))
     assert result["status"] == "FAILED"
     assert result["error"]["message"] == "cannot run bom.task.xml: not valid UTF-8 at byte 34 (0xe9): templates are UTF-8"
+
+
+async def test_an_input_named_like_a_secret_is_masked_in_the_result_and_its_document(run_client, ws):
+    client = run_client
+    stem = unique("secret_echo")
+    name = stem + ".task.xml"
+    (ws / name).write_text(f'<task type="script" name="{stem}"><inputs><input name="api_token"/></inputs>'
+                           '<command>echo "tok={{api_token}}"</command></task>\n', encoding="utf-8")
+    result = await execute(client, uri_of(ws, name), None, {"api_token": "supersecret123"})
+    assert (result["status"], result["content"]) == ("COMPLETE", "tok=***")
+    document = path_of(result["result_uri"]).read_text(encoding="utf-8")
+    assert "tok=***" in document and "supersecret123" not in document
+    assert "supersecret123" not in json.dumps(result)

@@ -415,7 +415,7 @@ class Runs:
 
             handle, result_path = files.create(results_folder(settings.trace_dir), base + ".md")
             with handle as f:  # a new owner-only file (taskdsl.support.files), secrets masked (…redaction)
-                f.write(Redactor(extra=[config.api_key]).text(render_result(report)))
+                f.write(Redactor(extra=[config.api_key]).with_inputs(inputs).text(render_result(report)))
             report.result_uri = path_to_uri(result_path)
         except OSError as e:
             self.log(f"[run {run_id}] cannot write the result document: {e}", types.MessageType.Warning)
@@ -430,7 +430,7 @@ class Runs:
             self.show(f"taskdsl: {message}", types.MessageType.Error)
         if status != STATUS_CANCELLED and report.result_uri:
             await self.open_result(report.result_uri, message)
-        return Redactor(extra=[config.api_key]).mask(report.to_json())
+        return Redactor(extra=[config.api_key]).with_inputs(inputs).mask(report.to_json())
 
     async def begin_progress(self, run_id: int, label: str) -> str | None:
         if not self.supports_progress():
