@@ -540,3 +540,15 @@ def test_fourth_review_a_program_parses_the_value_again(tmp_path, capsys, monkey
 def test_fourth_review_a_variable_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
     refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
             f"is the value of ${name}, which the shell or a program reads as code")
+
+
+@pytest.mark.parametrize("command, message", [
+    ("command export BASH_ENV={{x}}; bash -c true", "is the value of $BASH_ENV, which"),
+    ("command command export BASH_ENV={{x}}; bash -c true", "is the value of $BASH_ENV, which"),
+    ("command export GIT_SSH_COMMAND={{x}}; git fetch", "is the value of $GIT_SSH_COMMAND, which"),
+    ("for BASH_ENV in {{x}}; do export BASH_ENV; bash -c true; done", "is the value of $BASH_ENV, which"),
+    ("read -r BASH_ENV <<EOF\n{{x}}\nEOF\nexport BASH_ENV; bash -c true", "`read` parses again as code"),
+])
+def test_fourth_review_a_variable_read_as_code_assigned_another_way_is_td803(tmp_path, capsys, monkeypatch,
+                                                                            command, message):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803", message)

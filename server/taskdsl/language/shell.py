@@ -681,6 +681,10 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
             if any(f.startswith(("-", "+")) for f in flags):
                 return Site(ph, "arithmetic" if any("i" in f for f in flags) else "name")
         return _flow_up(tree, site, holder, command, placeholders, spans)
+    if kind == "for_statement":  # for BASH_ENV in {{x}}: the loop assigns the value to the variable
+        variable = holder.child_by_field_name("variable")
+        if variable is not None and _code_variable(tree.source(variable)):
+            return Site(ph, "reparse", f"what reads ${tree.source(variable)}")
     if kind in ("for_statement", "case_statement", "array"):
         return _flow_up(tree, site, holder, command, placeholders, spans)
     if kind == "binary_expression" and _in_test(holder):
@@ -1156,6 +1160,8 @@ FIND_EXEC = frozenset("-exec -execdir -ok -okdir".split())
 #: deepest nesting of $(…), `…`, (…) and {…} the checker follows; deeper commands are TD804
 MAX_NESTING = 40
 #: programs whose arguments (or some) are variable names or arithmetic in bash
+#: builtins that assign variables, also when a wrapper runs them (command export NAME=…)
+DECLARERS = frozenset("export declare typeset local readonly".split())
 NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
 STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
 #: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
@@ -1503,9 +1509,18 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             if literals[i - 1] == "-v":
                 verdicts[i] = ("name", program, None)
         return False
+    if program in DECLARERS:  # command export BASH_ENV={{x}}: a declaration run as a command (through a wrapper)
+        for i in range(1, n):
+            pre = prefixes[i] or ""
+            if literals[i] is None and (pre == "" or ("=" in pre and _code_variable(pre.split("=", 1)[0]))):
+                verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0] or '…'}", None)
+        return False
     if program in NAME_PROGRAMS:
         for i in range(1, n):
             verdicts[i] = (NAME_PROGRAMS[program], program, None)
+        if program == "read" and any(lit is not None and lit.replace("_", "").isalnum() and _code_variable(lit)
+                                     for lit in literals[1:]):
+            return True  # read BASH_ENV <<EOF: what it reads becomes a variable read as code
         # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
         return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
     if program == "printf":
