@@ -552,3 +552,9 @@ def test_fourth_review_a_variable_read_as_code_is_td803(tmp_path, capsys, monkey
 def test_fourth_review_a_variable_read_as_code_assigned_another_way_is_td803(tmp_path, capsys, monkeypatch,
                                                                             command, message):
     refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803", message)
+
+
+@pytest.mark.parametrize("command", ["command alias s=sh\ns -c {{x}}", "builtin alias s=sh\ns -c {{x}}",
+                                     "eval \"alias s=sh\"\ns -c {{x}}"])
+def test_fourth_review_a_wrapped_alias_definition_fails_closed(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "defines an alias")

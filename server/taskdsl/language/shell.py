@@ -966,6 +966,10 @@ def _hidden_reader(tree) -> str | None:
             if info is not None and info.program == "alias" and any(
                     "=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
                 found = "alias"
+            # command alias s=sh, builtin alias …, eval "alias s=sh": a wrapped alias definition (fail closed)
+            if info is not None and found is None and _literal(tree, info.words[0]) in ALIAS_WRAPPERS and any(
+                    (_literal(tree, w) or _prefix(tree, w)).split()[:1] == ["alias"] for w in info.words[1:]):
+                found = "alias"
         stack.extend(node.named_children)
     tree.cache["hidden"] = found
     return found
@@ -1160,6 +1164,8 @@ FIND_EXEC = frozenset("-exec -execdir -ok -okdir".split())
 #: deepest nesting of $(…), `…`, (…) and {…} the checker follows; deeper commands are TD804
 MAX_NESTING = 40
 #: programs whose arguments (or some) are variable names or arithmetic in bash
+#: builtins that run their arguments as a command or as code, so also an alias definition
+ALIAS_WRAPPERS = frozenset("command builtin eval".split())
 #: builtins that assign variables, also when a wrapper runs them (command export NAME=…)
 DECLARERS = frozenset("export declare typeset local readonly".split())
 NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
