@@ -558,3 +558,13 @@ def test_fourth_review_a_variable_read_as_code_assigned_another_way_is_td803(tmp
                                      "eval \"alias s=sh\"\ns -c {{x}}"])
 def test_fourth_review_a_wrapped_alias_definition_fails_closed(tmp_path, capsys, monkeypatch, command):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "defines an alias")
+
+
+@pytest.mark.parametrize("command", [
+    "f() { sh; }\neval f <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\n\"f\" <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\n\\f <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\ncommand f <<EOF\n{{x}}\nEOF",
+])
+def test_fourth_review_a_function_called_quoted_or_wrapped_runs_the_value(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "parses again as code")

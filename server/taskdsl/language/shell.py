@@ -883,7 +883,13 @@ def _called_functions(tree, info) -> list:
                     functions.setdefault(tree.source(name), []).append(body)
             stack.extend(node.named_children)
         tree.cache["functions"] = functions
-    return functions.get(tree.source(info.words[0]), [])
+    # the name after unquoting ("f", \f), and behind command, builtin, eval or exec (eval f <<EOF): any word
+    # there whose first token names a function may call it (fail closed)
+    words = [_literal(tree, w) for w in info.words]
+    named = [tree.source(info.words[0]), words[0] or ""]
+    if words[0] in ALIAS_WRAPPERS | {"exec"}:
+        named += [token for text in words[1:] if text for token in text.split()[:1]]
+    return [body for name in dict.fromkeys(named) for body in functions.get(name, [])]
 
 
 def _reader_in(tree, node) -> str | None:
