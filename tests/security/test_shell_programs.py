@@ -568,3 +568,11 @@ def test_fourth_review_a_wrapped_alias_definition_fails_closed(tmp_path, capsys,
 ])
 def test_fourth_review_a_function_called_quoted_or_wrapped_runs_the_value(tmp_path, capsys, monkeypatch, command):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf %s {{x}} | eval \"$(cat)\"", "eval"),
+    ("cd /dev && printf %s {{x}} | bash stdin", "bash"),
+])
+def test_fourth_review_a_pipe_into_code_read_another_way_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")

@@ -911,10 +911,49 @@ def _reader_in(tree, node) -> str | None:
             info = _command_info(tree, part)
             if info is not None and info.stdin:
                 found = info.program
+            elif info is not None:
+                found = _reads_through_substitution(tree, info) or _relative_script_after_cd(tree, info)
             stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
     return found
+
+
+def _reads_through_substitution(tree, info) -> str | None:
+    """eval "$(cat)": code made of a command substitution, which may read the command's standard input."""
+    for word, verdict in zip(info.words, info.verdicts):
+        if verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is None:
+            stack = [word]
+            while stack:
+                node = stack.pop()
+                if node.type == "command_substitution":
+                    return verdict[1]
+                stack.extend(node.named_children)
+    return None
+
+
+def _relative_script_after_cd(tree, info) -> str | None:
+    """cd /dev && bash stdin: after a change of directory a relative script path may name standard input
+    (fail closed: a program that runs a script file, given a relative path, in a command that changes directory)."""
+    if info.program not in SCRIPT_READERS or not _changes_directory(tree):
+        return None
+    operands = [_literal(tree, w) for w in info.words[1:]]
+    if any(text is not None and text and not text.startswith(("-", "/")) for text in operands):
+        return info.program
+    return None
+
+
+def _changes_directory(tree) -> bool:
+    if "cd" not in tree.cache:
+        found, stack = False, [tree.root]
+        while stack and not found:
+            node = stack.pop()
+            if node.type == "command":
+                words = _words(node)
+                found = bool(words) and os.path.basename(_literal(tree, words[0]) or "") in ("cd", "pushd", "popd")
+            stack.extend(node.named_children)
+        tree.cache["cd"] = found
+    return tree.cache["cd"]
 
 
 def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
