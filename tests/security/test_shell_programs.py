@@ -495,3 +495,84 @@ def test_a_script_path_named_at_run_time_may_be_standard_input(tmp_path, capsys,
 def test_exec_reading_standard_input_from_a_file_before_a_shell_fails_closed(tmp_path, capsys, monkeypatch):
     refused(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} > f\nexec < f\nsh", "touch marker", "TD803",
             "`sh` parses again as code")
+
+
+# ---------------------------------------------------------------- the fourth review
+
+@pytest.mark.parametrize("command, program", [
+    # perl -M/-m: the value is pasted into `use …;`
+    ("perl -M{{x}} -e 1", "perl"),
+    ("perl -m{{x}} -e 1", "perl"),
+    # a value glued to a short-option cluster: getopt reads -n{{x}} with x=e… as -n -e …
+    ("sed -n{{x}} f.txt", "sed"),
+    ("sed -s{{x}} f.txt", "sed"),
+    ("sh -x{{x}}", "sh"),
+    # git subcommands whose options run a program
+    ("git clone -q -u {{x}} file:///nonexistent d", "git"),
+    ("git fetch --upload-pack={{x}} origin", "git"),
+    ("printf '%s' {{x}} | xargs -I% git clone -u % file:///nonexistent d", "git"),
+    # npm exec -c / --call
+    ("npm exec -c {{x}}", "npm"),
+    ("npm exec --call={{x}}", "npm"),
+    # GNU long options abbreviated
+    ("tar --to-com={{x}} -xf a.tar", "tar"),
+    ("tar --checkpoint-act=exec={{x}} -cf /dev/null .", "tar"),
+    ("tar --use-compress-prog={{x}} -cf /dev/null .", "tar"),
+    ("sort --compress-prog={{x}} f", "sort"),
+    ("rsync --rsync-pa={{x}} a b", "rsync"),
+    ("rsync --rs={{x}} a b", "rsync"),
+    # an interpreter's name with a version, platform or build suffix
+    ("perl5.36-x86_64-linux-gnu -e {{x}}", "perl"),
+    ("python3.12-dbg -c {{x}}", "python3"),
+    ("bash-static -c {{x}}", "bash"),
+    ("/bin/sh.distrib -c {{x}}", "sh"),
+])
+def test_fourth_review_a_program_parses_the_value_again(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803",
+            f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, name", [
+    ("RSYNC_RSH={{x}} rsync a b", "RSYNC_RSH"),
+    ("PERL5DB={{x}} perl -d -e 1", "PERL5DB"),
+    ("PYTHONBREAKPOINT={{x}} python3 -c 1", "PYTHONBREAKPOINT"),
+])
+def test_fourth_review_a_variable_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code")
+
+
+@pytest.mark.parametrize("command, message", [
+    ("command export BASH_ENV={{x}}; bash -c true", "is the value of $BASH_ENV, which"),
+    ("command command export BASH_ENV={{x}}; bash -c true", "is the value of $BASH_ENV, which"),
+    ("command export GIT_SSH_COMMAND={{x}}; git fetch", "is the value of $GIT_SSH_COMMAND, which"),
+    ("for BASH_ENV in {{x}}; do export BASH_ENV; bash -c true; done", "is the value of $BASH_ENV, which"),
+    ("read -r BASH_ENV <<EOF\n{{x}}\nEOF\nexport BASH_ENV; bash -c true", "`read` parses again as code"),
+])
+def test_fourth_review_a_variable_read_as_code_assigned_another_way_is_td803(tmp_path, capsys, monkeypatch,
+                                                                            command, message):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803", message)
+
+
+@pytest.mark.parametrize("command", ["command alias s=sh\ns -c {{x}}", "builtin alias s=sh\ns -c {{x}}",
+                                     "eval \"alias s=sh\"\ns -c {{x}}"])
+def test_fourth_review_a_wrapped_alias_definition_fails_closed(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "defines an alias")
+
+
+@pytest.mark.parametrize("command", [
+    "f() { sh; }\neval f <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\n\"f\" <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\n\\f <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\ncommand f <<EOF\n{{x}}\nEOF",
+])
+def test_fourth_review_a_function_called_quoted_or_wrapped_runs_the_value(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf %s {{x}} | eval \"$(cat)\"", "eval"),
+    ("cd /dev && printf %s {{x}} | bash stdin", "bash"),
+])
+def test_fourth_review_a_pipe_into_code_read_another_way_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")

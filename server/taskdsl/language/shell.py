@@ -242,7 +242,11 @@ def _program_name(word: str) -> str:
     stripped = re.sub(r"[-_.]?[0-9][0-9.]*$", "", name)
     if stripped and stripped != name and (stripped in PROGRAMS or stripped in OPTION_PROGRAMS or stripped in SEDS):
         return stripped
-    return name
+    # perl5.36-x86_64-linux-gnu, python3.12-dbg, bash-static, sh.distrib: an interpreter's name followed by a
+    # version, platform or build suffix is that interpreter (fail closed)
+    found = max((reader for reader in INTERPRETERS if name.startswith(reader) and len(name) > len(reader) and
+                 name[len(reader)] in "-_.0123456789"), key=len, default=None)
+    return found or name
 
 
 def option_message(site: Site) -> str:
@@ -677,6 +681,10 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
             if any(f.startswith(("-", "+")) for f in flags):
                 return Site(ph, "arithmetic" if any("i" in f for f in flags) else "name")
         return _flow_up(tree, site, holder, command, placeholders, spans)
+    if kind == "for_statement":  # for BASH_ENV in {{x}}: the loop assigns the value to the variable
+        variable = holder.child_by_field_name("variable")
+        if variable is not None and _code_variable(tree.source(variable)):
+            return Site(ph, "reparse", f"what reads ${tree.source(variable)}")
     if kind in ("for_statement", "case_statement", "array"):
         return _flow_up(tree, site, holder, command, placeholders, spans)
     if kind == "binary_expression" and _in_test(holder):
@@ -875,7 +883,13 @@ def _called_functions(tree, info) -> list:
                     functions.setdefault(tree.source(name), []).append(body)
             stack.extend(node.named_children)
         tree.cache["functions"] = functions
-    return functions.get(tree.source(info.words[0]), [])
+    # the name after unquoting ("f", \f), and behind command, builtin, eval or exec (eval f <<EOF): any word
+    # there whose first token names a function may call it (fail closed)
+    words = [_literal(tree, w) for w in info.words]
+    named = [tree.source(info.words[0]), words[0] or ""]
+    if words[0] in ALIAS_WRAPPERS | {"exec"}:
+        named += [token for text in words[1:] if text for token in text.split()[:1]]
+    return [body for name in dict.fromkeys(named) for body in functions.get(name, [])]
 
 
 def _reader_in(tree, node) -> str | None:
@@ -897,10 +911,49 @@ def _reader_in(tree, node) -> str | None:
             info = _command_info(tree, part)
             if info is not None and info.stdin:
                 found = info.program
+            elif info is not None:
+                found = _reads_through_substitution(tree, info) or _relative_script_after_cd(tree, info)
             stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
     return found
+
+
+def _reads_through_substitution(tree, info) -> str | None:
+    """eval "$(cat)": code made of a command substitution, which may read the command's standard input."""
+    for word, verdict in zip(info.words, info.verdicts):
+        if verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is None:
+            stack = [word]
+            while stack:
+                node = stack.pop()
+                if node.type == "command_substitution":
+                    return verdict[1]
+                stack.extend(node.named_children)
+    return None
+
+
+def _relative_script_after_cd(tree, info) -> str | None:
+    """cd /dev && bash stdin: after a change of directory a relative script path may name standard input
+    (fail closed: a program that runs a script file, given a relative path, in a command that changes directory)."""
+    if info.program not in SCRIPT_READERS or not _changes_directory(tree):
+        return None
+    operands = [_literal(tree, w) for w in info.words[1:]]
+    if any(text is not None and text and not text.startswith(("-", "/")) for text in operands):
+        return info.program
+    return None
+
+
+def _changes_directory(tree) -> bool:
+    if "cd" not in tree.cache:
+        found, stack = False, [tree.root]
+        while stack and not found:
+            node = stack.pop()
+            if node.type == "command":
+                words = _words(node)
+                found = bool(words) and os.path.basename(_literal(tree, words[0]) or "") in ("cd", "pushd", "popd")
+            stack.extend(node.named_children)
+        tree.cache["cd"] = found
+    return tree.cache["cd"]
 
 
 def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
@@ -958,6 +1011,10 @@ def _hidden_reader(tree) -> str | None:
             if info is not None and info.program == "alias" and any(
                     "=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
                 found = "alias"
+            # command alias s=sh, builtin alias …, eval "alias s=sh": a wrapped alias definition (fail closed)
+            if info is not None and found is None and _literal(tree, info.words[0]) in ALIAS_WRAPPERS and any(
+                    (_literal(tree, w) or _prefix(tree, w)).split()[:1] == ["alias"] for w in info.words[1:]):
+                found = "alias"
         stack.extend(node.named_children)
     tree.cache["hidden"] = found
     return found
@@ -1008,7 +1065,7 @@ PROGRAMS = {
     **{name: _SHELL for name in "sh bash dash zsh ksh ash mksh yash".split()},
     **{name: _PYTHON for name in "python python2 python3 pypy pypy3".split()},
     **{name: _AWK for name in "awk gawk mawk nawk".split()},
-    "perl": _p(args="IMm", code="eE", stdin=True, exec_options=True),
+    "perl": _p(args="I", code="eEMm", stdin=True, exec_options=True),
     "ruby": _p(args="IrCFEKx", code="e", stdin=True, exec_options=True),
     "node": _p(args="r", long_args="--require", code="ep", long_code="--eval --print", stdin=True, exec_options=True),
     "php": _p(args="cdfFtz", code="rBRE", stdin=True, exec_options=True),
@@ -1073,6 +1130,7 @@ PROGRAMS = {
     "capsh": _p(command_at=None, all_code=True, gnu=False, exec_options=True),
     "tmux": _p(args="LSfcT", code="c", all_code=True, exec_options=True),
     "screen": _p(args="cdDrRSpeLhlmstTUx", all_code=True, exec_options=True),
+    "npm": _p(code="c", long_code="--call"),  # npm exec -c CMD, npm exec --call=CMD
     "npx": _p(args="p", long_args="--package", code="c", long_code="--call", gnu=False, exec_options=True),
     **{name: _p(args="uUiTtqWwdr", code="cS", long_code="--cmd", stdin=True, stdin_always=True, exec_options=True)
        for name in "vim vi nvim".split()},
@@ -1117,7 +1175,8 @@ def _names_stdin(path: str | None) -> bool:
 CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
     LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
     GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
-    PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER""".split())
+    PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER
+    RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR""".split())
 #: families of variables read as code: GIT_CONFIG_KEY_0/VALUE_0 (any git setting), BASH_FUNC_f%% (a function
 #: bash imports), *EDITOR and *PAGER (run by git, less, man, …), TAR_OPTIONS, MAKEFLAGS and MFLAGS (options, among
 #: them --to-command and --eval)
@@ -1134,6 +1193,8 @@ def _code_variable(name: str) -> bool:
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
 SCRIPT_READERS = SHELLS | frozenset("""source . python python2 python3 pypy pypy3 perl ruby node php lua expect tclsh
     Rscript julia bun""".split())
+#: interpreters and shells: a name made of one and a suffix (python3.12-dbg, bash-static) is that program
+INTERPRETERS = SCRIPT_READERS - {"source", "."}
 #: editors whose +CMD operands are ex commands
 VIMS = frozenset("vim vi nvim".split())
 AWKS = frozenset("awk gawk mawk nawk".split())
@@ -1148,6 +1209,10 @@ FIND_EXEC = frozenset("-exec -execdir -ok -okdir".split())
 #: deepest nesting of $(…), `…`, (…) and {…} the checker follows; deeper commands are TD804
 MAX_NESTING = 40
 #: programs whose arguments (or some) are variable names or arithmetic in bash
+#: builtins that run their arguments as a command or as code, so also an alias definition
+ALIAS_WRAPPERS = frozenset("command builtin eval".split())
+#: builtins that assign variables, also when a wrapper runs them (command export NAME=…)
+DECLARERS = frozenset("export declare typeset local readonly".split())
 NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
 STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
 #: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
@@ -1155,7 +1220,10 @@ SSH_DATA_SETTINGS = frozenset("""connecttimeout port user identityfile stricthos
     batchmode serveraliveinterval serveralivecountmax loglevel compression hostname""".split())
 #: git subcommands' options whose value is a command (git rebase -x CMD, git grep -O CMD)
 GIT_SUBCOMMAND_CODE = {"rebase": frozenset({"-x", "--exec"}), "grep": frozenset({"-O", "--open-files-in-pager"}),
-                       "difftool": frozenset({"-x", "--extcmd"}), "bisect": frozenset(), "submodule": frozenset()}
+                       "difftool": frozenset({"-x", "--extcmd"}), "bisect": frozenset(), "submodule": frozenset(),
+                       "clone": frozenset({"-u", "--upload-pack"}), "fetch": frozenset({"--upload-pack"}),
+                       "pull": frozenset({"--upload-pack"}), "ls-remote": frozenset({"--upload-pack"}),
+                       "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"})}
 #: git subcommands' options known to take the next word as their value (a value after any other option is in
 #: option position)
 GIT_VALUE_OPTIONS = frozenset("""-m --message -F --file -b -B -C -c -t --template -e --author --date --since
@@ -1275,7 +1343,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             i += 1
             continue
         if option:
-            head = pre.split("=", 1)[0]
+            head = _long_option(pre.split("=", 1)[0], spec)
             attached = "=" in pre
             if head in spec.long_code or head in spec.long_args or pre.startswith("--") or \
                     (lit is not None and lit in spec.long_code | spec.long_args):
@@ -1335,8 +1403,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 if ch in spec.stdin_flags:
                     stdin_flag = True
             else:
-                if lit is None:  # the value completes the option letters
-                    verdicts[i] = (option_kind or "option", program, None)
+                if lit is None:  # the value completes the option letters: sed -n{{x}} with x=e… is -n -e …
+                    # (a value that is all of them and an option that runs commands stays the TD805 error)
+                    glued = (spec.code or spec.flag_code) and (letters or option_kind != "option_exec")
+                    verdicts[i] = code if glued else (option_kind or "option", program, None)
             i += 1
             if open_ is None:
                 break
@@ -1403,6 +1473,18 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
                     if verdicts[k] is not None and verdicts[k][0] == "reparse")
     return verdicts, stdin, program
+
+
+def _long_option(head: str, spec: Program) -> str:
+    """The long option a GNU program reads for head: itself, or the option it abbreviates (--to-com is
+    --to-command); an abbreviation of a code option is that option even when it is ambiguous (fail closed)."""
+    if not head.startswith("--") or len(head) < 4 or head in spec.long_code or head in spec.long_args:
+        return head
+    for options in (spec.long_code, spec.long_args):
+        found = sorted(o for o in options if o.startswith(head))
+        if found:
+            return found[0]
+    return head
 
 
 def _script_reads_stdin(script: str | None) -> bool:
@@ -1478,9 +1560,18 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             if literals[i - 1] == "-v":
                 verdicts[i] = ("name", program, None)
         return False
+    if program in DECLARERS:  # command export BASH_ENV={{x}}: a declaration run as a command (through a wrapper)
+        for i in range(1, n):
+            pre = prefixes[i] or ""
+            if literals[i] is None and (pre == "" or ("=" in pre and _code_variable(pre.split("=", 1)[0]))):
+                verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0] or '…'}", None)
+        return False
     if program in NAME_PROGRAMS:
         for i in range(1, n):
             verdicts[i] = (NAME_PROGRAMS[program], program, None)
+        if program == "read" and any(lit is not None and lit.replace("_", "").isalnum() and _code_variable(lit)
+                                     for lit in literals[1:]):
+            return True  # read BASH_ENV <<EOF: what it reads becomes a variable read as code
         # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
         return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
     if program == "printf":
@@ -1523,8 +1614,10 @@ def _sed(literals, prefixes, verdicts, option_kind):
     while i < n:
         text, pre = literals[i], prefixes[i]
         if text is None:
-            if not ended and (pre.startswith(("-e", "--expression", "--e")) or
-                              (pre.startswith("-") and not pre.startswith("--") and "e" in pre)):
+            # sed -n{{x}}: getopt reads x=e… as -n -e …; any value glued to short options (or to a bare --,
+            # an abbreviation of --expression) may be the script
+            if not ended and (pre.startswith(("-e", "--expression", "--e")) or pre == "--" or
+                              (pre.startswith("-") and not pre.startswith("--"))):
                 verdicts[i] = code
                 scripts = True
             elif not ended and pre.startswith("-"):
