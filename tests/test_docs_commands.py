@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pytest
 
+from markdown_fences import fences
 from paths import REPO
 
 PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
-FENCE = re.compile(r"^```(\w*)\s*$")
 DURATION = re.compile(r"\b\d+(?:\.\d+)? ?s\b")
 EXIT = re.compile(r"^\(exit (\d+)\)$")
 
@@ -54,47 +54,34 @@ def page_files(path: Path, before: int) -> dict[str, str]:
     """The blocks a page saves under a name (`<!-- file: NAME -->` just above the fence, as the
     guide's pages do) above line `before`, the last of each name: a console block's commands see
     them in their folder, as the page has written them so far."""
-    lines = path.read_text(encoding="utf-8").splitlines()
     files = {}
-    for i, line in enumerate(lines):
-        marker = FILE_MARKER.match(line)
-        if not marker or i + 1 >= before:
-            continue
-        opening = next(j for j in range(i + 1, len(lines)) if FENCE.match(lines[j]))
-        end = next(j for j in range(opening + 1, len(lines)) if lines[j].rstrip() == "```")
-        files[marker.group(1)] = "\n".join(lines[opening + 1:end]) + "\n"
+    for fence in fences(path):
+        for comment in fence.above:
+            if (marker := FILE_MARKER.match(comment)) and fence.line < before:
+                files[marker.group(1)] = "\n".join(fence.body) + "\n"
     return files
 
 
 def console_blocks(path: Path) -> list[list[Command]]:
     """The ```console blocks of a page, each as its commands with their expected output."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    blocks, i = [], 0
-    while i < len(lines):
-        opening = FENCE.match(lines[i])
-        if not opening:
-            i += 1
+    blocks = []
+    for fence in fences(path):
+        if fence.language != "console":
             continue
-        end = i + 1
-        while end < len(lines) and lines[end].rstrip() != "```":
-            end += 1
-        if opening.group(1) == "console":
-            commands: list[Command] = []
-            for number in range(i + 1, end):
-                text = lines[number]
-                if text.startswith("$ "):
-                    commands.append(Command(path.relative_to(REPO).as_posix(), number + 1, text[2:], [], 0))
-                elif text.startswith("  ") and commands and not commands[-1].expected and commands[-1].command.endswith("\\"):
-                    commands[-1].command += "\n" + text  # a command continued on the next line
-                else:
-                    assert commands, f"{path.name}:{number + 1}: output before any `$ ` command"
-                    commands[-1].expected.append(text)
-            for command in commands:
-                if command.expected and (code := EXIT.match(command.expected[-1])):
-                    command.exit_code = int(code.group(1))
-                    command.expected.pop()
-            blocks.append(commands)
-        i = end + 1
+        commands: list[Command] = []
+        for number, text in enumerate(fence.body, start=fence.line + 1):
+            if text.startswith("$ "):
+                commands.append(Command(path.relative_to(REPO).as_posix(), number, text[2:], [], 0))
+            elif text.startswith("  ") and commands and not commands[-1].expected and commands[-1].command.endswith("\\"):
+                commands[-1].command += "\n" + text  # a command continued on the next line
+            else:
+                assert commands, f"{path.name}:{number}: output before any `$ ` command"
+                commands[-1].expected.append(text)
+        for command in commands:
+            if command.expected and (code := EXIT.match(command.expected[-1])):
+                command.exit_code = int(code.group(1))
+                command.expected.pop()
+        blocks.append(commands)
     return blocks
 
 
@@ -174,24 +161,6 @@ def test_the_pattern_is_strict():
     assert pattern(["took … in all"]).fullmatch("took 3 files in all\n")
 
 
-def fences(path: Path) -> list[tuple[int, str, list[str], list[str]]]:
-    """(line, language, the lines of comments just above, the body) of each fenced block of a page."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    found, i = [], 0
-    while i < len(lines):
-        opening = FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        end = i + 1
-        while end < len(lines) and lines[end].rstrip() != "```":
-            end += 1
-        above = [line for line in lines[max(0, i - 3):i] if line.startswith("<!--")]
-        found.append((i + 1, opening.group(1), above, lines[i + 1:end]))
-        i = end + 1
-    return found
-
-
 def test_output_is_shown_only_in_console_blocks():
     """A command's output shown beside it (an output block right after a shell block) is not
     executed: it must be a ```console block (the guide's `<!-- output -->` blocks are run by
@@ -199,8 +168,8 @@ def test_output_is_shown_only_in_console_blocks():
     loose = []
     for page in PAGES:
         blocks = fences(page)
-        for (_, before_lang, _, before), (line, lang, above, _) in zip(blocks, blocks[1:]):
-            shows_output = lang in ("", "text") and not any("output" in comment for comment in above)
-            if before_lang in ("sh", "shell", "bash") and shows_output and any("taskdsl" in b for b in before):
-                loose.append(f"{page.relative_to(REPO)}:{line}")
+        for before, after in zip(blocks, blocks[1:]):
+            shows_output = after.language in ("", "text") and not any("output" in comment for comment in after.above)
+            if before.language in ("sh", "shell", "bash") and shows_output and any("taskdsl" in b for b in before.body):
+                loose.append(f"{page.relative_to(REPO)}:{after.line}")
     assert loose == []

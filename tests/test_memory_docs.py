@@ -5,33 +5,22 @@ table of docs/configuration.md parses without a problem."""
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
+from markdown_fences import fences
 from paths import REPO
 from taskdsl.evaluator.memory import ContextGenerationInput
 
 PAGE = REPO / "docs" / "memory.md"
-FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
+FILE_MARKER = re.compile(r"^<!--\s*file:\s*(\S+)\s*-->$")
 
 
 def blocks(path: Path) -> list[tuple[str, str, str | None]]:
     """(language, text, the file: marker above it) of every fenced block of a page."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    found, i = [], 0
-    while i < len(lines):
-        opening = FENCE.match(lines[i])
-        if not opening:
-            i += 1
-            continue
-        marker = re.match(r"^<!--\s*file:\s*(\S+)\s*-->$", lines[i - 2] if i >= 2 else "") or \
-            re.match(r"^<!--\s*file:\s*(\S+)\s*-->$", lines[i - 1] if i >= 1 else "")
-        end = i + 1
-        while lines[end].strip() != "```":
-            end += 1
-        text = textwrap.dedent("\n".join(lines[i + 1:end])) + "\n"
-        found.append((opening.group(2), text, marker.group(1) if marker else None))
-        i = end + 1
+    found = []
+    for fence in fences(path, indented=True):
+        names = [marker.group(1) for comment in fence.above if (marker := FILE_MARKER.match(comment))]
+        found.append((fence.language, "\n".join(fence.body) + "\n", names[-1] if names else None))
     return found
 
 
