@@ -278,7 +278,9 @@ async def litellm_module():
     if thread is not None:
         await asyncio.get_running_loop().run_in_executor(None, thread.join)
     if _import_error is not None:
-        raise TaskError("VALIDATION_ERROR", f"litellm could not be imported: {_import_error}", "litellm_unavailable")
+        raise TaskError("VALIDATION_ERROR", f"litellm could not be imported ({_import_error}): reinstall taskdsl, whose "
+                        "dependencies include it, or run with an offline model (taskdsl/echo, taskdsl/replay)",
+                        "litellm_unavailable")
     return load_litellm()
 
 

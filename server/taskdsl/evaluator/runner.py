@@ -168,6 +168,13 @@ def planned_models(prepared: Prepared, default_model: str, model: str | None):
     return models
 
 
+def calls_real_models(prepared: Prepared, default_model: str, model: str | None) -> bool:
+    """Whether the run may call a model that is not offline (and so needs litellm)."""
+    from taskdsl.evaluator.providers import is_offline
+
+    return prepared.calls_models and not all(map(is_offline, planned_models(prepared, default_model, model)()))
+
+
 def readable(prepared: Prepared) -> tuple[str, ...]:
     """The folders outside the project a dry run (render, the preview) may read: the user's own,
     never those only the project's configuration allows (plan.project_widening) until a run's

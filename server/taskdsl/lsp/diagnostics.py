@@ -48,14 +48,17 @@ class Publishing:
         the grammar model (completion and hover) and litellm's import (runs with real models).
         Requests never wait for litellm; one that needs the grammar model while it is being built
         waits for that build only."""
-        from taskdsl.evaluator import providers
-
-        # a run that waits for litellm says so in the client's output, not on stderr (shown as errors)
-        providers.wait_reporter = lambda message: self.window_log_message(
-            types.LogMessageParams(types.MessageType.Info, f"taskdsl: {message}"))
+        self.report_litellm_waits()
         done = self.state.warm_up
         future = asyncio.get_running_loop().run_in_executor(None, warm_up)
         future.add_done_callback(lambda f: done.done() or done.set_result(f.exception() is None))
+
+    def report_litellm_waits(self) -> None:
+        """A run that waits for litellm says so in the client's output, not on stderr (shown as errors)."""
+        from taskdsl.evaluator import providers
+
+        providers.wait_reporter = lambda message: self.window_log_message(
+            types.LogMessageParams(types.MessageType.Info, f"taskdsl: {message}"))
 
     def publish(self, uri: str, version: int | None) -> None:
         """Publish diagnostics of ``version`` — only if it is still the document's version."""

@@ -232,6 +232,7 @@ class Runs:
             return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None, "error": failure}
 
     async def _execute(self, run_id: int, uri: str, task: str | None, inputs: dict, model: str | None) -> dict:
+        from taskdsl.evaluator import runner
         from taskdsl.features.util import uri_to_path
 
         settings = self.settings()
@@ -253,10 +254,16 @@ class Runs:
                                                                                   refuse), refuse)
         if isinstance(prepared, dict):
             return prepared
-        if prepared.calls_models:  # litellm's first import takes seconds: never on the event loop
-            from taskdsl.evaluator.providers import load_litellm
+        if runner.calls_real_models(prepared, settings.default_model, model):
+            # litellm's first import takes seconds: never on the event loop, never for offline models
+            from taskdsl.evaluator.providers import litellm_module
+            from taskdsl.evaluator.results import TaskError
 
-            await asyncio.get_running_loop().run_in_executor(None, load_litellm)
+            self.server.report_litellm_waits()
+            try:
+                await litellm_module()
+            except TaskError as error:
+                return refuse(error.message, error.reason or "litellm_unavailable")
         return await self.run(run_id, prepared, model, settings)
 
     def prepare(self, path: str, uri: str, task: str | None, inputs: dict, settings, refuse):
