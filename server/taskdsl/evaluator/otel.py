@@ -45,7 +45,8 @@ def require() -> None:
         import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
-        raise OtelUnavailable("OpenTelemetry export needs the otel extra: pip install 'taskdsl[otel]'") from None
+        raise OtelUnavailable("OpenTelemetry export needs taskdsl's otel extra: from a checkout, "
+                              "pip install './taskdsl[otel]' (see the install guide)") from None
 
 
 def settings() -> dict[str, str]:

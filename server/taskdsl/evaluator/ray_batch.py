@@ -34,7 +34,8 @@ def _ray():
     try:
         import ray
     except ImportError:
-        raise RayUnavailable("--executor ray needs Ray: pip install 'taskdsl[ray]'") from None
+        raise RayUnavailable("--executor ray needs taskdsl's ray extra: from a checkout, "
+                             "pip install './taskdsl[ray]' (see the install guide)") from None
     return ray
 
 
