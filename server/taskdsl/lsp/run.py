@@ -433,10 +433,12 @@ class Runs:
             message += f": {error.get('message')}"
         self.log(f"[run {run_id}] {message}" + (f" (result: {report.result_uri})" if report.result_uri else ""),
                  types.MessageType.Error if status == STATUS_FAILED else types.MessageType.Info)
-        if status == STATUS_FAILED:
-            self.show(f"taskdsl: {message}", types.MessageType.Error)
-        if status != STATUS_CANCELLED and report.result_uri:
-            await self.open_result(report.result_uri, message)
+        opened = status != STATUS_CANCELLED and bool(report.result_uri) and await self.open_result(report.result_uri)
+        where = f"; result: {report.result_uri}" if report.result_uri and not opened else ""
+        if status == STATUS_FAILED:  # one message: the failure, with where its result is unless it is open
+            self.show(f"taskdsl: {message}{where}", types.MessageType.Error)
+        elif status != STATUS_CANCELLED and where:
+            self.show(f"taskdsl: {message}{where}")
         return Redactor(extra=[config.api_key]).with_inputs(inputs).mask(report.to_json())
 
     async def begin_progress(self, run_id: int, label: str) -> str | None:
@@ -461,16 +463,17 @@ class Runs:
         finally:
             self.server.work_done_progress.tokens.pop(token, None)
 
-    async def open_result(self, result_uri: str, message: str) -> None:
+    async def open_result(self, result_uri: str) -> bool:
+        """Open the result document beside the template; False when the client cannot."""
         if self.supports_show_document():
             try:
                 await self.server.window_show_document_async(types.ShowDocumentParams(uri=result_uri, take_focus=False))
-                return
+                return True
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.warning("window/showDocument failed", exc_info=True)
-        self.show(f"taskdsl: {message}; result: {result_uri}")
+        return False
 
 
 def _parse(text: str) -> Document:
