@@ -77,6 +77,10 @@ async def test_ctrl_c_leaves_only_whole_lines_and_resume_finishes_without_redoin
     first = [json.loads(line) for line in text.splitlines()]  # every line whole
     done = {r["row"] for r in first}
     assert 6 <= len(done) < ROWS
+    left = ROWS - len(done)  # the summary says what is left and how to finish it
+    assert f", {left} not run · " in err.decode()
+    assert err.decode().rstrip().endswith(
+        f"the {left} rows not run: run the same command with --resume (results in results.jsonl)")
     asked_before = fake.count()
 
     code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", rows, "--jobs",
@@ -100,12 +104,16 @@ async def test_a_failed_row_exits_1_and_fail_fast_stops_scheduling(tmp_path, loo
     by_row = {r["row"]: r for r in results(folder)}
     assert [by_row[n]["status"] for n in (1, 2, 3)] == ["COMPLETE", "FAILED", "COMPLETE"]
     assert by_row[2]["error"]["reason"] == "unknown_input" and by_row[2]["content"] is None
-    assert "3 rows: 2 ok, 1 failed" in err
+    assert "3 rows: 2 ok, 1 failed · " in err and "rows not run" not in err
+    [failed_line] = [line for line in err.splitlines() if line.startswith("✗ row 2 ")]
+    assert failed_line.endswith(" · " + by_row[2]["error"]["message"])  # the reason, on the row's line
 
     os.remove(folder / "results.jsonl")
     code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", "rows.jsonl",
                                          "--out", "results.jsonl", "--jobs", "1", "--fail-fast")
     assert code == 1 and [r["row"] for r in results(folder)] == [1, 2]
+    assert "3 rows: 1 ok, 1 failed, 1 not run · " in err
+    assert err.rstrip().endswith("the 1 rows not run: run the same command with --resume (results in results.jsonl)")
     assert fake.count() == 3  # 2 in the first batch, 1 in the second
 
 

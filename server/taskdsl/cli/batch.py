@@ -61,13 +61,23 @@ class Progress:
             self.bar.update(self.task, completed=summary.skipped + summary.done, status=status)
             return
         eta = summary.eta()
-        mark = "✗" if record["status"] == "FAILED" else "✓"
-        print(f"{mark} row {record['row']} · {summary.skipped + summary.done}/{summary.rows} · {status}"
-              f" · ETA {eta:.0f}s" if eta is not None else "", file=self.stream, flush=True)
+        failed = record["status"] == "FAILED"
+        why = f" · {one_line((record.get('error') or {}).get('message') or '')}" if failed else ""
+        print(f"{'✗' if failed else '✓'} row {record['row']} · {summary.skipped + summary.done}/{summary.rows} · "
+              f"{status}{f' · ETA {eta:.0f}s' if eta is not None else ''}{why}", file=self.stream, flush=True)
 
     def stop(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def one_line(text: str, width: int = 120) -> str:
+    """A failed row's reason on its progress line: the first line, cut to `width` characters, its
+    control characters escaped (a model's answer may hold terminal escapes)."""
+    from taskdsl.language.shell import escape_controls
+
+    first = escape_controls(text.strip().splitlines()[0]) if text.strip() else "failed"
+    return first if len(first) <= width else first[:width - 1] + "…"
 
 
 def batch_command(args, project, config, global_values: dict, inputs: dict) -> int:
@@ -173,7 +183,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
             print(json.dumps(record, ensure_ascii=False, default=str))
     if args.json:
         print(json.dumps({"summary": summary.to_json()}))
-    print(summary.text(), file=sys.stderr)
+    print(summary.text(args.out), file=sys.stderr)
     if summary.cancelled:
         return 130
     return 1 if summary.failed else 0

@@ -138,19 +138,32 @@ class Summary:
         elapsed = time.monotonic() - self.started
         return None if not self.done else elapsed / self.done * todo
 
+    @property
+    def not_run(self) -> int:
+        "Rows neither done now nor before (a Ctrl-C, --fail-fast or --max-cost stopped the batch)."
+        return max(0, self.rows - self.skipped - self.done)
+
     def to_json(self) -> dict:
         return {"rows": self.rows, "ok": self.ok, "failed": self.failed, "skipped": self.skipped,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cost": round(self.cost, 8), "seconds": round(self.seconds, 3), "cancelled": self.cancelled}
+                "not_run": self.not_run, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "cost": round(self.cost, 8),
+                "seconds": round(self.seconds, 3), "cancelled": self.cancelled}
 
-    def text(self) -> str:
+    def text(self, out: str | None = None) -> str:
+        """The summary line; `out`, the results file, when there is one: rows left are finished by
+        running the same command with --resume."""
         parts = [f"{self.ok} ok", f"{self.failed} failed"]
         if self.skipped:
             parts.append(f"{self.skipped} already done")
+        if self.not_run:
+            parts.append(f"{self.not_run} not run")
         tokens = self.prompt_tokens + self.completion_tokens
         word = "cancelled after" if self.cancelled else "finished in"
-        return (f"{self.rows} rows: {', '.join(parts)} · {tokens:,} tokens · ${self.cost:.4f} · "
+        line = (f"{self.rows} rows: {', '.join(parts)} · {tokens:,} tokens · ${self.cost:.4f} · "
                 f"{word} {self.seconds:.1f} s")
+        if self.not_run and out:
+            line += f"\nthe {self.not_run} rows not run: run the same command with --resume (results in {out})"
+        return line
 
 
 def record_of(row: Row, result: Any = None, error: Any = None) -> dict:
