@@ -278,7 +278,8 @@ class Runs:
         # what would run, from the live index (on the event loop: the index is not thread-safe,
         # and checking one file against it is what every keystroke does)
         try:
-            prepared = prepare(self.index(), path, task, inputs, text=text, read=self.reader(), settings=settings)
+            prepared = prepare(self.index(), path, task, inputs, text=text, read=self.reader(), settings=settings,
+                               trace_dir=self.project_trace_dir(settings))
         except TemplateErrors as error:
             return refuse(template_errors_message(error, text), "template_errors", count=len(error.diagnostics))
         except Exception as error:
@@ -292,6 +293,15 @@ class Runs:
                         "error": failure(plan_module.missing_inputs_message(plan), "missing_input", missing=plan.missing)}
             return refuse(plan_module.missing_inputs_message(plan), "missing_input", missing=plan.missing)
         return prepared
+
+    def project_trace_dir(self, settings) -> str | None:
+        """The folder a run writes its trace and result document to when the project's `[run] trace_dir`
+        chose it (None when the editor's own taskdsl.trace.dir did, or none is set): outside the
+        project that is a widening the run's question shows (plan.project_widening)."""
+        editor = getattr(getattr(self.server, "state", None), "editor_settings", None)
+        if not settings.trace_dir or (editor is not None and editor.trace_dir):
+            return None
+        return settings.trace_dir
 
     async def agree(self, prepared, model: str | None, settings, prepare_again, refuse):
         """The prepared run the user agreed to (itself when it needs no question), or the refusal.
