@@ -131,7 +131,8 @@ ERROR_REASONS = {
     "model_error": "the model call failed",
     "no_entry": "a library file run without --task",
     "no_output": "a cond with no output to test (not after a step, no last_output given)",
-    "not_agreed": "a run the project's own configuration widens (allow_read, library_paths outside it) that nobody agreed to",
+    "not_agreed": "a run the project's own configuration widens (allow_read, trace_dir, library_paths outside it) that "
+                  "nobody agreed to",
     "not_a_file": "the editor asked to run, preview or draw something that is not a file",
     "not_runnable": "a task written by `taskdsl ask` that cannot run",
     "not_xml": "an answer to be parsed as XML is not XML",
@@ -153,5 +154,6 @@ ERROR_REASONS = {
     "unknown_input": "an --input the entry task does not take",
     "unknown_model": "a model the provider does not know",
     "unknown_task": "a ref or call to a task that is not in the library",
+    "untrusted": "the editor's workspace is not trusted: no template runs and no model is asked there",
     "worker": "a Ray worker running a batch row failed",
 }

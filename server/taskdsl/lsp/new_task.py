@@ -87,6 +87,8 @@ async def new_task_command(ls, runs, args) -> dict:
         spec = parse_new_task_arguments(args)
     except ValueError as e:
         return refuse(failure(str(e), "arguments"))
+    if why := runs.untrusted():  # it would send the request, and the workspace's library, to a model
+        return refuse(failure(why, "untrusted"))
     path = target_path(ls, spec["uri"])
     if path is None:
         return refuse(failure(f"the new task is saved as a file, not {spec['uri']}", "not_a_file"))
