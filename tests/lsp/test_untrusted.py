@@ -11,7 +11,7 @@ from lsprotocol import types
 INITIALIZATION_OPTIONS = {"client": {"workspaceTrusted": False}}
 SETTINGS = {"model": "taskdsl/replay"}
 FILES = {
-    "s.task.xml": '<task name="s" type="script"><command>touch ran; echo ok</command></task>\n',
+    "s.task.xml": '<task name="s" type="script"><description>Touch a marker file</description><command>touch ran; echo ok</command></task>\n',
     "s.test.xml": '<tests><test name="runs" task="s"><expect test=\'"ok" in output\'/></test></tests>\n',
 }
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -38,3 +38,9 @@ async def test_an_untrusted_workspace_still_previews_and_lists_tests(client, ws)
     assert "error" not in shown or not shown["error"], shown
     listed = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="taskdsl.listTests"))
     assert [t["name"] for f in listed["files"] for t in f["tests"]] == ["runs"]
+    drawn = await command(client, "taskdsl.graph", {"uri": (ws / "s.task.xml").as_uri()})
+    assert not drawn.get("error"), drawn
+    matched = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="taskdsl.matchTasks", arguments=["touch a marker file", 5]))
+    assert [row["name"] for row in matched] == ["s"]
+    assert not (ws / "ran").exists()

@@ -100,3 +100,19 @@ def test_without_a_terminal_and_without_yes_a_widened_run_is_refused_unasked(tmp
         assert done.returncode != 0
         assert "Run it?" not in done.stderr
         assert "widens what this run may do ([run] allow_read" in done.stdout + done.stderr
+
+
+def test_taskdsl_test_asks_once_for_one_plan_run_twice(tmp_path):
+    folder, _ = project(tmp_path)
+    code, out, shown = on_terminal(folder, "test", "r.test.xml", "--repeat", "2", typed="y\n")
+    assert code == 0, (out, shown)
+    assert shown.count(QUESTION) == 1
+
+
+def test_yes_and_y_agree_without_a_question(tmp_path):
+    folder, _ = project(tmp_path)
+    for flag in ("--yes", "-y"):
+        code, out, shown = on_terminal(folder, "ask", "summarise the shared notes", "--model", "taskdsl/echo", flag,
+                                       typed="n\n")
+        assert code == 0, (out, shown)
+        assert "Run it?" not in shown

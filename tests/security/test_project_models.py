@@ -59,3 +59,15 @@ async def test_a_replan_never_calls_the_projects_model_the_plan_did_not_list(tmp
     assert error["details"]["not_replanned"] == (
         "no structure: VALIDATION_ERROR (model_not_agreed): the model openai/gpt-4o, which would write the structure, is not one the run's plan "
         "calls: it may cost money and the run's consent did not cover it")
+
+
+def test_a_projects_configuration_cannot_say_where_a_models_requests_go(tmp_path, capsys, monkeypatch):
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text('[models."gpt-4o"]\napi_base = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
+    (tmp_path / "t.task.xml").write_text('<task name="t"><description>Say hi</description></task>\n', encoding="utf-8")
+    assert main(["check", "."]) == 1
+    assert ("taskdsl.toml:2:1: error TD901 unknown key 'api_base' in [models.\"gpt-4o\"]; known keys here: fallbacks, "
+            "max_concurrency, rpm, tpm") in capsys.readouterr().out
+    assert main(["run", "t.task.xml", "--model", "taskdsl/echo"]) == 2  # a config that does not check runs nothing
