@@ -118,6 +118,7 @@ ERROR_REASONS = {
     "context": "the prompt does not fit the model's context window",
     "cost": "the run would cost more than its --max-cost",
     "dtd": "an answer to be parsed as XML declares a DTD",
+    "declined": "the user answered no to the editor's question (a run's plan, a paid model writing a New Task)",
     "duplicate_task": "two definitions of one name in the run's library",
     "echo_cannot_write": "`taskdsl ask` or re-planning with taskdsl/echo, which cannot write a task",
     "file_paths": "a file_paths entry cannot be read (or is outside the project)",
