@@ -232,9 +232,9 @@ def test_compiling_a_run_walks_what_it_reaches_once_and_reads_the_projects_confi
 
     path = write(tmp_path, '["/etc"]')
     walks, reads = [], []
-    reach, entries = plan.reach, config.widening_entries
+    reach, load = plan.reach, config.load_config
     monkeypatch.setattr(plan, "reach", lambda *a, **k: walks.append(a) or reach(*a, **k))
-    monkeypatch.setattr(config, "widening_entries", lambda *a: reads.append(a) or entries(*a))
+    monkeypatch.setattr(config, "load_config", lambda *a, **k: reads.append(a) or load(*a, **k))
     compiled = plan.compile_entry(None, path)
     assert (len(walks), len(reads)) == (1, 1)
     assert compiled.widened == (("[run] allow_read", "/etc"),)

@@ -548,26 +548,30 @@ def reached_files(index, path: str, document: Document) -> list[str]:
     return files
 
 
-def config_errors(path: str, settings=None) -> list[tuple[str, str, list]]:
+def config_errors(path: str, settings=None, config=None) -> list[tuple[str, str, list]]:
     """The errors of the project's configuration of `path`, each file's as (path, text, errors):
     its config file (taskdsl.toml or [tool.taskdsl]) and its memory index (TD906-TD908: what
-    fresh context matches in is configuration too; `taskdsl check` reports the same)."""
+    fresh context matches in is configuration too; `taskdsl check` reports the same). `config`:
+    the project's configuration, when the caller read it already."""
     from taskdsl.project import memory_index
     from taskdsl.project.config import load_config, project_root
 
+    root = project_root(path)
     found = []
-    for where, text, problems in memory_index.configuration_problems(project_root(path), settings,
-                                                                     load_config(project_root(path))):
+    for where, text, problems in memory_index.configuration_problems(root, settings,
+                                                                     config if config is not None else load_config(root)):
         errors = [d for d in problems if d.is_error]
         if errors:
             found.append((where, text, errors))
     return found
 
 
-def gate(index, path: str, document: Document, text: str, read: Callable[[str], str | None], settings=None) -> None:
-    """The run's only gate: the checker over every reached file and the project's config.
-    Raises TemplateErrors with the checker's own error diagnostics when any is an error."""
-    failing = config_errors(path, settings)
+def gate(index, path: str, document: Document, text: str, read: Callable[[str], str | None], settings=None,
+         config=None) -> None:
+    """The run's only gate: the checker over every reached file and the project's config (`config`:
+    as the caller read it, else read here). Raises TemplateErrors with the checker's own error
+    diagnostics when any is an error."""
+    failing = config_errors(path, settings, config)
     for other in reached_files(index, path, document):
         if other == path:
             other_text, other_document = text, document
@@ -618,12 +622,15 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
                   granted: tuple[str, ...] = (), trace_dir: str | None = None) -> Compiled:
     """The input-independent half of `prepare` (same arguments but the inputs; same errors but
     the inputs' own)."""
+    from taskdsl.project.config import load_config, project_root, widening_entries
+
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
     document = parse(text)
+    config = load_config(project_root(path))  # read once: the gate checks it, the widening reads it
     if check:
-        gate(index, path, document, text, read, settings)
+        gate(index, path, document, text, read, settings, config)
     sources = {path: text}
 
     def read_and_keep(other: str) -> str | None:
@@ -645,12 +652,10 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
         # above; with it off — a structure checked elsewhere — they are given now). What the checker
         # accepts is a bug, raised as it is; so is a usage error (several entries and no --task).
         if isinstance(refused, CompileError) or refused.reason in LINK_REASONS:
-            gate(index, path, document, text, read, settings)
+            gate(index, path, document, text, read, settings, config)
         raise
-    commands, calls_models, reading = walk(node, library)  # one walk, one read of the project's config
-    from taskdsl.project.config import load_config, project_root, widening_entries
-
-    entries = widening_entries(load_config(project_root(path)))
+    commands, calls_models, reading = walk(node, library)  # one walk of what the run may reach
+    entries = widening_entries(config)
     widened = project_widening(path, files, reading, granted, tuple(getattr(settings, "library_paths", ()) or ()),
                                trace_dir, entries)
     allow_read = tuple(getattr(settings, "run_allow_read", ()) or ())
