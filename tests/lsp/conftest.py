@@ -2,7 +2,8 @@
 Neovim and Emacs (one server per test module and client).
 
 A test module sets ``FILES`` ({relative path: text}, written into a fresh workspace folder) and,
-optionally, ``SETTINGS`` (the ``taskdsl`` configuration section the client answers with). The
+optionally, ``SETTINGS`` (the ``taskdsl`` configuration section the client answers with) and
+``INITIALIZATION_OPTIONS`` (sent with initialize). The
 ``client`` fixture is parametrized over the three clients; ``ws`` is the workspace folder.
 """
 
@@ -80,6 +81,7 @@ async def client(lsp_client: LanguageClient, request, ws: Path):
         capabilities=client_capabilities(name),
         root_uri=ws.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
+        initialization_options=getattr(request.module, "INITIALIZATION_OPTIONS", None),
     ))
     # the library is built after `initialized`; every recorded client supports work-done progress
     await asyncio.wait_for(indexed(lsp_client), 120)  # a hang guard: the index is ready when its progress ends

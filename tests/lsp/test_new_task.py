@@ -94,3 +94,40 @@ async def test_the_echo_model_cannot_write_a_task_and_is_refused_at_once(client)
 async def test_bad_arguments_get_a_message_not_a_traceback(client, arguments, message):
     answer = await new_task(client, *arguments)
     assert answer["xml"] is None and answer["error"]["message"] == message
+
+
+@pytest.fixture
+def answering(client):
+    if not hasattr(client, "questions"):
+        client.questions = []
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def show_message_request(params: types.ShowMessageRequestParams):
+            client.questions.append(params)
+            answer = client.answers.pop(0) if client.answers else "Cancel"
+            return next((a for a in params.actions or [] if a.title == answer), None)
+
+    client.questions.clear()
+    client.answers = []
+    return client
+
+
+async def test_a_model_that_may_cost_money_is_asked_only_after_the_user_agreed(answering):
+    client = answering
+    client.answers = ["Cancel"]
+    answer = await new_task(client, {"text": "translate this into Klingon", "model": "madeup/paid-model"})
+    assert (answer["xml"], answer["error"]["reason"]) == (None, "declined")
+    assert answer["error"]["message"] == ("no task was written: you did not agree to ask madeup/paid-model, a model "
+                                          "that may cost money")
+    [question] = client.questions
+    assert question.message == (
+        "New Task will send your request and the names and descriptions of this workspace's templates to "
+        "madeup/paid-model, a model that may cost money (at most 4 calls: an answer and its repairs). Ask it?")
+    client.questions.clear()
+    client.answers = ["Ask it"]
+    answer = await new_task(client, {"text": "translate this into Klingon", "model": "madeup/paid-model"})
+    assert answer["error"]["reason"] != "declined"  # asked: the made-up model then fails by itself
+    assert len(client.questions) == 1
+    client.questions.clear()
+    answer = await new_task(client, {"text": "count the words", "model": "madeup/paid-model"})
+    assert answer["source"] == "library" and client.questions == []  # a template fits: no model, no question

@@ -52,7 +52,7 @@ async def test_the_question_shows_what_the_project_widens_and_only_a_yes_runs_it
     assert "  with what the project's configuration widens (it applies only if you agree):" in lines
     assert f"    [run] allow_read = {OUTSIDE}" in lines
     assert lines[-3] == ("Asked because it reads files outside the template's folder and the project's configuration "
-                         "widens what it may read or run (allow_read, library_paths).")
+                         "widens what it may read, write or run (allow_read, trace_dir, library_paths).")
     client.questions.clear()
     client.answers = ["Run"]
     agreed = await run(client, ws)

@@ -61,8 +61,8 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
         "    allow_read = /srv/shared",
         "  with the configuration of: taskdsl.toml",
         "Asked because it executes shell commands, it calls a model that may cost money, it reads files outside "
-        "the template's folder and the project's configuration widens what it may read or run (allow_read, "
-        "library_paths).",
+        "the template's folder and the project's configuration widens what it may read, write or run (allow_read, "
+        "trace_dir, library_paths).",
         "Plan 0123456789ab",
     ]
 
@@ -84,7 +84,7 @@ def test_the_question_for_a_plan_that_runs_nothing_costly(tmp_path):
         "  with what the project's configuration widens (it applies only if you agree):",
         "    allow_read = /srv/shared",
         "Asked because it calls a model that may cost money and the project's configuration widens what it may "
-        "read or run (allow_read, library_paths).",
+        "read, write or run (allow_read, trace_dir, library_paths).",
         "Plan 0123456789ab",
     ]
     assert render_plan(plan, ["cost"]).splitlines()[-2:] == [

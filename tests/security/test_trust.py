@@ -190,8 +190,8 @@ def test_on_a_terminal_taskdsl_run_shows_what_the_project_widens_and_takes_the_u
         agree(prepared, argparse.Namespace(yes=False), "taskdsl/echo", None, stdin=Terminal(typed), stderr=screen)
         assert prepared.agreed is agreed
         assert f"    library_paths = {tmp_path / 'shared'} (templates from there" in screen.written
-        assert screen.written.endswith("Asked because the project's configuration widens what it may read or run "
-                                       "(allow_read, library_paths).\nPlan " + consent.plan_view(
+        assert screen.written.endswith("Asked because the project's configuration widens what it may read, write "
+                                       "or run (allow_read, trace_dir, library_paths).\nPlan " + consent.plan_view(
                                            prepared, "taskdsl/echo", None).digest[:12] + "\nRun it? [y/N] ")
 
 
@@ -224,3 +224,17 @@ def test_render_reads_where_the_project_allows_only_once_the_user_allows_it_too(
     assert "outside notes" not in captured.out and "is outside the project" in captured.err
     assert main(["render", str(path), "--allow-read", str(tmp_path / "outside")]) == 0
     assert "outside notes" in capsys.readouterr().out
+
+
+def test_compiling_a_run_walks_what_it_reaches_once_and_reads_the_projects_config_once(tmp_path, monkeypatch):
+    from taskdsl.evaluator import plan
+    from taskdsl.project import config
+
+    path = write(tmp_path, '["/etc"]')
+    walks, reads = [], []
+    reach, load = plan.reach, config.load_config
+    monkeypatch.setattr(plan, "reach", lambda *a, **k: walks.append(a) or reach(*a, **k))
+    monkeypatch.setattr(config, "load_config", lambda *a, **k: reads.append(a) or load(*a, **k))
+    compiled = plan.compile_entry(None, path)
+    assert (len(walks), len(reads)) == (1, 1)
+    assert compiled.widened == (("[run] allow_read", "/etc"),)

@@ -59,6 +59,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }
       }
     }),
+    // trust granted: the server learns it at its next initialize (until then it refuses as untrusted)
+    vscode.workspace.onDidGrantWorkspaceTrust(() => restart()),
     registerAutoCloseTags(LANGUAGE_ID),
     registerGraphView(() => client),
     registerNewTask(() => client, LANGUAGE_ID),
@@ -131,7 +133,8 @@ async function start(): Promise<void> {
     // what this client does by itself: it asks the user for a run's missing inputs
     initializationOptions: {
       taskdsl: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration('taskdsl'))),
-      client: { promptsForMissingInputs: true },
+      // an untrusted workspace: the server itself refuses to run a template or ask a model
+      client: { promptsForMissingInputs: true, workspaceTrusted: vscode.workspace.isTrusted },
     },
     outputChannel: serverChannel,
     revealOutputChannelOn: RevealOutputChannelOn.Never,

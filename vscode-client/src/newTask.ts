@@ -1,8 +1,10 @@
 // "Task DSL: New Task from a Description…": the request in plain words goes to the server
 // (`taskdsl.newTask`: a library template that fits, else a task the model writes, checked and
-// repaired); the checked task opens in a new untitled Task DSL document. Nothing runs.
+// repaired); the checked task opens in a new untitled Task DSL document. Nothing runs, and in an
+// untrusted workspace nothing is asked either.
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
+import { commandRefusal } from './runUtil';
 
 export const NEW_TASK = 'taskdsl.client.newTaskFromDescription';
 const SERVER_COMMAND = 'taskdsl.newTask';
@@ -33,6 +35,11 @@ function failureMessage(answer: NewTaskAnswer): string {
 }
 
 async function newTask(getClient: () => LanguageClient | undefined, language: string, given?: string): Promise<void> {
+  const refusal = commandRefusal(SERVER_COMMAND, vscode.workspace.isTrusted);
+  if (refusal) {  // an untrusted workspace: no model is asked (the server refuses too)
+    void vscode.window.showWarningMessage(refusal);
+    return;
+  }
   const client = getClient();
   if (!client || !client.isRunning()) {
     void vscode.window.showErrorMessage('Task DSL: the language server is not running, so no task can be written.');

@@ -120,12 +120,16 @@ export function runRefusal(workspaceTrusted: boolean): string | undefined {
   if (workspaceTrusted) {
     return undefined;
   }
-  return 'Task DSL: this workspace is not trusted, so its tasks do not run (checking still works). '
+  return 'Task DSL: this workspace is not trusted, so its tasks do not run and no model is asked (checking still works). '
     + 'Trust the workspace (command "Workspaces: Manage Workspace Trust") to run them.';
 }
 
-/** The server's commands that run a template (scripts, model calls): refused in an untrusted workspace. */
-export const RUNNING_COMMANDS: readonly string[] = ['taskdsl.runTask', 'taskdsl.runTest'];
+/**
+ * The server's commands that run a template (scripts, model calls) or ask a model (taskdsl.newTask:
+ * the request and the workspace's library go to the configured model): refused in an untrusted
+ * workspace. The server refuses them too once told at initialize (`client.workspaceTrusted`).
+ */
+export const RUNNING_COMMANDS: readonly string[] = ['taskdsl.runTask', 'taskdsl.runTest', 'taskdsl.newTask'];
 
 /** Why the server command `command` may not be sent from this workspace, or undefined when it may. */
 export function commandRefusal(command: string, workspaceTrusted: boolean): string | undefined {

@@ -35,6 +35,6 @@ test('library task names', () => {
 test('an untrusted workspace never runs, and says how to trust it', () => {
   const { runRefusal } = require('../out/test/runUtil.js');
   assert.strictEqual(runRefusal(true), undefined);
-  assert.match(runRefusal(false), /not trusted, so its tasks do not run \(checking still works\)/);
+  assert.match(runRefusal(false), /not trusted, so its tasks do not run and no model is asked \(checking still works\)/);
   assert.match(runRefusal(false), /Workspaces: Manage Workspace Trust/);
 });

@@ -1,4 +1,4 @@
-// The untrusted-workspace return of the Test Explorer's Run and of the server's running commands, with a
+// The untrusted-workspace return of the Test Explorer's Run, of New Task and of the server's running commands, with a
 // stand-in for the `vscode` module (no editor needed; the language client stubbed too): `npm test` bundles src/testExplorer.ts first.
 const test = require('node:test');
 const assert = require('node:assert');
@@ -49,7 +49,7 @@ function fakeVscode(trusted) {
   return { vscode, warnings, profiles, controller, run: () => lastRun };
 }
 
-function load(fake) {
+function load(fake, bundleName = 'testExplorer') {
   const resolve = Module._resolveFilename;
   const stubs = {  // the editor's API, and the language client's (only its request type is used)
     vscode: fake.vscode,
@@ -61,7 +61,7 @@ function load(fake) {
   for (const [name, exports] of Object.entries(stubs)) {
     require.cache[name] = { id: name, filename: name, loaded: true, exports };
   }
-  const bundle = require.resolve('../out/test/testExplorer.js');
+  const bundle = require.resolve(`../out/test/${bundleName}.js`);
   delete require.cache[bundle];
   try {
     return require(bundle);
@@ -101,11 +101,51 @@ test('a trusted workspace: the same Run sends taskdsl.runTest', async () => {
 
 test("the server's running commands are refused when untrusted, the others pass", () => {
   const { commandRefusal } = require('../out/test/runUtil.js');
-  for (const command of ['taskdsl.runTask', 'taskdsl.runTest']) {
+  for (const command of ['taskdsl.runTask', 'taskdsl.runTest', 'taskdsl.newTask']) {
     assert.match(commandRefusal(command, false), /not trusted/);
     assert.strictEqual(commandRefusal(command, true), undefined);
   }
   for (const command of ['taskdsl.listTests', 'taskdsl.previewPrompt', 'taskdsl.graph']) {
     assert.strictEqual(commandRefusal(command, false), undefined);
   }
+});
+
+async function newTaskFrom(trusted) {
+  const warnings = [];
+  const sent = [];
+  const opened = [];
+  let handler;
+  const vscode = {
+    workspace: { isTrusted: trusted, openTextDocument: async (d) => { opened.push(d.content); return d; } },
+    window: {
+      showWarningMessage: async (m) => { warnings.push(m); return undefined; },
+      showErrorMessage: async () => undefined, showInformationMessage: async () => undefined,
+      showInputBox: async () => 'summarise a text', showTextDocument: async () => undefined,
+      withProgress: (options, task) => task({}, {}),
+    },
+    commands: { registerCommand: (name, f) => { handler = f; return { dispose() {} }; } },
+    ProgressLocation: { Notification: 15 },
+  };
+  const client = {
+    isRunning: () => true,
+    sendRequest: async (type, params) => { sent.push(params.command); return { xml: '<task name="t"/>', source: 'library', match: { name: 's', score: 1 }, rounds: 0, error: null }; },
+  };
+  const { registerNewTask } = load({ vscode }, 'newTask');
+  registerNewTask(() => client, 'taskxml');
+  await handler('summarise a text in three bullet points');
+  return { warnings, sent, opened };
+}
+
+test('an untrusted workspace: New Task asks no model and says why', async () => {
+  const { warnings, sent, opened } = await newTaskFrom(false);
+  assert.deepStrictEqual(sent, []);  // taskdsl.newTask never reached the server
+  assert.deepStrictEqual(opened, []);
+  assert.match(warnings[0], /not trusted, so its tasks do not run and no model is asked/);
+});
+
+test('a trusted workspace: New Task sends taskdsl.newTask and opens the task', async () => {
+  const { warnings, sent, opened } = await newTaskFrom(true);
+  assert.deepStrictEqual(sent, ['taskdsl.newTask']);
+  assert.deepStrictEqual(opened, ['<task name="t"/>']);
+  assert.deepStrictEqual(warnings, []);
 });

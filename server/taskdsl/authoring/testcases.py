@@ -205,19 +205,21 @@ def pinned_fixture(test_file: str) -> tuple[str, str] | None:
 
 async def run_case(case: TestCase, index, settings=None, model: str | None = None,
                    recorder: Recorder | None = None, prepared=None, recover=None,
-                   call_options: dict | None = None) -> Outcome:
+                   call_options: dict | None = None, agree=None) -> Outcome:
     """Prepare (unless `prepared` is given: the plan the editor's user agreed to) and execute the
     task under test as a run would, then judge the result (timed). With a recorder, model calls
     go to the real model and are recorded (no replay fixture). `recover`: the re-planning hook
-    (`runner.execute`), handed in by the command that runs the tests."""
+    (`runner.execute`), handed in by the command that runs the tests. `agree(prepared, model)`:
+    the command's consent question for a plan the project's configuration widens (the command
+    line's, on a terminal), asked before the run; without a yes the run path refuses it."""
     started = time.monotonic()
-    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover, call_options)
+    outcome = await _run_case(case, index, settings, model, recorder, prepared, recover, call_options, agree)
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
 async def _run_case(case: TestCase, index, settings, model: str | None, recorder: Recorder | None,
-                    prepared, recover, call_options: dict | None = None) -> Outcome:
+                    prepared, recover, call_options: dict | None = None, agree=None) -> Outcome:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
@@ -227,6 +229,8 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
     try:
         prepared = prepared or prepare_case(case, index, settings)
+        if agree is not None:
+            agree(prepared, model or case.model)
         # with a replay fixture every model but an offline one answers from it (the copy the plan pinned:
         # never looked for again); the case's model (or --model) wins over each task's <model>
         pinned = None if recorder else prepared.replay
@@ -285,14 +289,14 @@ def case_config(case: TestCase, settings, pinned: tuple[str, str] | None, record
 
 async def run_cases(cases: list[tuple], settings=None, model: str | None = None,
                     concurrency: int = CONCURRENCY, recorder: Recorder | None = None,
-                    recover=None, call_options: dict | None = None) -> list[Outcome]:
+                    recover=None, call_options: dict | None = None, agree=None) -> list[Outcome]:
     """Run (case, index) or (case, index, prepared) tuples side by side; outcomes in the cases' order.
-    `recover`: the re-planning hook (see `run_case`)."""
+    `recover`, `agree`: the re-planning hook and the consent question (see `run_case`)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(case: TestCase, index, prepared=None) -> Outcome:
         async with gate:
-            return await run_case(case, index, settings, model, recorder, prepared, recover, call_options)
+            return await run_case(case, index, settings, model, recorder, prepared, recover, call_options, agree)
 
     return list(await asyncio.gather(*(one(*entry) for entry in cases)))
 

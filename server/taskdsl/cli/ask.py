@@ -203,7 +203,10 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         prepared = runner.prepare_file(path, text=answer.xml, inputs=answer.inputs, library_paths=roots)
     except Exception as error:  # it does not prepare: it cannot run either (never run what was not inspected)
         return None, _as_task_error(error)
-    prepared.agreed = prepared.agreed or bool(getattr(args, "yes", False))  # else a widened run refuses: not_agreed
+    from taskdsl.cli.run import agree
+    from taskdsl.evaluator.handler import default_model
+
+    agree(prepared, args, default_model(), args.model)  # --yes or the terminal's answer, else it refuses: not_agreed
     commands = list(prepared.commands)
     if commands and not args.allow_scripts:
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,

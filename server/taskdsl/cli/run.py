@@ -68,9 +68,12 @@ def add_yes_option(p) -> None:
                         "the project; see --plan) without being asked")
 
 
-def agree(prepared, args, default_model: str, model: str | None, stdin=None, stderr=None) -> None:
-    """The user's yes to what the project's configuration widens (plan.project_widening): --yes, or on
-    a terminal the plan shown on stderr and the answer read. Without it the run refuses (not_agreed)."""
+def agree(prepared, args, default_model: str, model: str | None, stdin=None, stderr=None,
+          answers: dict | None = None) -> None:
+    """The command line's one consent question (run, test, ask): the user's yes to what the project's
+    configuration widens (plan.project_widening): --yes, or on a terminal the plan shown on stderr and
+    the answer read. Without it the run refuses (not_agreed). `answers`: digest → the answer already
+    given, so one plan is asked for once (a test run under several models, repeated)."""
     if not prepared.widened or prepared.agreed:
         return
     if getattr(args, "yes", False):
@@ -82,9 +85,14 @@ def agree(prepared, args, default_model: str, model: str | None, stdin=None, std
     from taskdsl.evaluator import consent
 
     view = consent.plan_view(prepared, default_model, model)
+    if answers is not None and view.digest in answers:
+        prepared.agreed = answers[view.digest]
+        return
     stderr.write(masked(consent.render_plan(view, consent.reasons(view, allow_scripts=True))) + "\nRun it? [y/N] ")
     stderr.flush()
     prepared.agreed = stdin.readline().strip().lower() in ("y", "yes")
+    if answers is not None:
+        answers[view.digest] = prepared.agreed
 
 
 def _retries(value: str) -> int:

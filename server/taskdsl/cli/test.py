@@ -79,6 +79,12 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
         from dataclasses import replace
 
         settings = replace(settings, run_agreed=True)
+    answers: dict = {}  # a plan asked for once, whichever model and repeat runs it
+
+    def ask(prepared, case_model: str | None) -> None:  # else, on a terminal, the question `taskdsl run` asks
+        from taskdsl.cli.run import agree
+
+        agree(prepared, None, settings.default_model, case_model, answers=answers)
     targets = cli.collect_files(paths, settings, report)
     files = [f for f in targets.files if f.endswith(".test.xml")]
     results = Results(usage_errors=report.usage_errors)
@@ -118,12 +124,12 @@ def run_tests(cli, paths: list[str], pattern: str | None = None, model=None,
 
             results.columns = asyncio.run(matrix.run_matrix([(case, index) for case in cases], models, repeat,
                                                             settings=settings, recorder=recorder, recover=recover,
-                                                            call_options=call_options))
+                                                            call_options=call_options, agree=ask))
             results.outcomes = [cell.outcome() for column in results.columns for cell in column.cells]
         else:
             results.outcomes = asyncio.run(testcases.run_cases([(case, index) for case in cases], settings, models[0],
                                                                recorder=recorder, recover=recover,
-                                                               call_options=call_options))
+                                                               call_options=call_options, agree=ask))
     return results
 
 

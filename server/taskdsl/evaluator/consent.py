@@ -16,7 +16,7 @@ the same (see features/run.py).
 A run needs the question when it executes a shell command, calls a model that may cost money
 (one litellm does not price counts: it may), reads files outside the entry template's folder
 (a path not known before the run counts: it may), or when the project's own configuration widens
-what it may do (`plan.project_widening`: `[run] allow_read`, `library_paths` outside the project;
+what it may do (`plan.project_widening`: `[run] allow_read`, `[run] trace_dir`, `library_paths` outside the project;
 the run path refuses such a plan until it is agreed to).
 """
 
@@ -45,7 +45,8 @@ REASON_WORDS = {
     REASON_SCRIPTS: "it executes shell commands",
     REASON_COST: "it calls a model that may cost money",
     REASON_FILES: "it reads files outside the template's folder",
-    "widened": "the project's configuration widens what it may read or run (allow_read, library_paths)",
+    "widened": "the project's configuration widens what it may read, write or run (allow_read, trace_dir, "
+               "library_paths)",
 }
 
 
@@ -316,7 +317,9 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines += _capped([f"    {key} = {folder}" + (" (templates from there are compiled for this run)"
                                                      if key == "library_paths" else
                                                      " (a link inside the project to this file outside it)"
-                                                     if key == "a linked template" else "")
+                                                     if key == "a linked template" else
+                                                     " (the run writes its trace and result document there)"
+                                                     if key == "[run] trace_dir" else "")
                           for key, folder in view.widened])
     if view.config_files:
         lines.append("  with the configuration of: " + ", ".join(_shown_path(c, view.folder) for c in view.config_files))

@@ -347,31 +347,41 @@ class Prepared:
 
 
 def project_widening(path: str, files: list[str], reading: bool, granted: tuple[str, ...] = (),
-                     library_paths: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+                     library_paths: tuple[str, ...] = (), trace_dir: str | None = None,
+                     entries: tuple[tuple[str, str], ...] | None = None) -> tuple[tuple[str, str], ...]:
     """What the configuration file of `path`'s project widens for this run, (key, folder) each: its
     `[run] allow_read` folders outside the project when the run reads files at all, its
+    `[run] trace_dir` outside the project when the run writes there (`trace_dir`: the folder the
+    project's configuration chose for this run's trace and result document, the editor's runs; None:
+    it writes none, or into a folder the user chose), its
     `library_paths` outside the project from which the run compiled a template, and a template
     compiled from outside the project through a link inside it. A folder the user gave too
     (`--allow-read`, `granted`) is the user's, not the project's; so are the run's `library_paths`
-    (the settings': the project's, shown above, the editor's and TASKDSL_LIBRARY_PATH)."""
+    (the settings': the project's, shown above, the editor's and TASKDSL_LIBRARY_PATH). `entries`:
+    the project's `config.widening_entries`, when the caller read them already."""
     from taskdsl.project.config import load_config, project_root, widening_entries
     from taskdsl.support.reading import within
 
     from taskdsl.project.workspace import env_library_paths
 
+    found_root = project_root(path)
+    if entries is None:
+        entries = widening_entries(load_config(found_root))
+    root = os.path.realpath(found_root)
     compiled = [os.path.realpath(f) for f in files[1:]]
+    given = {os.path.normpath(os.path.abspath(g)) for g in granted}
     found = []
-    entries = widening_entries(load_config(project_root(path)))
     for key, folder in entries:
         if key == "library_paths":
             if any(within(f, os.path.realpath(folder)) for f in compiled):
                 found.append((key, folder))
-        elif reading and folder not in {os.path.normpath(os.path.abspath(g)) for g in granted}:
+        elif reading and folder not in given:
             found.append((key, folder))
+    if trace_dir and not within(os.path.realpath(trace_dir), root):  # links followed: a link inside leading out is out
+        found.append(("[run] trace_dir", os.path.normpath(trace_dir)))
     # a template inside the project's folders that is a link to a file outside it (its real path is
     # what is compiled) is code from outside, as a library path outside would be: unless a library
     # path of the run (the user's own, or the project's shown above) holds it, it is asked for too
-    root = os.path.realpath(project_root(path))
     known = [os.path.realpath(folder) for key, folder in entries if key == "library_paths"]
     known += [os.path.realpath(os.path.join(root, os.path.expanduser(p)))
               for p in (*library_paths, *env_library_paths())]
@@ -381,16 +391,17 @@ def project_widening(path: str, files: list[str], reading: bool, granted: tuple[
     return tuple(dict.fromkeys(found))
 
 
-def reads_files(node: Any, library: Any) -> bool:
-    "Whether a task the run may reach reads files (file_paths of any source)."
+def walk(node: Any, library: Any) -> tuple[list[str], bool, bool]:
+    """One walk of what a run of `node` may reach: (its shell commands, whether it may call a model,
+    whether it reads files)."""
     found = [False]
 
     def on_task(task: Any) -> None:
         if task.file_paths is not None:
             found[0] = True
 
-    reach(node, library, on_task=on_task)
-    return found[0]
+    commands, calls_models = reach(node, library, on_task=on_task)
+    return commands, calls_models, found[0]
 
 
 def read_entry(path: str) -> str:
@@ -537,26 +548,30 @@ def reached_files(index, path: str, document: Document) -> list[str]:
     return files
 
 
-def config_errors(path: str, settings=None) -> list[tuple[str, str, list]]:
+def config_errors(path: str, settings=None, config=None) -> list[tuple[str, str, list]]:
     """The errors of the project's configuration of `path`, each file's as (path, text, errors):
     its config file (taskdsl.toml or [tool.taskdsl]) and its memory index (TD906-TD908: what
-    fresh context matches in is configuration too; `taskdsl check` reports the same)."""
+    fresh context matches in is configuration too; `taskdsl check` reports the same). `config`:
+    the project's configuration, when the caller read it already."""
     from taskdsl.project import memory_index
     from taskdsl.project.config import load_config, project_root
 
+    root = project_root(path)
     found = []
-    for where, text, problems in memory_index.configuration_problems(project_root(path), settings,
-                                                                     load_config(project_root(path))):
+    for where, text, problems in memory_index.configuration_problems(root, settings,
+                                                                     config if config is not None else load_config(root)):
         errors = [d for d in problems if d.is_error]
         if errors:
             found.append((where, text, errors))
     return found
 
 
-def gate(index, path: str, document: Document, text: str, read: Callable[[str], str | None], settings=None) -> None:
-    """The run's only gate: the checker over every reached file and the project's config.
-    Raises TemplateErrors with the checker's own error diagnostics when any is an error."""
-    failing = config_errors(path, settings)
+def gate(index, path: str, document: Document, text: str, read: Callable[[str], str | None], settings=None,
+         config=None) -> None:
+    """The run's only gate: the checker over every reached file and the project's config (`config`:
+    as the caller read it, else read here). Raises TemplateErrors with the checker's own error
+    diagnostics when any is an error."""
+    failing = config_errors(path, settings, config)
     for other in reached_files(index, path, document):
         if other == path:
             other_text, other_document = text, document
@@ -604,15 +619,18 @@ class Compiled:
 
 def compile_entry(index, path: str, task: str | None = None, *, text: str | None = None,
                   read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True,
-                  granted: tuple[str, ...] = ()) -> Compiled:
+                  granted: tuple[str, ...] = (), trace_dir: str | None = None) -> Compiled:
     """The input-independent half of `prepare` (same arguments but the inputs; same errors but
     the inputs' own)."""
+    from taskdsl.project.config import load_config, project_root, widening_entries
+
     path = os.path.abspath(path)
     text = read_entry(path) if text is None else text
     settings = settings or getattr(index, "settings", None)
     document = parse(text)
+    config = load_config(project_root(path))  # read once: the gate checks it, the widening reads it
     if check:
-        gate(index, path, document, text, read, settings)
+        gate(index, path, document, text, read, settings, config)
     sources = {path: text}
 
     def read_and_keep(other: str) -> str | None:
@@ -634,14 +652,15 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
         # above; with it off — a structure checked elsewhere — they are given now). What the checker
         # accepts is a bug, raised as it is; so is a usage error (several entries and no --task).
         if isinstance(refused, CompileError) or refused.reason in LINK_REASONS:
-            gate(index, path, document, text, read, settings)
+            gate(index, path, document, text, read, settings, config)
         raise
-    commands, calls_models = reach(node, library)
-    reading = reads_files(node, library)
-    widened = project_widening(path, files, reading, granted, tuple(getattr(settings, "library_paths", ()) or ()))
+    commands, calls_models, reading = walk(node, library)  # one walk of what the run may reach
+    entries = widening_entries(config)
+    widened = project_widening(path, files, reading, granted, tuple(getattr(settings, "library_paths", ()) or ()),
+                               trace_dir, entries)
     allow_read = tuple(getattr(settings, "run_allow_read", ()) or ())
     if not reading:  # nothing reads: the project's allow_read cannot take effect unasked (a re-plan is held to the plan)
-        project_folders = {folder for key, folder in project_widening(path, [], True) if key == "[run] allow_read"}
+        project_folders = {folder for key, folder in entries if key == "[run] allow_read"}
         allow_read = tuple(f for f in allow_read if os.path.normpath(f) not in project_folders)
     return Compiled(path=path, text=text, document=document, task=task, label=label, library=library, node=node,
                     params=params, target=target, file_model=file_model, commands=commands,
@@ -674,7 +693,7 @@ def bind(compiled: Compiled, inputs: dict | None = None) -> Prepared:
 
 def prepare(index, path: str, task: str | None = None, inputs: dict | None = None, *, text: str | None = None,
             read: Callable[[str], str | None] = disk_reader, settings=None, check: bool = True,
-            granted: tuple[str, ...] = ()) -> Prepared:
+            granted: tuple[str, ...] = (), trace_dir: str | None = None) -> Prepared:
     """Decide what a run of `task` (None: the root entry) of the file at `path` does.
 
     `index` is the project's `library.Library` (None: the file alone). `text` is the entry's
@@ -684,6 +703,8 @@ def prepare(index, path: str, task: str | None = None, inputs: dict | None = Non
     build the file — the refusal is the checker's either way), CompileError (only where the checker
     accepts what the compiler cannot build: a bug), or TaskError (no entry, unknown task, unknown
     input). `granted`: the folders the user allowed to be read (`--allow-read`), which the
-    project's configuration then does not widen."""
+    project's configuration then does not widen. `trace_dir`: the folder the project's
+    `[run] trace_dir` has the run write its trace and result document to (the editor's runs; None
+    when the user chose the folder): outside the project it is a widening."""
     return bind(compile_entry(index, path, task, text=text, read=read, settings=settings, check=check,
-                              granted=granted), inputs)
+                              granted=granted, trace_dir=trace_dir), inputs)

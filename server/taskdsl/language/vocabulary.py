@@ -118,6 +118,7 @@ ERROR_REASONS = {
     "context": "the prompt does not fit the model's context window",
     "cost": "the run would cost more than its --max-cost",
     "dtd": "an answer to be parsed as XML declares a DTD",
+    "declined": "the user answered no to the editor's question (a run's plan, a paid model writing a New Task)",
     "duplicate_task": "two definitions of one name in the run's library",
     "echo_cannot_write": "`taskdsl ask` or re-planning with taskdsl/echo, which cannot write a task",
     "file_paths": "a file_paths entry cannot be read (or is outside the project)",
@@ -131,7 +132,8 @@ ERROR_REASONS = {
     "model_error": "the model call failed",
     "no_entry": "a library file run without --task",
     "no_output": "a cond with no output to test (not after a step, no last_output given)",
-    "not_agreed": "a run the project's own configuration widens (allow_read, library_paths outside it) that nobody agreed to",
+    "not_agreed": "a run the project's own configuration widens (allow_read, trace_dir, library_paths outside it) that "
+                  "nobody agreed to",
     "not_a_file": "the editor asked to run, preview or draw something that is not a file",
     "not_runnable": "a task written by `taskdsl ask` that cannot run",
     "not_xml": "an answer to be parsed as XML is not XML",
@@ -153,5 +155,6 @@ ERROR_REASONS = {
     "unknown_input": "an --input the entry task does not take",
     "unknown_model": "a model the provider does not know",
     "unknown_task": "a ref or call to a task that is not in the library",
+    "untrusted": "the editor's workspace is not trusted: no template runs and no model is asked there",
     "worker": "a Ray worker running a batch row failed",
 }

@@ -1,6 +1,8 @@
 """The server command `taskdsl.newTask`: a checked task from a request in plain words, as `taskdsl
 ask --dry-run` makes it (taskdsl.task_system.ask.decompose: a library template that fits, else a task the model
-writes, checked and repaired from the checker's diagnostics). It never runs the task.
+writes, checked and repaired from the checker's diagnostics). It never runs the task. A model that
+may cost money is asked only after the user agreed (window/showMessageRequest, once per request,
+only when no library template fits); the offline and free models ask nothing.
 
     {"text": "write a haiku about autumn leaves", "model"?: "taskdsl/replay", "uri"?: "file:///…/haiku.task.xml"}
 
@@ -87,21 +89,66 @@ async def new_task_command(ls, runs, args) -> dict:
         spec = parse_new_task_arguments(args)
     except ValueError as e:
         return refuse(failure(str(e), "arguments"))
+    if why := runs.untrusted():  # it would send the request, and the workspace's library, to a model
+        return refuse(failure(why, "untrusted"))
     path = target_path(ls, spec["uri"])
     if path is None:
         return refuse(failure(f"the new task is saved as a file, not {spec['uri']}", "not_a_file"))
     settings = runs.settings()
     model = spec["model"] or settings.default_model
+    loop = asyncio.get_running_loop()
+    writer = ask.handler_ask(model)
+
+    async def asked_first(system: str, user: str) -> str:
+        """The model's answer, once the user agreed to ask a model that may cost money (asked on the
+        server's loop, once, only when no library template fits and the model is really called)."""
+        if not agreed:
+            if not asyncio.run_coroutine_threadsafe(paid_model_question(ls, model), loop).result():
+                raise TaskError("TASK_FAILURE", f"no task was written: you did not agree to ask {model}, a model "
+                                "that may cost money", "declined", {"model": model})
+            agreed.append(True)
+        return await writer(system, user)
+
+    from taskdsl.language.models import costs_money
+
+    agreed: list[bool] = [] if costs_money(model) else [True]
+    asked_first.model = model  # type: ignore[attr-defined]
 
     def decompose():  # the library read from disk and the checks are blocking work: off the event loop
         library = project_index(path, settings)
-        return asyncio.run(ask.decompose(spec["text"], library, path, ask.handler_ask(model)))
+        return asyncio.run(ask.decompose(spec["text"], library, path, asked_first))
 
     try:
-        answer = await asyncio.get_running_loop().run_in_executor(None, decompose)
-    except TaskError as error:  # no task checks, or the model call failed
+        answer = await loop.run_in_executor(None, decompose)
+    except TaskError as error:  # no task checks, the model call failed, or the user declined to ask it
         return refuse(error.to_json(), model, path)
     except Exception as error:  # a request never takes the server down
         log.exception("newTask failed unexpectedly")
         return refuse(error_json(error), model, path)
     return {**answer.to_json(), "model": model, "path": path, "error": None}
+
+
+ASK, CANCEL = "Ask it", "Cancel"
+
+
+async def paid_model_question(ls, model: str) -> bool:
+    """Whether the user agrees to have `model` (one that may cost money) write the task: the request
+    and the names and descriptions of the workspace's templates go to it, in at most one answer and
+    its repairs. A dismissed question or a client without the request is a no."""
+    from lsprotocol import types
+
+    from taskdsl.task_system.ask import REPAIR_ROUNDS
+
+    message = (f"New Task will send your request and the names and descriptions of this workspace's templates to "
+               f"{model}, a model that may cost money (at most {REPAIR_ROUNDS + 1} calls: an answer and its "
+               "repairs). Ask it?")
+    params = types.ShowMessageRequestParams(type=types.MessageType.Warning, message=message,
+                                            actions=[types.MessageActionItem(title=t) for t in (ASK, CANCEL)])
+    try:
+        answer = await ls.window_show_message_request_async(params)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.warning("window/showMessageRequest failed: no model is asked", exc_info=True)
+        return False
+    return getattr(answer, "title", None) == ASK

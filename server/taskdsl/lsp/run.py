@@ -38,6 +38,8 @@ from taskdsl.features.run import (  # noqa: F401  (the command's name, lenses an
 
 RUN, ALWAYS, CANCEL = "Run", "Always run this plan", "Cancel"  # the consent question's answers
 MAX_QUESTIONS = 3  # a plan that changes under every answer is refused after this many
+UNTRUSTED = ("this workspace is not trusted, so its tasks do not run and no model is asked (checking still works); "
+             "trust the workspace to run them")
 PLAN_CHANGED_HEADER = "The template changed after you agreed; this is the new plan."
 PLAN_CHANGED = "the template changed after you agreed: run it again to review the new plan"
 
@@ -181,6 +183,13 @@ class Runs:
 
     # -- the command ---------------------------------------------------------------------------
 
+    def untrusted(self) -> str | None:
+        """Why nothing may run or ask a model here (the client said its workspace is not trusted), or
+        None: runTask, runTest and newTask refuse with it, whatever the client itself does."""
+        if getattr(getattr(self.server, "state", None), "workspace_untrusted", False):
+            return UNTRUSTED
+        return None
+
     async def command(self, args: tuple) -> dict:
         try:
             spec = parse_arguments(args)
@@ -188,6 +197,10 @@ class Runs:
             self.show(str(e), types.MessageType.Error)
             return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None,
                     "error": failure(str(e), "arguments")}
+        if why := self.untrusted():
+            self.show(f"taskdsl: {why}", types.MessageType.Warning)
+            return {"status": STATUS_FAILED, "content": "", "steps": [], "result_uri": None,
+                    "error": failure(why, "untrusted")}
         outer = self._request_future()
         run_id = next(self.ids)
         task = asyncio.ensure_future(self.execute(run_id, spec["uri"], spec["task"], spec["inputs"], spec["model"]))
@@ -285,7 +298,8 @@ class Runs:
         # what would run, from the live index (on the event loop: the index is not thread-safe,
         # and checking one file against it is what every keystroke does)
         try:
-            prepared = prepare(self.index(), path, task, inputs, text=text, read=self.reader(), settings=settings)
+            prepared = prepare(self.index(), path, task, inputs, text=text, read=self.reader(), settings=settings,
+                               trace_dir=self.project_trace_dir(settings))
         except TemplateErrors as error:
             return refuse(template_errors_message(error, text), "template_errors", count=len(error.diagnostics))
         except Exception as error:
@@ -299,6 +313,15 @@ class Runs:
                         "error": failure(plan_module.missing_inputs_message(plan), "missing_input", missing=plan.missing)}
             return refuse(plan_module.missing_inputs_message(plan), "missing_input", missing=plan.missing)
         return prepared
+
+    def project_trace_dir(self, settings) -> str | None:
+        """The folder a run writes its trace and result document to when the project's `[run] trace_dir`
+        chose it (None when the editor's own taskdsl.trace.dir did, or none is set): outside the
+        project that is a widening the run's question shows (plan.project_widening)."""
+        editor = getattr(getattr(self.server, "state", None), "editor_settings", None)
+        if not settings.trace_dir or (editor is not None and editor.trace_dir):
+            return None
+        return settings.trace_dir
 
     async def agree(self, prepared, model: str | None, settings, prepare_again, refuse):
         """The prepared run the user agreed to (itself when it needs no question), or the refusal.

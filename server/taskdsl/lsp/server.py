@@ -274,6 +274,7 @@ def initialize(ls: TaskdslServer, params: types.InitializeParams) -> None:
         client_options = options.get("client")
         if isinstance(client_options, dict):
             ls.state.client_prompts_for_inputs = client_options.get("promptsForMissingInputs") is True
+            ls.state.workspace_untrusted = client_options.get("workspaceTrusted") is False
 
 
 @server.feature(types.INITIALIZED)

@@ -54,6 +54,9 @@ class State:
     failed: set[str] = field(default_factory=set)  # features that raised once already
     client_name: str | None = None  # clientInfo.name (eglot blocks on commands: runs answer at once)
     client_prompts_for_inputs: bool = False  # the client asks the user for missing run inputs itself
+    # the client said its workspace is not trusted (initializationOptions.client.workspaceTrusted = false):
+    # no command runs a template or asks a model (lsp/run.py Runs.untrusted)
+    workspace_untrusted: bool = False
     warm_up: asyncio.Future | None = None  # the grammar model and litellm, built once diagnostics are out
     heavy: Any = None  # the worker thread large documents are parsed and checked in (TaskdslServer.checked)
 

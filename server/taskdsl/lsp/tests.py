@@ -133,6 +133,9 @@ def register_tests(server, runs) -> TestResults:
         except ValueError as e:
             runs.show(str(e), types.MessageType.Error)
             return refused(str(e), "arguments")
+        if why := runs.untrusted():
+            runs.show(f"taskdsl: {why}", types.MessageType.Warning)
+            return refused(why, "untrusted")
         if wait if wait is not None else runs.waits_by_default():
             return await guarded(ls, uri, name)
         task = asyncio.ensure_future(guarded(ls, uri, name))

@@ -72,6 +72,10 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         if template.model and unagreed_models([model], run):
             raise TaskError("VALIDATION_ERROR", f"the reparse template names the model {model}, which the run's plan "
                             "did not call: it may cost money and the run's consent did not cover it", "reparse_template")
+        if unagreed_models([model], run):  # the run's default (the project's `model`) when no task the plan lists uses it
+            raise TaskError("VALIDATION_ERROR", f"the model {model}, which would write the structure, is not one the "
+                            "run's plan calls: it may cost money and the run's consent did not cover it",
+                            "model_not_agreed", {"model": model})
         window, count = await window_and_counter(run, model) if model != ECHO else (None, None)
     except TaskError as unusable:  # a reparse template that does not compile, a model that cannot be reached
         raise stands(error, f"no structure: {unusable}", replan_error=unusable.to_json()) from None
