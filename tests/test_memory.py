@@ -402,6 +402,9 @@ def test_the_plan_shows_what_the_memory_may_read_and_pins_the_index(root):
     first = view()
     assert first.files.unknown == ("the files the memory index (.taskdsl/memory.json) matches for 'revenue'",)
     assert consent.reasons(first) == [consent.REASON_FILES]  # the editor asks before such a run
+    # and says why truly: the files are chosen when it runs, not (known to be) outside the folder
+    assert consent.render_plan(first, [consent.REASON_FILES]).splitlines()[-2] == \
+        "Asked because it reads files chosen only when it runs (listed above)."
     write_index(root, {**INDEX, "reports/hr.md": "quarterly revenue, really"})
     assert view().digest != first.digest  # another index is another plan: the consent is asked again
 

@@ -60,9 +60,9 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
         "  with what the project's configuration widens (it applies only if you agree):",
         "    allow_read = /srv/shared",
         "  with the configuration of: taskdsl.toml",
-        "Asked because it executes shell commands, it calls a model that may cost money, it reads files outside "
-        "the template's folder and the project's configuration widens what it may read, write or run (allow_read, "
-        "trace_dir, library_paths).",
+        "Asked because it executes shell commands, it calls a model that may cost money, it reads files chosen "
+        "only when it runs (listed above) and the project's configuration widens what it may read, write or run "
+        "(allow_read, trace_dir, library_paths).",
         "Plan 0123456789ab",
     ]
 

@@ -41,6 +41,7 @@ VALUE_LIMIT = 80  # characters of an input's value shown
 REASON_SCRIPTS = "scripts"
 REASON_COST = "cost"
 REASON_FILES = "files"
+FILES_CHOSEN_AT_RUN = "it reads files chosen only when it runs (listed above)"  # memory, commands, descriptions
 REASON_WORDS = {
     REASON_SCRIPTS: "it executes shell commands",
     REASON_COST: "it calls a model that may cost money",
@@ -326,7 +327,8 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if not (view.commands or view.models):
         lines.append("  run nothing that executes or calls a model")
     if why:
-        words = [REASON_WORDS[r] for r in why]
+        outside_files = any(outside(p, view.folder) for p in view.files.paths)
+        words = [REASON_WORDS[r] if r != REASON_FILES or outside_files else FILES_CHOSEN_AT_RUN for r in why]
         lines.append("Asked because " + (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + ".")
     lines.append(f"Plan {view.digest[:12]}")
     return "\n".join(lines)
