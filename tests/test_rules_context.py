@@ -20,12 +20,15 @@ def test_td301_explicit_fresh_with_default_inherit_of_sequential():
     assert where(result, d) == (4, 20, "enabled")
     assert d.message == ("fresh_context=enabled cannot be combined with inherit_context=full (default for "
                          "sequential): set inherit_context to none or fresh_context to disabled")
-    assert [f.title for f in d.fixes] == ["Set fresh_context to disabled", "Set inherit_context to none"]
+    # fresh_context was written, inherit_context is the default: the first fix (what --unsafe-fixes
+    # applies) keeps what the author wrote and sets the other
+    assert [f.title for f in d.fixes] == ["Set inherit_context to none", "Set fresh_context to disabled"]
     assert not any(f.safe for f in d.fixes)
-    assert check(apply_fix(text, d, 0)).diagnostics == []
-    second = apply_fix(text, d, 1)
-    assert "    <inherit_context>none</inherit_context>\n  </context_management>" in second
-    assert check(second).diagnostics == []
+    first = apply_fix(text, d, 0)
+    assert "    <inherit_context>none</inherit_context>\n  </context_management>" in first
+    assert "<fresh_context>enabled</fresh_context>" in first
+    assert check(first).diagnostics == []
+    assert check(apply_fix(text, d, 1)).diagnostics == []
 
 
 def test_td301_default_fresh_of_reduce_with_explicit_subset_points_at_task_and_relates_inherit():

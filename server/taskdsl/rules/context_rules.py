@@ -81,6 +81,8 @@ def exclusivity_rule(ctx: RuleContext):
             edit = _block_insert(ctx, task, "inherit_context", "none")
             if edit is not None:
                 fixes.append(Fix("Set inherit_context to none", (edit,), safe=False))
+        if fresh is not None and inherit is None:
+            fixes.reverse()  # the author asked for fresh context: the first fix (--unsafe-fixes) keeps it
         yield make("TD301", span,
                    f"{_how(settings, 'fresh_context')} cannot be combined with {_how(settings, 'inherit_context')}: "
                    "set inherit_context to none or fresh_context to disabled",
