@@ -216,6 +216,20 @@ def test_repair_exhausted_is_a_validation_error_with_the_last_diagnostics(librar
     assert "  line 2:4: TD101 <prompt> is not allowed in <task>" in done.stderr
     assert "  line 1:2: TD204 atomic <task> has neither <description> nor <instructions>" in done.stderr
     assert not (library / "haiku.task.xml").exists()
+    # every round is said, as when the repair succeeds
+    assert done.stderr.startswith("written by taskdsl/replay\n" + "".join(
+        f"  answer {n}: 2 checker error(s): TD101, TD204; sent back for repair\n" for n in range(1, 4))
+        + "  answer 4: 2 checker error(s): TD101, TD204; no repair rounds left\n")
+
+
+def test_answers_that_are_not_xml_are_said_round_by_round(library):
+    done = taskdsl(library, "ask", "write a haiku about autumn leaves", "--model", "taskdsl/replay",
+                   replay=[{"answer": "Sure! Here is a haiku about autumn leaves."}])
+    assert done.returncode == 3
+    assert done.stderr.startswith("written by taskdsl/replay\n" + "".join(
+        f"  answer {n}: 1 checker error(s): TD001; sent back for repair\n" for n in range(1, 4))
+        + "  answer 4: 1 checker error(s): TD001; no repair rounds left\n")
+    assert "XML_PARSE_ERROR (not_xml): the model's answer is not well-formed XML after 3 repair rounds" in done.stderr
 
 
 def test_an_answer_that_is_not_xml_is_an_xml_parse_error(library):

@@ -153,6 +153,8 @@ def ask_command(args) -> int:
         if error.reason == "echo_cannot_write":
             _error("ask", error.message)
             return EXIT_USAGE
+        if error.details.get("attempts"):  # every answer failed the check: say so round by round
+            _say(args, _written_by(model, [a["errors"] for a in error.details["attempts"]]))
         return _failed(args, report, error, EXIT_NO_TASK if error.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
     report["replans"] = []
     for replans_left in range(args.replan, -1, -1):
@@ -233,10 +235,16 @@ def _origin(answer, model: str) -> str:
     if answer.source == "library":
         row = answer.match.to_json()
         return f"using template '{row['name']}' (score {row['score']:.2f}) from {os.path.relpath(row['path'])}:{row['line']}"
+    return _written_by(model, [attempt.errors for attempt in answer.attempts])
+
+
+def _written_by(model: str, attempts: list[list[dict]]) -> str:
+    "What the model answered, round by round: each answer's checker errors, or that it checks."
     lines = [f"written by {model}"]
-    for number, attempt in enumerate(answer.attempts, 1):
-        codes = sorted({e["code"] for e in attempt.errors})
-        found = f"{len(attempt.errors)} checker error(s): {', '.join(codes)}; sent back for repair" if codes else "checks"
+    for number, errors in enumerate(attempts, 1):
+        codes = sorted({e["code"] for e in errors})
+        then = "sent back for repair" if number < len(attempts) else "no repair rounds left"
+        found = f"{len(errors)} checker error(s): {', '.join(codes)}; {then}" if codes else "checks"
         lines.append(f"  answer {number}: {found}")
     return "\n".join(lines)
 

@@ -352,7 +352,8 @@ async def write_checked(ask: Ask, prompt_for: Callable[[Attempt | None], str], p
     if keep:
         library.remove_file(path)
     last = previous.errors
-    details = {"diagnostics": last, "rounds": len(attempts), "answer": previous.xml[:2000]}
+    details = {"diagnostics": last, "rounds": len(attempts), "answer": previous.xml[:2000],
+               "attempts": [{"errors": a.errors, "answer_chars": a.answer_chars} for a in attempts]}
     if all(e["code"] == "TD001" for e in last):
         raise TaskError("XML_PARSE_ERROR", f"the model's answer is not well-formed XML after {REPAIR_ROUNDS} "
                         f"repair rounds: {last[0]['message']}", "not_xml", details)
