@@ -250,3 +250,28 @@ def test_an_attribute_is_never_renamed_to_one_already_set():
     assert diagnostic.code == "TD103" and "(did you mean 'name'?)" in diagnostic.message
     assert diagnostic.fixes == []
     assert fix_text(text, unsafe=True).text == text
+
+
+NEW_LINES = [c for c in CASES if c[3].count("\n") > c[2].count("\n")]  # fixes that add lines
+
+
+@pytest.mark.parametrize("code, title, before, after, safe", NEW_LINES, ids=[c[0] for c in NEW_LINES])
+def test_a_crlf_file_stays_crlf_after_its_fixes(code, title, before, after, safe, tmp_path, monkeypatch, capsys):
+    """A file written with CRLF line endings keeps them: the fixes' own new lines are CRLF too."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "t.task.xml"
+    path.write_bytes(before.replace("\n", "\r\n").encode("utf-8"))
+    assert main(["check", "--fix", "--unsafe-fixes", "t.task.xml"]) == 0
+    capsys.readouterr()
+    assert path.read_bytes() == after.replace("\n", "\r\n").encode("utf-8")
+
+
+def test_a_file_with_mixed_line_endings_is_left_as_it_is_around_the_fix(tmp_path, monkeypatch, capsys):
+    code, title, before, after, safe = NEW_LINES[0]
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "t.task.xml"
+    mixed = before.replace("\n", "\r\n", 1)  # one CRLF, the rest LF: not a CRLF file
+    path.write_bytes(mixed.encode("utf-8"))
+    assert main(["check", "--fix", "--unsafe-fixes", "t.task.xml"]) == 0
+    capsys.readouterr()
+    assert path.read_bytes() == after.replace("\n", "\r\n", 1).encode("utf-8")

@@ -9,6 +9,7 @@ changes) and checks again; it stops when a round has nothing to apply (or after 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from taskdsl.language.diagnostics import Diagnostic, Fix, TextEdit, apply_edits
@@ -69,7 +70,16 @@ def fix_text(text: str, path: str | None = None, library=None, settings=None, un
             break
         fixed.text = new_text
         fixed.applied.extend(chosen)
+    fixed.text = same_line_endings(text, fixed.text)
     return fixed
+
+
+def same_line_endings(original: str, text: str) -> str:
+    """`text` with the line endings of `original` when those are all CRLF: the fixes' own lines
+    end in LF, and a fixed file must not mix the two."""
+    if "\r\n" not in original or re.search(r"(?<!\r)\n", original):
+        return text
+    return re.sub(r"(?<!\r)\n", "\r\n", text)
 
 
 def apply_safe_fixes(text: str, path: str | None = None, library=None, settings=None
