@@ -273,3 +273,34 @@ def test_commands_from_a_grammar_of_constructs_either_refused_or_the_value_is_on
 @pytest.mark.parametrize("sink, wrap", [(s, w) for s in range(len(SINKS)) for w in range(len(WRAPS))])
 def test_every_construct_with_the_worst_value(tmp_path_factory, sink, wrap):
     check_or_run(tmp_path_factory, sink, wrap, "$(touch MARKER)`touch MARKER`' \"*\n-n a[$(touch MARKER)]")
+
+
+# ---------------------------------------------------------------- deep trees
+
+@pytest.mark.parametrize("joint", [" && ", " || ", " | ", "; "])
+def test_a_long_list_or_pipeline_of_placeholders_gets_every_code_right(joint):
+    """tree-sitter nests `a && b && …` as deep as the list is long; what each placeholder needs from the nodes
+    above it is computed once per node, so 2,000 placeholders are analysed (in well under a second) and each
+    gets its own verdict."""
+    parts = ["printf '%s' {{x}}"] * 2000
+    parts[700] = "sh -c \"echo {{x}}\""
+    parts[1400] = "echo '{{x}}'"
+    parts[1999] = "eval {{x}}"
+    command = joint.join(parts)
+    found = shell.sites(command)
+    assert len(found) == 2000
+    codes = {k: site.code for k, site in enumerate(found) if site.code is not None}
+    expected = {700: "TD803", 1400: "TD801", 1999: "TD803"}
+    if joint == " | ":  # piped into a shell whose script the checker cannot see (it holds a value): fail closed
+        expected.update({k: "TD803" for k in range(700)})
+    assert codes == expected
+    if joint != " | ":
+        diagnostics = [d.code for d in check_text(SCRIPT.format(command=command.replace("&", "&amp;").replace(
+            "<", "&lt;"))).diagnostics if d.severity.value == "error"]
+        assert sorted(diagnostics) == ["TD801", "TD803", "TD803"]
+
+
+def test_placeholders_deep_in_nested_compound_commands_get_their_codes():
+    command = "if true; then printf '%s' {{x}}; " * 1000 + "sh -c \"{{x}}\"; " + "fi; " * 1000
+    found = shell.sites(command)
+    assert [site.code for site in found] == [None] * 1000 + ["TD803"]

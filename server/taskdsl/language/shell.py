@@ -29,7 +29,10 @@ wrappers are peeled by the same scanner, and a program named at run time fails c
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
 inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
-option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep).
+option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep). What
+a placeholder needs from the nodes above it (quoting, arithmetic, the pipe or $(…) around it) is computed once per
+node (_Tree.inherited) from a parent map built in one pass: the grammar nests `a && b && …` as deep as it is long,
+and tree-sitter's Node.parent searches down from the root, so walking up from every placeholder would be cubic.
 """
 
 from __future__ import annotations
@@ -355,7 +358,29 @@ class _Tree:
         return b if self.to_char is None else self.to_char.get(b, 0)
 
     def at(self, start: int, end: int):
-        return self.root.descendant_for_byte_range(self.byte(start), self.byte(end))
+        """The smallest node holding start..end (tree-sitter's descendant_for_byte_range, which descends from the
+        root at each call: a node of the exact range, or a token holding it, comes from maps built in one pass)."""
+        a, b = self.byte(start), self.byte(end)
+        exact = self.cache.get("ranges")
+        if exact is None:
+            exact, tokens, stack = {}, [], [self.root]
+            while stack:
+                node = stack.pop()
+                if node.end_byte > node.start_byte:
+                    exact[node.start_byte, node.end_byte] = node  # a child of the same range comes later: deeper
+                    if node.child_count == 0:
+                        tokens.append((node.start_byte, node.end_byte, node))
+                stack.extend(reversed(node.children))
+            tokens.sort(key=lambda token: token[0])
+            self.cache["ranges"], self.cache["tokens"] = exact, (tokens, [token[0] for token in tokens])
+        found = exact.get((a, b))
+        if found is not None:
+            return found
+        tokens, starts = self.cache["tokens"]
+        k = bisect.bisect_right(starts, a) - 1
+        if k >= 0 and tokens[k][1] >= b and b > a:
+            return tokens[k][2]
+        return self.root.descendant_for_byte_range(a, b)
 
     def span(self, node) -> tuple[int, int]:
         return self.char(node.start_byte), self.char(node.end_byte)
@@ -363,6 +388,40 @@ class _Tree:
     def source(self, node) -> str:
         a, b = self.span(node)
         return self.text[a:b]
+
+    def starts(self, node, prefix: str) -> bool:
+        """node's text starts with prefix (without copying the node's text)."""
+        return self.text.startswith(prefix, self.char(node.start_byte))
+
+    def parent(self, node):
+        """node's parent, from a map built in one pass over the tree. tree-sitter's own Node.parent searches down
+        from the root each time, so a walk up a deep tree (a long `a && b && …` list nests as deep as it is long)
+        would cost its depth at every step."""
+        parents = self.cache.get("parents")
+        if parents is None:
+            parents, stack = {}, [self.root]
+            while stack:
+                node_ = stack.pop()
+                for child in node_.children:
+                    parents[child.id] = node_
+                    stack.append(child)
+            self.cache["parents"] = parents
+        return parents.get(node.id)
+
+    def inherited(self, node, name: str, own):
+        """A property node takes from its ancestors, computed once per node of the tree: own(tree, node, value of
+        its parent) (None above the root). Every walk up the tree asks this instead of climbing from each
+        placeholder, so the analysis stays linear in the command however deep the tree is."""
+        memo = self.cache.setdefault(name, {})
+        path = []
+        while node is not None and node.id not in memo:
+            path.append(node)
+            node = self.parent(node)
+        value = memo[node.id] if node is not None else None
+        for part in reversed(path):
+            value = own(self, part, value)
+            memo[part.id] = value
+        return value
 
 
 @lru_cache(maxsize=512)
@@ -395,8 +454,8 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
-        if placeholders and node.type in ("number", "word") and node.parent is not None and \
-                node.parent.type == "command" and tree.source(node).isdigit() and \
+        if placeholders and node.type in ("number", "word") and tree.parent(node) is not None and \
+                tree.parent(node).type == "command" and tree.source(node).isdigit() and \
                 tree.text[tree.span(node)[1]:tree.span(node)[1] + 1] in ("<", ">"):
             return (*tree.span(node), "descriptor")
         if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
@@ -418,18 +477,22 @@ def _joins(tree: _Tree) -> tuple[int, int, str] | None:
             run -= 1
         if (at - run) % 2 == 0:
             node = tree.at(at, at + 1)
-            quoted, heredoc = False, False
-            while node is not None and not quoted:
-                quoted = node.type in ("raw_string", "comment") or (
-                    node.type == "heredoc_body" and _landing_quoted(tree, node))
-                heredoc |= unquoted_heredoc or node.type in ("heredoc_body", "heredoc_redirect")
-                node = node.parent
+            quoted, heredoc = tree.inherited(node, "joins", _quoting) if node is not None else (False, False)
+            heredoc |= unquoted_heredoc
             # in an unquoted here-document the shell joins the lines before it looks for the end line: any
             # continuation there may move where the document ends (fail closed)
             if not quoted and (heredoc or (run > 0 and text[run - 1] not in " \t\n")):
                 return at, at + 2, "heredoc_continuation" if heredoc else "continuation"
         at = text.find("\\\n", at + 1)
     return None
+
+
+def _quoting(tree: _Tree, node, above) -> tuple[bool, bool]:
+    """(inside '…', a comment or a quoted here-document; inside a here-document) for node and its ancestors."""
+    quoted, heredoc = above or (False, False)
+    quoted = quoted or node.type in ("raw_string", "comment") or (
+        node.type == "heredoc_body" and _landing_quoted(tree, node))
+    return quoted, heredoc or node.type in ("heredoc_body", "heredoc_redirect")
 
 
 def _has_unquoted_heredoc(tree: _Tree) -> bool:
@@ -465,7 +528,7 @@ def _heredoc_disagrees(tree: _Tree, redirect) -> bool:
 
 
 def _landing_quoted(tree: _Tree, body) -> bool:
-    redirect = body.parent
+    redirect = tree.parent(body)
     start = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
     return start is None or any(q in tree.source(start) for q in "'\"\\")
 
@@ -562,43 +625,49 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
     exact = node.type == "expansion" and tree.span(node) == (start, end) and node.named_child_count == 1 \
         and node.named_children[0].type == "variable_name"
     if not exact:
-        kinds = [node.type]
-        parent = node.parent
-        while parent is not None:
-            kinds.append(parent.type)
-            parent = parent.parent
+        kinds = tree.inherited(node, "kinds", _kinds)
         if "comment" in kinds:
             return "comment"
         if "heredoc_start" in kinds or "heredoc_end" in kinds:
             return "heredoc_word"
         if "heredoc_body" in kinds:
             return "quoted_heredoc"
-        if kinds[0] in ("raw_string", "ansi_c_string") or "raw_string" in kinds or "ansi_c_string" in kinds:
+        if "raw_string" in kinds or "ansi_c_string" in kinds:
             return "single"
         if "expansion" in kinds:
             return "parameter"
         return "unparsed"
-    parent = node.parent
+    parent = tree.parent(node)
     if parent.type == "string":
         return "double"
     if parent.type == "heredoc_body":
-        redirect = parent.parent
+        redirect = tree.parent(parent)
         start_node = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
         word = tree.source(start_node) if start_node is not None else "'"
         if any(q in word for q in "'\"\\"):
             return "quoted_heredoc"
-        return "backtick" if "`" in tree.source(parent) else "heredoc"
+        backticks = tree.cache.setdefault("backtick_bodies", {})
+        if parent.id not in backticks:  # once per body: a document may hold many placeholders
+            backticks[parent.id] = "`" in tree.source(parent)
+        return "backtick" if backticks[parent.id] else "heredoc"
     return "bare"
+
+
+#: the ancestors' types _landing asks about
+_KIND_MARKS = frozenset("comment heredoc_start heredoc_end heredoc_body raw_string ansi_c_string expansion".split())
+
+
+def _kinds(tree: _Tree, node, above) -> frozenset:
+    """The types of _KIND_MARKS among node and its ancestors."""
+    above = above or frozenset()
+    return above | {node.type} if node.type in _KIND_MARKS and node.type not in above else above
 
 
 def _in_backticks(tree: _Tree, node) -> bool:
     """node sits inside `…` (at any depth): the shell removes backslashes there before parsing, which the
     grammar does not model."""
-    while node is not None:
-        if node.type == "command_substitution" and tree.source(node).startswith("`"):
-            return True
-        node = node.parent
-    return False
+    return tree.inherited(node, "backticks", lambda tree, part, above: bool(above) or (
+        part.type == "command_substitution" and tree.starts(part, "`")))
 
 
 def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -> Site:
@@ -607,60 +676,62 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
     if node is not None and _in_backticks(tree, node):
         return Site(ph, "backtick")
     if node is None or node.type != "expansion" or tree.span(node) != (start, end):
-        return Site(ph, "comment" if context == "comment" and _in_comment(node) else "unparsed")
+        return Site(ph, "comment" if context == "comment" and _in_comment(tree, node) else "unparsed")
     evaluated = _evaluated(tree, node)
     if evaluated:
         return Site(ph, evaluated)
-    parent = node.parent
+    parent = tree.parent(node)
     if parent.type == "heredoc_body":
-        redirect = parent.parent
+        redirect = tree.parent(parent)
         runner = _fed_runner(tree, redirect)
         if runner:
             return Site(ph, "reparse", runner)
-        return _flow(tree, Site(ph, "heredoc"), redirect.parent, None, command, placeholders, spans)
+        return _flow(tree, Site(ph, "heredoc"), tree.parent(redirect), None, command, placeholders, spans)
     if parent.type != "string" or tree.text[tree.span(parent)[0]] != '"':
         return Site(ph, "unparsed")
     if tree.span(parent)[0] > 0 and tree.text[tree.span(parent)[0] - 1] == "$":
         return Site(ph, "unparsed")  # $"…": bash translates it first
-    leading = parent.named_children[0].id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1
+    leading = parent.named_child(0).id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1
     return _place(tree, Site(ph, context), parent, leading, command, placeholders, spans)
 
 
 def _evaluated(tree: _Tree, node) -> str | None:
     """'arithmetic' or 'parameter' when node sits (at any depth, through $(…) too) where bash evaluates
     text again: arithmetic, a subscript, a c-style for header, an operand of ${…}."""
-    child = node
-    for ancestor in _ancestors(node):
-        kind = ancestor.type
-        if kind in ("arithmetic_expansion", "subscript"):
-            return "arithmetic"
-        if kind == "compound_statement" and tree.source(ancestor).startswith("(("):
-            return "arithmetic"
-        if kind == "c_style_for_statement" and child.type not in ("do_group", "compound_statement"):
-            return "arithmetic"
-        if kind == "expansion":
-            return "parameter"
-        child = ancestor
-    return None
+    return tree.inherited(node, "evaluated", _evaluates)
+
+
+def _evaluates(tree, node, above) -> str | None:
+    parent = tree.parent(node)
+    kind = parent.type if parent is not None else None
+    if kind in ("arithmetic_expansion", "subscript"):
+        return "arithmetic"
+    if kind == "compound_statement" and tree.starts(parent, "(("):
+        return "arithmetic"
+    if kind == "c_style_for_statement" and node.type not in ("do_group", "compound_statement"):
+        return "arithmetic"
+    if kind == "expansion":
+        return "parameter"
+    return above
 
 
 def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     """part (a "…" string, or a $(…)) carries the value into a word: is that word in a place where it is
     one word or literal text, and what does the program there do with it?"""
     ph = site.placeholder
-    word = part.parent if part.parent.type == "concatenation" else part
+    word = tree.parent(part) if tree.parent(part).type == "concatenation" else part
     leading = leading and tree.span(word)[0] == tree.span(part)[0]
-    holder = word.parent
+    holder = tree.parent(word)
     kind = holder.type
     if kind == "command" and word.id != (holder.child_by_field_name("name") or word).id:
         return _flow(tree, site, holder, (word, leading), command, placeholders, spans)
     if kind == "command_name":
-        return _flow(tree, site, holder.parent, None, command, placeholders, spans)
+        return _flow(tree, site, tree.parent(holder), None, command, placeholders, spans)
     if kind == "herestring_redirect":
         runner = _fed_runner(tree, holder)
         if runner:
             return Site(ph, "reparse", runner)
-        statement = holder.parent
+        statement = tree.parent(holder)
         if statement is not None and statement.type == "redirected_statement":
             statement = statement.child_by_field_name("body")
         return _flow(tree, site, statement, None, command, placeholders, spans, stdin=True)
@@ -675,7 +746,7 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
         name = tree.source(holder.child_by_field_name("name"))
         if _code_variable(name):
             return Site(ph, "reparse", f"what reads ${name}")
-        declaration = holder.parent
+        declaration = tree.parent(holder)
         if declaration is not None and declaration.type == "declaration_command":
             flags = [tree.source(c) for c in declaration.named_children if c.type == "word"]
             if any(f.startswith(("-", "+")) for f in flags):
@@ -701,25 +772,14 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     return Site(ph, "unparsed")
 
 
-def _in_comment(node) -> bool:
-    while node is not None:
-        if node.type == "comment":
-            return True
-        node = node.parent
-    return False
+def _in_comment(tree, node) -> bool:
+    return node is not None and "comment" in tree.inherited(node, "kinds", _kinds)
 
 
 def _in_test(node) -> bool:
     while node is not None and node.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
         node = node.parent
     return node is not None and node.type == "test_command"
-
-
-def _ancestors(node):
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 def _literal(tree: _Tree, node) -> str | None:
@@ -794,14 +854,17 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
 def _pipe(tree, site, command_node, command, placeholders, spans) -> Site:
     """Output piped (at any level: `! …`, `( … )`, `{ …; }`, `$(…)`) into a program that runs what it reads
     as code: the value becomes code there."""
-    child = command_node
-    for ancestor in _ancestors(command_node):
-        if ancestor.type == "pipeline":
-            program = _readers_after(tree, ancestor).get(child.id)
-            if program:
-                return Site(site.placeholder, "reparse", program)
-        child = ancestor
-    return site
+    program = tree.inherited(command_node, "piped", _piped)
+    return Site(site.placeholder, "reparse", program) if program else site
+
+
+def _piped(tree, node, above) -> str | None:
+    """The first program after node in the innermost pipeline holding it that runs its standard input as code,
+    else what node's parent is piped into."""
+    parent = tree.parent(node)
+    if parent is not None and parent.type == "pipeline":
+        return _readers_after(tree, parent).get(node.id) or above
+    return above
 
 
 def _readers_after(tree, pipeline) -> dict:
@@ -823,17 +886,21 @@ def _fed_runner(tree, redirect) -> str | None:
     a descriptor a later command reads (sh /dev/fd/3 3<<EOF). Fail closed: a program anywhere in the statement
     holding the redirect that runs its standard input, or a value not written in the command, as code; after
     `exec <<EOF` (standard input or a descriptor of the whole script from here on) anywhere in the command."""
-    top = redirect
-    while top.parent is not None and top.parent.type != "program":
-        top = top.parent
+    top = tree.inherited(redirect, "statement", _statement)
     runner = _runner_in(tree, top)
     if runner is None and _exec_redirect(tree, redirect):
         runner = _runner_in(tree, tree.root)
     return runner
 
 
+def _statement(tree, node, above):
+    """The statement of the whole command (a child of the program node) that holds node."""
+    parent = tree.parent(node)
+    return node if parent is None or parent.type == "program" else above
+
+
 def _exec_redirect(tree, redirect) -> bool:
-    statement = redirect.parent
+    statement = tree.parent(redirect)
     body = statement.child_by_field_name("body") if statement is not None and \
         statement.type == "redirected_statement" else None
     if body is None or body.type != "command":
@@ -960,32 +1027,42 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
     """Through an enclosing $(…) or `…`: its output is a word again, held to the same places. Through an
     enclosing <(…): its output is a file the command around it reads (as a script: TD803), or its standard
     input (`sh < <(…)`); the value then flows on as that command's output would."""
-    for ancestor in _ancestors(node):
-        if ancestor.type == "command_substitution":
-            part = ancestor.parent if ancestor.parent.type == "string" else ancestor
-            return _place(tree, site, part, False, command, placeholders, spans)
-        if ancestor.type == "process_substitution" and tree.source(ancestor).startswith("<("):
-            holder = ancestor.parent.parent if ancestor.parent.type == "concatenation" else ancestor.parent
-            if holder.type == "file_redirect":
-                statement = holder.parent
-                body = statement.child_by_field_name("body") if statement.type == "redirected_statement" else None
-                info = _command_info(tree, body) if body is not None and body.type == "command" else None
-            else:
-                body = holder if holder.type == "command" else None
-                info = _command_info(tree, body) if body is not None else None
-                at = next((k for k, w in enumerate(info.words) if w.id == ancestor.id or w.id == ancestor.parent.id),
-                          None) if info is not None else None
-                after_f = at is not None and at > 0 and _literal(tree, info.words[at - 1]) in ("-f", "--file")
-                if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
-                        _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
-                    return Site(site.placeholder, "reparse", info.program)
-            if info is not None and info.stdin and holder.type == "file_redirect":
-                return Site(site.placeholder, "reparse", info.program)
-            if body is None:
-                return site
-            piped = _pipe(tree, site, body, command, placeholders, spans)
-            return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
-    return site
+    ancestor = tree.inherited(node, "substitution", _substitution)
+    if ancestor is None:
+        return site
+    if ancestor.type == "command_substitution":
+        part = tree.parent(ancestor) if tree.parent(ancestor).type == "string" else ancestor
+        return _place(tree, site, part, False, command, placeholders, spans)
+    above = tree.parent(ancestor)
+    holder = tree.parent(above) if above.type == "concatenation" else above
+    if holder.type == "file_redirect":
+        statement = tree.parent(holder)
+        body = statement.child_by_field_name("body") if statement.type == "redirected_statement" else None
+        info = _command_info(tree, body) if body is not None and body.type == "command" else None
+    else:
+        body = holder if holder.type == "command" else None
+        info = _command_info(tree, body) if body is not None else None
+        at = next((k for k, w in enumerate(info.words) if w.id == ancestor.id or w.id == above.id),
+                  None) if info is not None else None
+        after_f = at is not None and at > 0 and _literal(tree, info.words[at - 1]) in ("-f", "--file")
+        if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
+                _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
+            return Site(site.placeholder, "reparse", info.program)
+    if info is not None and info.stdin and holder.type == "file_redirect":
+        return Site(site.placeholder, "reparse", info.program)
+    if body is None:
+        return site
+    piped = _pipe(tree, site, body, command, placeholders, spans)
+    return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
+
+
+def _substitution(tree, node, above):
+    """The innermost $(…), `…` or <(…) around node (not node itself), or None."""
+    parent = tree.parent(node)
+    if parent is not None and (parent.type == "command_substitution" or (
+            parent.type == "process_substitution" and tree.starts(parent, "<("))):
+        return parent
+    return above
 
 
 def _hidden_reader(tree) -> str | None:
