@@ -81,8 +81,8 @@ async def test_a_model_answer_in_last_output_stays_a_value(tmp_path):
     ("echo \\{{x}}", "escaped"), ('echo "\\{{x}}"', "escaped"), ("echo ${{x}}", "dollar"),
     ("echo ${A:-{{x}}}", "parameter"), ("echo $(( {{x}} + 1 ))", "arithmetic"), ("echo $'{{x}}'", "parse_error"),
     ("echo \"$(echo '{{x}}')\"", "single"), ("echo 'a\n{{x}}", "parse_error"),
-    ("[[ {{x}} -gt 3 ]]", "arithmetic"), ("let n={{x}}", "arithmetic"),
-    ("declare -i n={{x}}", "arithmetic"), ("a[{{x}}]=1", "arithmetic"), ("(( {{x}} ))", "arithmetic"),
+    ("[[ {{x}} -gt 3 ]]", "parse_error"), ("let n={{x}}", "arithmetic"),
+    ("declare -i n={{x}}", "arithmetic"), ("a[{{x}}]=1", "arithmetic"), ("(( {{x}} ))", "parse_error"),
     ("unset {{x}}", "name"), ("printf -v {{x}} %s 1", "name"), ('echo $"{{x}}"', "unparsed"),
 ])
 def test_contexts_without_a_safe_form(command, context):
@@ -177,7 +177,8 @@ SINKS = [
     ("printf '[%s]' a{{x}}'b' >> out", lambda v: f"[a{v}b]"),
     ("cat >> out <<EOF\n[{{x}}]\nEOF\n", lambda v: f"[{v}]\n"),
     ("printf '[%s]' \"$(printf '%s' {{x}})\" >> out", lambda v: "[" + v.rstrip("\n") + "]"),
-    ("[[ {{x}} == a ]] || printf '[%s]' {{x}} >> out", lambda v: "" if v == "a" else f"[{v}]"),
+    ("[ {{x}} = a ] || printf '[%s]' {{x}} >> out", lambda v: "" if v == "a" else f"[{v}]"),
+    ("[[ {{x}} == a ]] || printf '[%s]' {{x}} >> out", None), ("[[ a > {{x}} ]]; printf '[%s]' a >> out", None),
     ("printf '[%s]' $(( {{x}} )) >> out", None), ("let n={{x}}; printf '[%s]' {{x}} >> out", None),
     ("[[ {{x}} -gt 1 ]]; printf '[%s]' {{x}} >> out", None), ("eval \"printf '[%s]' {{x}}\" >> out", None),
     ("sh -c \"printf '[%s]' {{x}} >> out\"", None), ("printf '%s' {{x}} | sh >> out", None),
@@ -206,6 +207,7 @@ WRAPS = [
     "{S}", "case a in a) {S};; esac", 'r="$(case a in a) {S};; esac)"', 'echo "$({S})" > /dev/null',
     ": `{S}`", "( {S} )", "{{ {S}; }}", "f() {{ {S}; }}; f", "true | {S}", "if true; then {S}; fi",
     "for i in 1; do {S}; done", ': ${{q:-"}}"}}; {S}', ': "${{q:-"}}"}}"; {S}', "[[ -n x ]] && {S}",
+    "[ -n x ] && {S}", "[[ a < b ]] || {S}",
     ": $(( 1 )); {S}", "cat <<EOF >/dev/null\n$(true) {{}} ')\nEOF\n{S}", "while true; do {S}; break; done",
     "x=$(echo \"$(echo \"$({S})\")\")", "! {S}", "{S} # ' \" $(",
     "true \\\n  && {S}", "{S} \\\n  # c",

@@ -187,7 +187,6 @@ def test_a_line_continuation_inside_a_word_is_td804(tmp_path, capsys, monkeypatc
 
 
 @pytest.mark.parametrize("command", [
-    "[[ {{x}} == a ]] && touch out",
     "printf '%s' {{x}} &> out",
     "a=({{x}} b); printf '%s' \"${a[0]}\" > out",
     "cat <<< {{x}} > out",
@@ -576,3 +575,41 @@ def test_fourth_review_a_function_called_quoted_or_wrapped_runs_the_value(tmp_pa
 ])
 def test_fourth_review_a_pipe_into_code_read_another_way_is_td803(tmp_path, capsys, monkeypatch, command, program):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+# ---------------------------------------------------------------- the fifth review
+
+BASH_TEST = "[[ … ]] and (( … )) are bash-only syntax that /bin/sh"
+
+
+@pytest.mark.parametrize("command, value", [
+    # dash runs `[[ "$HOME" == "/root"`, then `"$value" == --help ]]`: the value names the program
+    ('[[ "$HOME" == "/root" || {{x}} == "--help" ]] && echo yes', "./evil"),
+    ("[[ a == b || {{x}} == c ]]", "./evil"),
+    # dash reads > and < as redirections: the value names a file that is emptied or read
+    ('[[ "a" > {{x}} ]] && echo greater', "victim.txt"),
+    ('[[ "a" < {{x}} ]] && echo less', "victim.txt"),
+    # outside the test too: dash reads << as a here-document that swallows the next lines
+    ("[[ a << E ]]; printf '%s' {{x}} > out", "x"),
+    ("(( 1 << 2 )); printf '%s' {{x}} > out", "x"),
+    ("for ((i = 0; i < 1; i++)); do printf '%s' {{x}} > out; done", "x"),
+])
+def test_bash_only_tests_and_arithmetic_in_a_command_with_a_value_are_td804(tmp_path, capsys, monkeypatch, command,
+                                                                           value):
+    """The runner runs /bin/sh (dash here), which has no [[ or ((: it reads them as a command and a command line
+    of its own, where ||, && and ; start a new command and <, > and << redirect."""
+    (tmp_path / "evil").write_text("#!/bin/sh\ntouch marker\n")
+    (tmp_path / "evil").chmod(0o755)
+    (tmp_path / "victim.txt").write_text("precious")
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD804", BASH_TEST)
+    assert (tmp_path / "victim.txt").read_text() == "precious"
+
+
+def test_the_posix_test_runs_the_value_as_one_word(tmp_path, capsys, monkeypatch):
+    (tmp_path / "evil").write_text("#!/bin/sh\ntouch marker\n")
+    (tmp_path / "evil").chmod(0o755)
+    out = ran(tmp_path, capsys, monkeypatch, "[ \"$HOME\" = /nonexistent ] || [ {{x}} = --help ] || "
+              "printf '[%s]' {{x}} > out", "./evil")
+    assert out == "[./evil]"
+    assert ran(tmp_path, capsys, monkeypatch, "test a = {{x}} || printf '[%s]' {{x}} > out", "> victim.txt") == \
+        "[> victim.txt]"

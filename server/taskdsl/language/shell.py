@@ -147,6 +147,11 @@ PROBLEMS = {
     "heredoc": "a here-document whose end line is not exactly its delimiter (a blank before or after it, or the "
                "delimiter met earlier): the shell and the checker's grammar end it in different places; write the "
                "delimiter alone on its line",
+    "bash_test": "[[ … ]] and (( … )) are bash-only syntax that /bin/sh (dash on Debian and Ubuntu, which the runner "
+                 "runs) reads as a command line of its own: || && & ; end the command there (a value after them runs "
+                 "as a program), < > << redirect (a value after them names a file that is read or emptied; << "
+                 "swallows the lines after it): in a command with a {{…}}, write the test as [ … ] (POSIX: "
+                 "[ \"$a\" = b ]) and compute in a program that reads values as data",
     "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
               "remove it from a command with a {{…}}",
     "descriptor": "a descriptor number written right before a redirection (sh 0<&0) is a word to the checker's "
@@ -454,6 +459,9 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
+        if placeholders and ((node.type == "test_command" and tree.starts(node, "[[")) or node.type ==
+                             "c_style_for_statement" or (node.type == "compound_statement" and tree.starts(node, "(("))):
+            return (*tree.span(node), "bash_test")
         if placeholders and node.type in ("number", "word") and tree.parent(node) is not None and \
                 tree.parent(node).type == "command" and tree.source(node).isdigit() and \
                 tree.text[tree.span(node)[1]:tree.span(node)[1] + 1] in ("<", ">"):
