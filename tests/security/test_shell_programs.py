@@ -613,3 +613,43 @@ def test_the_posix_test_runs_the_value_as_one_word(tmp_path, capsys, monkeypatch
     assert out == "[./evil]"
     assert ran(tmp_path, capsys, monkeypatch, "test a = {{x}} || printf '[%s]' {{x}} > out", "> victim.txt") == \
         "[> victim.txt]"
+
+
+@pytest.mark.parametrize("command", [
+    "env {sh,-c,{{x}}}",
+    "nohup {sh,-c,{{x}}}",
+    "command {eval,{{x}}}",
+    "echo hi | xargs {sh,-c,{{x}}}",
+    "find . -maxdepth 0 -exec {sh,-c,{{x}},\\;}",
+    "sh {-c,}{{x}}",
+    "python3 {-c,{{x}}}",
+    "printf '%s' {1..2}{{x}} > out",
+    "export A={1,{{x}}}",
+    "printf '%s' \"$(printf %s {a,{{x}}})\" > out",
+])
+def test_a_value_in_a_word_with_a_brace_expansion_is_td801(tmp_path, capsys, monkeypatch, command):
+    """bash (also as /bin/sh, in its POSIX mode) splits {sh,-c,"$v"} into sh -c "$v": the value becomes a word of
+    its own, or the script of sh -c."""
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD801", "in a word with a brace expansion")
+
+
+def test_braces_that_are_quoted_escaped_or_in_an_assignment_are_text(tmp_path, capsys, monkeypatch):
+    out = ran(tmp_path, capsys, monkeypatch, "a={1,{{x}}}; printf '[%s]' \"{a,b}\" a\\{b,{{x}}\\} \"$a\" > out",
+              "x; touch marker #")
+    assert out == "[{a,b}][a{b,x; touch marker #}][{1,x; touch marker #}]"
+
+
+@pytest.mark.parametrize("command, message", [
+    ("sleep 0 & wait -p {{x}} $!", "where the shell reads a variable name"),
+    ("sleep 0 & wait {{x}} $!", "where bash's printf or wait reads a leading '-' as an option"),
+    ("printf {{x}} %s 1 > out", "where bash's printf or wait reads a leading '-' as an option"),
+    ("getopts ab {{x}}", "where the shell reads a variable name"),
+])
+def test_a_value_where_bash_reads_a_variable_name_is_td801(tmp_path, capsys, monkeypatch, command, message):
+    """bash evaluates a subscript in a variable name as arithmetic: wait -p 'a[$(cmd)]' runs cmd."""
+    refused(tmp_path, capsys, monkeypatch, command, "a[$(touch marker)]", "TD801", message)
+
+
+def test_printf_and_wait_after_double_dash_take_the_value_as_data(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "printf -- {{x}} > out; wait -- $! 2>/dev/null || true",
+               "-va[$(touch marker)]") == "-va[$(touch marker)]"

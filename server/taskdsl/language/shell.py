@@ -74,7 +74,13 @@ WHERE = {
     "arithmetic": ("in arithmetic ($((…)), ((…)), let, [[ … -eq … ]], declare -i, a subscript), where bash "
                    "evaluates a value as an expression", "compare or compute in a program that reads the value "
                    "as data (e.g. test \"$%s\" -gt 3 with [ ], or awk -v n=…)"),
-    "name": ("where the shell reads a variable name (let, unset, read, declare, printf -v, …)",
+    "brace": ("in a word with a brace expansion ({a,b} or {1..3}), which bash (also as /bin/sh, in its POSIX mode) "
+              "splits into several words: the value becomes a word of its own or part of several",
+              "write the words out, or quote the braces: \"{a,b}\""),
+    "name_option": ("where bash's printf or wait reads a leading '-' as an option, and -vNAME or -pNAME names a "
+                    "variable whose subscript bash evaluates as arithmetic (a value -va[$(cmd)] runs cmd)",
+                    "put -- before it, or give printf a fixed format before the value"),
+    "name": ("where the shell reads a variable name (let, unset, read, declare, printf -v, wait -p, …)",
              "use a fixed name and pass the value as data"),
     "unparsed": ("where the shell grammar does not place it as one word",
                  "write it as a separate word or inside \"…\": … {{x}} … or \"… {{x}} …\""),
@@ -731,6 +737,9 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     leading = leading and tree.span(word)[0] == tree.span(part)[0]
     holder = tree.parent(word)
     kind = holder.type
+    if _braced(tree, word) and not (kind == "variable_assignment" and tree.parent(holder) is not None and
+                                    tree.parent(holder).type != "declaration_command"):
+        return Site(ph, "brace")  # env {sh,-c,{{x}}}: bash makes the value a word of its own (a = {…} is not expanded)
     if kind == "command" and word.id != (holder.child_by_field_name("name") or word).id:
         return _flow(tree, site, holder, (word, leading), command, placeholders, spans)
     if kind == "command_name":
@@ -778,6 +787,21 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if kind in ("declaration_command", "unset_command"):
         return Site(ph, "name")
     return Site(ph, "unparsed")
+
+
+def _braced(tree, word) -> bool:
+    """A word bash may brace-expand: an unquoted `{` before an unquoted `}` in its literal parts, or a {a..b}. It
+    becomes several words there (env {sh,-c,{{x}}} runs sh -c VALUE; sh {-c,}{{x}} makes the value the script), in
+    bash and in its POSIX mode, /bin/sh on systems where that is bash (fail closed: commas are not counted)."""
+    parts = word.named_children if word.type == "concatenation" else [word]
+    text = []
+    for part in parts:
+        if part.type == "brace_expression":
+            return True
+        text.append(re.sub(r"\\.", "", tree.source(part)) if part.type == "word" else "\0")
+    joined = "".join(text)
+    opened = joined.find("{")
+    return opened >= 0 and "}" in joined[opened + 1:]
 
 
 def _in_comment(tree, node) -> bool:
@@ -845,7 +869,7 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
         if kind == "reparse":
             return Site(site.placeholder, "reparse", program,
                         fix=_positional_fix(tree, info.words, script, command, placeholders, spans))
-        if kind in ("name", "arithmetic"):
+        if kind in ("name", "arithmetic", "name_option"):
             return Site(site.placeholder, kind, program)
         in_option = _prefix(tree, word).startswith("-")  # tar --{{x}}: the value completes an option's name
         if kind in ("option", "option_exec") and (leading or in_option):
@@ -1298,6 +1322,8 @@ MAX_NESTING = 40
 ALIAS_WRAPPERS = frozenset("command builtin eval".split())
 #: builtins that assign variables, also when a wrapper runs them (command export NAME=…)
 DECLARERS = frozenset("export declare typeset local readonly".split())
+#: bash builtins' options whose value names a variable (NAME_PROGRAMS: builtins whose operands all do)
+NAME_OPTIONS = {"printf": "v", "wait": "p"}
 NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
 STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
 #: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
@@ -1659,6 +1685,20 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             return True  # read BASH_ENV <<EOF: what it reads becomes a variable read as code
         # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
         return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
+    if program in NAME_OPTIONS:  # printf -v NAME, wait -p NAME: bash evaluates a subscript of NAME as arithmetic
+        for i in range(1, n):
+            text, pre = literals[i], prefixes[i] or ""
+            if text == "--" or (pre and not pre.startswith("-")):
+                break  # the options end: printf's format, wait's first id
+            if text is None and verdicts[i] is None:  # a value in option position may be -vNAME itself
+                verdicts[i] = ("name_option", program, None)
+            elif text is not None and text.startswith("-") and text[-1] in NAME_OPTIONS[program] and i + 1 < n and literals[i + 1] is None:
+                verdicts[i + 1] = ("name", program, None)
+        if program == "wait":
+            return False
+    if program == "getopts" and n > 2 and literals[2] is None:  # getopts OPTSTRING NAME
+        verdicts[2] = ("name", program, None)
+        return False
     if program == "printf":
         if n > 2 and "-v" in literals[1:]:
             k = literals.index("-v")
