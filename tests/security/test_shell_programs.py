@@ -653,3 +653,91 @@ def test_a_value_where_bash_reads_a_variable_name_is_td801(tmp_path, capsys, mon
 def test_printf_and_wait_after_double_dash_take_the_value_as_data(tmp_path, capsys, monkeypatch):
     assert ran(tmp_path, capsys, monkeypatch, "printf -- {{x}} > out; wait -- $! 2>/dev/null || true",
                "-va[$(touch marker)]") == "-va[$(touch marker)]"
+
+
+MAKEFILE = "all:\n\t@echo built\n%:\n\t@echo building $@\n"
+
+
+@pytest.mark.parametrize("command, value", [
+    ("make CFLAGS={{x}}", "$(shell touch marker)"),
+    ("make X:={{x}}", "$(shell touch marker)"),
+    ("make -- {{x}}", "A:=$(shell touch marker)"),
+    ("make all -- {{x}}", "A!=touch marker"),
+    ("make -- X:={{x}}", "$(shell touch marker)"),
+    # a target's name is pasted into the recipe that builds it ($@), which the shell runs
+    ("make -s {{x}}", "a;touch marker;b"),
+    ("make -j {{x}}", "a;touch marker;b"),
+    ("gmake {{x}}", "a;touch marker;b"),
+    ("make -E {{x}}", "$(shell touch marker)"),
+])
+def test_every_operand_of_make_is_code(tmp_path, capsys, monkeypatch, command, value):
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", "make expands $(…) in a variable assignment")
+
+
+def test_make_with_the_value_in_the_environment_runs_it_as_data(tmp_path, capsys, monkeypatch):
+    (tmp_path / "Makefile").write_text("all:\n\t@printf '[%s]' \"$$TASKDSL_INPUT_X\" > out\n")
+    assert ran(tmp_path, capsys, monkeypatch, "make -s -C {{x}} all", ".") == "[.]"
+
+
+@pytest.mark.parametrize("command, value, program", [
+    ("node --import={{x}} -e 0", "data:text/javascript,require('fs').writeFileSync('marker','')", "node"),
+    ("node --experimental-loader={{x}} -e 0", "data:text/javascript,export {}", "node"),
+    ("node --import {{x}} -e 0", "data:text/javascript,export {}", "node"),
+    ("node -r {{x}} -e 0", "./evil.js", "node"),
+    ("node --require={{x}} -e 0", "./evil.js", "node"),
+    ("python3 -m {{x}}", "evil", "python3 -m"),
+    ("perl -M{{x}} -e 1", "evil", "perl"),
+    ("ruby -r{{x}} -e 1", "./evil", "ruby"),
+    ("lua -l {{x}}", "evil", "lua"),
+    ("gawk -i {{x}} 'BEGIN { }'", "evil", "gawk"),
+    ("php -d {{x}} -r 1", "auto_prepend_file=evil", "php"),
+    ("bun --preload {{x}} a.ts", "./evil.ts", "bun"),
+    ("printf '%s' {{x}} | perl -Mstrict", "system('touch marker')", "perl"),
+])
+def test_an_option_that_loads_a_module_named_by_the_value_is_td803(tmp_path, capsys, monkeypatch, command, value,
+                                                                   program):
+    """node --import takes a data: URL, which is code itself; the other options load any module the value names."""
+    (tmp_path / "evil.js").write_text("require('fs').writeFileSync('marker', '')\n")
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+def test_a_node_script_takes_its_arguments_as_data(tmp_path, capsys, monkeypatch):
+    (tmp_path / "s.js").write_text("require('fs').writeFileSync('out', '[' + process.argv[2] + ']')\n")
+    assert ran(tmp_path, capsys, monkeypatch, "node s.js {{x}}", "--import=data:x") == "[--import=data:x]"
+
+
+@pytest.mark.parametrize("command", [
+    "wget -q -e {{x}} http://127.0.0.1:9/",
+    "wget -q -e{{x}} http://127.0.0.1:9/",
+    "wget -q --execute={{x}} http://127.0.0.1:9/",
+    "wget -q --execute {{x}} http://127.0.0.1:9/",
+])
+def test_wget_execute_in_either_spelling_is_td803(tmp_path, capsys, monkeypatch, command):
+    (tmp_path / "evil").write_text("#!/bin/sh\ntouch marker\n")
+    (tmp_path / "evil").chmod(0o755)
+    refused(tmp_path, capsys, monkeypatch, command, "use_askpass=./evil", "TD803", "`wget` parses again as code")
+
+
+def test_a_short_option_and_its_long_form_say_the_same_everywhere_in_the_table():
+    """Aliases are named once per program (aliases="e=--execute …"); both spellings get what either is listed as."""
+    from taskdsl.language import shell
+
+    def verdict(name, words):
+        literals = [name] + [None if w == "V" else w for w in words]
+        prefixes = [name] + ["" if w == "V" else w for w in words]
+        verdicts, _, _ = shell._scan(literals, prefixes, [p or "${TASKDSL_SUB_1}" for p in prefixes])
+        return [v[0] if v else None for v in verdicts]
+
+    checked = 0
+    for name, spec in shell.PROGRAMS.items():
+        for short, long in spec.aliases:
+            kind = [spelling for spelling in ("code", "load", "args") if short in getattr(spec, spelling)][0]
+            assert long in getattr(spec, {"code": "long_code", "load": "long_load", "args": "long_args"}[kind]), \
+                (name, short, long)
+            if kind in ("code", "load"):  # the value is code in all three spellings
+                assert verdict(name, [f"-{short}", "V"])[2] == "reparse", (name, short)
+                assert verdict(name, [f"{long}", "V"])[2] == "reparse", (name, long)
+            checked += 1
+    assert checked > 80
+    assert shell.PROGRAMS["wget"].code == "e" and "--execute" in shell.PROGRAMS["wget"].long_code

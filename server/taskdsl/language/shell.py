@@ -218,6 +218,11 @@ def unsafe_message(site: Site) -> str:
     if site.context == "reparse":
         where = where % f"`{site.program}`"
         variable = env_name(site.placeholder) or INPUT_PREFIX + "<NAME>"
+        if site.program == "make":
+            how = (f"make expands $(…) in a variable assignment (NAME=…, NAME:=…; NAME!=… runs a command) and pastes a "
+                   f"target's name into the recipes that build it ($@), which the shell runs; read the value in the "
+                   f"Makefile's recipe from the environment, as \"$${variable}\"")
+            return f"{shown} is {where}: the value would become code; {how}"
         if site.program in SEDS:
             how = (f"GNU sed runs shell commands from its script (the e command and flag); pass the value "
                    f"through a file, or use awk with ENVIRON[\"{variable}\"]")
@@ -243,7 +248,7 @@ def _globbed(word: str) -> bool:
 
 
 #: other names of a program in the table
-ALIASES = {"nodejs": "node", "ex": "vim", "view": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim"}
+ALIASES = {"nodejs": "node", "gmake": "make", "ex": "vim", "view": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim"}
 
 
 def _program_name(word: str) -> str:
@@ -1154,61 +1159,103 @@ class Program:
     stdin_always: bool = False  # runs its standard input as code even with operands (at TIME)
     script_args: frozenset = frozenset()  # options (taking a value) that give the script from a file (awk -f)
     subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
+    load: str = ""  # short options whose value names a module the program loads and runs (code, not the script)
+    long_load: frozenset = frozenset()  # long options whose value names a module it loads (node --import=data:…)
+    aliases: tuple = ()  # (short letter, long option) pairs: two spellings of one option
+
+
+#: which fields say the same of a short option and a long one, strongest first: an option spelt both ways is
+#: what the stronger spelling says (wget -e is --execute)
+_SPELLINGS = (("code", "long_code"), ("load", "long_load"), ("args", "long_args"))
 
 
 def _p(**kw) -> Program:
-    for key in ("long_args", "long_code", "script_args"):
-        if key in kw:
-            kw[key] = frozenset(kw[key].split())
-    return Program(**kw)
+    """A table entry. aliases ("e=--execute O=--output-document") names the two spellings of an option once: both
+    get what either is listed as, so a short option and its long form cannot disagree. A module option's long
+    form also takes a value."""
+    for key in ("long_args", "long_code", "script_args", "long_load"):
+        kw[key] = frozenset(kw.get(key, "").split())
+    pairs = tuple(tuple(pair.split("=", 1)) for pair in kw.pop("aliases", "").split())
+    for short, long in pairs:
+        for short_key, long_key in _SPELLINGS:
+            if short in kw.get(short_key, "") or long in kw[long_key]:
+                kw[short_key] = kw.get(short_key, "") + (short if short not in kw.get(short_key, "") else "")
+                kw[long_key] = kw[long_key] | {long}
+                break
+        else:
+            kw["args"] = kw.get("args", "") + short  # listed only as a pair: an option that takes a value
+            kw["long_args"] = kw["long_args"] | {long}
+    kw["args"] = kw.get("args", "") + "".join(c for c in kw.get("load", "") if c not in kw.get("args", ""))
+    kw["long_args"] = kw["long_args"] | kw["long_load"]
+    return Program(aliases=pairs, **kw)
 
 
 _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=True, stdin_flags="s", gnu=False,
             exec_options=True, plus=True)
 _PYTHON = _p(args="WXQm", code="c", stops="cm", stdin=True, gnu=False, exec_options=True)
-_AWK = _p(args="vFfil", long_args="--assign --field-separator --file --include --load", code="e",
-          long_code="--source", first_code=True, exec_options=True, gnu=False, script_args="-f --file")
+_AWK = _p(args="vFf", code="e", load="il", first_code=True, exec_options=True, gnu=False, script_args="-f --file",
+          aliases="f=--file v=--assign F=--field-separator e=--source i=--include l=--load")
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
 #: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
 PROGRAMS = {
     **{name: _SHELL for name in "sh bash dash zsh ksh ash mksh yash".split()},
     **{name: _PYTHON for name in "python python2 python3 pypy pypy3".split()},
     **{name: _AWK for name in "awk gawk mawk nawk".split()},
-    "perl": _p(args="I", code="eEMm", stdin=True, exec_options=True),
-    "ruby": _p(args="IrCFEKx", code="e", stdin=True, exec_options=True),
-    "node": _p(args="r", long_args="--require", code="ep", long_code="--eval --print", stdin=True, exec_options=True),
-    "php": _p(args="cdfFtz", code="rBRE", stdin=True, exec_options=True),
-    "lua": _p(args="l", code="e", stdin=True, exec_options=True),
+    # a module option names code the program loads and runs: perl -M, ruby -r, lua -l, node --import (a data: URL
+    # is code itself), php -d (auto_prepend_file=…, extension=…)
+    "perl": _p(args="I", code="eE", load="Mm", stdin=True, exec_options=True),
+    "ruby": _p(args="ICFEKx", code="e", load="r", stdin=True, exec_options=True),
+    "node": _p(code="ep", load="r", long_load="--import --loader --experimental-loader", stdin=True, gnu=False,
+               exec_options=True, aliases="e=--eval p=--print r=--require C=--conditions"),
+    "php": _p(args="cfFtz", code="rBRE", load="d", stdin=True, exec_options=True,
+              aliases="r=--run B=--process-begin R=--process-code E=--process-end F=--process-file d=--define "
+                      "c=--php-ini f=--file z=--zend-extension t=--docroot"),
+    "lua": _p(code="e", load="l", stdin=True, exec_options=True),
     "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
-    "su": _p(args="sgGw", long_args="--shell --group --supp-group --whitelist-environment", code="c",
-             long_code="--command --session-command", stdin=True),
-    "runuser": _p(args="sgGwu", long_args="--shell --group --supp-group --user", code="c",
-                  long_code="--command --session-command", command_at=1, gnu=False),
+    "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True,
+             aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
+    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False,
+                  aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
     "sg": _p(code="c", code_from=1, gnu=False),
-    "script": _p(args="EIOTBmt", long_args="--echo --log-in --log-out --log-timing --log-io --logging-format",
-                 code="c", long_code="--command"),
+    "script": _p(args="EIOTBmt", code="c", aliases="c=--command E=--echo I=--log-in O=--log-out T=--log-timing "
+                 "B=--log-io m=--logging-format"),
     "ssh": _p(args="bcDEeFIiJLlmOopQRSWw", code="o", code_from=1, stdin=True, gnu=False, exec_options=True),
     "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
     "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
     "git": _p(args="C", long_args="--git-dir --work-tree --namespace --exec-path", code="c",
               long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
-              "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True),
-    "rg": _p(args="ABCefgjmMrtTEd", long_args="--type --glob --iglob --max-count --max-depth --encoding --file "
-             "--regexp --replace --type-add --threads --context --after-context --before-context --sort --sortr",
-             long_code="--pre", exec_options=True),
-    "rsync": _p(args="BfMT", code="e", long_code="--rsh --rsync-path", exec_options=True),
+              "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True,
+              aliases="I=--use-compress-program F=--info-script F=--new-volume-script C=--directory f=--file "
+                      "T=--files-from X=--exclude-from b=--blocking-factor g=--listed-incremental H=--format "
+                      "K=--starting-file L=--tape-length N=--newer N=--after-date V=--label"),
+    "rg": _p(args="ABCefgjmMrtTEd", long_args="--iglob --type-add --sort --sortr", long_code="--pre",
+             exec_options=True, aliases="A=--after-context B=--before-context C=--context e=--regexp f=--file "
+             "g=--glob j=--threads m=--max-count M=--max-columns r=--replace t=--type T=--type-not E=--encoding "
+             "d=--max-depth"),
+    "rsync": _p(args="BfMT", code="e", long_code="--rsync-path", exec_options=True,
+                aliases="e=--rsh B=--block-size f=--filter M=--remote-option T=--temp-dir"),
     "zip": _p(args="bnt", long_code="-TT --unzip-command", exec_options=True),
-    "sort": _p(args="kotST", long_code="--compress-program", exec_options=True),
-    "man": _p(args="CMS", code="Pp", long_code="--pager --preprocessor --html", exec_options=True),
+    "sort": _p(args="kotST", long_code="--compress-program", exec_options=True,
+               aliases="k=--key o=--output t=--field-separator S=--buffer-size T=--temporary-directory"),
+    "man": _p(args="CMS", code="PpH", exec_options=True,
+              aliases="P=--pager p=--preprocessor H=--html C=--config-file M=--manpath S=--sections"),
     "tcpdump": _p(args="BcCEFGiMmrsTVwWyZ", code="z", exec_options=True),
-    "make": _p(args="CfIjlow", long_args="--file --makefile", long_code="--eval", exec_options=True,
-               script_args="-f --file --makefile"),
-    "wget": _p(args="OoaPeU", long_code="--use-askpass --execute", exec_options=True),
+    # make: every operand is code, a target's name as much as an assignment. make expands $(shell …) in NAME=…,
+    # NAME:=… (at once), NAME!=… runs a command, and a target's name is pasted into the recipes that build it ($@,
+    # $*, $(MAKECMDGOALS)), which the shell runs. -j and -l take their number only when one follows: the word
+    # after them may be an operand
+    "make": _p(args="CfIoW", code="E", all_code=True, exec_options=True, script_args="-f --file --makefile",
+               aliases="E=--eval C=--directory f=--file f=--makefile I=--include-dir o=--old-file o=--assume-old "
+                       "W=--what-if W=--new-file W=--assume-new"),
+    "wget": _p(args="OoaPUiBtTwQlARDXI", long_code="--use-askpass --execute", exec_options=True,
+               aliases="e=--execute O=--output-document o=--output-file a=--append-output P=--directory-prefix "
+                       "U=--user-agent i=--input-file B=--base t=--tries T=--timeout w=--wait Q=--quota l=--level "
+                       "A=--accept R=--reject D=--domains X=--exclude-directories I=--include-directories"),
     "emacs": _p(long_code="--eval", exec_options=True),
-    "env": _p(args="uC", long_args="--unset --chdir", code="S", long_code="--split-string", command_at=0, gnu=False,
-              exec_options=True, assigns=True),
+    "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True,
+              aliases="S=--split-string u=--unset C=--chdir"),
     "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
                 "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True),
     "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False, assigns=True), "doas": _p(args="uC", command_at=0, gnu=False),
@@ -1220,8 +1267,8 @@ PROGRAMS = {
     "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
     "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
     "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
-    "flock": _p(args="wE", long_args="--timeout --conflict-exit-code", code="c", long_code="--command",
-                command_at=1),
+    "flock": _p(args="wE", code="c", command_at=1,
+                aliases="c=--command w=--timeout w=--wait E=--conflict-exit-code"),
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
     "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
@@ -1248,12 +1295,16 @@ PROGRAMS = {
     "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
-    "Rscript": _p(code="e", exec_options=True), "julia": _p(code="eE", stdin=True, exec_options=True),
-    "pwsh": _p(code="c", long_code="-Command -command -c", stdin=True, gnu=False, exec_options=True),
-    "bun": _p(code="ep", long_code="--eval --print", exec_options=True),
+    "Rscript": _p(code="e", long_load="--default-packages", exec_options=True),
+    "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
+    "pwsh": _p(code="c", long_code="-Command -command -c -EncodedCommand -encodedcommand -ec -e", stdin=True,
+               gnu=False, exec_options=True),
+    "bun": _p(code="ep", load="r", long_load="--import", exec_options=True, gnu=False,
+              aliases="e=--eval p=--print r=--preload r=--require"),
     "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
     "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
-    "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
+    "mysql": _p(args="DhPpuS", code="e", long_code="--init-command --pager", stdin=True,
+                aliases="e=--execute D=--database h=--host P=--port u=--user S=--socket"),
     "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
               exec_options=True, script_args="-x --command -command"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
@@ -1458,17 +1509,17 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             attached = "=" in pre
             if head in spec.long_code or head in spec.long_args or pre.startswith("--") or \
                     (lit is not None and lit in spec.long_code | spec.long_args):
-                is_code = head in spec.long_code
+                is_code = head in spec.long_code or head in spec.long_load  # a module it loads is code too
                 if lit is None and not attached:  # the value is (in) the option's name
                     verdicts[i] = (option_kind or "option", program, None)
                 elif attached:
                     if is_code and lit is None:
                         verdicts[i] = code
-                    code_given |= is_code or head in spec.script_args
+                    code_given |= head in spec.long_code or head in spec.script_args
                     if head in spec.script_args:
                         script_files.append(lit.split("=", 1)[1] if lit is not None else None)
                 elif head in spec.long_code | spec.long_args:
-                    code_given |= is_code or head in spec.script_args
+                    code_given |= head in spec.long_code or head in spec.script_args
                     if head in spec.script_args:
                         script_files.append(literals[i + 1] if i + 1 < n else "")
                     if i + 1 < n and is_code:
@@ -1502,9 +1553,13 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                             script_files.append(literals[i + 1] if i + 1 < n else "")
                     if not rest:
                         i += 1
+                    if ch in spec.load and i < n and literals[i] is None:  # perl -M{{x}}, node -r {{x}}: the
+                        verdicts[i] = code  # module it loads is code (a value glued to the letters too)
                     if ch in spec.stops:
                         open_ = None
                         module = letters[j + 1:] or (literals[i] if i < n else None)
+                        if ch == "m" and module is None and i < n:  # python -m {{x}}: the value names the code
+                            verdicts[i] = ("reparse", f"{program} -m", None)
                         if ch == "m" and (module is None or module in CODE_MODULES):  # python -m timeit CODE
                             for k in range(i + 1, n):
                                 verdicts[k] = ("reparse", f"{program} -m {module or '…'}", None)
