@@ -201,13 +201,20 @@ SINKS = [
     ("printf '%s' {{x}} | sh -c sh >> out", None),
     ("BASH_ENV={{x}} bash -c true; printf '[%s]' a >> out", None),
     ("printf '%s' {{x}} | bash /dev/stdin >> out", None),
+    # the fifth review: brace expansion, bash's variable-name options, make's operands, module options, aliases
+    ("printf '[%s]' {a,{{x}}} >> out", None), ("env {printf,'[%s]',{{x}}} >> out", None),
+    ("printf '[%s]' \"{a,b}\" {{x}} >> out", lambda v: f"[{{a,b}}][{v}]"),
+    ("printf {{x}} >> out", None), ("printf -- '[%s]' {{x}} >> out", lambda v: f"[{v}]"),
+    ("make -s -f /dev/null X={{x}} >> out", None), ("make -s -f /dev/null -- {{x}} >> out", None),
+    ("node --import={{x}} -e 0 >> out", None), ("python3 -m {{x}} >> out", None),
+    ("wget -q -e {{x}} http://127.0.0.1:9/ >> out", None),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [
     "{S}", "case a in a) {S};; esac", 'r="$(case a in a) {S};; esac)"', 'echo "$({S})" > /dev/null',
     ": `{S}`", "( {S} )", "{{ {S}; }}", "f() {{ {S}; }}; f", "true | {S}", "if true; then {S}; fi",
     "for i in 1; do {S}; done", ': ${{q:-"}}"}}; {S}', ': "${{q:-"}}"}}"; {S}', "[[ -n x ]] && {S}",
-    "[ -n x ] && {S}", "[[ a < b ]] || {S}",
+    "[ -n x ] && {S}", "[[ a < b ]] || {S}", ": {{a,b}}; {S}",
     ": $(( 1 )); {S}", "cat <<EOF >/dev/null\n$(true) {{}} ')\nEOF\n{S}", "while true; do {S}; break; done",
     "x=$(echo \"$(echo \"$({S})\")\")", "! {S}", "{S} # ' \" $(",
     "true \\\n  && {S}", "{S} \\\n  # c",
