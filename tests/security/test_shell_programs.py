@@ -644,6 +644,9 @@ def test_braces_that_are_quoted_escaped_or_in_an_assignment_are_text(tmp_path, c
     ("sleep 0 & wait {{x}} $!", "where bash's printf or wait reads a leading '-' as an option"),
     ("printf {{x}} %s 1 > out", "where bash's printf or wait reads a leading '-' as an option"),
     ("getopts ab {{x}}", "where the shell reads a variable name"),
+    # bash's test: a value right after another value may follow -v ([ "$x" "$y" ] with x=-v)
+    ("test {{x}} {{x}} && printf x > out", "where the shell reads a variable name"),
+    ("test ! \"$1\" {{x}}", "where the shell reads a variable name"),
 ])
 def test_a_value_where_bash_reads_a_variable_name_is_td801(tmp_path, capsys, monkeypatch, command, message):
     """bash evaluates a subscript in a variable name as arithmetic: wait -p 'a[$(cmd)]' runs cmd."""

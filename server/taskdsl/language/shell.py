@@ -1723,7 +1723,8 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
         return False
     if program in ("test", "["):
         for i in range(2, n):
-            if literals[i - 1] == "-v":
+            # test -v NAME; after a word known only at run time ([ "$a" {{x}} ]) that may be -v itself
+            if literals[i - 1] == "-v" or (literals[i - 1] is None and literals[i] is None):
                 verdicts[i] = ("name", program, None)
         return False
     if program in DECLARERS:  # command export BASH_ENV={{x}}: a declaration run as a command (through a wrapper)
