@@ -697,6 +697,8 @@ def test_make_with_the_value_in_the_environment_runs_it_as_data(tmp_path, capsys
     ("php -d {{x}} -r 1", "auto_prepend_file=evil", "php"),
     ("bun --preload {{x}} a.ts", "./evil.ts", "bun"),
     ("printf '%s' {{x}} | perl -Mstrict", "system('touch marker')", "perl"),
+    ("psql -o {{x}} -c 'select 1'", "|touch marker", "psql"),
+    ("psql --output={{x}} -c 'select 1'", "|touch marker", "psql"),
 ])
 def test_an_option_that_loads_a_module_named_by_the_value_is_td803(tmp_path, capsys, monkeypatch, command, value,
                                                                    program):

@@ -1302,7 +1302,10 @@ PROGRAMS = {
     "bun": _p(code="ep", load="r", long_load="--import", exec_options=True, gnu=False,
               aliases="e=--eval p=--print r=--preload r=--require"),
     "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
-    "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
+    # psql -o '|CMD' pipes the output into a shell command (as \o does)
+    "psql": _p(args="dfhLPpUvT", code="co", stdin=True, exec_options=True,
+               aliases="c=--command o=--output d=--dbname f=--file h=--host L=--log-file P=--pset p=--port "
+                       "U=--username v=--set v=--variable T=--table-attr"),
     "mysql": _p(args="DhPpuS", code="e", long_code="--init-command --pager", stdin=True,
                 aliases="e=--execute D=--database h=--host P=--port u=--user S=--socket"),
     "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
