@@ -690,6 +690,7 @@ def test_make_with_the_value_in_the_environment_runs_it_as_data(tmp_path, capsys
     ("node -r {{x}} -e 0", "./evil.js", "node"),
     ("node --require={{x}} -e 0", "./evil.js", "node"),
     ("python3 -m {{x}}", "evil", "python3 -m"),
+    ("python3 -W {{x}} -c 1", "ignore::antigravity.Warning", "python3"),
     ("perl -M{{x}} -e 1", "evil", "perl"),
     ("ruby -r{{x}} -e 1", "./evil", "ruby"),
     ("lua -l {{x}}", "evil", "lua"),

@@ -1192,7 +1192,8 @@ def _p(**kw) -> Program:
 
 _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=True, stdin_flags="s", gnu=False,
             exec_options=True, plus=True)
-_PYTHON = _p(args="WXQm", code="c", stops="cm", stdin=True, gnu=False, exec_options=True)
+#: python -W ACTION:MESSAGE:module.Category imports the category's module (any module the value names runs)
+_PYTHON = _p(args="XQm", code="c", load="W", stops="cm", stdin=True, gnu=False, exec_options=True)
 _AWK = _p(args="vFf", code="e", load="il", first_code=True, exec_options=True, gnu=False, script_args="-f --file",
           aliases="f=--file v=--assign F=--field-separator e=--source i=--include l=--load")
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
