@@ -747,3 +747,16 @@ def test_a_short_option_and_its_long_form_say_the_same_everywhere_in_the_table()
             checked += 1
     assert checked > 80
     assert shell.PROGRAMS["wget"].code == "e" and "--execute" in shell.PROGRAMS["wget"].long_code
+
+
+@pytest.mark.parametrize("command", ["printf '%s' {{x}} | curl -s -K - file:///dev/null",
+                                     "printf '%s' {{x}} | curl -s --config=/dev/stdin file:///dev/null"])
+def test_a_value_piped_into_curls_config_is_td803(tmp_path, capsys, monkeypatch, command):
+    """curl reads options from -K FILE; from standard input, the value's lines are options (output = FILE writes
+    where the value says, upload-file = FILE sends a file)."""
+    refused(tmp_path, capsys, monkeypatch, command, 'output = "marker"', "TD803", "`curl` parses again as code")
+
+
+def test_curl_with_the_value_as_an_options_argument_runs(tmp_path, capsys, monkeypatch):
+    (tmp_path / "page").write_text("hello")
+    assert ran(tmp_path, capsys, monkeypatch, "curl -s -o out -- {{x}}", f"file://{tmp_path}/page") == "hello"

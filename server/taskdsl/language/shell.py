@@ -1307,6 +1307,11 @@ PROGRAMS = {
     "psql": _p(args="dfhLPpUvT", code="co", stdin=True, exec_options=True,
                aliases="c=--command o=--output d=--dbname f=--file h=--host L=--log-file P=--pset p=--port "
                        "U=--username v=--set v=--variable T=--table-attr"),
+    # curl -K FILE (--config) reads options from FILE: from standard input with -K - (output = …, upload-file = …)
+    "curl": _p(args="KodHuAeXTFwrxybcE", script_args="-K --config",
+               aliases="K=--config o=--output d=--data H=--header u=--user A=--user-agent e=--referer X=--request "
+                       "T=--upload-file F=--form w=--write-out r=--range x=--proxy y=--speed-time b=--cookie "
+                       "c=--cookie-jar E=--cert"),
     "mysql": _p(args="DhPpuS", code="e", long_code="--init-command --pager", stdin=True,
                 aliases="e=--execute D=--database h=--host P=--port u=--user S=--socket"),
     "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
