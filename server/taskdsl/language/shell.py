@@ -15,9 +15,10 @@ and GitHub use). A placeholder is substituted only where the syntax tree positiv
 reference as a `${…}` expansion directly inside a double-quoted string that is a whole word of a
 simple command, a redirection target, an assignment's value, a `for` list item or a `case` subject,
 or directly inside the body of a here-document whose delimiter is unquoted, or inside a comment.
-Anywhere else (the parser's error nodes, '…', ${…} operands, arithmetic in any form, subscripts,
-`[[ … ]]` operators other than string comparison, names given to `let`, `unset`, `read`, …) it is
-TD801, and the runner refuses. A command the grammar cannot parse is TD804.
+Anywhere else (the parser's error nodes, '…', ${…} operands, arithmetic, subscripts, names given to `let`,
+`unset`, `read`, `wait -p`, …, a word with a brace expansion) it is TD801, and the runner refuses. A command the
+grammar cannot parse is TD804, and so is one with a {{…}} and bash-only syntax that /bin/sh (dash) reads as
+another command line (`[[ … ]]`, `(( … ))`, `$'…'`, coproc).
 
 The shell expands such a reference exactly once and never parses the result again, so the value
 reaches the program byte for byte, as one word. Programs that parse their arguments again (`eval`,
