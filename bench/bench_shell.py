@@ -5,8 +5,9 @@ runs, so the ratio cannot fall below about 2).
 
     python bench/bench_shell.py [N]     (N placeholders per command, default 3000)
 
-The check parses a command twice (each placeholder written as ${…}, then in the form it needs) and walks the
-tree once per placeholder; a linear check stays a small constant multiple of one parse, whatever N is. Each
+The check parses a command twice (each placeholder written as ${…}, then in the form it needs); what each
+placeholder needs from the nodes above it is computed once per node (a long `a && b && …` list nests as deep as it
+is long, so a walk up from every placeholder would be quadratic); a linear check stays a small constant multiple of one parse, whatever N is. Each
 shape is measured at N/4 and N: when the check is linear the ratio does not grow with N (a quadratic one
 grows about fourfold)."""
 
@@ -29,6 +30,14 @@ SHAPES = {
     "substitutions": lambda n: "echo " + " ".join(['"$(printf %s {{x}})"'] * n),
     "sed and find": lambda n: "find . -name {{x}} " + " ".join(["-o -name {{x}}"] * n) + "; sed -n -- p " +
                               " ".join(["{{x}}"] * n),
+    # the grammar nests these as deep as they are long: a walk up from every placeholder would be quadratic
+    "&& chain": lambda n: " && ".join(["echo {{x}}"] * n),
+    "|| chain": lambda n: " || ".join(["echo {{x}}"] * n),
+    "nested ifs": lambda n: "if true; then echo {{x}}; " * n + "fi; " * n,
+    "nested loops": lambda n: "while true; do echo {{x}}; " * n + "break; done; " * n,
+    "in $(…) and (…)": lambda n: "echo \"$(" * 19 + "( " * 19 + " && ".join(["printf %s {{x}}"] * n) + " )" * 19 +
+                                 ")\"" * 19,
+    "here-documents": lambda n: " && ".join(["cat <<EOF\n{{x}}\nEOF\n"] * n),
 }
 
 

@@ -98,8 +98,8 @@ def test_echo_is_not_reported(tmp_path):
     assert checked.returncode == 0 and "TD80" not in checked.stdout + checked.stderr
 
 
-@pytest.mark.parametrize("command", ["[[ {{x}} -gt 3 ]]", "echo $(( {{x}} ))", "let n={{x}}", "declare -i n={{x}}",
-                                     "(( {{x}} > 1 ))", "for ((i={{x}}; i>0; i--)); do :; done"])
+@pytest.mark.parametrize("command", ["echo $(( {{x}} ))", "let n={{x}}", "declare -i n={{x}}",
+                                     "a[{{x}}]=1"])
 def test_arithmetic_in_any_form_is_td801(tmp_path, command):
     path = template(tmp_path, command)
     checked = cli("check", path, cwd=tmp_path)

@@ -187,7 +187,6 @@ def test_a_line_continuation_inside_a_word_is_td804(tmp_path, capsys, monkeypatc
 
 
 @pytest.mark.parametrize("command", [
-    "[[ {{x}} == a ]] && touch out",
     "printf '%s' {{x}} &> out",
     "a=({{x}} b); printf '%s' \"${a[0]}\" > out",
     "cat <<< {{x}} > out",
@@ -576,3 +575,188 @@ def test_fourth_review_a_function_called_quoted_or_wrapped_runs_the_value(tmp_pa
 ])
 def test_fourth_review_a_pipe_into_code_read_another_way_is_td803(tmp_path, capsys, monkeypatch, command, program):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+# ---------------------------------------------------------------- the fifth review
+
+BASH_TEST = "[[ … ]] and (( … )) are bash-only syntax that /bin/sh"
+
+
+@pytest.mark.parametrize("command, value", [
+    # dash runs `[[ "$HOME" == "/root"`, then `"$value" == --help ]]`: the value names the program
+    ('[[ "$HOME" == "/root" || {{x}} == "--help" ]] && echo yes', "./evil"),
+    ("[[ a == b || {{x}} == c ]]", "./evil"),
+    # dash reads > and < as redirections: the value names a file that is emptied or read
+    ('[[ "a" > {{x}} ]] && echo greater', "victim.txt"),
+    ('[[ "a" < {{x}} ]] && echo less', "victim.txt"),
+    # outside the test too: dash reads << as a here-document that swallows the next lines
+    ("[[ a << E ]]; printf '%s' {{x}} > out", "x"),
+    ("(( 1 << 2 )); printf '%s' {{x}} > out", "x"),
+    ("for ((i = 0; i < 1; i++)); do printf '%s' {{x}} > out; done", "x"),
+])
+def test_bash_only_tests_and_arithmetic_in_a_command_with_a_value_are_td804(tmp_path, capsys, monkeypatch, command,
+                                                                           value):
+    """The runner runs /bin/sh (dash here), which has no [[ or ((: it reads them as a command and a command line
+    of its own, where ||, && and ; start a new command and <, > and << redirect."""
+    (tmp_path / "evil").write_text("#!/bin/sh\ntouch marker\n")
+    (tmp_path / "evil").chmod(0o755)
+    (tmp_path / "victim.txt").write_text("precious")
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD804", BASH_TEST)
+    assert (tmp_path / "victim.txt").read_text() == "precious"
+
+
+def test_the_posix_test_runs_the_value_as_one_word(tmp_path, capsys, monkeypatch):
+    (tmp_path / "evil").write_text("#!/bin/sh\ntouch marker\n")
+    (tmp_path / "evil").chmod(0o755)
+    out = ran(tmp_path, capsys, monkeypatch, "[ \"$HOME\" = /nonexistent ] || [ {{x}} = --help ] || "
+              "printf '[%s]' {{x}} > out", "./evil")
+    assert out == "[./evil]"
+    assert ran(tmp_path, capsys, monkeypatch, "test a = {{x}} || printf '[%s]' {{x}} > out", "> victim.txt") == \
+        "[> victim.txt]"
+
+
+@pytest.mark.parametrize("command", [
+    "env {sh,-c,{{x}}}",
+    "nohup {sh,-c,{{x}}}",
+    "command {eval,{{x}}}",
+    "echo hi | xargs {sh,-c,{{x}}}",
+    "find . -maxdepth 0 -exec {sh,-c,{{x}},\\;}",
+    "sh {-c,}{{x}}",
+    "python3 {-c,{{x}}}",
+    "printf '%s' {1..2}{{x}} > out",
+    "export A={1,{{x}}}",
+    "printf '%s' \"$(printf %s {a,{{x}}})\" > out",
+])
+def test_a_value_in_a_word_with_a_brace_expansion_is_td801(tmp_path, capsys, monkeypatch, command):
+    """bash (also as /bin/sh, in its POSIX mode) splits {sh,-c,"$v"} into sh -c "$v": the value becomes a word of
+    its own, or the script of sh -c."""
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD801", "in a word with a brace expansion")
+
+
+def test_braces_that_are_quoted_escaped_or_in_an_assignment_are_text(tmp_path, capsys, monkeypatch):
+    out = ran(tmp_path, capsys, monkeypatch, "a={1,{{x}}}; printf '[%s]' \"{a,b}\" a\\{b,{{x}}\\} \"$a\" > out",
+              "x; touch marker #")
+    assert out == "[{a,b}][a{b,x; touch marker #}][{1,x; touch marker #}]"
+
+
+@pytest.mark.parametrize("command, message", [
+    ("sleep 0 & wait -p {{x}} $!", "where the shell reads a variable name"),
+    ("sleep 0 & wait {{x}} $!", "where bash's printf or wait reads a leading '-' as an option"),
+    ("printf {{x}} %s 1 > out", "where bash's printf or wait reads a leading '-' as an option"),
+    ("getopts ab {{x}}", "where the shell reads a variable name"),
+    # bash's test: a value right after another value may follow -v ([ "$x" "$y" ] with x=-v)
+    ("test {{x}} {{x}} && printf x > out", "where the shell reads a variable name"),
+    ("test ! \"$1\" {{x}}", "where the shell reads a variable name"),
+])
+def test_a_value_where_bash_reads_a_variable_name_is_td801(tmp_path, capsys, monkeypatch, command, message):
+    """bash evaluates a subscript in a variable name as arithmetic: wait -p 'a[$(cmd)]' runs cmd."""
+    refused(tmp_path, capsys, monkeypatch, command, "a[$(touch marker)]", "TD801", message)
+
+
+def test_printf_and_wait_after_double_dash_take_the_value_as_data(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "printf -- {{x}} > out; wait -- $! 2>/dev/null || true",
+               "-va[$(touch marker)]") == "-va[$(touch marker)]"
+
+
+MAKEFILE = "all:\n\t@echo built\n%:\n\t@echo building $@\n"
+
+
+@pytest.mark.parametrize("command, value", [
+    ("make CFLAGS={{x}}", "$(shell touch marker)"),
+    ("make X:={{x}}", "$(shell touch marker)"),
+    ("make -- {{x}}", "A:=$(shell touch marker)"),
+    ("make all -- {{x}}", "A!=touch marker"),
+    ("make -- X:={{x}}", "$(shell touch marker)"),
+    # a target's name is pasted into the recipe that builds it ($@), which the shell runs
+    ("make -s {{x}}", "a;touch marker;b"),
+    ("make -j {{x}}", "a;touch marker;b"),
+    ("gmake {{x}}", "a;touch marker;b"),
+    ("make -E {{x}}", "$(shell touch marker)"),
+])
+def test_every_operand_of_make_is_code(tmp_path, capsys, monkeypatch, command, value):
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", "make expands $(…) in a variable assignment")
+
+
+def test_make_with_the_value_in_the_environment_runs_it_as_data(tmp_path, capsys, monkeypatch):
+    (tmp_path / "Makefile").write_text("all:\n\t@printf '[%s]' \"$$TASKDSL_INPUT_X\" > out\n")
+    assert ran(tmp_path, capsys, monkeypatch, "make -s -C {{x}} all", ".") == "[.]"
+
+
+@pytest.mark.parametrize("command, value, program", [
+    ("node --import={{x}} -e 0", "data:text/javascript,require('fs').writeFileSync('marker','')", "node"),
+    ("node --experimental-loader={{x}} -e 0", "data:text/javascript,export {}", "node"),
+    ("node --import {{x}} -e 0", "data:text/javascript,export {}", "node"),
+    ("node -r {{x}} -e 0", "./evil.js", "node"),
+    ("node --require={{x}} -e 0", "./evil.js", "node"),
+    ("python3 -m {{x}}", "evil", "python3 -m"),
+    ("python3 -W {{x}} -c 1", "ignore::antigravity.Warning", "python3"),
+    ("perl -M{{x}} -e 1", "evil", "perl"),
+    ("ruby -r{{x}} -e 1", "./evil", "ruby"),
+    ("lua -l {{x}}", "evil", "lua"),
+    ("gawk -i {{x}} 'BEGIN { }'", "evil", "gawk"),
+    ("php -d {{x}} -r 1", "auto_prepend_file=evil", "php"),
+    ("bun --preload {{x}} a.ts", "./evil.ts", "bun"),
+    ("printf '%s' {{x}} | perl -Mstrict", "system('touch marker')", "perl"),
+    ("psql -o {{x}} -c 'select 1'", "|touch marker", "psql"),
+    ("psql --output={{x}} -c 'select 1'", "|touch marker", "psql"),
+])
+def test_an_option_that_loads_a_module_named_by_the_value_is_td803(tmp_path, capsys, monkeypatch, command, value,
+                                                                   program):
+    """node --import takes a data: URL, which is code itself; the other options load any module the value names."""
+    (tmp_path / "evil.js").write_text("require('fs').writeFileSync('marker', '')\n")
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+def test_a_node_script_takes_its_arguments_as_data(tmp_path, capsys, monkeypatch):
+    (tmp_path / "s.js").write_text("require('fs').writeFileSync('out', '[' + process.argv[2] + ']')\n")
+    assert ran(tmp_path, capsys, monkeypatch, "node s.js {{x}}", "--import=data:x") == "[--import=data:x]"
+
+
+@pytest.mark.parametrize("command", [
+    "wget -q -e {{x}} http://127.0.0.1:9/",
+    "wget -q -e{{x}} http://127.0.0.1:9/",
+    "wget -q --execute={{x}} http://127.0.0.1:9/",
+    "wget -q --execute {{x}} http://127.0.0.1:9/",
+])
+def test_wget_execute_in_either_spelling_is_td803(tmp_path, capsys, monkeypatch, command):
+    (tmp_path / "evil").write_text("#!/bin/sh\ntouch marker\n")
+    (tmp_path / "evil").chmod(0o755)
+    refused(tmp_path, capsys, monkeypatch, command, "use_askpass=./evil", "TD803", "`wget` parses again as code")
+
+
+def test_a_short_option_and_its_long_form_say_the_same_everywhere_in_the_table():
+    """Aliases are named once per program (aliases="e=--execute …"); both spellings get what either is listed as."""
+    from taskdsl.language import shell
+
+    def verdict(name, words):
+        literals = [name] + [None if w == "V" else w for w in words]
+        prefixes = [name] + ["" if w == "V" else w for w in words]
+        verdicts, _, _ = shell._scan(literals, prefixes, [p or "${TASKDSL_SUB_1}" for p in prefixes])
+        return [v[0] if v else None for v in verdicts]
+
+    checked = 0
+    for name, spec in shell.PROGRAMS.items():
+        for short, long in spec.aliases:
+            kind = [spelling for spelling in ("code", "load", "args") if short in getattr(spec, spelling)][0]
+            assert long in getattr(spec, {"code": "long_code", "load": "long_load", "args": "long_args"}[kind]), \
+                (name, short, long)
+            if kind in ("code", "load"):  # the value is code in all three spellings
+                assert verdict(name, [f"-{short}", "V"])[2] == "reparse", (name, short)
+                assert verdict(name, [f"{long}", "V"])[2] == "reparse", (name, long)
+            checked += 1
+    assert checked > 80
+    assert shell.PROGRAMS["wget"].code == "e" and "--execute" in shell.PROGRAMS["wget"].long_code
+
+
+@pytest.mark.parametrize("command", ["printf '%s' {{x}} | curl -s -K - file:///dev/null",
+                                     "printf '%s' {{x}} | curl -s --config=/dev/stdin file:///dev/null"])
+def test_a_value_piped_into_curls_config_is_td803(tmp_path, capsys, monkeypatch, command):
+    """curl reads options from -K FILE; from standard input, the value's lines are options (output = FILE writes
+    where the value says, upload-file = FILE sends a file)."""
+    refused(tmp_path, capsys, monkeypatch, command, 'output = "marker"', "TD803", "`curl` parses again as code")
+
+
+def test_curl_with_the_value_as_an_options_argument_runs(tmp_path, capsys, monkeypatch):
+    (tmp_path / "page").write_text("hello")
+    assert ran(tmp_path, capsys, monkeypatch, "curl -s -o out -- {{x}}", f"file://{tmp_path}/page") == "hello"

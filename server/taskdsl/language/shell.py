@@ -15,9 +15,10 @@ and GitHub use). A placeholder is substituted only where the syntax tree positiv
 reference as a `${…}` expansion directly inside a double-quoted string that is a whole word of a
 simple command, a redirection target, an assignment's value, a `for` list item or a `case` subject,
 or directly inside the body of a here-document whose delimiter is unquoted, or inside a comment.
-Anywhere else (the parser's error nodes, '…', ${…} operands, arithmetic in any form, subscripts,
-`[[ … ]]` operators other than string comparison, names given to `let`, `unset`, `read`, …) it is
-TD801, and the runner refuses. A command the grammar cannot parse is TD804.
+Anywhere else (the parser's error nodes, '…', ${…} operands, arithmetic, subscripts, names given to `let`,
+`unset`, `read`, `wait -p`, …, a word with a brace expansion) it is TD801, and the runner refuses. A command the
+grammar cannot parse is TD804, and so is one with a {{…}} and bash-only syntax that /bin/sh (dash) reads as
+another command line (`[[ … ]]`, `(( … ))`, `$'…'`, coproc).
 
 The shell expands such a reference exactly once and never parses the result again, so the value
 reaches the program byte for byte, as one word. Programs that parse their arguments again (`eval`,
@@ -29,7 +30,10 @@ wrappers are peeled by the same scanner, and a program named at run time fails c
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
 inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
-option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep).
+option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep). What
+a placeholder needs from the nodes above it (quoting, arithmetic, the pipe or $(…) around it) is computed once per
+node (_Tree.inherited) from a parent map built in one pass: the grammar nests `a && b && …` as deep as it is long,
+and tree-sitter's Node.parent searches down from the root, so walking up from every placeholder would be cubic.
 """
 
 from __future__ import annotations
@@ -71,7 +75,13 @@ WHERE = {
     "arithmetic": ("in arithmetic ($((…)), ((…)), let, [[ … -eq … ]], declare -i, a subscript), where bash "
                    "evaluates a value as an expression", "compare or compute in a program that reads the value "
                    "as data (e.g. test \"$%s\" -gt 3 with [ ], or awk -v n=…)"),
-    "name": ("where the shell reads a variable name (let, unset, read, declare, printf -v, …)",
+    "brace": ("in a word with a brace expansion ({a,b} or {1..3}), which bash (also as /bin/sh, in its POSIX mode) "
+              "splits into several words: the value becomes a word of its own or part of several",
+              "write the words out, or quote the braces: \"{a,b}\""),
+    "name_option": ("where bash's printf or wait reads a leading '-' as an option, and -vNAME or -pNAME names a "
+                    "variable whose subscript bash evaluates as arithmetic (a value -va[$(cmd)] runs cmd)",
+                    "put -- before it, or give printf a fixed format before the value"),
+    "name": ("where the shell reads a variable name (let, unset, read, declare, printf -v, wait -p, …)",
              "use a fixed name and pass the value as data"),
     "unparsed": ("where the shell grammar does not place it as one word",
                  "write it as a separate word or inside \"…\": … {{x}} … or \"… {{x}} …\""),
@@ -144,6 +154,11 @@ PROBLEMS = {
     "heredoc": "a here-document whose end line is not exactly its delimiter (a blank before or after it, or the "
                "delimiter met earlier): the shell and the checker's grammar end it in different places; write the "
                "delimiter alone on its line",
+    "bash_test": "[[ … ]] and (( … )) are bash-only syntax that /bin/sh (dash on Debian and Ubuntu, which the runner "
+                 "runs) reads as a command line of its own: || && & ; end the command there (a value after them runs "
+                 "as a program), < > << redirect (a value after them names a file that is read or emptied; << "
+                 "swallows the lines after it): in a command with a {{…}}, write the test as [ … ] (POSIX: "
+                 "[ \"$a\" = b ]) and compute in a program that reads values as data",
     "coproc": "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): "
               "remove it from a command with a {{…}}",
     "descriptor": "a descriptor number written right before a redirection (sh 0<&0) is a word to the checker's "
@@ -204,6 +219,11 @@ def unsafe_message(site: Site) -> str:
     if site.context == "reparse":
         where = where % f"`{site.program}`"
         variable = env_name(site.placeholder) or INPUT_PREFIX + "<NAME>"
+        if site.program == "make":
+            how = (f"make expands $(…) in a variable assignment (NAME=…, NAME:=…; NAME!=… runs a command) and pastes a "
+                   f"target's name into the recipes that build it ($@), which the shell runs; read the value in the "
+                   f"Makefile's recipe from the environment, as \"$${variable}\"")
+            return f"{shown} is {where}: the value would become code; {how}"
         if site.program in SEDS:
             how = (f"GNU sed runs shell commands from its script (the e command and flag); pass the value "
                    f"through a file, or use awk with ENVIRON[\"{variable}\"]")
@@ -229,7 +249,7 @@ def _globbed(word: str) -> bool:
 
 
 #: other names of a program in the table
-ALIASES = {"nodejs": "node", "ex": "vim", "view": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim"}
+ALIASES = {"nodejs": "node", "gmake": "make", "ex": "vim", "view": "vim", "rvim": "vim", "vimdiff": "vim", "gvim": "vim"}
 
 
 def _program_name(word: str) -> str:
@@ -355,7 +375,29 @@ class _Tree:
         return b if self.to_char is None else self.to_char.get(b, 0)
 
     def at(self, start: int, end: int):
-        return self.root.descendant_for_byte_range(self.byte(start), self.byte(end))
+        """The smallest node holding start..end (tree-sitter's descendant_for_byte_range, which descends from the
+        root at each call: a node of the exact range, or a token holding it, comes from maps built in one pass)."""
+        a, b = self.byte(start), self.byte(end)
+        exact = self.cache.get("ranges")
+        if exact is None:
+            exact, tokens, stack = {}, [], [self.root]
+            while stack:
+                node = stack.pop()
+                if node.end_byte > node.start_byte:
+                    exact[node.start_byte, node.end_byte] = node  # a child of the same range comes later: deeper
+                    if node.child_count == 0:
+                        tokens.append((node.start_byte, node.end_byte, node))
+                stack.extend(reversed(node.children))
+            tokens.sort(key=lambda token: token[0])
+            self.cache["ranges"], self.cache["tokens"] = exact, (tokens, [token[0] for token in tokens])
+        found = exact.get((a, b))
+        if found is not None:
+            return found
+        tokens, starts = self.cache["tokens"]
+        k = bisect.bisect_right(starts, a) - 1
+        if k >= 0 and tokens[k][1] >= b and b > a:
+            return tokens[k][2]
+        return self.root.descendant_for_byte_range(a, b)
 
     def span(self, node) -> tuple[int, int]:
         return self.char(node.start_byte), self.char(node.end_byte)
@@ -363,6 +405,40 @@ class _Tree:
     def source(self, node) -> str:
         a, b = self.span(node)
         return self.text[a:b]
+
+    def starts(self, node, prefix: str) -> bool:
+        """node's text starts with prefix (without copying the node's text)."""
+        return self.text.startswith(prefix, self.char(node.start_byte))
+
+    def parent(self, node):
+        """node's parent, from a map built in one pass over the tree. tree-sitter's own Node.parent searches down
+        from the root each time, so a walk up a deep tree (a long `a && b && …` list nests as deep as it is long)
+        would cost its depth at every step."""
+        parents = self.cache.get("parents")
+        if parents is None:
+            parents, stack = {}, [self.root]
+            while stack:
+                node_ = stack.pop()
+                for child in node_.children:
+                    parents[child.id] = node_
+                    stack.append(child)
+            self.cache["parents"] = parents
+        return parents.get(node.id)
+
+    def inherited(self, node, name: str, own):
+        """A property node takes from its ancestors, computed once per node of the tree: own(tree, node, value of
+        its parent) (None above the root). Every walk up the tree asks this instead of climbing from each
+        placeholder, so the analysis stays linear in the command however deep the tree is."""
+        memo = self.cache.setdefault(name, {})
+        path = []
+        while node is not None and node.id not in memo:
+            path.append(node)
+            node = self.parent(node)
+        value = memo[node.id] if node is not None else None
+        for part in reversed(path):
+            value = own(self, part, value)
+            memo[part.id] = value
+        return value
 
 
 @lru_cache(maxsize=512)
@@ -395,8 +471,11 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
-        if placeholders and node.type in ("number", "word") and node.parent is not None and \
-                node.parent.type == "command" and tree.source(node).isdigit() and \
+        if placeholders and ((node.type == "test_command" and tree.starts(node, "[[")) or node.type ==
+                             "c_style_for_statement" or (node.type == "compound_statement" and tree.starts(node, "(("))):
+            return (*tree.span(node), "bash_test")
+        if placeholders and node.type in ("number", "word") and tree.parent(node) is not None and \
+                tree.parent(node).type == "command" and tree.source(node).isdigit() and \
                 tree.text[tree.span(node)[1]:tree.span(node)[1] + 1] in ("<", ">"):
             return (*tree.span(node), "descriptor")
         if placeholders and node.type == "heredoc_redirect" and _heredoc_disagrees(tree, node):
@@ -418,18 +497,22 @@ def _joins(tree: _Tree) -> tuple[int, int, str] | None:
             run -= 1
         if (at - run) % 2 == 0:
             node = tree.at(at, at + 1)
-            quoted, heredoc = False, False
-            while node is not None and not quoted:
-                quoted = node.type in ("raw_string", "comment") or (
-                    node.type == "heredoc_body" and _landing_quoted(tree, node))
-                heredoc |= unquoted_heredoc or node.type in ("heredoc_body", "heredoc_redirect")
-                node = node.parent
+            quoted, heredoc = tree.inherited(node, "joins", _quoting) if node is not None else (False, False)
+            heredoc |= unquoted_heredoc
             # in an unquoted here-document the shell joins the lines before it looks for the end line: any
             # continuation there may move where the document ends (fail closed)
             if not quoted and (heredoc or (run > 0 and text[run - 1] not in " \t\n")):
                 return at, at + 2, "heredoc_continuation" if heredoc else "continuation"
         at = text.find("\\\n", at + 1)
     return None
+
+
+def _quoting(tree: _Tree, node, above) -> tuple[bool, bool]:
+    """(inside '…', a comment or a quoted here-document; inside a here-document) for node and its ancestors."""
+    quoted, heredoc = above or (False, False)
+    quoted = quoted or node.type in ("raw_string", "comment") or (
+        node.type == "heredoc_body" and _landing_quoted(tree, node))
+    return quoted, heredoc or node.type in ("heredoc_body", "heredoc_redirect")
 
 
 def _has_unquoted_heredoc(tree: _Tree) -> bool:
@@ -465,7 +548,7 @@ def _heredoc_disagrees(tree: _Tree, redirect) -> bool:
 
 
 def _landing_quoted(tree: _Tree, body) -> bool:
-    redirect = body.parent
+    redirect = tree.parent(body)
     start = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
     return start is None or any(q in tree.source(start) for q in "'\"\\")
 
@@ -562,43 +645,49 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
     exact = node.type == "expansion" and tree.span(node) == (start, end) and node.named_child_count == 1 \
         and node.named_children[0].type == "variable_name"
     if not exact:
-        kinds = [node.type]
-        parent = node.parent
-        while parent is not None:
-            kinds.append(parent.type)
-            parent = parent.parent
+        kinds = tree.inherited(node, "kinds", _kinds)
         if "comment" in kinds:
             return "comment"
         if "heredoc_start" in kinds or "heredoc_end" in kinds:
             return "heredoc_word"
         if "heredoc_body" in kinds:
             return "quoted_heredoc"
-        if kinds[0] in ("raw_string", "ansi_c_string") or "raw_string" in kinds or "ansi_c_string" in kinds:
+        if "raw_string" in kinds or "ansi_c_string" in kinds:
             return "single"
         if "expansion" in kinds:
             return "parameter"
         return "unparsed"
-    parent = node.parent
+    parent = tree.parent(node)
     if parent.type == "string":
         return "double"
     if parent.type == "heredoc_body":
-        redirect = parent.parent
+        redirect = tree.parent(parent)
         start_node = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
         word = tree.source(start_node) if start_node is not None else "'"
         if any(q in word for q in "'\"\\"):
             return "quoted_heredoc"
-        return "backtick" if "`" in tree.source(parent) else "heredoc"
+        backticks = tree.cache.setdefault("backtick_bodies", {})
+        if parent.id not in backticks:  # once per body: a document may hold many placeholders
+            backticks[parent.id] = "`" in tree.source(parent)
+        return "backtick" if backticks[parent.id] else "heredoc"
     return "bare"
+
+
+#: the ancestors' types _landing asks about
+_KIND_MARKS = frozenset("comment heredoc_start heredoc_end heredoc_body raw_string ansi_c_string expansion".split())
+
+
+def _kinds(tree: _Tree, node, above) -> frozenset:
+    """The types of _KIND_MARKS among node and its ancestors."""
+    above = above or frozenset()
+    return above | {node.type} if node.type in _KIND_MARKS and node.type not in above else above
 
 
 def _in_backticks(tree: _Tree, node) -> bool:
     """node sits inside `…` (at any depth): the shell removes backslashes there before parsing, which the
     grammar does not model."""
-    while node is not None:
-        if node.type == "command_substitution" and tree.source(node).startswith("`"):
-            return True
-        node = node.parent
-    return False
+    return tree.inherited(node, "backticks", lambda tree, part, above: bool(above) or (
+        part.type == "command_substitution" and tree.starts(part, "`")))
 
 
 def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -> Site:
@@ -607,60 +696,65 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
     if node is not None and _in_backticks(tree, node):
         return Site(ph, "backtick")
     if node is None or node.type != "expansion" or tree.span(node) != (start, end):
-        return Site(ph, "comment" if context == "comment" and _in_comment(node) else "unparsed")
+        return Site(ph, "comment" if context == "comment" and _in_comment(tree, node) else "unparsed")
     evaluated = _evaluated(tree, node)
     if evaluated:
         return Site(ph, evaluated)
-    parent = node.parent
+    parent = tree.parent(node)
     if parent.type == "heredoc_body":
-        redirect = parent.parent
+        redirect = tree.parent(parent)
         runner = _fed_runner(tree, redirect)
         if runner:
             return Site(ph, "reparse", runner)
-        return _flow(tree, Site(ph, "heredoc"), redirect.parent, None, command, placeholders, spans)
+        return _flow(tree, Site(ph, "heredoc"), tree.parent(redirect), None, command, placeholders, spans)
     if parent.type != "string" or tree.text[tree.span(parent)[0]] != '"':
         return Site(ph, "unparsed")
     if tree.span(parent)[0] > 0 and tree.text[tree.span(parent)[0] - 1] == "$":
         return Site(ph, "unparsed")  # $"…": bash translates it first
-    leading = parent.named_children[0].id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1
+    leading = parent.named_child(0).id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1
     return _place(tree, Site(ph, context), parent, leading, command, placeholders, spans)
 
 
 def _evaluated(tree: _Tree, node) -> str | None:
     """'arithmetic' or 'parameter' when node sits (at any depth, through $(…) too) where bash evaluates
     text again: arithmetic, a subscript, a c-style for header, an operand of ${…}."""
-    child = node
-    for ancestor in _ancestors(node):
-        kind = ancestor.type
-        if kind in ("arithmetic_expansion", "subscript"):
-            return "arithmetic"
-        if kind == "compound_statement" and tree.source(ancestor).startswith("(("):
-            return "arithmetic"
-        if kind == "c_style_for_statement" and child.type not in ("do_group", "compound_statement"):
-            return "arithmetic"
-        if kind == "expansion":
-            return "parameter"
-        child = ancestor
-    return None
+    return tree.inherited(node, "evaluated", _evaluates)
+
+
+def _evaluates(tree, node, above) -> str | None:
+    parent = tree.parent(node)
+    kind = parent.type if parent is not None else None
+    if kind in ("arithmetic_expansion", "subscript"):
+        return "arithmetic"
+    if kind == "compound_statement" and tree.starts(parent, "(("):
+        return "arithmetic"
+    if kind == "c_style_for_statement" and node.type not in ("do_group", "compound_statement"):
+        return "arithmetic"
+    if kind == "expansion":
+        return "parameter"
+    return above
 
 
 def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     """part (a "…" string, or a $(…)) carries the value into a word: is that word in a place where it is
     one word or literal text, and what does the program there do with it?"""
     ph = site.placeholder
-    word = part.parent if part.parent.type == "concatenation" else part
+    word = tree.parent(part) if tree.parent(part).type == "concatenation" else part
     leading = leading and tree.span(word)[0] == tree.span(part)[0]
-    holder = word.parent
+    holder = tree.parent(word)
     kind = holder.type
+    if _braced(tree, word) and not (kind == "variable_assignment" and tree.parent(holder) is not None and
+                                    tree.parent(holder).type != "declaration_command"):
+        return Site(ph, "brace")  # env {sh,-c,{{x}}}: bash makes the value a word of its own (a = {…} is not expanded)
     if kind == "command" and word.id != (holder.child_by_field_name("name") or word).id:
         return _flow(tree, site, holder, (word, leading), command, placeholders, spans)
     if kind == "command_name":
-        return _flow(tree, site, holder.parent, None, command, placeholders, spans)
+        return _flow(tree, site, tree.parent(holder), None, command, placeholders, spans)
     if kind == "herestring_redirect":
         runner = _fed_runner(tree, holder)
         if runner:
             return Site(ph, "reparse", runner)
-        statement = holder.parent
+        statement = tree.parent(holder)
         if statement is not None and statement.type == "redirected_statement":
             statement = statement.child_by_field_name("body")
         return _flow(tree, site, statement, None, command, placeholders, spans, stdin=True)
@@ -675,7 +769,7 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
         name = tree.source(holder.child_by_field_name("name"))
         if _code_variable(name):
             return Site(ph, "reparse", f"what reads ${name}")
-        declaration = holder.parent
+        declaration = tree.parent(holder)
         if declaration is not None and declaration.type == "declaration_command":
             flags = [tree.source(c) for c in declaration.named_children if c.type == "word"]
             if any(f.startswith(("-", "+")) for f in flags):
@@ -701,25 +795,29 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     return Site(ph, "unparsed")
 
 
-def _in_comment(node) -> bool:
-    while node is not None:
-        if node.type == "comment":
+def _braced(tree, word) -> bool:
+    """A word bash may brace-expand: an unquoted `{` before an unquoted `}` in its literal parts, or a {a..b}. It
+    becomes several words there (env {sh,-c,{{x}}} runs sh -c VALUE; sh {-c,}{{x}} makes the value the script), in
+    bash and in its POSIX mode, /bin/sh on systems where that is bash (fail closed: commas are not counted)."""
+    parts = word.named_children if word.type == "concatenation" else [word]
+    text = []
+    for part in parts:
+        if part.type == "brace_expression":
             return True
-        node = node.parent
-    return False
+        text.append(re.sub(r"\\.", "", tree.source(part)) if part.type == "word" else "\0")
+    joined = "".join(text)
+    opened = joined.find("{")
+    return opened >= 0 and "}" in joined[opened + 1:]
+
+
+def _in_comment(tree, node) -> bool:
+    return node is not None and "comment" in tree.inherited(node, "kinds", _kinds)
 
 
 def _in_test(node) -> bool:
     while node is not None and node.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
         node = node.parent
     return node is not None and node.type == "test_command"
-
-
-def _ancestors(node):
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 def _literal(tree: _Tree, node) -> str | None:
@@ -777,7 +875,7 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
         if kind == "reparse":
             return Site(site.placeholder, "reparse", program,
                         fix=_positional_fix(tree, info.words, script, command, placeholders, spans))
-        if kind in ("name", "arithmetic"):
+        if kind in ("name", "arithmetic", "name_option"):
             return Site(site.placeholder, kind, program)
         in_option = _prefix(tree, word).startswith("-")  # tar --{{x}}: the value completes an option's name
         if kind in ("option", "option_exec") and (leading or in_option):
@@ -794,14 +892,17 @@ def _flow(tree, site, command_node, target, command, placeholders, spans, stdin=
 def _pipe(tree, site, command_node, command, placeholders, spans) -> Site:
     """Output piped (at any level: `! …`, `( … )`, `{ …; }`, `$(…)`) into a program that runs what it reads
     as code: the value becomes code there."""
-    child = command_node
-    for ancestor in _ancestors(command_node):
-        if ancestor.type == "pipeline":
-            program = _readers_after(tree, ancestor).get(child.id)
-            if program:
-                return Site(site.placeholder, "reparse", program)
-        child = ancestor
-    return site
+    program = tree.inherited(command_node, "piped", _piped)
+    return Site(site.placeholder, "reparse", program) if program else site
+
+
+def _piped(tree, node, above) -> str | None:
+    """The first program after node in the innermost pipeline holding it that runs its standard input as code,
+    else what node's parent is piped into."""
+    parent = tree.parent(node)
+    if parent is not None and parent.type == "pipeline":
+        return _readers_after(tree, parent).get(node.id) or above
+    return above
 
 
 def _readers_after(tree, pipeline) -> dict:
@@ -823,17 +924,21 @@ def _fed_runner(tree, redirect) -> str | None:
     a descriptor a later command reads (sh /dev/fd/3 3<<EOF). Fail closed: a program anywhere in the statement
     holding the redirect that runs its standard input, or a value not written in the command, as code; after
     `exec <<EOF` (standard input or a descriptor of the whole script from here on) anywhere in the command."""
-    top = redirect
-    while top.parent is not None and top.parent.type != "program":
-        top = top.parent
+    top = tree.inherited(redirect, "statement", _statement)
     runner = _runner_in(tree, top)
     if runner is None and _exec_redirect(tree, redirect):
         runner = _runner_in(tree, tree.root)
     return runner
 
 
+def _statement(tree, node, above):
+    """The statement of the whole command (a child of the program node) that holds node."""
+    parent = tree.parent(node)
+    return node if parent is None or parent.type == "program" else above
+
+
 def _exec_redirect(tree, redirect) -> bool:
-    statement = redirect.parent
+    statement = tree.parent(redirect)
     body = statement.child_by_field_name("body") if statement is not None and \
         statement.type == "redirected_statement" else None
     if body is None or body.type != "command":
@@ -960,32 +1065,42 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
     """Through an enclosing $(…) or `…`: its output is a word again, held to the same places. Through an
     enclosing <(…): its output is a file the command around it reads (as a script: TD803), or its standard
     input (`sh < <(…)`); the value then flows on as that command's output would."""
-    for ancestor in _ancestors(node):
-        if ancestor.type == "command_substitution":
-            part = ancestor.parent if ancestor.parent.type == "string" else ancestor
-            return _place(tree, site, part, False, command, placeholders, spans)
-        if ancestor.type == "process_substitution" and tree.source(ancestor).startswith("<("):
-            holder = ancestor.parent.parent if ancestor.parent.type == "concatenation" else ancestor.parent
-            if holder.type == "file_redirect":
-                statement = holder.parent
-                body = statement.child_by_field_name("body") if statement.type == "redirected_statement" else None
-                info = _command_info(tree, body) if body is not None and body.type == "command" else None
-            else:
-                body = holder if holder.type == "command" else None
-                info = _command_info(tree, body) if body is not None else None
-                at = next((k for k, w in enumerate(info.words) if w.id == ancestor.id or w.id == ancestor.parent.id),
-                          None) if info is not None else None
-                after_f = at is not None and at > 0 and _literal(tree, info.words[at - 1]) in ("-f", "--file")
-                if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
-                        _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
-                    return Site(site.placeholder, "reparse", info.program)
-            if info is not None and info.stdin and holder.type == "file_redirect":
-                return Site(site.placeholder, "reparse", info.program)
-            if body is None:
-                return site
-            piped = _pipe(tree, site, body, command, placeholders, spans)
-            return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
-    return site
+    ancestor = tree.inherited(node, "substitution", _substitution)
+    if ancestor is None:
+        return site
+    if ancestor.type == "command_substitution":
+        part = tree.parent(ancestor) if tree.parent(ancestor).type == "string" else ancestor
+        return _place(tree, site, part, False, command, placeholders, spans)
+    above = tree.parent(ancestor)
+    holder = tree.parent(above) if above.type == "concatenation" else above
+    if holder.type == "file_redirect":
+        statement = tree.parent(holder)
+        body = statement.child_by_field_name("body") if statement.type == "redirected_statement" else None
+        info = _command_info(tree, body) if body is not None and body.type == "command" else None
+    else:
+        body = holder if holder.type == "command" else None
+        info = _command_info(tree, body) if body is not None else None
+        at = next((k for k, w in enumerate(info.words) if w.id == ancestor.id or w.id == above.id),
+                  None) if info is not None else None
+        after_f = at is not None and at > 0 and _literal(tree, info.words[at - 1]) in ("-f", "--file")
+        if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
+                _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
+            return Site(site.placeholder, "reparse", info.program)
+    if info is not None and info.stdin and holder.type == "file_redirect":
+        return Site(site.placeholder, "reparse", info.program)
+    if body is None:
+        return site
+    piped = _pipe(tree, site, body, command, placeholders, spans)
+    return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
+
+
+def _substitution(tree, node, above):
+    """The innermost $(…), `…` or <(…) around node (not node itself), or None."""
+    parent = tree.parent(node)
+    if parent is not None and (parent.type == "command_substitution" or (
+            parent.type == "process_substitution" and tree.starts(parent, "<("))):
+        return parent
+    return above
 
 
 def _hidden_reader(tree) -> str | None:
@@ -1045,61 +1160,104 @@ class Program:
     stdin_always: bool = False  # runs its standard input as code even with operands (at TIME)
     script_args: frozenset = frozenset()  # options (taking a value) that give the script from a file (awk -f)
     subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
+    load: str = ""  # short options whose value names a module the program loads and runs (code, not the script)
+    long_load: frozenset = frozenset()  # long options whose value names a module it loads (node --import=data:…)
+    aliases: tuple = ()  # (short letter, long option) pairs: two spellings of one option
+
+
+#: which fields say the same of a short option and a long one, strongest first: an option spelt both ways is
+#: what the stronger spelling says (wget -e is --execute)
+_SPELLINGS = (("code", "long_code"), ("load", "long_load"), ("args", "long_args"))
 
 
 def _p(**kw) -> Program:
-    for key in ("long_args", "long_code", "script_args"):
-        if key in kw:
-            kw[key] = frozenset(kw[key].split())
-    return Program(**kw)
+    """A table entry. aliases ("e=--execute O=--output-document") names the two spellings of an option once: both
+    get what either is listed as, so a short option and its long form cannot disagree. A module option's long
+    form also takes a value."""
+    for key in ("long_args", "long_code", "script_args", "long_load"):
+        kw[key] = frozenset(kw.get(key, "").split())
+    pairs = tuple(tuple(pair.split("=", 1)) for pair in kw.pop("aliases", "").split())
+    for short, long in pairs:
+        for short_key, long_key in _SPELLINGS:
+            if short in kw.get(short_key, "") or long in kw[long_key]:
+                kw[short_key] = kw.get(short_key, "") + (short if short not in kw.get(short_key, "") else "")
+                kw[long_key] = kw[long_key] | {long}
+                break
+        else:
+            kw["args"] = kw.get("args", "") + short  # listed only as a pair: an option that takes a value
+            kw["long_args"] = kw["long_args"] | {long}
+    kw["args"] = kw.get("args", "") + "".join(c for c in kw.get("load", "") if c not in kw.get("args", ""))
+    kw["long_args"] = kw["long_args"] | kw["long_load"]
+    return Program(aliases=pairs, **kw)
 
 
 _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=True, stdin_flags="s", gnu=False,
             exec_options=True, plus=True)
-_PYTHON = _p(args="WXQm", code="c", stops="cm", stdin=True, gnu=False, exec_options=True)
-_AWK = _p(args="vFfil", long_args="--assign --field-separator --file --include --load", code="e",
-          long_code="--source", first_code=True, exec_options=True, gnu=False, script_args="-f --file")
+#: python -W ACTION:MESSAGE:module.Category imports the category's module (any module the value names runs)
+_PYTHON = _p(args="XQm", code="c", load="W", stops="cm", stdin=True, gnu=False, exec_options=True)
+_AWK = _p(args="vFf", code="e", load="il", first_code=True, exec_options=True, gnu=False, script_args="-f --file",
+          aliases="f=--file v=--assign F=--field-separator e=--source i=--include l=--load")
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
 #: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
 PROGRAMS = {
     **{name: _SHELL for name in "sh bash dash zsh ksh ash mksh yash".split()},
     **{name: _PYTHON for name in "python python2 python3 pypy pypy3".split()},
     **{name: _AWK for name in "awk gawk mawk nawk".split()},
-    "perl": _p(args="I", code="eEMm", stdin=True, exec_options=True),
-    "ruby": _p(args="IrCFEKx", code="e", stdin=True, exec_options=True),
-    "node": _p(args="r", long_args="--require", code="ep", long_code="--eval --print", stdin=True, exec_options=True),
-    "php": _p(args="cdfFtz", code="rBRE", stdin=True, exec_options=True),
-    "lua": _p(args="l", code="e", stdin=True, exec_options=True),
+    # a module option names code the program loads and runs: perl -M, ruby -r, lua -l, node --import (a data: URL
+    # is code itself), php -d (auto_prepend_file=…, extension=…)
+    "perl": _p(args="I", code="eE", load="Mm", stdin=True, exec_options=True),
+    "ruby": _p(args="ICFEKx", code="e", load="r", stdin=True, exec_options=True),
+    "node": _p(code="ep", load="r", long_load="--import --loader --experimental-loader", stdin=True, gnu=False,
+               exec_options=True, aliases="e=--eval p=--print r=--require C=--conditions"),
+    "php": _p(args="cfFtz", code="rBRE", load="d", stdin=True, exec_options=True,
+              aliases="r=--run B=--process-begin R=--process-code E=--process-end F=--process-file d=--define "
+                      "c=--php-ini f=--file z=--zend-extension t=--docroot"),
+    "lua": _p(code="e", load="l", stdin=True, exec_options=True),
     "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
-    "su": _p(args="sgGw", long_args="--shell --group --supp-group --whitelist-environment", code="c",
-             long_code="--command --session-command", stdin=True),
-    "runuser": _p(args="sgGwu", long_args="--shell --group --supp-group --user", code="c",
-                  long_code="--command --session-command", command_at=1, gnu=False),
+    "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True,
+             aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
+    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False,
+                  aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
     "sg": _p(code="c", code_from=1, gnu=False),
-    "script": _p(args="EIOTBmt", long_args="--echo --log-in --log-out --log-timing --log-io --logging-format",
-                 code="c", long_code="--command"),
+    "script": _p(args="EIOTBmt", code="c", aliases="c=--command E=--echo I=--log-in O=--log-out T=--log-timing "
+                 "B=--log-io m=--logging-format"),
     "ssh": _p(args="bcDEeFIiJLlmOopQRSWw", code="o", code_from=1, stdin=True, gnu=False, exec_options=True),
     "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
     "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
     "git": _p(args="C", long_args="--git-dir --work-tree --namespace --exec-path", code="c",
               long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
-              "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True),
-    "rg": _p(args="ABCefgjmMrtTEd", long_args="--type --glob --iglob --max-count --max-depth --encoding --file "
-             "--regexp --replace --type-add --threads --context --after-context --before-context --sort --sortr",
-             long_code="--pre", exec_options=True),
-    "rsync": _p(args="BfMT", code="e", long_code="--rsh --rsync-path", exec_options=True),
+              "--info-script --new-volume-script --rsh-command --rmt-command", exec_options=True,
+              aliases="I=--use-compress-program F=--info-script F=--new-volume-script C=--directory f=--file "
+                      "T=--files-from X=--exclude-from b=--blocking-factor g=--listed-incremental H=--format "
+                      "K=--starting-file L=--tape-length N=--newer N=--after-date V=--label"),
+    "rg": _p(args="ABCefgjmMrtTEd", long_args="--iglob --type-add --sort --sortr", long_code="--pre",
+             exec_options=True, aliases="A=--after-context B=--before-context C=--context e=--regexp f=--file "
+             "g=--glob j=--threads m=--max-count M=--max-columns r=--replace t=--type T=--type-not E=--encoding "
+             "d=--max-depth"),
+    "rsync": _p(args="BfMT", code="e", long_code="--rsync-path", exec_options=True,
+                aliases="e=--rsh B=--block-size f=--filter M=--remote-option T=--temp-dir"),
     "zip": _p(args="bnt", long_code="-TT --unzip-command", exec_options=True),
-    "sort": _p(args="kotST", long_code="--compress-program", exec_options=True),
-    "man": _p(args="CMS", code="Pp", long_code="--pager --preprocessor --html", exec_options=True),
+    "sort": _p(args="kotST", long_code="--compress-program", exec_options=True,
+               aliases="k=--key o=--output t=--field-separator S=--buffer-size T=--temporary-directory"),
+    "man": _p(args="CMS", code="PpH", exec_options=True,
+              aliases="P=--pager p=--preprocessor H=--html C=--config-file M=--manpath S=--sections"),
     "tcpdump": _p(args="BcCEFGiMmrsTVwWyZ", code="z", exec_options=True),
-    "make": _p(args="CfIjlow", long_args="--file --makefile", long_code="--eval", exec_options=True,
-               script_args="-f --file --makefile"),
-    "wget": _p(args="OoaPeU", long_code="--use-askpass --execute", exec_options=True),
+    # make: every operand is code, a target's name as much as an assignment. make expands $(shell …) in NAME=…,
+    # NAME:=… (at once), NAME!=… runs a command, and a target's name is pasted into the recipes that build it ($@,
+    # $*, $(MAKECMDGOALS)), which the shell runs. -j and -l take their number only when one follows: the word
+    # after them may be an operand
+    "make": _p(args="CfIoW", code="E", all_code=True, exec_options=True, script_args="-f --file --makefile",
+               aliases="E=--eval C=--directory f=--file f=--makefile I=--include-dir o=--old-file o=--assume-old "
+                       "W=--what-if W=--new-file W=--assume-new"),
+    "wget": _p(args="OoaPUiBtTwQlARDXI", long_code="--use-askpass --execute", exec_options=True,
+               aliases="e=--execute O=--output-document o=--output-file a=--append-output P=--directory-prefix "
+                       "U=--user-agent i=--input-file B=--base t=--tries T=--timeout w=--wait Q=--quota l=--level "
+                       "A=--accept R=--reject D=--domains X=--exclude-directories I=--include-directories"),
     "emacs": _p(long_code="--eval", exec_options=True),
-    "env": _p(args="uC", long_args="--unset --chdir", code="S", long_code="--split-string", command_at=0, gnu=False,
-              exec_options=True, assigns=True),
+    "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True,
+              aliases="S=--split-string u=--unset C=--chdir"),
     "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
                 "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True),
     "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False, assigns=True), "doas": _p(args="uC", command_at=0, gnu=False),
@@ -1111,8 +1269,8 @@ PROGRAMS = {
     "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
     "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
     "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
-    "flock": _p(args="wE", long_args="--timeout --conflict-exit-code", code="c", long_code="--command",
-                command_at=1),
+    "flock": _p(args="wE", code="c", command_at=1,
+                aliases="c=--command w=--timeout w=--wait E=--conflict-exit-code"),
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
     "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
@@ -1139,12 +1297,24 @@ PROGRAMS = {
     "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
-    "Rscript": _p(code="e", exec_options=True), "julia": _p(code="eE", stdin=True, exec_options=True),
-    "pwsh": _p(code="c", long_code="-Command -command -c", stdin=True, gnu=False, exec_options=True),
-    "bun": _p(code="ep", long_code="--eval --print", exec_options=True),
+    "Rscript": _p(code="e", long_load="--default-packages", exec_options=True),
+    "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
+    "pwsh": _p(code="c", long_code="-Command -command -c -EncodedCommand -encodedcommand -ec -e", stdin=True,
+               gnu=False, exec_options=True),
+    "bun": _p(code="ep", load="r", long_load="--import", exec_options=True, gnu=False,
+              aliases="e=--eval p=--print r=--preload r=--require"),
     "sqlite3": _p(long_args="-cmd", long_code="-cmd", code_from=1, stdin=True, gnu=False),
-    "psql": _p(args="dfhLoPpUvT", code="c", long_code="--command", stdin=True, exec_options=True),
-    "mysql": _p(args="DhPpuS", code="e", long_code="--execute --init-command", stdin=True),
+    # psql -o '|CMD' pipes the output into a shell command (as \o does)
+    "psql": _p(args="dfhLPpUvT", code="co", stdin=True, exec_options=True,
+               aliases="c=--command o=--output d=--dbname f=--file h=--host L=--log-file P=--pset p=--port "
+                       "U=--username v=--set v=--variable T=--table-attr"),
+    # curl -K FILE (--config) reads options from FILE: from standard input with -K - (output = …, upload-file = …)
+    "curl": _p(args="KodHuAeXTFwrxybcE", script_args="-K --config",
+               aliases="K=--config o=--output d=--data H=--header u=--user A=--user-agent e=--referer X=--request "
+                       "T=--upload-file F=--form w=--write-out r=--range x=--proxy y=--speed-time b=--cookie "
+                       "c=--cookie-jar E=--cert"),
+    "mysql": _p(args="DhPpuS", code="e", long_code="--init-command --pager", stdin=True,
+                aliases="e=--execute D=--database h=--host P=--port u=--user S=--socket"),
     "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
               exec_options=True, script_args="-x --command -command"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
@@ -1213,6 +1383,8 @@ MAX_NESTING = 40
 ALIAS_WRAPPERS = frozenset("command builtin eval".split())
 #: builtins that assign variables, also when a wrapper runs them (command export NAME=…)
 DECLARERS = frozenset("export declare typeset local readonly".split())
+#: bash builtins' options whose value names a variable (NAME_PROGRAMS: builtins whose operands all do)
+NAME_OPTIONS = {"printf": "v", "wait": "p"}
 NAME_PROGRAMS = {"unset": "name", "read": "name", "mapfile": "name", "readarray": "name", "let": "arithmetic"}
 STRING_TEST_OPERATORS = frozenset({"=", "==", "!=", "<", ">", "=~"})
 #: ssh -o / scp -o settings whose value is no command (anything else given with -o is held to be code)
@@ -1347,17 +1519,17 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             attached = "=" in pre
             if head in spec.long_code or head in spec.long_args or pre.startswith("--") or \
                     (lit is not None and lit in spec.long_code | spec.long_args):
-                is_code = head in spec.long_code
+                is_code = head in spec.long_code or head in spec.long_load  # a module it loads is code too
                 if lit is None and not attached:  # the value is (in) the option's name
                     verdicts[i] = (option_kind or "option", program, None)
                 elif attached:
                     if is_code and lit is None:
                         verdicts[i] = code
-                    code_given |= is_code or head in spec.script_args
+                    code_given |= head in spec.long_code or head in spec.script_args
                     if head in spec.script_args:
                         script_files.append(lit.split("=", 1)[1] if lit is not None else None)
                 elif head in spec.long_code | spec.long_args:
-                    code_given |= is_code or head in spec.script_args
+                    code_given |= head in spec.long_code or head in spec.script_args
                     if head in spec.script_args:
                         script_files.append(literals[i + 1] if i + 1 < n else "")
                     if i + 1 < n and is_code:
@@ -1391,9 +1563,13 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                             script_files.append(literals[i + 1] if i + 1 < n else "")
                     if not rest:
                         i += 1
+                    if ch in spec.load and i < n and literals[i] is None:  # perl -M{{x}}, node -r {{x}}: the
+                        verdicts[i] = code  # module it loads is code (a value glued to the letters too)
                     if ch in spec.stops:
                         open_ = None
                         module = letters[j + 1:] or (literals[i] if i < n else None)
+                        if ch == "m" and module is None and i < n:  # python -m {{x}}: the value names the code
+                            verdicts[i] = ("reparse", f"{program} -m", None)
                         if ch == "m" and (module is None or module in CODE_MODULES):  # python -m timeit CODE
                             for k in range(i + 1, n):
                                 verdicts[k] = ("reparse", f"{program} -m {module or '…'}", None)
@@ -1557,7 +1733,8 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
         return False
     if program in ("test", "["):
         for i in range(2, n):
-            if literals[i - 1] == "-v":
+            # test -v NAME; after a word known only at run time ([ "$a" {{x}} ]) that may be -v itself
+            if literals[i - 1] == "-v" or (literals[i - 1] is None and literals[i] is None):
                 verdicts[i] = ("name", program, None)
         return False
     if program in DECLARERS:  # command export BASH_ENV={{x}}: a declaration run as a command (through a wrapper)
@@ -1574,6 +1751,20 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             return True  # read BASH_ENV <<EOF: what it reads becomes a variable read as code
         # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
         return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
+    if program in NAME_OPTIONS:  # printf -v NAME, wait -p NAME: bash evaluates a subscript of NAME as arithmetic
+        for i in range(1, n):
+            text, pre = literals[i], prefixes[i] or ""
+            if text == "--" or (pre and not pre.startswith("-")):
+                break  # the options end: printf's format, wait's first id
+            if text is None and verdicts[i] is None:  # a value in option position may be -vNAME itself
+                verdicts[i] = ("name_option", program, None)
+            elif text is not None and text.startswith("-") and text[-1] in NAME_OPTIONS[program] and i + 1 < n and literals[i + 1] is None:
+                verdicts[i + 1] = ("name", program, None)
+        if program == "wait":
+            return False
+    if program == "getopts" and n > 2 and literals[2] is None:  # getopts OPTSTRING NAME
+        verdicts[2] = ("name", program, None)
+        return False
     if program == "printf":
         if n > 2 and "-v" in literals[1:]:
             k = literals.index("-v")

@@ -58,9 +58,11 @@ def _xml(command: Element, text: str) -> str | None:
 @rule("TD801", Severity.ERROR, "{{…}} where a shell command cannot take a value safely",
       what="A `{{…}}` of a `<command>` sits where the shell grammar (tree-sitter-bash) does not place it as one "
            "word or as literal text: inside '…' or $'…', in a here-document with a quoted delimiter or in its "
-           "delimiter word, inside `…` (write $(…)), right after a backslash or '$', inside ${…}, the target of `>&`/`<&`, in arithmetic in any form ($((…)), "
-           "((…)), let, [[ … -eq … ]], declare -i, an array subscript), where bash reads a variable name "
-           "(unset, read, printf -v, declare -n, test -v) or anywhere the grammar does not model.",
+           "delimiter word, inside `…` (write $(…)), right after a backslash or '$', inside ${…}, the target of `>&`/`<&`, in arithmetic ($((…)), let, "
+           "declare -i, an array subscript), where bash reads a variable name (unset, read, printf -v, wait -p, "
+           "getopts, declare -n, test -v) or in the option position of bash's printf and wait (-vNAME), in a word "
+           "with a brace expansion ({a,b}, {1..3}: bash splits it into several words), or anywhere the grammar "
+           "does not model.",
       why="Values are never pasted into a command: each becomes a reference to an environment variable "
           "holding it, in the form its place needs, so no input, file or model answer can become shell "
           "syntax. A reference is used only where the syntax tree shows it expands exactly once to one word "
@@ -86,7 +88,9 @@ def unsafe_substitution_rule(ctx: RuleContext):
            "`alias`, `trap` or `watch`, the script of a shell given -c (`sh`, `bash`, `dash`, `zsh`, `ksh`, … also "
            "combined: `bash -xc`, `sh -ec`), `su -c`, `script -c`, `flock FILE -c`, any word after `ssh HOST`, the "
            "code of `python -c` (also `-Ic`, `-c…`), `perl -e`, `node -e`, `ruby -e`, `php -r`, `lua -e`, "
-           "`env -S`, an `awk` program, a `sed` script, an option value that is a command (`ssh -o`, `git -c`, "
+           "`env -S`, an `awk` program, a `sed` script, every operand of `make` (an assignment's $(shell …), a "
+           "target pasted into a recipe), an option that loads a module the value names (`node --import`, "
+           "`-r`, `python -m`, `perl -M`, `ruby -r`, …), an option value that is a command (`ssh -o`, `git -c`, "
            "`tar --to-command`/`-I`/`--checkpoint-action`, `rsync -e`, `sort --compress-program`, …), or the "
            "standard input of a shell, python, perl, ssh … given no script (a pipe, a here-document or a "
            "here-string, also `bash -e`, `python3 -u -`, `xargs sh -c`, `xargs -I{} sh -c {}`), through any "
@@ -124,7 +128,9 @@ def reparsed_value_rule(ctx: RuleContext):
            "`$'…'` in a command with a `{{…}}` (bash-only: /bin/sh may be dash); in such a command, a line "
            "continuation (\\ at the end of a line) after anything but a blank (the shell joins the two lines "
            "into one word, the grammar reads two) or a here-document whose end line is not exactly its "
-           "delimiter; `coproc` (bash-only); a command nested too deeply "
+           "delimiter; `coproc`, `[[ … ]]`, `(( … ))` and `for (( … ))` in a command with a `{{…}}` (bash-only: "
+           "dash reads them as a command line of its own, where || && ; run a value as a program and < > << "
+           "redirect); a command nested too deeply "
            "to check (also when a check of TD801–TD805 fails: the checker fails closed).",
       why="The command fails when the shell reads it, and no `{{…}}` in it can be placed safely.",
       bad="<command>echo 'unterminated</command>",
