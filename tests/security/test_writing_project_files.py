@@ -1,0 +1,98 @@
+"""Files taskdsl writes inside a project go through the one writer: `taskdsl check --fix` never writes
+through a link (or into a hard-linked file) to a file outside the project, and keeps a fixed file's
+mode; `taskdsl memory index` creates nothing through a link on the way to its index. Through the
+real command line, with the attacker's reproductions."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+UNSAFE = ('<task type="script" name="t"><description>t</description><inputs><input name="x">hi</input></inputs>'
+          '<command>tar -cf out.tar {{x}}</command></task>\n')
+
+
+def taskdsl(folder, *args):
+    return subprocess.run([sys.executable, "-m", "taskdsl", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
+def places(tmp_path):
+    project, outside = tmp_path / "fixp", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / "taskdsl.toml").write_text("", encoding="utf-8")
+    (outside / "real.task.xml").write_text(UNSAFE, encoding="utf-8")
+    return project, outside
+
+
+def test_check_fix_refuses_a_link_to_a_file_outside_the_project(places):
+    project, outside = places
+    os.symlink(outside / "real.task.xml", project / "a.task.xml")
+    done = taskdsl(project, "check", "--fix", ".")
+    assert (outside / "real.task.xml").read_text(encoding="utf-8") == UNSAFE
+    assert os.path.islink(project / "a.task.xml")
+    assert done.returncode == 2
+    assert (f"taskdsl: error: cannot fix a.task.xml: a.task.xml: is a symbolic link (to {outside / 'real.task.xml'}); "
+            "taskdsl does not write through links: fix the file it points to where it is") in done.stderr
+    assert "fixed TD805" not in done.stdout + done.stderr
+
+
+def test_check_fix_refuses_a_hard_link_to_a_file_outside_the_project(places):
+    project, outside = places
+    os.link(outside / "real.task.xml", project / "a.task.xml")
+    done = taskdsl(project, "check", "--fix", ".")
+    assert (outside / "real.task.xml").read_text(encoding="utf-8") == UNSAFE
+    assert done.returncode == 2
+    assert ("cannot fix a.task.xml: a.task.xml: has 2 hard links; taskdsl writes only a file with one"
+            in done.stderr)
+
+
+def test_check_fix_refuses_a_linked_folder_on_the_way(places):
+    project, outside = places
+    os.symlink(outside, project / "linked")
+    done = taskdsl(project, "check", "--fix", "linked/real.task.xml")
+    assert (outside / "real.task.xml").read_text(encoding="utf-8") == UNSAFE
+    assert done.returncode == 2
+    assert (f"{project / 'linked'}: is a symbolic link (to {outside}); taskdsl does not write through links"
+            in done.stderr)
+
+
+def test_check_fix_writes_a_file_of_its_own_keeping_its_mode(places):
+    project, _ = places
+    (project / "a.task.xml").write_text(UNSAFE, encoding="utf-8")
+    os.chmod(project / "a.task.xml", 0o640)
+    done = taskdsl(project, "check", "--fix", ".")
+    assert "a.task.xml:1:126: fixed TD805 Insert -- before the value" in done.stdout
+    assert "tar -cf out.tar -- {{x}}" in (project / "a.task.xml").read_text(encoding="utf-8")
+    assert stat.S_IMODE(os.stat(project / "a.task.xml").st_mode) == 0o640
+    assert sorted(os.listdir(project)) == ["a.task.xml", "taskdsl.toml"]  # no temporary file left
+
+
+def test_the_memory_index_creates_nothing_through_a_link(tmp_path):
+    project, victim = tmp_path / "proj", tmp_path / "victim"
+    project.mkdir()
+    victim.mkdir()
+    os.symlink(victim, project / "link")
+    (project / "taskdsl.toml").write_text('[memory]\nindex = "link/a/b/memory.json"\n', encoding="utf-8")
+    (project / "notes.md").write_text("hello\n", encoding="utf-8")
+    done = taskdsl(project, "memory", "index")
+    assert done.returncode == 2
+    assert os.listdir(victim) == []  # nothing created under the link's target
+    assert (f"is not written: {project / 'link'}: is a symbolic link (to {victim}); taskdsl does not write "
+            "through links: nothing was created or written") in done.stderr
+
+
+def test_the_memory_index_makes_its_missing_folders_private(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text('[memory]\nindex = "state/a/memory.json"\n', encoding="utf-8")
+    (project / "notes.md").write_text("hello\n", encoding="utf-8")
+    done = taskdsl(project, "memory", "index")
+    assert done.returncode == 0, done.stderr
+    assert '"notes.md"' in (project / "state" / "a" / "memory.json").read_text(encoding="utf-8")
+    for folder in (project / "state", project / "state" / "a"):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
