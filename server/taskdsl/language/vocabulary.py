@@ -131,6 +131,7 @@ ERROR_REASONS = {
     "model_error": "the model call failed",
     "no_entry": "a library file run without --task",
     "no_output": "a cond with no output to test (not after a step, no last_output given)",
+    "plan_changed": "--agree DIGEST names a plan other than the one the run would carry out (it changed since --plan)",
     "not_agreed": "a run the project's own configuration widens (allow_read, library_paths outside it) that nobody agreed to",
     "not_a_file": "the editor asked to run, preview or draw something that is not a file",
     "not_runnable": "a task written by `taskdsl ask` that cannot run",
