@@ -244,6 +244,8 @@ def write_bytes(path: str, data: bytes, *, mode: int = PRIVATE, root: str | None
                 raise UnsafeWrite(given, "is not a regular file")
             if there.st_nlink != 1:
                 raise UnsafeWrite(given, f"has {there.st_nlink} hard links; taskdsl writes only a file with one")
+            if hasattr(os, "geteuid") and there.st_uid != os.geteuid():
+                raise UnsafeWrite(given, f"belongs to another user (uid {there.st_uid}); taskdsl rewrites only your files")
         if keep_mode and there is not None and stat.S_ISREG(there.st_mode):
             mode = stat.S_IMODE(there.st_mode)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
