@@ -96,3 +96,61 @@ def test_the_memory_index_makes_its_missing_folders_private(tmp_path):
     assert '"notes.md"' in (project / "state" / "a" / "memory.json").read_text(encoding="utf-8")
     for folder in (project / "state", project / "state" / "a"):
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+
+
+# --------------------------------------------------------------------------- the writer itself, in process
+
+
+def test_the_writer_reaches_a_project_file_one_checked_folder_at_a_time(tmp_path):
+    from taskdsl.support import files
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    with pytest.raises(files.UnsafeWrite, match=r"is outside the project .*; taskdsl writes only inside it"):
+        files.write_text(str(outside / "x.txt"), "x", root=str(root))
+    with pytest.raises(FileNotFoundError):  # without make_folders nothing is made
+        files.write_text(str(root / "a" / "x.txt"), "x", root=str(root))
+    assert os.listdir(root) == []
+    (root / "plain").write_text("", encoding="utf-8")
+    with pytest.raises(files.UnsafeWrite, match="plain: is not a folder"):
+        files.write_text(str(root / "plain" / "x.txt"), "x", root=str(root), make_folders=True)
+    os.symlink(outside, root / "link")
+    with pytest.raises(files.UnsafeWrite, match=r"link: is a symbolic link \(to .*outside\)"):
+        files.write_text(str(root / "link" / "new" / "x.txt"), "x", root=str(root), make_folders=True)
+    assert os.listdir(outside) == []
+    written = files.write_text(str(root / "a" / "b" / "x.txt"), "made", root=str(root), make_folders=True)
+    assert written == str(root / "a" / "b" / "x.txt")
+    assert (root / "a" / "b" / "x.txt").read_text(encoding="utf-8") == "made"
+    assert stat.S_IMODE(os.stat(root / "a" / "b" / "x.txt").st_mode) == 0o600
+    assert sorted(os.listdir(root / "a" / "b")) == ["x.txt"]
+
+
+def test_a_user_file_is_refused_through_a_link_and_replaced_when_it_is_taskdsl_s_own(tmp_path):
+    from taskdsl.support import files
+
+    (tmp_path / "target").write_text("keep", encoding="utf-8")
+    os.symlink(tmp_path / "target", tmp_path / "at")
+    with pytest.raises(files.UnsafeWrite, match="is a symbolic link"):
+        files.write_text(str(tmp_path / "at"), "new", root=str(tmp_path), link="refuse")
+    assert (tmp_path / "target").read_text(encoding="utf-8") == "keep" and os.path.islink(tmp_path / "at")
+    files.write_text(str(tmp_path / "at"), "new", root=str(tmp_path))  # taskdsl's own file: the link replaced
+    assert (tmp_path / "target").read_text(encoding="utf-8") == "keep"
+    assert not os.path.islink(tmp_path / "at") and (tmp_path / "at").read_text(encoding="utf-8") == "new"
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(files.UnsafeWrite, match="is not a regular file"):
+        files.write_text(str(tmp_path / "fifo"), "x", root=str(tmp_path), link="refuse")
+
+
+def test_a_new_file_is_created_only_where_nothing_is(tmp_path):
+    from taskdsl.support import files
+
+    (tmp_path / "there.task.xml").write_text("old", encoding="utf-8")
+    with pytest.raises(FileExistsError):
+        files.create_new(str(tmp_path / "there.task.xml"), "new", root=str(tmp_path))
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling.task.xml")
+    with pytest.raises(FileExistsError):  # a dangling link is not followed to create its target
+        files.create_new(str(tmp_path / "dangling.task.xml"), "new", root=str(tmp_path))
+    assert not (tmp_path / "nowhere").exists()
+    files.create_new(str(tmp_path / "new.task.xml"), "text", root=str(tmp_path))
+    assert (tmp_path / "new.task.xml").read_text(encoding="utf-8") == "text"
