@@ -78,3 +78,13 @@ def test_the_run_it_question_on_a_terminal_shows_them_escaped(tmp_path):
         os.close(primary)
     shown = seen.decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
     shows_everything_escaped(shown, folder)
+
+
+def test_terminal_text_escapes_what_a_terminal_acts_on_and_keeps_the_rest():
+    from taskdsl.evaluator.consent import terminal_text
+
+    assert terminal_text(["a\x1b[2Jb", "c\rd\be\x7ff\x9bg\x85h", "i\u202ej\u2066k\u200el\u061cm", "tab\there é ✓"]) == (
+        "a\\x1b[2Jb\nc\\rd\\x08e\\x7ff\\x9bg\\x85h\ni\\u202ej\\u2066k\\u200el\\u061cm\ntab\there é ✓")
+    # a line end inside a field is shown, never started; a command's own lines (a tuple) stay lines
+    assert terminal_text(["name\nforged line", ("    $ first", "      second\x1b[A")]) == (
+        "name\\nforged line\n    $ first\n      second\\x1b[A")
