@@ -154,3 +154,24 @@ def test_a_new_file_is_created_only_where_nothing_is(tmp_path):
     assert not (tmp_path / "nowhere").exists()
     files.create_new(str(tmp_path / "new.task.xml"), "text", root=str(tmp_path))
     assert (tmp_path / "new.task.xml").read_text(encoding="utf-8") == "text"
+
+
+def test_folders_and_files_of_another_user_are_refused(tmp_path, monkeypatch):
+    from taskdsl.support import files
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "mine.txt").write_text("keep", encoding="utf-8")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    os.symlink(victim, tmp_path / "planted")
+    me = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: me + 1)  # now every file here is another user's
+    with pytest.raises(files.UnsafeWrite, match=rf"a: belongs to another user \(uid {me}\); taskdsl writes only"):
+        files.write_text(str(tmp_path / "a" / "x.txt"), "x", root=str(tmp_path), make_folders=True)
+    with pytest.raises(files.UnsafeWrite, match=rf"mine.txt: belongs to another user \(uid {me}\)"):
+        files.write_text(str(tmp_path / "mine.txt"), "x", root=str(tmp_path), link="refuse")
+    # a private folder to be made under a link another user planted: nothing is created through it
+    with pytest.raises(files.UnsafeWrite, match=rf"planted: is a symbolic link of another user \(uid {me}\)"):
+        files.private_folder(str(tmp_path / "planted" / "runs" / "today"))
+    assert os.listdir(victim) == [] and os.listdir(tmp_path / "a") == []
+    assert (tmp_path / "mine.txt").read_text(encoding="utf-8") == "keep"

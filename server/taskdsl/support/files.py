@@ -61,6 +61,10 @@ def private_folder(path: str) -> str:
         where = os.path.dirname(where)
     if missing:  # each folder made here is 0700 (makedirs would give parents the umask's), relative to its
         # parent's descriptor and opened without following a link: a link planted meanwhile is refused
+        there = os.lstat(where)
+        if stat.S_ISLNK(there.st_mode) and hasattr(os, "geteuid") and there.st_uid != os.geteuid():
+            raise UnsafeWrite(where, f"is a symbolic link of another user (uid {there.st_uid}); nothing was created "
+                                     "through it: choose a folder of your own")
         fd = os.open(where, _DIRECTORY)
         try:
             for part in reversed(missing):
