@@ -104,7 +104,9 @@ def check_agreed_plan(prepared, args, default_model: str, model: str | None, dat
 
 def agree(prepared, args, default_model: str, model: str | None, stdin=None, stderr=None) -> None:
     """The user's yes to what the project's configuration widens (plan.project_widening): --yes, or on
-    a terminal the plan shown on stderr and the answer read. Without it the run refuses (not_agreed)."""
+    a terminal the plan shown on stderr and the answer read. Without it the run refuses (not_agreed).
+    --agree DIGEST first: a plan other than the one reviewed is refused (plan_changed)."""
+    check_agreed_plan(prepared, args, default_model, model)
     if not prepared.widened or prepared.agreed:
         return
     if getattr(args, "yes", False):
@@ -331,7 +333,6 @@ def run_command(args) -> int:
             loop.add_signal_handler(sig, task.cancel)
         prepared = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
                                 global_values=global_values)
-        check_agreed_plan(prepared, args, project.model or default_model(), args.model)
         agree(prepared, args, project.model or default_model(), args.model)
         return await execute(prepared, model=args.model, trace=args.trace, on_event=progress, recover=recover,
                              config=configure(HandlerConfig(model=project.model or default_model()), project,
