@@ -175,3 +175,28 @@ def test_folders_and_files_of_another_user_are_refused(tmp_path, monkeypatch):
         files.private_folder(str(tmp_path / "planted" / "runs" / "today"))
     assert os.listdir(victim) == [] and os.listdir(tmp_path / "a") == []
     assert (tmp_path / "mine.txt").read_text(encoding="utf-8") == "keep"
+
+
+def test_a_recorded_fixture_is_not_written_through_a_linked_folder(tmp_path):
+    """`taskdsl test --record` writes NAME.replay.json beside the test file, reached from the project's
+    root: a test folder that is a link out of the project gets nothing."""
+    from types import SimpleNamespace
+
+    from taskdsl.authoring.testcases import Recorder
+    from taskdsl.support.files import UnsafeWrite
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (project / "taskdsl.toml").write_text("", encoding="utf-8")
+    os.symlink(outside, project / "tests")
+    recorder = Recorder()
+    case = SimpleNamespace(file=str(project / "tests" / "a.test.xml"), line=1, name="a")
+    recorder.for_case(case)("a prompt", "an answer")
+    with pytest.raises(UnsafeWrite, match=r"tests: is a symbolic link"):
+        recorder.write()
+    assert os.listdir(outside) == []
+    os.unlink(project / "tests")
+    (project / "tests").mkdir()
+    assert recorder.write() == [str(project / "tests" / "a.replay.json")]
+    assert '"answer": "an answer"' in (project / "tests" / "a.replay.json").read_text(encoding="utf-8")
