@@ -34,13 +34,14 @@ PACKAGE = "server"  # the folder holding the package `taskdsl`
 #: name -> (the module's file under server/, the test files that exercise it, and pytest options)
 MODULES: dict[str, tuple[str, list[str]]] = {
     "masking": ("taskdsl/support/redaction.py",
-                ["tests/security/test_masking.py", "tests/security/test_mutants_masking.py"]),
+                ["tests/security/test_masking.py", "tests/security/test_mutants_masking.py",
+                 "tests/security/test_masking_invisible.py::test_each_invisible_interleaving_is_masked_in_process"]),
     "reading": ("taskdsl/support/reading.py",
                 ["tests/security/test_reading.py", "tests/security/test_special_files.py",
                  "tests/security/test_mutants_reading.py"]),
     "files": ("taskdsl/support/files.py",
               ["tests/security/test_writing.py", "tests/security/test_server_writes.py",
-               "tests/security/test_mutants_files.py"]),
+               "tests/security/test_mutants_files.py", "tests/security/test_writing_project_files.py"]),
     "confine": ("taskdsl/project/confine.py",
                 ["tests/security/test_reading.py", "tests/security/test_trust.py",
                  "tests/security/test_mutants_reading.py"]),

@@ -319,13 +319,15 @@ def test_a_proposal_running_a_shell_command_is_refused_without_consent(project):
 
 
 def test_a_command_the_run_was_started_with_may_run_again(project):
-    # the run's own plan holds `date +%Y`: a structure running that same command is within its consent
+    # the run's own plan holds `date +%Y >> year.txt` (no standard input, as the step after it gets
+    # its empty output): a structure running that same command is within its consent
     task = in_a_sequential(before=("    <task type=\"script\">\n      <description>The year</description>\n"
-                                    "      <command>date +%Y</command>\n    </task>\n"))
-    structure = SCRIPT.replace("touch pwned", "date +%Y")
+                                    "      <command>date +%Y &gt;&gt; year.txt</command>\n    </task>\n"))
+    structure = SCRIPT.replace("touch pwned", "date +%Y &gt;&gt; year.txt")
     done = run_report(project, task, proposing(structure))
     assert done.returncode == 0, done.stderr
-    assert report_of(done)["content"].strip().isdigit()
+    years = (project / "year.txt").read_text(encoding="utf-8").split()
+    assert len(years) == 2 and years[0] == years[1] and years[0].isdigit()  # the plan's run, then the structure's
 
 
 def test_a_proposal_reading_files_outside_the_project_is_never_read(project):
@@ -484,4 +486,4 @@ def test_a_structure_running_a_planned_command_with_its_own_values_is_refused(pr
     assert (project / "scratch.txt").exists()
     assert not (project.parent / "escaped.txt").exists()
     assert done.returncode == 1, done.stderr
-    assert "values the run's plan did not run it with" in done.stdout + done.stderr
+    assert "values, standard input or folder the run's plan did not run it with" in done.stdout + done.stderr

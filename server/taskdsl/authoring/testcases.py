@@ -331,11 +331,13 @@ class Recorder:
         return {fixture_path(file): {"answers": entries} for file, entries in files.items() if entries}
 
     def write(self) -> list[str]:
+        from taskdsl.project.workspace import project_root
         from taskdsl.support.files import write_text
 
         written = []
         for path, data in self.fixtures().items():  # a fresh temporary file renamed over it: never a link followed
-            write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            # inside the test file's project, reached from its root without following a link
+            write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", root=project_root(path))
             written.append(path)
         return written
 

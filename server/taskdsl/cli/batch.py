@@ -81,7 +81,7 @@ def one_line(text: str, width: int = 120) -> str:
 
 
 def batch_command(args, project, config, global_values: dict, inputs: dict) -> int:
-    from taskdsl.cli.run import masked, print_plan, refused, span_export, usage_error
+    from taskdsl.cli.run import check_agreed_plan, masked, print_plan, refused, span_export, usage_error
     from taskdsl.evaluator import batch, cost
     from taskdsl.evaluator.calls import configure
     from taskdsl.evaluator.compiler import CompileError
@@ -143,6 +143,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     try:  # what the project's own configuration widens: agreed once for the batch (--yes), else no row runs
         from taskdsl.evaluator.runner import refuse_unagreed
 
+        check_agreed_plan(first, args, default, args.model, data=(args.data, digest, len(rows)))  # --agree DIGEST
         refuse_unagreed(first)
     except TaskError as e:
         print(masked(f"taskdsl run: {e.message}"), file=sys.stderr)

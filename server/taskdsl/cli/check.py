@@ -176,14 +176,20 @@ def fix_source(source, library, settings, report: Report, unsafe: bool = False) 
     file changed."""
     from taskdsl.rules.fixer import fix_text
     from taskdsl.project.workspace import write_source
+    from taskdsl.support.files import UnsafeWrite
 
     fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings,
                      unsafe=unsafe)
+    if fixed.text != source.text:
+        try:
+            write_source(source, fixed.text)
+        except OSError as error:  # a link, a hard-linked file, a folder of another user: nothing written
+            why = str(error) if isinstance(error, UnsafeWrite) else f"{source.path}: {error.strerror or error}"
+            report.usage_errors.append(f"cannot fix {source.path}: {why}")
+            return
     for applied in fixed.applied:
         report.fixed.append((source.path, applied.line + 1, applied.column + 1, applied.diagnostic.code,
                              applied.fix.title))
-    if fixed.text != source.text:
-        write_source(source, fixed.text)
         source.text = fixed.text
         if library is not None:  # the file's index entry follows its new text
             library.update_file(os.path.abspath(source.path), fixed.text)

@@ -17,7 +17,7 @@ from taskdsl.support import reading
 
 #: refusals about how the command was called, not about the run: exit 2 like a bad argument
 USAGE_REASONS = ("no_entry", "unknown_entry", "unknown_input", "unknown_model", "missing_credentials", "replay_fixture",
-                 "not_agreed")
+                 "not_agreed", "plan_changed")
 DEFAULT_TIMEOUT = 3600.0  # seconds a command-line run may take unless --timeout or [run] timeout says
 
 
@@ -45,6 +45,7 @@ def add_run_parser(subparsers) -> argparse.ArgumentParser:
                    help="stop the whole run after this long (default 3600; 0: no limit)")
     add_call_options(p, cache_default="off")
     add_yes_option(p)
+    add_agree_option(p)
     p.add_argument("--otel", action="store_true", help="export OpenTelemetry spans over OTLP/HTTP (also on when "
                    "OTEL_EXPORTER_OTLP_ENDPOINT is set; needs taskdsl[otel])")
     p.set_defaults(func=run_command)
@@ -68,12 +69,47 @@ def add_yes_option(p) -> None:
                         "the project; see --plan) without being asked")
 
 
+def add_agree_option(p) -> None:
+    "--agree DIGEST (run): --yes for exactly the plan --plan printed."
+    p.add_argument("--agree", metavar="DIGEST", type=_digest,
+                   help="run only the plan whose digest --plan printed (its 'Plan …' line, 12 or more hex digits), "
+                        "agreeing to it as --yes does; a plan that changed since is refused, naming both digests")
+
+
+def _digest(value: str) -> str:
+    digest = value.strip().lower()
+    if len(digest) < 12 or len(digest) > 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise argparse.ArgumentTypeError(f"expected the plan's digest as --plan prints it (12 to 64 hex digits, "
+                                         f"e.g. 896ff3b46fce), got {value!r}")
+    return digest
+
+
+def check_agreed_plan(prepared, args, default_model: str, model: str | None, data=None) -> None:
+    """--agree DIGEST: the run goes on only when its plan is the one reviewed (plan_changed otherwise,
+    naming both digests); then it is agreed to, as --yes agrees."""
+    agreed = getattr(args, "agree", None)
+    if not agreed:
+        return
+    from taskdsl.evaluator import consent
+    from taskdsl.evaluator.results import TaskError
+
+    digest = consent.plan_view(prepared, default_model, model, data=data).digest
+    if not digest.startswith(agreed):
+        raise TaskError("VALIDATION_ERROR", f"the plan is {digest[:12]}, not the {agreed} you agreed to with --agree: "
+                        "the template, its inputs, models, files or configuration changed since --plan printed it; "
+                        "run --plan again to review the new plan", "plan_changed",
+                        {"agreed": agreed, "plan": digest})
+    prepared.agreed = True
+
+
 def agree(prepared, args, default_model: str, model: str | None, stdin=None, stderr=None,
           answers: dict | None = None) -> None:
     """The command line's one consent question (run, test, ask): the user's yes to what the project's
     configuration widens (plan.project_widening): --yes, or on a terminal the plan shown on stderr and
     the answer read. Without it the run refuses (not_agreed). `answers`: digest → the answer already
-    given, so one plan is asked for once (a test run under several models, repeated)."""
+    given, so one plan is asked for once (a test run under several models, repeated).
+    --agree DIGEST first: a plan other than the one reviewed is refused (plan_changed)."""
+    check_agreed_plan(prepared, args, default_model, model)
     if not prepared.widened or prepared.agreed:
         return
     if getattr(args, "yes", False):
@@ -275,7 +311,8 @@ def run_command(args) -> int:
         global_values, project, config = run_defaults(args.file, args.globals)
     except (OSError, ValueError) as e:
         return usage_error("run", str(e), args.json)
-    if getattr(args, "yes", False):  # what the project's configuration widens applies (plan.project_widening)
+    if getattr(args, "yes", False) or getattr(args, "agree", None):  # what the project's configuration widens
+        # applies (plan.project_widening); --agree: once the plan is checked to be the one reviewed
         from dataclasses import replace
 
         project = replace(project, run_agreed=True)

@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 from taskdsl.language import cond as cond_expr
@@ -49,7 +49,7 @@ class RunState:
     redactor: Redactor = field(default_factory=lambda: Redactor(()))  # masks secrets in what is shown
     budget: Any = None  # taskdsl.evaluator.cost.Budget of --max-cost, or None
     reads: Any = None  # taskdsl.support.reading.ReadBudget: the files and bytes file_paths may read in all
-    rendered: set = field(default_factory=set)  # (script, values) of every command the plan itself ran
+    rendered: set = field(default_factory=set)  # Execution.key() of every command the plan itself ran
     dry: DryRun | None = None  # a dry run (taskdsl render, the preview): prompts recorded, nothing called (dry.py)
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
@@ -198,24 +198,51 @@ async def render(text: str, env: Env, ctx: Ctx, task: str) -> str:
     return "".join(out) + text[pos:]
 
 
-async def render_command(command: str, env: Env, ctx: Ctx, task: str) -> shell.RenderedCommand:
-    """The exact script a command runs: each {{…}} becomes a reference to a variable holding its
+@dataclass(frozen=True)
+class Execution:
+    """Everything a template gives the process of one of its commands: the script after
+    substitution, the folder it runs in, every variable the template adds to its environment
+    (TASKDSL_SUB_<n>, TASKDSL_INPUT_<NAME>) and its standard input. Built by `prepare_script`
+    alone and started by `start_script` alone; a re-planned structure is held to the plan's
+    executions by `key`, all of these fields, so a field added here is compared too."""
+    script: str
+    folder: str
+    variables: tuple[tuple[str, str], ...]
+    stdin: str  # what the process reads ("" when nothing comes before it)
+    shown: str  # the script with each value shown in place (traces, messages)
+
+    def key(self) -> tuple:
+        return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "shown")
+
+
+async def prepare_script(command: str, env: Env, ctx: Ctx, task: str, folder: str,
+                         exported: dict[str, str] | None = None, stdin: str | None = None) -> Execution:
+    """The exact process a command starts: each {{…}} becomes a reference to a variable holding its
     value (taskdsl.language.shell), so no value is ever shell syntax. A placeholder no reference can stand
-    for (TD801), or whose value a program would parse again (TD803), is refused before any value is computed."""
+    for (TD801), or whose value a program would parse again (TD803), is refused before any value is computed.
+    The plan's own executions are recorded; a re-planned structure may start only one of them, the same in
+    every field (its script after substitution, folder, variables and standard input)."""
     unsafe = shell.unsafe_sites(command)
     if unsafe:
         raise TaskError("VALIDATION_ERROR", f"task '{task}': {shell.unsafe_message(unsafe[0])}", unsafe[0].code,
                         {"code": unsafe[0].code, "placeholder": unsafe[0].placeholder.expr_text})
     values = [as_text(await placeholder_value(site.placeholder, env, ctx, task)) for site in shell.sites(command)]
     rendered = shell.substitute(command, values)
-    key = (rendered.text, tuple(rendered.env.items()))
+    variables = {**(exported or {}), **rendered.env}
+    execution = Execution(rendered.text, folder, tuple(sorted(variables.items())), stdin or "", rendered.shown())
     if not ctx.replans:
-        ctx.run.rendered.add(key)
-    elif key not in ctx.run.rendered:  # a re-planned structure: held to what the plan ran, after substitution
+        ctx.run.rendered.add(execution.key())
+    elif execution.key() not in ctx.run.rendered:  # a re-planned structure: held to what the plan ran
         raise TaskError("VALIDATION_ERROR", f"task '{task}': the re-planned structure runs `{rendered.text}` with "
-                        "values the run's plan did not run it with; the consent covered only those", "replan_values",
-                        {"command": command})
-    return rendered
+                        "values, standard input or folder the run's plan did not run it with; the consent covered "
+                        "only those", "replan_values", {"command": command})
+    return execution
+
+
+async def start_script(execution: Execution, ctx: Ctx, timeout: float, fail_on_error: bool) -> TaskResult:
+    "Start what `prepare_script` built, and nothing else: the machine's additions (ctx.run.script_env) under it."
+    return await run_script(execution.script, execution.folder, {**ctx.run.script_env, **dict(execution.variables)},
+                            execution.stdin, timeout, fail_on_error, ctx.run.on_script_start)
 
 
 # ---------------------------------------------------------------- arguments and inputs
@@ -393,11 +420,10 @@ class TaskNode:
         if fp.source == "literal":
             paths = [await render(p, scope, ctx, self.name) for p in fp.paths]
         elif fp.source == "command":
-            command = await render_command(fp.text, scope, ctx, self.name)
+            execution = await prepare_script(fp.text, scope, ctx, self.name, self.folder)
             if ctx.run.preview:  # a dry run starts no script
                 return optional(f"the files listed by the file_paths command of {ctx.path}"), []
-            out = await run_script(command.text, self.folder, {**ctx.run.script_env, **command.env}, None, 60, True,
-                                   ctx.run.on_script_start)
+            out = await start_script(execution, ctx, 60, True)
             paths = [line.strip() for line in out.content.splitlines() if line.strip()]
         else:
             text = await render(fp.text, scope, ctx, self.name)
@@ -552,17 +578,15 @@ class Script(TaskNode):
     output_format: dict | None = None
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
-        command = await render_command(self.command, scope, ctx, self.name)
+        exported = {shell.INPUT_PREFIX + n.upper(): as_text(scope[n]) for n in names}
+        stdin = ctx.previous.content if ctx.previous is not None else None
+        execution = await prepare_script(self.command, scope, ctx, self.name, self.folder, exported, stdin)
         if ctx.run.dry is not None:  # refused as the run refuses it, but not started
             return TaskResult(mark(f"the output of the script {ctx.path}"), COMPLETE,
                               RunOnlyNotes(mark(f"the notes of the script {ctx.path} as JSON")))
-        exported = {shell.INPUT_PREFIX + n.upper(): as_text(scope[n]) for n in names}
-        stdin = ctx.previous.content if ctx.previous is not None else None
-        ctx.run.trace.write(event="script", path=ctx.path, command=command.shown(), cwd=self.folder)
+        ctx.run.trace.write(event="script", path=ctx.path, command=execution.shown, cwd=self.folder)
         try:
-            result = await run_script(command.text, self.folder, {**ctx.run.script_env, **exported, **command.env},
-                                      stdin, self.timeout,
-                                      self.fail_on_error, ctx.run.on_script_start)
+            result = await start_script(execution, ctx, self.timeout, self.fail_on_error)
         except TaskError as error:
             error.message = f"task '{self.name}': {error.message}"
             raise

@@ -267,6 +267,29 @@ def _dollars(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
+#: what a terminal may act on rather than show: C0 and C1 controls and DEL (ESC moves the cursor and
+#: erases, CR and BS overwrite, LF starts a line of its own) and the bidirectional controls (they
+#: reorder what follows). TAB only moves to the next stop.
+_HIDDEN_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _acts_on_terminal(char: str) -> bool:
+    code = ord(char)
+    return (code < 32 and char != "\t") or 0x7f <= code <= 0x9f or char in _HIDDEN_BIDI
+
+
+def terminal_text(lines: list) -> str:
+    """The one place a plan becomes text for a terminal: each line's characters that a terminal would
+    act on are written as escapes (\x1b, \r, \n, \u202e), whatever field they came from (a file or
+    folder name, a template's, a model's, a command, an input), so no part of the plan can move the
+    cursor, erase, overwrite or start a line of its own. A tuple is one entry shown on several lines
+    (a command's lines)."""
+    def one(line: str) -> str:
+        return "".join(repr(c)[1:-1] if _acts_on_terminal(c) else c for c in line)
+    return "\n".join("\n".join(one(part) for part in line) if isinstance(line, tuple) else one(line)
+                     for line in lines)
+
+
 def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     """The plan as the user reads it before agreeing (the editor's question, `taskdsl run --plan`)."""
     batch = f" for each of the {view.rows} rows of {_shown_path(view.data, view.folder)}" if view.data else ""
@@ -276,8 +299,8 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append(f"  run {noun} in {view.folder}:")
         shown = []
         for command in view.commands:
-            # control characters shown as escapes: a CR or an ESC must not hide or redraw what runs
-            shown.append("    $ " + "\n      ".join(shell.escape_controls(command.text.strip()).split("\n")))
+            first, *more = command.text.strip().split("\n")  # each line's controls escaped by terminal_text
+            shown.append(("    $ " + first, *("      " + line for line in more)))
             shown += [f"        {variable} = the value of {placeholder}" for variable, placeholder in command.values]
         lines += _capped(shown)
     if view.models:
@@ -306,7 +329,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
             lines += _capped([f"    {folder}" for folder in view.allow_read])
     if view.inputs:
         lines.append("  with the inputs:")
-        lines += _capped([f"    {name} = {shell.escape_controls(value)}" for name, value in view.inputs])
+        lines += _capped([f"    {name} = {value}" for name, value in view.inputs])
     if view.missing:
         lines.append("  once given the inputs: " + ", ".join(view.missing))
     others = [t for t in view.templates if os.path.realpath(t) != os.path.realpath(view.path)]
@@ -331,4 +354,4 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         words = [REASON_WORDS[r] if r != REASON_FILES or outside_files else FILES_CHOSEN_AT_RUN for r in why]
         lines.append("Asked because " + (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + ".")
     lines.append(f"Plan {view.digest[:12]}")
-    return "\n".join(lines)
+    return terminal_text(lines)

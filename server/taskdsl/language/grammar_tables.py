@@ -106,7 +106,9 @@ def serialise(tables: dict) -> str:
 
 
 def write(tables: dict, path: Path = TABLES_FILE) -> Path:
-    path.write_text(serialise(tables), encoding="utf-8")
+    from taskdsl.support import files
+
+    files.write_text(str(path), serialise(tables), mode=0o644, keep_mode=True)
     return path
 
 

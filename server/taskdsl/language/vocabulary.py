@@ -132,6 +132,7 @@ ERROR_REASONS = {
     "model_error": "the model call failed",
     "no_entry": "a library file run without --task",
     "no_output": "a cond with no output to test (not after a step, no last_output given)",
+    "plan_changed": "--agree DIGEST names a plan other than the one the run would carry out (it changed since --plan)",
     "not_agreed": "a run the project's own configuration widens (allow_read, trace_dir, library_paths outside it) that "
                   "nobody agreed to",
     "not_a_file": "the editor asked to run, preview or draw something that is not a file",
@@ -140,7 +141,7 @@ ERROR_REASONS = {
     "reads": "a run read more files or bytes than its read limits allow ([run] max_read_files, max_read_bytes)",
     "repair_failed": "a task written by `taskdsl ask` still does not check after repair",
     "reparse_template": "a re-planned structure that does not check or cannot run",
-    "replan_values": "a re-planned structure runs a command with values the agreed plan did not run it with",
+    "replan_values": "a re-planned structure runs a command with values, standard input or a folder the agreed plan did not run it with",
     "replay_fixture": "taskdsl/replay has no fixture, or it does not read as one",
     "row_error": "a batch row that could not be run (its inputs, or an unexpected error)",
     "schema_mismatch": "a JSON answer that does not have the declared shape",

@@ -34,8 +34,11 @@ async def extract_task(ls: TaskdslServer, uri: str, version: Any = None, start: 
         if task is None or analysis.path is None:
             return None
         plan = actions.plan_extraction(analysis.document, task, analysis.path, ls.state.library)
-        with open(plan.path, "x", encoding="utf-8") as handle:  # never over an existing file
-            handle.write(plan.text)
+        from taskdsl.project.workspace import project_root
+        from taskdsl.support import files
+
+        # the one writer: never over an existing file, never through a link on the way from the project's root
+        files.create_new(plan.path, plan.text, root=project_root(analysis.path))
         ls.update_library(plan.path, plan.text)
         edit = navigation.workspace_edit(
             {uri: [types.TextEdit(analysis.positions.range(plan.replace), plan.replacement)]}, ls.state.client,

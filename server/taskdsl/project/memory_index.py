@@ -229,19 +229,15 @@ def save(path: str, root: str, entries: dict[str, str]) -> None:
     from taskdsl.project.confine import within
 
     path = os.path.abspath(path)
-    folder = os.path.dirname(path)
     if not within(os.path.normpath(path), os.path.abspath(root)):
         raise ValueError(f"the memory index {path} is outside the project ({root}): set [memory] index in "
                          "taskdsl.toml to a path inside it")
-    if not os.path.isdir(folder):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    if os.path.islink(folder) or not within(os.path.realpath(folder), os.path.realpath(root)):
-        raise ValueError(f"the memory index's folder {folder} is a link or leads outside the project: not written")
-    if os.stat(folder).st_uid != os.getuid():
-        raise ValueError(f"the memory index's folder {folder} is not yours: not written")
-    from taskdsl.support.files import write_text
+    from taskdsl.support.files import UnsafeWrite, write_text
 
-    write_text(path, dumps(entries))  # the one writer: a temporary file beside it, renamed over it
+    try:  # the one writer: each folder from the root checked (no link, yours) before any is made
+        write_text(path, dumps(entries), root=os.path.abspath(root), make_folders=True)
+    except UnsafeWrite as error:
+        raise ValueError(f"the memory index {path} is not written: {error}") from None
 
 
 # --------------------------------------------------------------------------- offline metadata

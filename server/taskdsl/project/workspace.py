@@ -354,6 +354,10 @@ def read_text(path: str, size: int | None = None) -> str | None:
 
 
 def write_source(source: Source, text: str) -> None:
-    """Write a template back as it was read (a BOM kept)."""
-    with open(source.path, "wb") as handle:
-        handle.write((codecs.BOM_UTF8 if source.bom else b"") + text.encode("utf-8"))
+    """Write a template back as it was read (a BOM kept), through the one writer: inside its project,
+    reached without following a link, never through a link or into a file with other hard links
+    (support.files.UnsafeWrite names it), renamed into place keeping the file's mode."""
+    from taskdsl.support import files
+
+    files.write_bytes(source.path, (codecs.BOM_UTF8 if source.bom else b"") + text.encode("utf-8"),
+                      root=project_root(source.path), link="refuse", keep_mode=True)

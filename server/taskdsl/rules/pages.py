@@ -61,13 +61,15 @@ def href(code: str, base_url: str | None = None) -> str | None:
 
 def write(folder: Path = SOURCE_PAGES) -> list[str]:
     """Write every page (and remove pages of codes that no longer exist); the files changed."""
-    folder.mkdir(parents=True, exist_ok=True)
+    from taskdsl.support import files
+
     wanted = pages()
     changed = []
     for name, text in wanted.items():
         target = folder / name
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
+            files.write_text(str(target), text, root=str(folder.parent), make_folders=True, mode=0o644,
+                             keep_mode=True)
             changed.append(name)
     for stale in folder.glob("TD*.md"):
         if stale.name not in wanted:

@@ -6,10 +6,19 @@ fixtures, `ask --save`, the answer cache, a batch's results, the memory index. O
   Nothing is written under a predictable name in the shared temporary folder.
 - A new file in such a folder is created with `O_CREAT | O_EXCL | O_NOFOLLOW` (a name already
   taken gets a numbered twin, never reused), mode `0600`.
-- A file at a path the user names is written to a fresh temporary file beside it (`mkstemp`:
-  `O_EXCL`, `0600`) and renamed over the path, so a link planted at that path is replaced, never
-  followed; a stream (a trace) at such a path is opened without following a link and refused
-  unless it is a regular file of the user with one link.
+- A file at a path the user names is written to a fresh temporary file beside it (`O_EXCL`,
+  `0600`) and renamed over the path, so a link planted at that path is replaced, never followed; a
+  stream (a trace) at such a path is opened without following a link and refused unless it is a
+  regular file of the user with one link.
+- A file inside a project (`root=`: a template `check --fix` rewrites, the memory index, a replay
+  fixture `test --record` writes, a file the editor extracts) is reached from the project's root
+  one folder at a time, each opened without following a link and checked to be a folder of the
+  user before anything is created; a missing folder is made `0700` relative to its checked parent.
+  A link anywhere on the way is refused, naming it: nothing is created or written through it. A
+  user's own file (`link="refuse"`) that is a link or has other hard links is refused too, and the
+  new text keeps the file's mode.
+
+Nothing else in taskdsl opens a file for writing (tests/security/test_one_writer.py).
 """
 
 from __future__ import annotations
@@ -48,13 +57,27 @@ def private_folder(path: str) -> str:
     path = os.path.abspath(path)
     missing, where = [], path
     while not os.path.lexists(where):
-        missing.append(where)
+        missing.append(os.path.basename(where))
         where = os.path.dirname(where)
-    for part in reversed(missing):  # each folder made here is 0700 (makedirs would give parents the umask's)
+    if missing:  # each folder made here is 0700 (makedirs would give parents the umask's), relative to its
+        # parent's descriptor and opened without following a link: a link planted meanwhile is refused
+        there = os.lstat(where)
+        if stat.S_ISLNK(there.st_mode) and hasattr(os, "geteuid") and there.st_uid != os.geteuid():
+            raise UnsafeWrite(where, f"is a symbolic link of another user (uid {there.st_uid}); nothing was created "
+                                     "through it: choose a folder of your own")
+        fd = os.open(where, _DIRECTORY)
         try:
-            os.mkdir(part, 0o700)
-        except FileExistsError:
-            pass
+            for part in reversed(missing):
+                where = os.path.join(where, part)
+                try:
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                child = _open_checked(part, fd, where)
+                os.close(fd)
+                fd = child
+        finally:
+            os.close(fd)
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
         raise UnsafeWrite(path, "is a symbolic link; give the folder itself")
@@ -122,28 +145,152 @@ def open_stream(path: str, *, mode: int = PRIVATE):
     return os.fdopen(fd, "w", encoding="utf-8")
 
 
-def write_text(path: str, text: str, *, mode: int = PRIVATE) -> str:
+def write_text(path: str, text: str, **how) -> str:
     """text written to path through a fresh temporary file beside it, renamed over path: a reader never
-    sees half a file, and a link at path is replaced, not followed."""
-    return write_bytes(path, text.encode("utf-8"), mode=mode)
+    sees half a file, and a link at path is replaced, not followed (see write_bytes for `how`)."""
+    return write_bytes(path, text.encode("utf-8"), **how)
 
 
-def write_bytes(path: str, data: bytes, *, mode: int = PRIVATE) -> str:
-    """data written to path as write_text writes text (a temporary file beside it, renamed over it)."""
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _inside(path: str, root: str) -> list[str] | None:
+    """path's components below root (lexically, or below root's real path), or None when outside it."""
+    for base in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        relative = os.path.relpath(path, base)
+        if relative == "." or not (relative == ".." or relative.startswith(".." + os.sep)):
+            return [] if relative == "." else relative.split(os.sep)
+    return None
+
+
+def _open_folder(folder: str, root: str | None, make_folders: bool) -> int:
+    """An open descriptor of folder. Without root, folder as the user named it (it must exist). With
+    root, folder reached from root one component at a time: each opened without following a link and
+    checked to be a folder of the user before the next is opened or created; a missing one is made
+    0700 relative to its checked parent (when make_folders), so nothing is created through a link."""
+    if root is None:
+        return os.open(folder, _DIRECTORY)
+    parts = _inside(folder, root)
+    if parts is None:
+        raise UnsafeWrite(folder, f"is outside the project ({root}); taskdsl writes only inside it")
+    fd = os.open(root, _DIRECTORY)
+    where = root
+    try:
+        for part in parts:
+            where = os.path.join(where, part)
+            try:
+                child = os.open(part, _DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not make_folders:
+                    raise FileNotFoundError(errno.ENOENT, "no such folder", where) from None
+                try:
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile: opened and checked below like any other
+                child = _open_checked(part, fd, where)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR) and stat.S_ISLNK(
+                        os.lstat(part, dir_fd=fd).st_mode):
+                    raise UnsafeWrite(where, f"is a symbolic link (to {os.readlink(part, dir_fd=fd)}); taskdsl "
+                                             "does not write through links: nothing was created or written") from None
+                if error.errno == errno.ENOTDIR:
+                    raise UnsafeWrite(where, "is not a folder") from None
+                raise
+            os.close(fd)
+            fd = child
+            _check_own_folder(fd, where)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_checked(part: str, parent: int, where: str) -> int:
+    try:
+        return os.open(part, _DIRECTORY | _NOFOLLOW, dir_fd=parent)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafeWrite(where, "was replaced by a link or a file while taskdsl made it: nothing written") from None
+        raise
+
+
+def _check_own_folder(fd: int, where: str) -> None:
+    info = os.fstat(fd)
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise UnsafeWrite(where, f"belongs to another user (uid {info.st_uid}); taskdsl writes only into your folders")
+
+
+def write_bytes(path: str, data: bytes, *, mode: int = PRIVATE, root: str | None = None,
+                make_folders: bool = False, link: str = "replace", keep_mode: bool = False) -> str:
+    """data written to path through a fresh temporary file beside it (O_EXCL, created relative to the
+    folder's descriptor), renamed over path: a reader never sees half a file.
+
+    root: path is a file inside that project, reached from it as `_open_folder` says (make_folders:
+    missing folders made 0700). link: what a link at path gets, "replace" (taskdsl's own files: the
+    link is replaced, never followed) or "refuse" (a user's file: a symbolic link, or a file with
+    other hard links, is refused naming it). keep_mode: an existing file keeps its mode."""
     given, path = path, os.path.abspath(path)
     folder, name = os.path.split(path)
-    if os.path.isdir(path) and not os.path.islink(path):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), given)
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".partial")
+    fd = _open_folder(folder, root, make_folders)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.lexists(temporary):
-            os.remove(temporary)
-        raise
+        try:
+            there = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            there = None
+        if there is not None and stat.S_ISDIR(there.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), given)
+        if there is not None and link == "refuse":
+            if stat.S_ISLNK(there.st_mode):
+                raise UnsafeWrite(given, f"is a symbolic link (to {os.readlink(name, dir_fd=fd)}); taskdsl does not "
+                                         "write through links: fix the file it points to where it is")
+            if not stat.S_ISREG(there.st_mode):
+                raise UnsafeWrite(given, "is not a regular file")
+            if there.st_nlink != 1:
+                raise UnsafeWrite(given, f"has {there.st_nlink} hard links; taskdsl writes only a file with one")
+            if hasattr(os, "geteuid") and there.st_uid != os.geteuid():
+                raise UnsafeWrite(given, f"belongs to another user (uid {there.st_uid}); taskdsl rewrites only your files")
+        if keep_mode and there is not None and stat.S_ISREG(there.st_mode):
+            mode = stat.S_IMODE(there.st_mode)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(100):
+            temporary = f".{name}.{os.urandom(6).hex()}.partial"
+            try:
+                out = os.open(temporary, flags, PRIVATE, dir_fd=fd)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise UnsafeWrite(path, "no free temporary name beside it")
+        try:
+            with os.fdopen(out, "wb") as handle:
+                os.fchmod(handle.fileno(), mode)
+                handle.write(data)
+            os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            try:
+                os.unlink(temporary, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+            raise
+    finally:
+        os.close(fd)
+    return path
+
+
+def create_new(path: str, text: str, *, root: str) -> str:
+    """A new file at path inside the project root (reached as write_bytes reaches it), never over
+    anything there (O_EXCL, no link followed): a file the editor extracts. Mode as the umask gives."""
+    path = os.path.abspath(path)
+    folder, name = os.path.split(path)
+    fd = _open_folder(folder, root, False)
+    try:
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                      0o666, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with os.fdopen(out, "w", encoding="utf-8") as handle:
+        handle.write(text)
     return path
 
 

@@ -29,11 +29,15 @@ _ESCAPE = (r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
            r"|\x1b[PX^_][^\x1b]*\x1b\\"
            r"|\x1b[ -/]+[0-~]"
            r"|\x1b[0-~]")
+#: characters a terminal (or `less`) shows as nothing: NUL (a secret printed as UTF-16LE has one after each
+#: character), DEL, and the zero-width space, non-joiner, joiner, word joiner and byte-order mark
+_INVISIBLE = "\x00\x7f\u200b\u200c\u200d\u2060\ufeff"
 #: what may sit between a secret's characters (or an encoded form's) in output and still show it: line
 #: breaks and bare carriage returns (a value split or wrapped across lines: base64 at 76 columns as MIME
-#: writes it, 64 as PEM does) and terminal escape sequences
-_GAPS = re.compile(rf"(?:{_ESCAPE}|\r|\n)+")
-_MAY_GAP = re.compile(r"[\x1b\x9b\x9d\r\n]")
+#: writes it, 64 as PEM does), terminal escape sequences, invisible characters, and a character struck
+#: over by a backspace (`S\bS` shows as S, `_\bS` as an underlined S: the character before it is the gap)
+_GAPS = re.compile(rf"(?:{_ESCAPE}|\r|\n|[{_INVISIBLE}]|[^\n]?\x08)+")
+_MAY_GAP = re.compile(rf"[\x1b\x9b\x9d\r\n\x08{_INVISIBLE}]")
 _HEX = re.compile(r"%[0-9A-F]{2}")
 
 
@@ -132,7 +136,8 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """value with every secret (and each encoded form) replaced by ***: as written, and with the line
-        breaks, carriage returns and terminal escapes between its characters taken out."""
+        breaks, carriage returns, terminal escapes, invisible characters and backspace overstrikes between
+        its characters taken out."""
         if self._pattern is None:
             return value
         value = self._pattern.sub(MASK, value)
@@ -161,7 +166,10 @@ class Redactor:
 
         out, done = [], 0
         for start, stop in spans:  # in order, not overlapping: so are their places in value
-            out += [value[done:at(start)], MASK]
+            begin = at(start)
+            while begin - 2 >= done and value[begin - 1] == "\x08":  # its first character, struck over: masked too
+                begin -= 2
+            out += [value[done:begin], MASK]
             done = at(stop - 1) + 1
         return "".join(out) + value[done:]
 
