@@ -185,11 +185,6 @@ def parse_problem(command: str) -> tuple[int, int, str | None] | None:
     return error[0], error[1], PROBLEMS.get(reason)
 
 
-def escape_controls(text: str) -> str:
-    """text with every control character but TAB and LF written as an escape (\r, \x1b, …), for showing."""
-    return "".join(repr(c)[1:-1] if (ord(c) < 32 and c not in "\t\n") or c == "\x7f" else c for c in text)
-
-
 def env_name(placeholder: Placeholder) -> str | None:
     """TASKDSL_INPUT_<NAME> when the placeholder is a plain {{name}} (the runner exports it)."""
     if placeholder.kind == "var" and not placeholder.path and placeholder.name:
