@@ -243,10 +243,21 @@ def _program_name(word: str) -> str:
     if stripped and stripped != name and (stripped in PROGRAMS or stripped in OPTION_PROGRAMS or stripped in SEDS):
         return stripped
     # perl5.36-x86_64-linux-gnu, python3.12-dbg, bash-static, sh.distrib: an interpreter's name followed by a
-    # version, platform or build suffix is that interpreter (fail closed)
+    # version, an architecture triple or a known build variant is that interpreter; another program whose name
+    # merely starts with one (node-gyp, sh-keygen) is not
     found = max((reader for reader in INTERPRETERS if name.startswith(reader) and len(name) > len(reader) and
-                 name[len(reader)] in "-_.0123456789"), key=len, default=None)
+                 _BUILD_SUFFIX.fullmatch(name[len(reader):])), key=len, default=None)
     return found or name
+
+
+#: what may follow an interpreter's name in the name of a build of it: versions (3.12, 5.36.0, -5.4, 3.7m),
+#: architecture triples (-x86_64-linux-gnu, -aarch64-pc-linux-musl), build variants (-static, -dbg, .distrib)
+BUILD_VARIANTS = "static dbg debug distrib minimal dyn shared real orig nox"
+_BUILD_SUFFIX = re.compile(
+    r"(?:[-_.]?[0-9][0-9.]*[dmu]*"
+    r"|-(?:x86_64|x86-64|amd64|i[3-6]86|aarch64|arm64|arm[a-z0-9]*|riscv64|ppc64(?:le)?|s390x|mips[a-z0-9]*|"
+    r"loongarch64)(?:-[a-z0-9_]+)*"
+    r"|[-_.](?:" + BUILD_VARIANTS.replace(" ", "|") + "))+")
 
 
 def option_message(site: Site) -> str:
@@ -501,7 +512,8 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
     if final.root.has_error:
         return tuple(Site(ph, "unparsed") for ph in placeholders), None, None
     result = []
-    for ph, context, (start, end, _, _) in zip(placeholders, contexts, final_spans):
+    handed = None
+    for number, (ph, context, (start, end, _, _)) in enumerate(zip(placeholders, contexts, final_spans), 1):
         if context not in FORMS:
             result.append(Site(ph, context))
             continue
@@ -510,6 +522,12 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             hidden = _hidden_reader(final)
             if hidden:
                 site = Site(ph, "reparse", hidden)
+        if site.safe and site.context != "comment":
+            if handed is None:
+                handed = _handed_on(final, command, placeholders, final_spans)
+            later = handed.get(f"{SUB_PREFIX}{number}")
+            if later is not None:
+                site = Site(ph, later.context, later.program, later.option_at)
         result.append(site)
     return tuple(result), None, None
 
@@ -883,12 +901,16 @@ def _called_functions(tree, info) -> list:
                     functions.setdefault(tree.source(name), []).append(body)
             stack.extend(node.named_children)
         tree.cache["functions"] = functions
-    # the name after unquoting ("f", \f), and behind command, builtin, eval or exec (eval f <<EOF): any word
-    # there whose first token names a function may call it (fail closed)
+    # the name after unquoting ("f", \f); behind eval (also command eval, builtin eval), any word whose first
+    # token names a function may call it (fail closed). command, builtin and exec never run a function: bash looks
+    # the name up as a program (or a builtin) there
     words = [_literal(tree, w) for w in info.words]
-    named = [tree.source(info.words[0]), words[0] or ""]
-    if words[0] in ALIAS_WRAPPERS | {"exec"}:
-        named += [token for text in words[1:] if text for token in text.split()[:1]]
+    k = 0
+    while k < len(words) and (words[k] in ("command", "builtin", "exec") or (k and (words[k] or "").startswith("-"))):
+        k += 1
+    named = [tree.source(info.words[0]), words[0] or ""] if k == 0 else []
+    if k < len(words) and words[k] == "eval":
+        named += [token for text in words[k + 1:] if text for token in text.split()[:1]]
     return [body for name in dict.fromkeys(named) for body in functions.get(name, [])]
 
 
@@ -933,24 +955,57 @@ def _reads_through_substitution(tree, info) -> str | None:
 
 
 def _relative_script_after_cd(tree, info) -> str | None:
-    """cd /dev && bash stdin: after a change of directory a relative script path may name standard input
-    (fail closed: a program that runs a script file, given a relative path, in a command that changes directory)."""
-    if info.program not in SCRIPT_READERS or not _changes_directory(tree):
+    """cd /dev && bash stdin: after a change of directory a relative script path may name standard input. Fail
+    closed for a program that runs a script file, given a relative path, in a command that changes directory to a
+    place not written in the command or under /dev, /proc or /sys, or when the relative path is a name standard
+    input has in such a folder (stdin, 0, fd/0, a pattern)."""
+    if info.program not in SCRIPT_READERS:
+        return None
+    state = _changes_directory(tree)
+    if state is None:
         return None
     operands = [_literal(tree, w) for w in info.words[1:]]
-    if any(text is not None and text and not text.startswith(("-", "/")) for text in operands):
+    relative = [text for text in operands if text is not None and text and not text.startswith(("-", "/"))]
+    if relative and (state == "unknown" or any(_stdin_name(text) for text in relative)):
         return info.program
     return None
 
 
-def _changes_directory(tree) -> bool:
+def _stdin_name(path: str) -> bool:
+    """A relative path that names standard input in some folder (/dev: stdin, /dev/fd: 0, /proc/self: fd/0)."""
+    parts = [part for part in path.split("/") if part and part != "."]
+    return _globbed(path) or not parts or parts[-1] == "stdin" or parts[-1].isdigit() or "fd" in parts[:-1]
+
+
+#: folders where a relative name may be standard input (cd /dev && bash stdin)
+DEVICE_FOLDERS = frozenset({"dev", "proc", "sys"})
+
+
+def _under_device_folder(path: str) -> bool:
+    parts = os.path.normpath(re.sub(r"/+", "/", path)).split("/")
+    return path.startswith("/") and len(parts) > 1 and parts[1] in DEVICE_FOLDERS
+
+
+def _changes_directory(tree) -> str | None:
+    """None when the command changes no directory; "known" when every cd/pushd names a folder written in the
+    command outside /dev, /proc and /sys; else "unknown" (a target named at run time, cd alone, cd -, ~, popd)."""
     if "cd" not in tree.cache:
-        found, stack = False, [tree.root]
-        while stack and not found:
+        found, stack = None, [tree.root]
+        while stack and found != "unknown":
             node = stack.pop()
             if node.type == "command":
                 words = _words(node)
-                found = bool(words) and os.path.basename(_literal(tree, words[0]) or "") in ("cd", "pushd", "popd")
+                name = os.path.basename(_literal(tree, words[0]) or "") if words else ""
+                if name in ("cd", "pushd", "popd"):
+                    found = "known"
+                    targets = [w for w in words[1:] if (_literal(tree, w) or "x")[:1] != "-" or
+                               _literal(tree, w) == "-"]
+                    texts = [_literal(tree, w) for w in targets]
+                    if name == "popd" or not texts or any(t is None or t == "-" or t.startswith("~") or _globbed(t)
+                                                          for t in texts):
+                        found = "unknown"
+                    elif any(_under_device_folder(t) for t in texts):
+                        found = "unknown"
             stack.extend(node.named_children)
         tree.cache["cd"] = found
     return tree.cache["cd"]
@@ -1018,6 +1073,357 @@ def _hidden_reader(tree) -> str | None:
         stack.extend(node.named_children)
     tree.cache["hidden"] = found
     return found
+
+
+# ---------------------------------------------------------------- values handed on
+
+#: node types that expand a variable
+_EXPANSIONS = frozenset({"simple_expansion", "expansion"})
+#: programs that copy, move or link a file (a value written to one file reaches the others)
+COPIERS = frozenset("cp mv ln install rsync tee dd sponge cat".split())
+#: output redirections that write a file
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+#: where writing is no file a later command can read back
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: the name taint is kept under for the positional parameters ($1, $@, $*, …)
+POSITIONAL = "@"
+
+
+def _expanded_name(tree, node) -> str | None:
+    """The variable a $NAME or ${…} expands (positional parameters as POSITIONAL)."""
+    for child in node.named_children:
+        if child.type == "subscript":
+            child = child.child_by_field_name("name") or child
+        if child.type in ("variable_name", "special_variable_name"):
+            name = tree.source(child)
+            return POSITIONAL if name.isdigit() or name in ("@", "*") else name
+        return None
+    return None
+
+
+def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) -> dict:
+    """Values the command hands on and runs later where the syntax still shows it: a variable assigned a value
+    (r={{x}}, read, for r in, printf -v, export, a function's or set's positional parameters, transitively) and
+    expanded later where code is read (eval "$r", "$@" as a command, $(( r ))), or a value written to a file that a
+    program of the command then runs as a script or reads as code (… > f; sh f, . ./f, sh < f). Returns, per origin
+    (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
+    references = {}  # origin → its tainted names start with it
+    expansions, assignments, arithmetic, calls, readers, functions = [], [], [], [], [], set()
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in _EXPANSIONS:
+            name = _expanded_name(tree, node)
+            if name is not None:
+                expansions.append((node, name))
+        elif kind == "variable_assignment":
+            target = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            if target is not None and target.type == "subscript":
+                target = target.child_by_field_name("name")
+            if target is not None and value is not None:
+                assignments.append((tree.source(target), value))
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                for value in node.children_by_field_name("value"):
+                    assignments.append((tree.source(variable), value))
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                functions.add(tree.source(name))
+        elif kind == "command":
+            words = _words(node)
+            first = _literal(tree, words[0]) if words else None
+            if first == "set" and len(words) > 1:
+                assignments.append((POSITIONAL, node))
+            elif first in ("read", "mapfile", "readarray"):
+                readers.extend(text for text in (_literal(tree, w) for w in words[1:]) if text and
+                               text.replace("_", "").isalnum())
+            elif first == "printf" and len(words) > 2 and _literal(tree, words[1]) == "-v":
+                name = _literal(tree, words[2])
+                if name:
+                    assignments.append((name, node))
+            elif first == "let":
+                arithmetic.append(node)
+            if first is not None and len(words) > 1:
+                calls.append((first, node))
+        elif kind in ("arithmetic_expansion", "subscript", "c_style_for_statement") or (
+                kind == "compound_statement" and tree.source(node).startswith("((")):
+            arithmetic.append(node)
+        elif kind == "binary_expression" and _in_test(node):
+            operator = node.child_by_field_name("operator")
+            if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
+                arithmetic.append(node)
+        elif kind == "declaration_command" and any(
+                tree.source(c).startswith(("-", "+")) and "i" in tree.source(c) for c in node.named_children
+                if c.type == "word"):
+            arithmetic.append(node)
+        stack.extend(node.named_children)
+    assignments.extend((POSITIONAL, node) for name, node in calls if name in functions)  # f {{x}}: $1 in f
+
+    # which names hold a value: references, what the command reads (fail closed), and what is assigned from them
+    taint: dict = {}
+    for node, name in expansions:
+        if name.startswith(SUB_PREFIX):
+            taint.setdefault(name, {name})
+    for name in initial or ():
+        taint.setdefault(name, {name})
+    if not taint:
+        return {}
+    every = set().union(*taint.values())
+    for name in readers:
+        taint.setdefault(name, set()).update(every)
+    reads = []  # per assignment: the names its value expands
+    readers_of: dict = {}
+    for k, (name, value) in enumerate(assignments):
+        inner, pending = set(), [value]
+        while pending:
+            part = pending.pop()
+            if part.type in _EXPANSIONS:
+                found = _expanded_name(tree, part)
+                if found is not None:
+                    inner.add(found)
+            pending.extend(part.named_children)
+        reads.append(inner)
+        for found in inner:
+            readers_of.setdefault(found, []).append(k)
+    work = [k for k, inner in enumerate(reads) if inner & taint.keys()]
+    while work:
+        k = work.pop()
+        name, _ = assignments[k]
+        origins = set().union(*(taint.get(found, set()) for found in reads[k]))
+        if not origins <= taint.get(name, set()):
+            taint.setdefault(name, set()).update(origins)
+            work.extend(readers_of.get(name, ()))
+
+    found: dict = {}
+
+    def reach(origins, site):
+        for origin in origins:
+            found.setdefault(origin, site)
+
+    dummy = Site(placeholders[0] if placeholders else None, "bare")
+    for node, name in expansions:
+        if name.startswith(SUB_PREFIX) or name not in taint:
+            continue
+        site = _sink(tree, node, name, dummy, command, placeholders, spans)
+        if site is not None:
+            reach(taint[name], site)
+    for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
+        text = tree.source(node)
+        if node.type == "c_style_for_statement":  # its header only
+            body = node.child_by_field_name("body")
+            text = tree.text[tree.span(node)[0]:tree.span(body)[0]] if body is not None else text
+        elif node.type == "subscript":  # a[i]: the index
+            index = node.child_by_field_name("index")
+            text = tree.source(index) if index is not None else ""
+        names = {n for n in _IDENTIFIER.findall(text) if n in taint and not n.startswith(SUB_PREFIX)}
+        for name in names:
+            reach(taint[name], Site(dummy.placeholder, "arithmetic"))
+    if placeholders or initial:
+        program = _file_hand_off(tree, taint)
+        if program is not None:
+            reach(every, Site(dummy.placeholder, "reparse", program))
+    return found
+
+
+def _sink(tree, node, name, site, command, placeholders, spans) -> Site | None:
+    """Where an expansion of a variable holding a value puts it: a Site when that is code, an option or
+    arithmetic; None when it stays data."""
+    for ancestor in _ancestors(node):  # ${y:-$r}: the value is (part of) the enclosing expansion's word
+        if ancestor.type == "expansion":
+            node = ancestor
+        elif ancestor.type not in ("concatenation", "string", "word", "array"):
+            break
+    text = tree.source(node)
+    if node.type == "expansion" and (text.startswith("${!") or "@P" in text or "@A" in text):
+        return Site(site.placeholder, "reparse", text)  # ${!r}, ${r@P}: bash evaluates the value again
+    evaluated = _evaluated(tree, node)
+    if evaluated == "arithmetic":
+        return Site(site.placeholder, "arithmetic")
+    parent = node.parent
+    if parent is None:
+        return None
+    if parent.type == "heredoc_body":
+        redirect = parent.parent
+        runner = _fed_runner(tree, redirect)
+        if runner:
+            return Site(site.placeholder, "reparse", runner)
+        verdict = _flow(tree, site, redirect.parent, None, command, placeholders, spans)
+        return verdict if verdict.context in _HANDED_CONTEXTS else None
+    quoted = parent.type == "string"
+    part = parent if quoted else node
+    word = part.parent if part.parent is not None and part.parent.type == "concatenation" else part
+    holder = word.parent
+    if holder is None:
+        return None
+    several = not quoted or name == POSITIONAL and ("@" in text or "*" in text) or "[@]" in text or "[*]" in text
+    if holder.type == "command_name" and several:
+        # "$@" or an unquoted $r as the command: the value may be a whole command (set -- sh -c {{x}}; "$@")
+        return Site(site.placeholder, "reparse", text if not quoted else tree.source(parent))
+    if holder.type == "command" and not quoted and holder.child_by_field_name("name") is not None:
+        program = _literal(tree, _words(holder)[0])
+        spec = PROGRAMS.get(_program_name(program)) if program else None
+        if program is None or (spec is not None and spec.command_at is not None) or program in ("find",):
+            # nice $r: the split value may be the command a wrapper runs
+            return Site(site.placeholder, "reparse", program or tree.source(_words(holder)[0]))
+    leading = not quoted or (parent.named_children[0].id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1)
+    verdict = _place(tree, site, part, leading, command, placeholders, spans)
+    return verdict if verdict.context in _HANDED_CONTEXTS else None
+
+
+#: what a value handed on through a variable may become that the checker refuses
+_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic"})
+
+
+def _file_hand_off(tree, taint) -> str | None:
+    """A value written to a file (> f, >> f, tee f, and on through cp, mv, cat … > g) that a program of the same
+    command runs as a script or reads as code (sh f, . ./f, ./f, awk -f f, sh < f, cat f | sh, eval "$(cat f)"):
+    the program, or None. Fail closed: a file named at run time matches any, and names match by their last part
+    (a cd may come between)."""
+    valued = set()
+    stack = [tree.root]
+    marks = []
+    while stack:
+        node = stack.pop()
+        if node.type in _EXPANSIONS and (_expanded_name(tree, node) or "") in taint:
+            marks.append(node)
+        elif node.type == "heredoc_body" and any(c.type in _EXPANSIONS and (_expanded_name(tree, c) or "") in taint
+                                                 for c in node.named_children):
+            marks.append(node)
+        stack.extend(node.named_children)
+    for node in marks:
+        while node is not None and node.id not in valued:
+            valued.add(node.id)
+            node = node.parent
+    if not valued:
+        return None
+    outputs = []  # (scope node, written path or None) for every file written
+    inputs = []  # (scope node, read path or None)
+    code = []  # (program, path or None) a script or a file read as code
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "file_redirect":
+            operator = next((tree.source(c) for c in node.children if not c.is_named), "")
+            target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
+                                                                   else None)
+            path = _literal(tree, target) if target is not None else None
+            scope = _scope(node)
+            if operator in _WRITES and path not in _NOT_FILES:
+                outputs.append((scope, path))
+            elif operator == "<":
+                inputs.append((scope, path))
+        elif node.type == "command":
+            info = _command_info(tree, node)
+            if info is not None and info.words:
+                _file_uses(tree, node, info, outputs, inputs, code)
+        stack.extend(node.named_children)
+    runner = _runner_in(tree, tree.root)
+    written, changed, rounds = set(), True, 0
+    while changed and rounds < 3:  # a file written from a written file is written too (cat a > b)
+        changed, rounds = False, rounds + 1
+        for scope, path in outputs:
+            key = _file_key(path)
+            if key in written:
+                continue
+            if scope.id in valued or any(s.id == scope.id and _file_key(p) in written | {"*"} and written
+                                         for s, p in inputs):
+                written.add(key)
+                changed = True
+    if changed:
+        written.add("*")
+    if not written:
+        return None
+    if runner is not None:
+        return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
+    for program, path in code:
+        key = _file_key(path)
+        if key == "*" or "*" in written or key in written:
+            return program
+    return None
+
+
+def _file_key(path: str | None) -> str:
+    """How written and read files are matched: the last part of a path written in the command, "*" for one named
+    at run time."""
+    if path is None or _globbed(path):
+        return "*"
+    return os.path.basename(path.rstrip("/")) or path
+
+
+def _scope(node):
+    """The statement a redirection or a command belongs to, with the pipeline it is part of."""
+    while node.parent is not None and node.parent.type not in ("program", "list", "compound_statement", "subshell",
+                                                               "do_group", "if_statement", "else_clause",
+                                                               "elif_clause", "case_item", "pipeline"):
+        node = node.parent
+    return node.parent if node.parent is not None and node.parent.type == "pipeline" else node
+
+
+def _file_uses(tree, node, info, outputs, inputs, code):
+    """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f)."""
+    literals = [_literal(tree, w) for w in info.words]
+    scope = _scope(node)
+    first = literals[0]
+    if first is None:
+        return
+    if "/" in first:  # ./f: a file run as a program
+        code.append((first, first))
+    k = 0
+    while k < len(literals):  # through wrappers (nice sh f, env A=1 . ./f)
+        name = _program_name(literals[k]) if literals[k] is not None else None
+        spec = PROGRAMS.get(name) if name else None
+        if name is None:
+            return
+        if name in COPIERS:
+            operands = [text for text in literals[k + 1:] if text is None or not text.startswith("-")]
+            for text in operands:
+                inputs.append((scope, text))
+                if name != "cat":
+                    outputs.append((scope, text))
+            for text in literals[k + 1:]:
+                if text is not None and text.startswith("of="):
+                    outputs.append((scope, text[3:]))
+            return
+        if name in SCRIPT_READERS or name in ("awk", "gawk", "mawk", "nawk", "sed", "make", "gdb"):
+            _script_operand(name, spec, literals[k:], code)
+            return
+        if spec is None or spec.command_at is None:
+            operands = [text for text in literals[k + 1:] if text is None or not text.startswith("-")]
+            inputs.extend((scope, text) for text in operands)
+            return
+        k += 1  # a wrapper: the command it runs starts after its options and operands (fail closed: each word)
+        while k < len(literals) and literals[k] is not None and (literals[k].startswith("-") or "=" in literals[k]):
+            k += 1
+
+
+def _script_operand(name, spec, literals, code):
+    """The script a program reads: its first operand (sh f, python3 f.py, . ./f), or what -f/-x names."""
+    i = 1
+    while i < len(literals):
+        text = literals[i]
+        if text is None:
+            code.append((name, None))
+            return
+        if text in ("-f", "--file", "-x", "--command", "-command") and i + 1 < len(literals):
+            code.append((name, literals[i + 1]))
+            i += 2
+            continue
+        if text.startswith("-") and text != "-":
+            if spec is not None and (spec.code and any(c in spec.code for c in text[1:2]) or
+                                     spec.flag_code and spec.flag_code in text[1:]):
+                return  # sh -c …, python3 -c …: the code is a word, not a file
+            if spec is not None and text[-1:] in spec.args and len(text) == 2:
+                i += 1
+            i += 1
+            continue
+        if name in SCRIPT_READERS:
+            code.append((name, text))
+        return
 
 
 # ---------------------------------------------------------------- programs and their arguments
@@ -1171,23 +1577,41 @@ def _names_stdin(path: str | None) -> bool:
     return norm.rstrip("/").endswith(("/stdin", "dev/stdin")) or "/fd/" in norm or norm.endswith("/fd") or \
         norm.startswith("/proc/")
 #: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
-#: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd)
+#: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd, declare -x, read NAME, for NAME in …)
 CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
     LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
     GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
     PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER
-    RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR""".split())
-#: families of variables read as code: GIT_CONFIG_KEY_0/VALUE_0 (any git setting), BASH_FUNC_f%% (a function
-#: bash imports), *EDITOR and *PAGER (run by git, less, man, …), TAR_OPTIONS, MAKEFLAGS and MFLAGS (options, among
-#: them --to-command and --eval)
-CODE_VARIABLE_PREFIXES = ("GIT_CONFIG", "BASH_FUNC_")
-CODE_VARIABLE_SUFFIXES = ("EDITOR", "PAGER", "_OPTIONS", "FLAGS", "_COMMAND", "_CMD", "ASKPASS")
+    RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR
+    CC CXX CPP CXXCPP LD AR AS NM FC F77 RANLIB STRIP OBJCOPY OBJDUMP MAKE YACC LEX M4 PKG_CONFIG INSTALL
+    RSH SSH DIFF MERGE HGMERGE TERMINAL VIMINIT EXINIT GVIMINIT MYVIMRC SCREENRC WGETRC KUBECONFIG
+    MAILCAPS""".split())
+#: families of variables read as code, by the name's start: GIT_CONFIG_KEY_0/VALUE_0 (any git setting) and every
+#: other GIT_* but the identity and dates a commit records (GIT_DIR, GIT_TEMPLATE_DIR: a repository's hooks and
+#: configuration), BASH_FUNC_f%% (a function bash imports), the dynamic loader's LD_* and DYLD_*, npm's
+#: npm_config_* (script-shell, in either case), lua's LUA_INIT and LUA_PATH, XDG_* (where programs find their
+#: configuration)
+CODE_VARIABLE_PREFIXES = ("GIT_", "BASH_FUNC_", "LD_", "DYLD_", "NPM_CONFIG_", "npm_config_", "LUA_", "XDG_")
+#: … and by the name's end: a program to run (*EDITOR, *PAGER, *_COMMAND, *_CMD, *_PROGRAM, *_PROG, *_EXEC, *SHELL,
+#: *RSH, *_SSH, *ASKPASS, *DIFF, *MERGE, *_HOOK, *_HOOKS, *BROWSER), options that may name one (*_OPTIONS, *_OPTS,
+#: *FLAGS, *OPT, *_ARGS), code run at start (*INIT, *STARTUP), and a place code or configuration is loaded from
+#: (*PATH, *HOME, *CONFIG): TAR_OPTIONS, MAKEFLAGS, GIT_SEQUENCE_EDITOR, CONFIG_SHELL, JAVA_OPTS, NODE_PATH,
+#: GEM_HOME, KUBECONFIG. Names are matched as written: the environment's names are capitals by convention
+CODE_VARIABLE_SUFFIXES = ("EDITOR", "PAGER", "_COMMAND", "_CMD", "_PROGRAM", "_PROG", "_EXEC", "SHELL", "RSH", "_SSH",
+                          "ASKPASS", "DIFF", "MERGE", "_HOOK", "_HOOKS", "BROWSER", "_OPTIONS", "_OPTS", "FLAGS",
+                          "OPT", "_ARGS", "INIT", "STARTUP", "PATH", "HOME", "CONFIG")
+#: GIT_* variables that are data: who and when a commit records
+GIT_DATA_VARIABLES = frozenset("""GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_NAME
+    GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE""".split())
 
 
 def _code_variable(name: str) -> bool:
     """A variable a shell or a program reads as code: listed, of a family, or not a plain name (env 'f%%=…')."""
-    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or \
-        name.endswith(CODE_VARIABLE_SUFFIXES) or not name.replace("_", "").isalnum() or not name.isascii()
+    if not name.replace("_", "").isalnum() or not name.isascii():
+        return True
+    if name in GIT_DATA_VARIABLES:
+        return False
+    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES)
 
 
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
@@ -1448,6 +1872,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             return verdicts, stdin, inner if stdin else program
         if code_flag and operands == 0:
             verdicts[i] = ("reparse", program, i if program in SHELLS else None)
+            if lit is None or _script_runs_arguments(lit):  # sh -c 'eval "$1"' _ {{x}}: its arguments become code
+                for k in range(i + 1, n):
+                    if literals[k] is None:
+                        verdicts[k] = ("reparse", program, None)
             return verdicts, _script_reads_stdin(lit), program
         if (spec.first_code and operands == 0 and not code_given) or spec.all_code or (
                 spec.code_from is not None and operands >= spec.code_from):
@@ -1495,6 +1923,20 @@ def _script_reads_stdin(script: str | None) -> bool:
     try:
         inner = _Tree(script)
         return inner.root.has_error or _reader_in(inner, inner.root) is not None
+    except RecursionError:
+        return True
+
+
+@lru_cache(maxsize=256)
+def _script_runs_arguments(script: str) -> bool:
+    """A shell script given as code (sh -c SCRIPT _ ARG…) that runs its positional parameters as code, puts them in
+    arithmetic or option position, or hands them on to code through a variable or a file (eval "$1", "$@",
+    $(( $1 ))); a script the checker cannot parse or follow fails closed."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return True
+        return bool(_handed_on(inner, script, [], _Starts([]), initial={POSITIONAL}))
     except RecursionError:
         return True
 
@@ -1569,8 +2011,8 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
     if program in NAME_PROGRAMS:
         for i in range(1, n):
             verdicts[i] = (NAME_PROGRAMS[program], program, None)
-        if program == "read" and any(lit is not None and lit.replace("_", "").isalnum() and _code_variable(lit)
-                                     for lit in literals[1:]):
+        if program in ("read", "mapfile", "readarray") and any(
+                lit is not None and lit.replace("_", "").isalnum() and _code_variable(lit) for lit in literals[1:]):
             return True  # read BASH_ENV <<EOF: what it reads becomes a variable read as code
         # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
         return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
@@ -1579,6 +2021,11 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             k = literals.index("-v")
             if k + 1 < n:
                 verdicts[k + 1] = ("name", program, None)
+                name = literals[k + 1]
+                if name is not None and _code_variable(name):  # printf -v GIT_SSH %s {{x}}: an assignment
+                    for j in range(k + 2, n):
+                        if literals[j] is None:
+                            verdicts[j] = ("reparse", f"what reads ${name}", None)
         return False
     if program in SEDS:
         return _sed(literals, prefixes, verdicts, option_kind)
