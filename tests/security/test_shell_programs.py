@@ -679,6 +679,18 @@ def test_fifth_review_variables_of_no_family_still_carry_data(tmp_path, capsys, 
     ('printf \'%s\' {{x}} > f; eval "$(cat f)"', "eval"),
     ("printf '%s' {{x}} > run.sh; chmod +x run.sh; ./run.sh", "./run.sh"),
     ('r={{x}}; printf \'%s\' "$r" > f; sh f', "sh"),
+    ("printf '%s' {{x}} > f; sh -c 'sh f'", "sh"),
+    ("printf '%s' {{x}} > f; timeout 5 sh f", "sh"),
+    ("printf '%s' {{x}} > f; echo f | xargs sh", "sh"),
+    ("printf '%s' {{x}} > f; find . -name f -exec sh {} \\;", "sh"),
+    ("printf '%s' {{x}} > f; chmod +x f; PATH=.:$PATH f", "f"),
+    # code written in the command that reads a variable holding a value; a variable naming another
+    ("r={{x}}; eval 'eval \"$r\"'", "eval"),
+    ("r={{x}}; export r; sh -c 'eval \"$r\"'", "sh"),
+    ("r={{x}}; trap 'eval \"$r\"' EXIT", "trap"),
+    ('n=r; r={{x}}; eval "${!n}"', "eval"),
+    ('declare -n ref=r; r={{x}}; eval "$ref"', "eval"),
+    ('set -- -a {{x}}; getopts a: o; eval "$OPTARG"', "eval"),
 ])
 def test_fifth_review_a_value_handed_on_and_run_later_is_td803(tmp_path, capsys, monkeypatch, command, program):
     """Each ran `touch marker` from the value before: the command hands the value on through the positional
@@ -704,6 +716,10 @@ def test_fifth_review_a_value_handed_on_into_arithmetic_or_an_option_is_refused(
     "sh -c 'printf \"%s\" \"$1\" > out' _ {{x}}",
     "printf '%s' {{x}} > input.txt; python3 process.py input.txt",
     "printf '%s' {{x}} > input.txt; sh copy.sh",
+    "r={{x}}; export r; sh -c 'printf \"%s\" \"$r\" > out'",
+    "set -- {{x}}; eval 'printf \"%s\" \"$1\" > out'",
+    "printf '%s' {{x}} > out; find . -name out > /dev/null",
+    "printf '%s' {{x}} > input.txt; sh -c 'sh copy.sh'",
 ])
 def test_fifth_review_a_value_handed_on_as_data_still_runs(tmp_path, capsys, monkeypatch, command):
     (tmp_path / "process.py").write_text("import sys\nopen('out', 'w').write(open(sys.argv[1]).read())\n")

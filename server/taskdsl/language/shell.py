@@ -1108,8 +1108,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     expanded later where code is read (eval "$r", "$@" as a command, $(( r ))), or a value written to a file that a
     program of the command then runs as a script or reads as code (… > f; sh f, . ./f, sh < f). Returns, per origin
     (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
-    references = {}  # origin → its tainted names start with it
-    expansions, assignments, arithmetic, calls, readers, functions = [], [], [], [], [], set()
+    expansions, assignments, arithmetic, calls, readers, functions, commands = [], [], [], [], [], set(), []
     stack = [tree.root]
     while stack:
         node = stack.pop()
@@ -1135,8 +1134,11 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             if name is not None:
                 functions.add(tree.source(name))
         elif kind == "command":
+            commands.append(node)
             words = _words(node)
             first = _literal(tree, words[0]) if words else None
+            if first == "getopts":  # getopts SPEC NAME: NAME and OPTARG hold the positional parameters
+                readers.extend(["OPTARG", *(text for text in (_literal(tree, w) for w in words[2:3]) if text)])
             if first == "set" and len(words) > 1:
                 assignments.append((POSITIONAL, node))
             elif first in ("read", "mapfile", "readarray"):
@@ -1161,6 +1163,13 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                 tree.source(c).startswith(("-", "+")) and "i" in tree.source(c) for c in node.named_children
                 if c.type == "word"):
             arithmetic.append(node)
+        if kind == "declaration_command" and any(tree.source(c).startswith("-") and "n" in tree.source(c)
+                                                 for c in node.named_children if c.type == "word"):
+            # declare -n ref=r: ref names another variable, which may hold a value (fail closed)
+            for c in node.named_children:
+                target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                if target is not None and target.type in ("variable_name", "word"):
+                    readers.append(tree.source(target))
         stack.extend(node.named_children)
     assignments.extend((POSITIONAL, node) for name, node in calls if name in functions)  # f {{x}}: $1 in f
 
@@ -1207,11 +1216,28 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
 
     dummy = Site(placeholders[0] if placeholders else None, "bare")
     for node, name in expansions:
-        if name.startswith(SUB_PREFIX) or name not in taint:
+        if name.startswith(SUB_PREFIX):
             continue
-        site = _sink(tree, node, name, dummy, command, placeholders, spans)
-        if site is not None:
-            reach(taint[name], site)
+        if name in taint:
+            site = _sink(tree, node, name, dummy, command, placeholders, spans)
+            if site is not None:
+                reach(taint[name], site)
+        elif node.type == "expansion" and tree.source(node).startswith("${!"):
+            # ${!n}: the value of the variable n names, which may hold a value (fail closed)
+            site = _sink(tree, node, name, dummy, command, placeholders, spans, indirect=False)
+            if site is not None:
+                reach(every, site)
+    names = frozenset(name for name in taint if not name.startswith(SUB_PREFIX))
+    if names:  # eval 'eval "$r"', sh -c 'sh -c "$r"', trap '…' EXIT: code written in the command reads them
+        for node in commands:
+            info = _command_info(tree, node)
+            for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
+                code = _shell_code(tree, word, verdict)
+                if code is not None:
+                    program, text = code
+                    inner = names if program not in SHELLS else names - {POSITIONAL}
+                    for name in _code_uses(text, inner):
+                        reach(taint[name], Site(dummy.placeholder, "reparse", program))
     for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
         text = tree.source(node)
         if node.type == "c_style_for_statement":  # its header only
@@ -1230,7 +1256,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     return found
 
 
-def _sink(tree, node, name, site, command, placeholders, spans) -> Site | None:
+def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -> Site | None:
     """Where an expansion of a variable holding a value puts it: a Site when that is code, an option or
     arithmetic; None when it stays data."""
     for ancestor in _ancestors(node):  # ${y:-$r}: the value is (part of) the enclosing expansion's word
@@ -1239,7 +1265,7 @@ def _sink(tree, node, name, site, command, placeholders, spans) -> Site | None:
         elif ancestor.type not in ("concatenation", "string", "word", "array"):
             break
     text = tree.source(node)
-    if node.type == "expansion" and (text.startswith("${!") or "@P" in text or "@A" in text):
+    if node.type == "expansion" and (indirect and text.startswith("${!") or "@P" in text or "@A" in text):
         return Site(site.placeholder, "reparse", text)  # ${!r}, ${r@P}: bash evaluates the value again
     evaluated = _evaluated(tree, node)
     if evaluated == "arithmetic":
@@ -1273,6 +1299,63 @@ def _sink(tree, node, name, site, command, placeholders, spans) -> Site | None:
     leading = not quoted or (parent.named_children[0].id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1)
     verdict = _place(tree, site, part, leading, command, placeholders, spans)
     return verdict if verdict.context in _HANDED_CONTEXTS else None
+
+
+#: programs whose code is a shell script (eval CODE, sh -c CODE, trap CODE SIGNAL, su -c CODE, …)
+SHELL_CODE_RUNNERS = frozenset("sh bash dash zsh ksh ash mksh yash eval trap su runuser sg script flock watch".split())
+
+
+def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
+    """(program, text) when word is shell code written in the command (eval 'eval "$r"', sh -c 'sh f')."""
+    if verdict is None or verdict[0] != "reparse" or verdict[1] not in SHELL_CODE_RUNNERS:
+        return None
+    text = _literal(tree, word)
+    if text is None:
+        return None
+    if word.type == "string":  # what the shell hands over: "\$r" is $r
+        text = re.sub(r'\\([$`"\\\n])', r"\1", text)
+    return verdict[1], text
+
+
+@lru_cache(maxsize=256)
+def _code_uses(script: str, names: frozenset) -> frozenset:
+    """Of names (variables of the command around it that hold a value), those a shell script written in the
+    command hands to code (eval 'eval "$r"'); a script the grammar cannot parse uses them all (fail closed)."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return names
+        return frozenset(_handed_on(inner, script, [], _Starts([]), initial=names)) & names
+    except RecursionError:
+        return names
+
+
+@lru_cache(maxsize=256)
+def _code_files(script: str) -> tuple:
+    """The files a shell script written in the command runs as code (sh -c 'sh f'): ((program, path), …), with
+    (program, None) when it runs its standard input or a word the checker cannot see."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return (("sh", None),)
+    except RecursionError:
+        return (("sh", None),)
+    code, stack = [], [inner.root]
+    runner = _runner_in(inner, inner.root)
+    if runner is not None:
+        code.append((runner, None))
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            info = _command_info(inner, node)
+            if info is not None and info.words:
+                _file_uses(inner, node, info, [], [], code)
+                for word, verdict in zip(info.words, info.verdicts):
+                    found = _shell_code(inner, word, verdict)
+                    if found is not None:
+                        code.extend(_code_files(found[1]))
+        stack.extend(node.named_children)
+    return tuple(code)
 
 
 #: what a value handed on through a variable may become that the checker refuses
@@ -1321,6 +1404,10 @@ def _file_hand_off(tree, taint) -> str | None:
             info = _command_info(tree, node)
             if info is not None and info.words:
                 _file_uses(tree, node, info, outputs, inputs, code)
+                for word, verdict in zip(info.words, info.verdicts):
+                    found = _shell_code(tree, word, verdict)
+                    if found is not None:  # sh -c 'sh f'
+                        code.extend(_code_files(found[1]))
         stack.extend(node.named_children)
     runner = _runner_in(tree, tree.root)
     written, changed, rounds = set(), True, 0
@@ -1341,6 +1428,10 @@ def _file_hand_off(tree, taint) -> str | None:
     if runner is not None:
         return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
     for program, path in code:
+        if path is not None and path.startswith("\0"):  # a bare command name
+            if path[1:] in written:
+                return program
+            continue
         key = _file_key(path)
         if key == "*" or "*" in written or key in written:
             return program
@@ -1365,40 +1456,50 @@ def _scope(node):
 
 
 def _file_uses(tree, node, info, outputs, inputs, code):
-    """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f)."""
+    """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f, f)."""
     literals = [_literal(tree, w) for w in info.words]
     scope = _scope(node)
     first = literals[0]
     if first is None:
         return
-    if "/" in first:  # ./f: a file run as a program
-        code.append((first, first))
-    k = 0
-    while k < len(literals):  # through wrappers (nice sh f, env A=1 . ./f)
-        name = _program_name(literals[k]) if literals[k] is not None else None
-        spec = PROGRAMS.get(name) if name else None
-        if name is None:
-            return
-        if name in COPIERS:
-            operands = [text for text in literals[k + 1:] if text is None or not text.startswith("-")]
-            for text in operands:
-                inputs.append((scope, text))
-                if name != "cat":
-                    outputs.append((scope, text))
-            for text in literals[k + 1:]:
-                if text is not None and text.startswith("of="):
-                    outputs.append((scope, text[3:]))
-            return
-        if name in SCRIPT_READERS or name in ("awk", "gawk", "mawk", "nawk", "sed", "make", "gdb"):
-            _script_operand(name, spec, literals[k:], code)
-            return
-        if spec is None or spec.command_at is None:
-            operands = [text for text in literals[k + 1:] if text is None or not text.startswith("-")]
-            inputs.extend((scope, text) for text in operands)
-            return
-        k += 1  # a wrapper: the command it runs starts after its options and operands (fail closed: each word)
-        while k < len(literals) and literals[k] is not None and (literals[k].startswith("-") or "=" in literals[k]):
-            k += 1
+    # ./f, or f found through $PATH: a file run as a program (a bare name matches only a file written under it)
+    code.append((first, first if "/" in first else "\0" + first))
+    name = _program_name(first)
+    spec = PROGRAMS.get(name)
+    if name in COPIERS:
+        operands = [text for text in literals[1:] if text is None or not text.startswith("-")]
+        for text in operands:
+            inputs.append((scope, text))
+            if name != "cat":
+                outputs.append((scope, text))
+        for text in literals[1:]:
+            if text is not None and text.startswith("of="):
+                outputs.append((scope, text[3:]))
+        return
+    if name in SCRIPT_READERS or name in FILE_CODE_READERS:
+        _script_operand(name, spec, literals, code)
+        return
+    if spec is not None and spec.command_at is not None or name in ("find", "xargs"):
+        # a wrapper (timeout 5 sh f, env A=1 . ./f, find … -exec sh {} ;, xargs sh): fail closed, from every word
+        # that names a program reading a script, and every path the wrapped command may be
+        start = 1 if name != "find" else next((k + 1 for k, text in enumerate(literals) if text in FIND_EXEC),
+                                               len(literals))
+        for k in range(start, len(literals)):
+            text = literals[k]
+            wrapped = _program_name(text) if text is not None else None
+            if text is not None and "/" in text and not text.startswith("-"):
+                code.append((text, text))
+            if wrapped in SCRIPT_READERS or wrapped in FILE_CODE_READERS:
+                _script_operand(wrapped, PROGRAMS.get(wrapped), literals[k:], code)
+                if name == "xargs":  # xargs sh: the items it reads are its script's name
+                    code.append((wrapped, None))
+                break
+        return
+    inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
+
+
+#: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x)
+FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb".split())
 
 
 def _script_operand(name, spec, literals, code):
@@ -1406,7 +1507,7 @@ def _script_operand(name, spec, literals, code):
     i = 1
     while i < len(literals):
         text = literals[i]
-        if text is None:
+        if text is None or text == "{}":  # named at run time, or by find -exec
             code.append((name, None))
             return
         if text in ("-f", "--file", "-x", "--command", "-command") and i + 1 < len(literals):
