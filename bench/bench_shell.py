@@ -29,6 +29,10 @@ SHAPES = {
     "substitutions": lambda n: "echo " + " ".join(['"$(printf %s {{x}})"'] * n),
     "sed and find": lambda n: "find . -name {{x}} " + " ".join(["-o -name {{x}}"] * n) + "; sed -n -- p " +
                               " ".join(["{{x}}"] * n),
+    "variables": lambda n: "; ".join(f'v{k}={{{{x}}}}; w{k}="$v{k}"; printf %s "$w{k}"' for k in range(n)),
+    "variable chain": lambda n: "v0={{x}}; " + "; ".join(f'v{k + 1}="$v{k} {{{{x}}}}"' for k in range(n)) +
+                                f'; printf %s "$v{n}"',
+    "files": lambda n: "; ".join(f"printf %s {{{{x}}}} > f{k}; cat f{k} > g{k}; python3 p.py g{k}" for k in range(n)),
 }
 
 
