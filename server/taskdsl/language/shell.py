@@ -693,6 +693,8 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
         name = tree.source(holder.child_by_field_name("name"))
         if _code_variable(name):
             return Site(ph, "reparse", f"what reads ${name}")
+        if name in _integer_names(tree):  # declare -i n; n={{x}}: bash evaluates the value as arithmetic
+            return Site(ph, "arithmetic")
         declaration = holder.parent
         if declaration is not None and declaration.type == "declaration_command":
             flags = [tree.source(c) for c in declaration.named_children if c.type == "word"]
@@ -717,6 +719,26 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if kind in ("declaration_command", "unset_command"):
         return Site(ph, "name")
     return Site(ph, "unparsed")
+
+
+def _integer_names(tree) -> frozenset:
+    """Variables the command gives the integer attribute (declare -i n, local -i n, typeset -i n): an assignment
+    to one anywhere is arithmetic."""
+    if "integer" not in tree.cache:
+        found, stack = set(), [tree.root]
+        while stack:
+            node = stack.pop()
+            if node.type == "declaration_command" and any(
+                    tree.source(c).startswith("-") and "i" in tree.source(c) for c in node.named_children
+                    if c.type == "word"):
+                for c in node.named_children:
+                    target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                    if target is not None and target.type in ("variable_name", "word") and \
+                            not tree.source(target).startswith(("-", "+")):
+                        found.add(tree.source(target))
+            stack.extend(node.named_children)
+        tree.cache["integer"] = frozenset(found)
+    return tree.cache["integer"]
 
 
 def _in_comment(node) -> bool:
@@ -1086,6 +1108,8 @@ _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
 #: where writing is no file a later command can read back
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: ${NAME:OFFSET} and ${NAME:OFFSET:LENGTH}, whose offset and length bash evaluates as arithmetic
+_SUBSTRING = re.compile(r"\$\{[!#]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*])(?:\[[^]]*\])?:(?![-=?+])")
 #: the name taint is kept under for the positional parameters ($1, $@, $*, …)
 POSITIONAL = "@"
 
@@ -1154,6 +1178,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                 calls.append((first, node))
         elif kind in ("arithmetic_expansion", "subscript", "c_style_for_statement") or (
                 kind == "compound_statement" and tree.source(node).startswith("((")):
+            arithmetic.append(node)
+        if kind == "expansion" and _SUBSTRING.match(tree.source(node)):  # ${s:r:1}: offset and length
             arithmetic.append(node)
         elif kind == "binary_expression" and _in_test(node):
             operator = node.child_by_field_name("operator")
@@ -1246,6 +1272,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
         elif node.type == "subscript":  # a[i]: the index
             index = node.child_by_field_name("index")
             text = tree.source(index) if index is not None else ""
+        elif node.type == "expansion":  # ${s:r:1}: after the name
+            text = text[_SUBSTRING.match(text).end():]
         names = {n for n in _IDENTIFIER.findall(text) if n in taint and not n.startswith(SUB_PREFIX)}
         for name in names:
             reach(taint[name], Site(dummy.placeholder, "arithmetic"))
@@ -1359,7 +1387,7 @@ def _code_files(script: str) -> tuple:
 
 
 #: what a value handed on through a variable may become that the checker refuses
-_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic"})
+_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
 
 
 def _file_hand_off(tree, taint) -> str | None:
@@ -1378,12 +1406,13 @@ def _file_hand_off(tree, taint) -> str | None:
                                                  for c in node.named_children):
             marks.append(node)
         stack.extend(node.named_children)
+    if not marks:
+        return None
     for node in marks:
         while node is not None and node.id not in valued:
             valued.add(node.id)
             node = node.parent
-    if not valued:
-        return None
+    valued.add(tree.root.id)
     outputs = []  # (scope node, written path or None) for every file written
     inputs = []  # (scope node, read path or None)
     code = []  # (program, path or None) a script or a file read as code
@@ -1397,7 +1426,8 @@ def _file_hand_off(tree, taint) -> str | None:
             path = _literal(tree, target) if target is not None else None
             scope = _scope(node)
             if operator in _WRITES and path not in _NOT_FILES:
-                outputs.append((scope, path))
+                # exec > f: what every later command prints goes to f (fail closed: a value may be among it)
+                outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
             elif operator == "<":
                 inputs.append((scope, path))
         elif node.type == "command":
