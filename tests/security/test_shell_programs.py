@@ -278,6 +278,10 @@ def test_the_docs_name_every_variable_and_wrapper_the_checker_knows():
 
     text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
     assert [name for name in sorted(shell.CODE_VARIABLES) if f"`{name}`" not in text] == []
+    assert [start for start in shell.CODE_VARIABLE_PREFIXES if f"`{start}*`" not in text] == []
+    assert [end for end in shell.CODE_VARIABLE_SUFFIXES if f"`{end}`" not in text] == []
+    assert [name for name in sorted(shell.GIT_DATA_VARIABLES) if f"`{name}`" not in text] == []
+    assert all(f"`{variant}`" in text for variant in shell.BUILD_VARIANTS.split())
     wrappers = "env sudo doas command exec builtin nohup setsid time nice ionice chrt taskset stdbuf timeout flock".split()
     assert [name for name in wrappers if shell.PROGRAMS[name].command_at is None] == []
     assert all(f"`{name}`" in text for name in wrappers)
