@@ -700,8 +700,9 @@ def test_fifth_review_variables_of_no_family_still_carry_data(tmp_path, capsys, 
 def test_fifth_review_a_value_handed_on_and_run_later_is_td803(tmp_path, capsys, monkeypatch, command, program):
     """Each ran `touch marker` from the value before: the command hands the value on through the positional
     parameters, a variable or a file, and runs it there."""
-    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"(`{program}`)"
-            if program.startswith("$") or program.startswith('"') else f"`{program}` parses again as code")
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is handed on (in a variable, the positional parameters or a file the command writes) to `{program}`, "
+            f"which parses it again as code")
 
 
 @pytest.mark.parametrize("command, code, message", [

@@ -188,6 +188,11 @@ def unsafe_message(site: Site) -> str:
         return option_message(site)
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
     where, how = WHERE[site.context]
+    if site.context == "reparse" and site.program.startswith(HANDED):
+        return (f"{shown} is handed on (in a variable, the positional parameters or a file the command writes) to "
+                f"`{site.program[len(HANDED):]}`, which parses it again as code: the value would become code; keep "
+                f"it out of code (pass it to a program as an argument it reads as data, and run no variable or file "
+                f"that holds it)")
     if site.context == "reparse" and site.program.startswith("what reads $"):
         name = site.program[len("what reads $"):]
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
@@ -215,6 +220,10 @@ def unsafe_message(site: Site) -> str:
     if "%s" in how:
         how = how % (env_name(site.placeholder) or f"{INPUT_PREFIX}<NAME>")
     return f"{shown} is {where}: no value can be substituted there safely; {how}"
+
+
+#: how a TD803 site's program says the value reached it handed on, not as written
+HANDED = "handed on to "
 
 
 def _named_at_run_time(program: str) -> bool:
@@ -527,7 +536,10 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
                 handed = _handed_on(final, command, placeholders, final_spans)
             later = handed.get(f"{SUB_PREFIX}{number}")
             if later is not None:
-                site = Site(ph, later.context, later.program, later.option_at)
+                program = later.program
+                if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
+                    program = HANDED + program
+                site = Site(ph, later.context, program, later.option_at)
         result.append(site)
     return tuple(result), None, None
 
@@ -2006,7 +2018,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             if lit is None or _script_runs_arguments(lit):  # sh -c 'eval "$1"' _ {{x}}: its arguments become code
                 for k in range(i + 1, n):
                     if literals[k] is None:
-                        verdicts[k] = ("reparse", program, None)
+                        verdicts[k] = ("reparse", HANDED + program, None)
             return verdicts, _script_reads_stdin(lit), program
         if (spec.first_code and operands == 0 and not code_given) or spec.all_code or (
                 spec.code_from is not None and operands >= spec.code_from):
