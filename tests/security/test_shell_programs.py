@@ -772,6 +772,7 @@ def test_fifth_review_a_relative_script_after_a_cd_to_a_folder_of_the_project_ru
     "cd && printf %s {{x}} | bash script.sh",
     "cd //dev && printf %s {{x}} | bash ./script",
     "cd /proc/self && printf %s {{x}} | bash script",
+    "cd /sys/kernel && printf %s {{x}} | bash script",
     "cd sub && printf %s {{x}} | bash stdin",
     "cd .. && printf %s {{x}} | bash fd/0",
     "cd sub && printf %s {{x}} | bash 0",
@@ -785,11 +786,13 @@ def test_fifth_review_a_relative_script_that_may_be_standard_input_after_a_cd_is
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`bash` parses again as code")
 
 
-def test_fifth_review_command_skips_a_function_as_bash_does(tmp_path, capsys, monkeypatch):
-    """`command f` runs the program f, never the function f (bash: "command: f: not found")."""
+@pytest.mark.parametrize("wrapper", ["command", "builtin", "exec", "command -p"])
+def test_fifth_review_command_skips_a_function_as_bash_does(tmp_path, capsys, monkeypatch, wrapper):
+    """`command f` runs the program f, never the function f (bash: "command: f: not found"); so do builtin and
+    exec."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
-    path = template(tmp_path, "f() { sh; }\ncommand f <<EOF\n{{x}}\nEOF")
+    path = template(tmp_path, f"f() {{ sh; }}\n{wrapper} f <<EOF\n{{{{x}}}}\nEOF")
     assert main(["check", path]) == 0, capsys.readouterr()
     main(["run", path, "--input", "x=touch marker"])
     assert not (tmp_path / "marker").exists()
