@@ -796,3 +796,19 @@ def test_fifth_review_command_skips_a_function_as_bash_does(tmp_path, capsys, mo
     assert main(["check", path]) == 0, capsys.readouterr()
     main(["run", path, "--input", "x=touch marker"])
     assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize("command", ["git log --output={{x}} -1", "time -o {{x}} true", "tee {{x}} < /dev/null"])
+def test_fifth_review_a_path_a_value_names_for_a_write_is_data(tmp_path, capsys, monkeypatch, command):
+    """Not guaranteed (docs/security.md): the value is one word, a path the program writes; the checker does not
+    refuse it."""
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, command)
+    assert main(["check", path]) == 0, capsys.readouterr()
+
+
+def test_fifth_review_the_documented_path_check_keeps_a_write_inside(tmp_path, capsys, monkeypatch):
+    command = "case {{x}} in /*|*..*|-*) exit 1;; esac; printf '%s' ok > {{x}}"
+    assert ran(tmp_path, capsys, monkeypatch, command, "out") == "ok"
+    assert main(["run", str(tmp_path / "t.task.xml"), "--input", "x=../escaped"]) != 0
+    assert not (tmp_path.parent / "escaped").exists()
