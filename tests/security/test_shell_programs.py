@@ -696,6 +696,12 @@ def test_fifth_review_variables_of_no_family_still_carry_data(tmp_path, capsys, 
     ('n=r; r={{x}}; eval "${!n}"', "eval"),
     ('declare -n ref=r; r={{x}}; eval "$ref"', "eval"),
     ('set -- -a {{x}}; getopts a: o; eval "$OPTARG"', "eval"),
+    ("r={{x}}; eval 'r2=$r'; eval \"$r2\"", "eval"),
+    ('r={{x}}; eval "r2=\\$r"; eval "$r2"', "eval"),
+    ("r={{x}}; eval 'set -- $r'; \"$@\"", '"$@"'),
+    # $_ is the last word of the command before; $TASKDSL_SUB_1 written out is the value too
+    ('printf %s {{x}} > /dev/null; eval "$_"', "eval"),
+    ('printf %s {{x}} > /dev/null; eval "$TASKDSL_SUB_1"', "eval"),
 ])
 def test_fifth_review_a_value_handed_on_and_run_later_is_td803(tmp_path, capsys, monkeypatch, command, program):
     """Each ran `touch marker` from the value before: the command hands the value on through the positional

@@ -1210,6 +1210,14 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     readers.append(tree.source(target))
         stack.extend(node.named_children)
     assignments.extend((POSITIONAL, node) for name, node in calls if name in functions)  # f {{x}}: $1 in f
+    readers.append("_")  # $_: the last word of the command before, which may be a value
+    for node in commands:  # eval 'r2=$r' and trap '…' run in this shell: what their code assigns is assigned here
+        info = _command_info(tree, node)
+        for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
+            code = _shell_code(tree, word, verdict)
+            if code is not None and code[0] not in SHELLS:
+                assigned, expanded = _code_assigns(code[1])
+                assignments.extend((name, expanded) for name in assigned)
 
     # which names hold a value: references, what the command reads (fail closed), and what is assigned from them
     taint: dict = {}
@@ -1226,7 +1234,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     reads = []  # per assignment: the names its value expands
     readers_of: dict = {}
     for k, (name, value) in enumerate(assignments):
-        inner, pending = set(), [value]
+        inner, pending = set(), [value] if not isinstance(value, frozenset) else []
+        inner.update(value if isinstance(value, frozenset) else ())
         while pending:
             part = pending.pop()
             if part.type in _EXPANSIONS:
@@ -1253,9 +1262,10 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             found.setdefault(origin, site)
 
     dummy = Site(placeholders[0] if placeholders else None, "bare")
+    written = {span[0] for span in spans}  # where the references the command's placeholders became start
     for node, name in expansions:
-        if name.startswith(SUB_PREFIX):
-            continue
+        if name.startswith(SUB_PREFIX) and (tree.span(node)[0] in written or name not in taint):
+            continue  # a reference is judged where it stands; $TASKDSL_SUB_1 written in the command is not one
         if name in taint:
             site = _sink(tree, node, name, dummy, command, placeholders, spans)
             if site is not None:
@@ -1368,6 +1378,45 @@ def _code_uses(script: str, names: frozenset) -> frozenset:
         return frozenset(_handed_on(inner, script, [], _Starts([]), initial=names)) & names
     except RecursionError:
         return names
+
+
+@lru_cache(maxsize=256)
+def _code_assigns(script: str) -> tuple[frozenset, frozenset]:
+    """The variables shell code written in the command assigns (eval 'r2=$r': r2, also the positional parameters
+    through set or a function call, fail closed), and every variable it expands; unparsable code assigns every
+    name it mentions."""
+    try:
+        inner = _Tree(script)
+    except RecursionError:
+        inner = None
+    names = frozenset(_IDENTIFIER.findall(script)) | {POSITIONAL}
+    if inner is None or inner.root.has_error:
+        return names, names
+    assigned, expanded, stack = set(), set(), [inner.root]
+    while stack:
+        node = stack.pop()
+        if node.type in _EXPANSIONS:
+            name = _expanded_name(inner, node)
+            if name is not None:
+                expanded.add(name)
+        elif node.type in ("variable_assignment", "for_statement"):
+            target = node.child_by_field_name("name" if node.type == "variable_assignment" else "variable")
+            if target is not None and target.type == "subscript":
+                target = target.child_by_field_name("name")
+            if target is not None:
+                assigned.add(inner.source(target))
+        elif node.type == "command":
+            words = [_literal(inner, w) for w in _words(node)]
+            if words and words[0] in ("read", "mapfile", "readarray", "getopts", "declare", "typeset", "local",
+                                      "export", "readonly", "printf"):
+                assigned.update(w for w in words[1:] if w and w.replace("_", "").isalnum())
+                assigned.add("OPTARG")
+            elif words and words[0] in ("eval", "source", ".", "alias") or (words and words[0] is None):
+                assigned.update(names)  # code again, or a command named at run time: anything (fail closed)
+            elif words:
+                assigned.add(POSITIONAL)  # set, or a call of a function: the positional parameters
+        stack.extend(node.named_children)
+    return frozenset(assigned), frozenset(expanded)
 
 
 @lru_cache(maxsize=256)
