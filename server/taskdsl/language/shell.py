@@ -1340,7 +1340,7 @@ def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -
     if holder.type == "command_name" and several:
         # "$@" or an unquoted $r as the command: the value may be a whole command (set -- sh -c {{x}}; "$@")
         return Site(site.placeholder, "reparse", text if not quoted else tree.source(parent))
-    if holder.type == "command" and not quoted and holder.child_by_field_name("name") is not None:
+    if holder.type == "command" and several and holder.child_by_field_name("name") is not None:
         program = _literal(tree, _words(holder)[0])
         spec = PROGRAMS.get(_program_name(program)) if program else None
         if program is None or (spec is not None and spec.command_at is not None) or program in ("find",):
