@@ -1220,17 +1220,17 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                 assignments.extend((name, expanded) for name in assigned)
 
     # which names hold a value: references, what the command reads (fail closed), and what is assigned from them
-    taint: dict = {}
+    taint: dict = {}  # name → the origins whose values it may hold (a frozenset, or _ALL)
     for node, name in expansions:
         if name.startswith(SUB_PREFIX):
-            taint.setdefault(name, {name})
+            taint.setdefault(name, frozenset({name}))
     for name in initial or ():
-        taint.setdefault(name, {name})
+        taint.setdefault(name, frozenset({name}))
     if not taint:
         return {}
-    every = set().union(*taint.values())
+    every = list(taint)
     for name in readers:
-        taint.setdefault(name, set()).update(every)
+        taint[name] = _ALL
     reads = []  # per assignment: the names its value expands
     readers_of: dict = {}
     for k, (name, value) in enumerate(assignments):
@@ -1247,17 +1247,27 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
         for found in inner:
             readers_of.setdefault(found, []).append(k)
     work = [k for k, inner in enumerate(reads) if inner & taint.keys()]
-    while work:
+    while work:  # each name changes at most ORIGINS_KEPT + 1 times: linear
         k = work.pop()
         name, _ = assignments[k]
-        origins = set().union(*(taint.get(found, set()) for found in reads[k]))
-        if not origins <= taint.get(name, set()):
-            taint.setdefault(name, set()).update(origins)
-            work.extend(readers_of.get(name, ()))
+        origins = frozenset()
+        for source in reads[k]:
+            origins = _join(origins, taint.get(source, frozenset()))
+            if origins is _ALL:
+                break
+        have = taint.get(name, frozenset())
+        if have is _ALL or (origins is not _ALL and origins <= have):
+            continue
+        taint[name] = _join(have, origins)
+        work.extend(readers_of.get(name, ()))
 
     found: dict = {}
+    to_all: list = []
 
     def reach(origins, site):
+        if origins is _ALL:
+            to_all.append(site)
+            return
         for origin in origins:
             found.setdefault(origin, site)
 
@@ -1274,7 +1284,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             # ${!n}: the value of the variable n names, which may hold a value (fail closed)
             site = _sink(tree, node, name, dummy, command, placeholders, spans, indirect=False)
             if site is not None:
-                reach(every, site)
+                reach(_ALL, site)
     names = frozenset(name for name in taint if not name.startswith(SUB_PREFIX))
     if names:  # eval 'eval "$r"', sh -c 'sh -c "$r"', trap '…' EXIT: code written in the command reads them
         for node in commands:
@@ -1302,8 +1312,26 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     if placeholders or initial:
         program = _file_hand_off(tree, taint)
         if program is not None:
-            reach(every, Site(dummy.placeholder, "reparse", program))
+            reach(_ALL, Site(dummy.placeholder, "reparse", program))
+    if to_all:
+        for origin in every:
+            found.setdefault(origin, to_all[0])
     return found
+
+
+#: a name that may hold any value of the command (more origins than ORIGINS_KEPT, or read from input)
+_ALL = frozenset({"\0all"})
+#: how many origins a name keeps apart before it is held to hold them all
+ORIGINS_KEPT = 16
+
+
+def _join(a: frozenset, b: frozenset) -> frozenset:
+    if a is _ALL or b is _ALL:
+        return _ALL
+    if a >= b:
+        return a
+    joined = a | b
+    return _ALL if len(joined) > ORIGINS_KEPT else joined
 
 
 def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -> Site | None:
@@ -1501,6 +1529,9 @@ def _file_hand_off(tree, taint) -> str | None:
                         code.extend(_code_files(found[1]))
         stack.extend(node.named_children)
     runner = _runner_in(tree, tree.root)
+    read_by: dict = {}  # scope → the files it reads
+    for scope, path in inputs:
+        read_by.setdefault(scope.id, []).append(_file_key(path))
     written, changed, rounds = set(), True, 0
     while changed and rounds < 3:  # a file written from a written file is written too (cat a > b)
         changed, rounds = False, rounds + 1
@@ -1508,8 +1539,7 @@ def _file_hand_off(tree, taint) -> str | None:
             key = _file_key(path)
             if key in written:
                 continue
-            if scope.id in valued or any(s.id == scope.id and _file_key(p) in written | {"*"} and written
-                                         for s, p in inputs):
+            if scope.id in valued or (written and any(k == "*" or k in written for k in read_by.get(scope.id, ()))):
                 written.add(key)
                 changed = True
     if changed:
