@@ -823,3 +823,19 @@ def test_fifth_review_the_documented_path_check_keeps_a_write_inside(tmp_path, c
     assert ran(tmp_path, capsys, monkeypatch, command, "out") == "ok"
     assert main(["run", str(tmp_path / "t.task.xml"), "--input", "x=../escaped"]) != 0
     assert not (tmp_path.parent / "escaped").exists()
+
+
+def test_fifth_review_a_variable_holding_many_values_is_held_to_hold_all(tmp_path, capsys, monkeypatch):
+    """The values a variable may hold are kept apart up to 16 (shell.ORIGINS_KEPT), then held to be every value of
+    the command (fail closed, and linear for long chains of assignments)."""
+    from taskdsl.language import shell
+
+    monkeypatch.chdir(tmp_path)
+    few = 'r="' + "{{x}}" * shell.ORIGINS_KEPT + '"; eval "$r"; printf "%s" {{x}} | wc -c'
+    many = 'r="' + "{{x}}" * (shell.ORIGINS_KEPT + 1) + '"; eval "$r"; printf "%s" {{x}} | wc -c'
+    for command, refused_count in ((few, shell.ORIGINS_KEPT), (many, shell.ORIGINS_KEPT + 2)):
+        path = template(tmp_path, command)
+        capsys.readouterr()
+        assert main(["check", path]) == 1
+        out = capsys.readouterr()
+        assert (out.out + out.err).count("error TD803") == refused_count
