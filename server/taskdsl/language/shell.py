@@ -1807,13 +1807,14 @@ CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BA
     RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR
     CC CXX CPP CXXCPP LD AR AS NM FC F77 RANLIB STRIP OBJCOPY OBJDUMP MAKE YACC LEX M4 PKG_CONFIG INSTALL
     RSH SSH DIFF MERGE HGMERGE TERMINAL VIMINIT EXINIT GVIMINIT MYVIMRC SCREENRC WGETRC KUBECONFIG
-    MAILCAPS""".split())
+    MAILCAPS MAILCAP FCEDIT R_PROFILE R_PROFILE_USER IRBRC PSQLRC""".split())
 #: families of variables read as code, by the name's start: GIT_CONFIG_KEY_0/VALUE_0 (any git setting) and every
 #: other GIT_* but the identity and dates a commit records (GIT_DIR, GIT_TEMPLATE_DIR: a repository's hooks and
 #: configuration), BASH_FUNC_f%% (a function bash imports), the dynamic loader's LD_* and DYLD_*, npm's
 #: npm_config_* (script-shell, in either case), lua's LUA_INIT and LUA_PATH, XDG_* (where programs find their
-#: configuration)
-CODE_VARIABLE_PREFIXES = ("GIT_", "BASH_FUNC_", "LD_", "DYLD_", "NPM_CONFIG_", "npm_config_", "LUA_", "XDG_")
+#: configuration), the interpreters' own PYTHON*, PERL* and RUBY* (startup code, module paths, warnings filters)
+CODE_VARIABLE_PREFIXES = ("GIT_", "BASH_FUNC_", "LD_", "DYLD_", "NPM_CONFIG_", "npm_config_", "LUA_", "XDG_", "PYTHON",
+                          "PERL", "RUBY")
 #: … and by the name's end: a program to run (*EDITOR, *PAGER, *_COMMAND, *_CMD, *_PROGRAM, *_PROG, *_EXEC, *SHELL,
 #: *RSH, *_SSH, *ASKPASS, *DIFF, *MERGE, *_HOOK, *_HOOKS, *BROWSER), options that may name one (*_OPTIONS, *_OPTS,
 #: *FLAGS, *OPT, *_ARGS), code run at start (*INIT, *STARTUP), and a place code or configuration is loaded from
