@@ -802,6 +802,17 @@ def test_fifth_review_a_relative_script_that_may_be_standard_input_after_a_cd_is
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`bash` parses again as code")
 
 
+@pytest.mark.parametrize("command, program", [
+    ("cd /dev && printf %s {{x}} | awk -f stdin", "awk"),
+    ("cd /dev && printf %s {{x}} | sed -n -f stdin f", "sed"),
+    ("cd /dev/fd && printf %s {{x}} | make -f0", "make"),
+])
+def test_fifth_review_a_relative_script_file_of_awk_sed_or_make_after_a_cd_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                     command, program):
+    refused(tmp_path, capsys, monkeypatch, command, 'BEGIN { system("touch marker") }', "TD803",
+            f"`{program}` parses again as code")
+
+
 @pytest.mark.parametrize("wrapper", ["command", "builtin", "exec", "command -p"])
 def test_fifth_review_command_skips_a_function_as_bash_does(tmp_path, capsys, monkeypatch, wrapper):
     """`command f` runs the program f, never the function f (bash: "command: f: not found"); so do builtin and

@@ -993,12 +993,15 @@ def _relative_script_after_cd(tree, info) -> str | None:
     closed for a program that runs a script file, given a relative path, in a command that changes directory to a
     place not written in the command or under /dev, /proc or /sys, or when the relative path is a name standard
     input has in such a folder (stdin, 0, fd/0, a pattern)."""
-    if info.program not in SCRIPT_READERS:
+    if info.program not in SCRIPT_READERS and _program_name(info.program or "") not in FILE_CODE_READERS:
         return None
     state = _changes_directory(tree)
     if state is None:
         return None
     operands = [_literal(tree, w) for w in info.words[1:]]
+    if info.program not in SCRIPT_READERS:  # awk -f stdin, sed -f stdin, make -f stdin
+        operands = [text for k, text in enumerate(operands) if k and operands[k - 1] in ("-f", "--file", "-x")] + [
+            text[2:] for text in operands if text and text.startswith(("-f", "-x")) and len(text) > 2]
     relative = [text for text in operands if text is not None and text and not text.startswith(("-", "/"))]
     if relative and (state == "unknown" or any(_stdin_name(text) for text in relative)):
         return info.program
