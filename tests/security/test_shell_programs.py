@@ -855,3 +855,11 @@ def test_fifth_review_a_variable_holding_many_values_is_held_to_hold_all(tmp_pat
         assert main(["check", path]) == 1
         out = capsys.readouterr()
         assert (out.out + out.err).count("error TD803") == refused_count
+
+
+@pytest.mark.parametrize("command", ['printf \'%s\' "{{x}} {{x}}" > out', "printf '%s' \"{{x}}\t {{x}}\" > out"])
+def test_two_values_in_one_string_separated_by_blanks_run(tmp_path, capsys, monkeypatch, command):
+    """tree-sitter-bash gives the second expansion of "${A} ${B}" a range that starts at the blank: it was read as
+    inside ${…} (TD801)."""
+    separator = command.split("{{x}}")[1]
+    assert ran(tmp_path, capsys, monkeypatch, command, "a$(touch marker)") == separator.join(["a$(touch marker)"] * 2)

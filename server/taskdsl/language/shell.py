@@ -589,7 +589,7 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
         return "unparsed"
     if _in_backticks(tree, node):
         return "backtick"
-    exact = node.type == "expansion" and tree.span(node) == (start, end) and node.named_child_count == 1 \
+    exact = node.type == "expansion" and _spans(tree, node, start, end) and node.named_child_count == 1 \
         and node.named_children[0].type == "variable_name"
     if not exact:
         kinds = [node.type]
@@ -621,6 +621,14 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
     return "bare"
 
 
+def _spans(tree: _Tree, node, start: int, end: int) -> bool:
+    """node is exactly the reference at start..end. tree-sitter-bash gives the second of two expansions in "…"
+    that only blanks separate ("${A} ${B}") a range that starts at the blanks; they are the string's text."""
+    a, b = tree.span(node)
+    return b == end and a <= start and (a == start or (
+        node.parent is not None and node.parent.type == "string" and tree.text[a:start].strip(" \t") == ""))
+
+
 def _in_backticks(tree: _Tree, node) -> bool:
     """node sits inside `…` (at any depth): the shell removes backslashes there before parsing, which the
     grammar does not model."""
@@ -636,7 +644,7 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
     node = tree.at(start, end)
     if node is not None and _in_backticks(tree, node):
         return Site(ph, "backtick")
-    if node is None or node.type != "expansion" or tree.span(node) != (start, end):
+    if node is None or node.type != "expansion" or not _spans(tree, node, start, end):
         return Site(ph, "comment" if context == "comment" and _in_comment(node) else "unparsed")
     evaluated = _evaluated(tree, node)
     if evaluated:
@@ -1275,9 +1283,9 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             found.setdefault(origin, site)
 
     dummy = Site(placeholders[0] if placeholders else None, "bare")
-    written = {span[0] for span in spans}  # where the references the command's placeholders became start
+    written = {span[1] for span in spans}  # where the references the command's placeholders became end
     for node, name in expansions:
-        if name.startswith(SUB_PREFIX) and (tree.span(node)[0] in written or name not in taint):
+        if name.startswith(SUB_PREFIX) and (tree.span(node)[1] in written or name not in taint):
             continue  # a reference is judged where it stands; $TASKDSL_SUB_1 written in the command is not one
         if name in taint:
             site = _sink(tree, node, name, dummy, command, placeholders, spans)
