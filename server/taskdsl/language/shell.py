@@ -660,7 +660,7 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
         return Site(ph, "unparsed")
     if tree.span(parent)[0] > 0 and tree.text[tree.span(parent)[0] - 1] == "$":
         return Site(ph, "unparsed")  # $"…": bash translates it first
-    leading = parent.named_children[0].id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1
+    leading = parent.named_child(0).id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1
     return _place(tree, Site(ph, context), parent, leading, command, placeholders, spans)
 
 
@@ -1385,7 +1385,7 @@ def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -
         if program is None or (spec is not None and spec.command_at is not None) or program in ("find",):
             # nice $r: the split value may be the command a wrapper runs
             return Site(site.placeholder, "reparse", program or tree.source(_words(holder)[0]))
-    leading = not quoted or (parent.named_children[0].id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1)
+    leading = not quoted or (parent.named_child(0).id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1)
     verdict = _place(tree, site, part, leading, command, placeholders, spans)
     return verdict if verdict.context in _HANDED_CONTEXTS else None
 
