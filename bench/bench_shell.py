@@ -38,6 +38,10 @@ SHAPES = {
     "in $(…) and (…)": lambda n: "echo \"$(" * 19 + "( " * 19 + " && ".join(["printf %s {{x}}"] * n) + " )" * 19 +
                                  ")\"" * 19,
     "here-documents": lambda n: " && ".join(["cat <<EOF\n{{x}}\nEOF\n"] * n),
+    "variables": lambda n: "; ".join(f'v{k}={{{{x}}}}; w{k}="$v{k}"; printf %s "$w{k}"' for k in range(n)),
+    "variable chain": lambda n: "v0={{x}}; " + "; ".join(f'v{k + 1}="$v{k} {{{{x}}}}"' for k in range(n)) +
+                                f'; printf %s "$v{n}"',
+    "files": lambda n: "; ".join(f"printf %s {{{{x}}}} > f{k}; cat f{k} > g{k}; python3 p.py g{k}" for k in range(n)),
 }
 
 

@@ -208,6 +208,20 @@ SINKS = [
     ("make -s -f /dev/null X={{x}} >> out", None), ("make -s -f /dev/null -- {{x}} >> out", None),
     ("node --import={{x}} -e 0 >> out", None), ("python3 -m {{x}} >> out", None),
     ("wget -q -e {{x}} http://127.0.0.1:9/ >> out", None),
+    # values handed on: the positional parameters, variables, files, the environment's code-read families
+    ("set -- sh -c \"printf '[%s]' {{x}} >> out\"; \"$@\"", None),
+    ("{ set -- {{x}}; printf '[%s]' \"$1\" >> out; }", lambda v: f"[{v}]"),
+    ("r={{x}}; eval \"printf '[%s]' $r\" >> out", None),
+    ("r={{x}}; sh -c 'eval \"$1\"' _ \"$r\" >> out", None),
+    ("{ r={{x}}; sh -c 'printf \"[%s]\" \"$1\" >> out' _ \"$r\"; }", lambda v: f"[{v}]"),
+    ("r={{x}}; printf '[%s]' \"$r\" | sh >> out", None),
+    ("printf '%s' {{x}} > f; sh f >> out", None),
+    ("printf '%s' {{x}} > f; sh < f >> out", None),
+    ("printf '%s' {{x}} > f; . ./f >> out", None),
+    ("printf '[%s]' {{x}} > f; cat f >> out", lambda v: f"[{v}]"),
+    ("SHELL={{x}} true; printf '[%s]' a >> out", None),
+    ("GIT_DIR={{x}} true; printf '[%s]' a >> out", None),
+    ("{ NODE_ENV={{x}}; printf '[%s]' \"$NODE_ENV\" >> out; }", lambda v: f"[{v}]"),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [

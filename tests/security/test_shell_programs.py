@@ -277,6 +277,10 @@ def test_the_docs_name_every_variable_and_wrapper_the_checker_knows():
 
     text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
     assert [name for name in sorted(shell.CODE_VARIABLES) if f"`{name}`" not in text] == []
+    assert [start for start in shell.CODE_VARIABLE_PREFIXES if f"`{start}*`" not in text] == []
+    assert [end for end in shell.CODE_VARIABLE_SUFFIXES if f"`{end}`" not in text] == []
+    assert [name for name in sorted(shell.GIT_DATA_VARIABLES) if f"`{name}`" not in text] == []
+    assert all(f"`{variant}`" in text for variant in shell.BUILD_VARIANTS.split())
     wrappers = "env sudo doas command exec builtin nohup setsid time nice ionice chrt taskset stdbuf timeout flock".split()
     assert [name for name in wrappers if shell.PROGRAMS[name].command_at is None] == []
     assert all(f"`{name}`" in text for name in wrappers)
@@ -563,7 +567,7 @@ def test_fourth_review_a_wrapped_alias_definition_fails_closed(tmp_path, capsys,
     "f() { sh; }\neval f <<EOF\n{{x}}\nEOF",
     "f() { sh; }\n\"f\" <<EOF\n{{x}}\nEOF",
     "f() { sh; }\n\\f <<EOF\n{{x}}\nEOF",
-    "f() { sh; }\ncommand f <<EOF\n{{x}}\nEOF",
+    "f() { sh; }\ncommand eval f <<EOF\n{{x}}\nEOF",
 ])
 def test_fourth_review_a_function_called_quoted_or_wrapped_runs_the_value(tmp_path, capsys, monkeypatch, command):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "parses again as code")
@@ -760,3 +764,284 @@ def test_a_value_piped_into_curls_config_is_td803(tmp_path, capsys, monkeypatch,
 def test_curl_with_the_value_as_an_options_argument_runs(tmp_path, capsys, monkeypatch):
     (tmp_path / "page").write_text("hello")
     assert ran(tmp_path, capsys, monkeypatch, "curl -s -o out -- {{x}}", f"file://{tmp_path}/page") == "hello"
+
+
+@pytest.mark.parametrize("command, name", [
+    # a program to run, named by a program's own setting
+    ("SHELL={{x}} make -f mk", "SHELL"),
+    ("CONFIG_SHELL={{x}} sh ./configure", "CONFIG_SHELL"),
+    ("CC={{x}} make -f mk", "CC"),
+    ("env SVN_SSH={{x}} svn ls svn+ssh://host/repo", "SVN_SSH"),
+    ("RSH={{x}} rsync a b", "RSH"),
+    ("HGMERGE={{x}} hg merge", "HGMERGE"),
+    ("GIT_MERGE_AUTOEDIT=no MERGE_TOOL_PROGRAM={{x}} true", "MERGE_TOOL_PROGRAM"),
+    ("PRE_COMMIT_HOOK={{x}} true", "PRE_COMMIT_HOOK"),
+    ("DIFF_EXEC={{x}} true", "DIFF_EXEC"),
+    ("MAN_PROG={{x}} true", "MAN_PROG"),
+    # options, code run at start, places code and configuration are loaded from
+    ("command export JAVA_OPTS={{x}}; java -version", "JAVA_OPTS"),
+    ("PERL_MB_OPT={{x}} perl Build.PL", "PERL_MB_OPT"),
+    ("ANSIBLE_SSH_ARGS={{x}} ansible all -m ping", "ANSIBLE_SSH_ARGS"),
+    ("declare -x LUA_INIT={{x}}; lua -e 1", "LUA_INIT"),
+    ("VIMINIT={{x}} vim -es", "VIMINIT"),
+    ("PATH={{x}} sh -c true", "PATH"),
+    ("NODE_PATH={{x}} node -e 1", "NODE_PATH"),
+    ("GEM_HOME={{x}} gem list", "GEM_HOME"),
+    ("typeset -x XDG_CONFIG_HOME={{x}}; git log", "XDG_CONFIG_HOME"),
+    ("KUBECONFIG={{x}} kubectl get pods", "KUBECONFIG"),
+    ("export GIT_TEMPLATE_DIR={{x}}; git init d", "GIT_TEMPLATE_DIR"),
+    ("GIT_DIR={{x}} git status", "GIT_DIR"),
+    ("npm_config_script_shell={{x}} npm run build", "npm_config_script_shell"),
+    ("DYLD_INSERT_LIBRARIES={{x}} true", "DYLD_INSERT_LIBRARIES"),
+    ("PYTHONWARNINGS={{x}} python3 -c 1", "PYTHONWARNINGS"),
+    ("PERL_MM_OPT={{x}} perl Makefile.PL", "PERL_MM_OPT"),
+    ("RUBYGEMS_GEMDEPS={{x}} ruby -e 1", "RUBYGEMS_GEMDEPS"),
+    ("PSQLRC={{x}} psql -l", "PSQLRC"),
+    ("FCEDIT={{x}} true", "FCEDIT"),
+    ("for HGMERGE in {{x}}; do export HGMERGE; hg merge; done", "HGMERGE"),
+    ("printf -v GIT_SSH %s {{x}}; export GIT_SSH; git fetch", "GIT_SSH"),
+    ("sudo -n GIT_SSH={{x}} git fetch", "GIT_SSH"),
+    ("f() { local PAGER={{x}}; git log; }; f", "PAGER"),
+    ("r={{x}}; PAGER=$r git log", "PAGER"),
+])
+def test_fifth_review_a_variable_of_a_family_read_as_code_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("read -r DIFF_PROGRAM <<EOF\n{{x}}\nEOF\nexport DIFF_PROGRAM", "read"),
+    ("mapfile -t GIT_PAGER <<EOF\n{{x}}\nEOF\nexport GIT_PAGER", "mapfile"),
+])
+def test_fifth_review_a_variable_of_a_family_read_from_a_here_document_is_td803(tmp_path, capsys, monkeypatch,
+                                                                               command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "$(touch marker)", "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "GIT_AUTHOR_NAME={{x}}; printf '%s' \"$GIT_AUTHOR_NAME\" > out",
+    "NODE_ENV={{x}}; printf '%s' \"$NODE_ENV\" > out",
+    "HTTPS_PROXY={{x}}; printf '%s' \"$HTTPS_PROXY\" > out",
+    "out_path={{x}}; printf '%s' \"$out_path\" > out",
+])
+def test_fifth_review_variables_of_no_family_still_carry_data(tmp_path, capsys, monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, "$(touch marker)") == "$(touch marker)"
+
+
+@pytest.mark.parametrize("command, program", [
+    # the positional parameters: set, a function's arguments, sh -c SCRIPT _ ARG
+    ('set -- sh -c {{x}}; "$@"', '"$@"'),
+    ("set -- sh -c {{x}}; $*", "$*"),
+    ('set -- {{x}}; eval "$1"', "eval"),
+    ('f() { sh -c "$1"; }; f {{x}}', "sh"),
+    ("sh -c 'eval \"$1\"' _ {{x}}", "sh"),
+    ("sh -c '\"$@\"' _ sh -c {{x}}", "sh"),
+    # a variable assigned a value, and expanded where code is read
+    ('r={{x}}; eval "$r"', "eval"),
+    ('r={{x}}; s="echo $r"; sh -c "$s"', "sh"),
+    ("r={{x}}; $r", "$r"),
+    ("r={{x}}; nice $r", "nice"),
+    ('set -- sh -c {{x}}; exec "$@"', "exec"),
+    ('set -- sh -c {{x}}; env "$@"', "env"),
+    ('retry() { "$@"; }; retry sh -c {{x}}', '"$@"'),
+    ("r={{x}}; printf '%s' \"$r\" | sh", "sh"),
+    ("r={{x}}; cat <<EOF | sh\n$r\nEOF", "sh"),
+    ("for r in {{x}}; do eval \"$r\"; done", "eval"),
+    ("read -r l <<EOF\n{{x}}\nEOF\neval \"$l\"", "eval"),
+    ("printf -v r %s {{x}}; eval \"$r\"", "eval"),
+    ("r={{x}}; eval \"${r:-true}\"", "eval"),
+    ("f() { local r={{x}}; eval \"$r\"; }; f", "eval"),
+    ("mapfile -t r <<EOF\n{{x}}\nEOF\neval \"$r\"", "eval"),
+    ("r={{x}}; printf '%s' ${!r}", "${!r}"),
+    ("r={{x}}; printf '%s' ${r@P}", "${r@P}"),
+    # a value written to a file that a program of the command then runs
+    ("printf '%s' {{x}} > f; sh < f", "sh"),
+    ("printf '%s' {{x}} > f; sh f", "sh"),
+    ("printf '%s' {{x}} > f\n. ./f", "."),
+    ("printf '%s' {{x}} > f.sh && bash f.sh", "bash"),
+    ("cat > f <<EOF\n{{x}}\nEOF\nsh f", "sh"),
+    ("printf '%s' {{x}} > a; cp a b; sh b", "sh"),
+    ("printf '%s' {{x}} > a; mv a b; sh b", "sh"),
+    ("printf '%s' {{x}} > a; ln -s a b; sh b", "sh"),
+    ("printf '%s' {{x}} > a; install a b; sh b", "sh"),
+    ("printf '%s' {{x}} | dd of=b 2>/dev/null; sh b", "sh"),
+    ("printf 'import os\\nos.system(\"%s\")' {{x}} > f.py; python3 f.py", "python3"),
+    ("printf 'BEGIN { system(\"%s\") }' {{x}} > f.awk; awk -f f.awk /dev/null", "awk"),
+    ("printf '%s' {{x}} > a; cat a > b; sh b", "sh"),
+    ("printf '%s' {{x}} | tee f > /dev/null; sh f", "sh"),
+    ("printf '%s' {{x}} > f; cat f | sh", "sh"),
+    ('printf \'%s\' {{x}} > f; eval "$(cat f)"', "eval"),
+    ("printf '%s' {{x}} > run.sh; chmod +x run.sh; ./run.sh", "./run.sh"),
+    ('r={{x}}; printf \'%s\' "$r" > f; sh f', "sh"),
+    ("printf '%s' {{x}} > f; sh -c 'sh f'", "sh"),
+    ("printf '%s' {{x}} > f; timeout 5 sh f", "sh"),
+    ("printf '%s' {{x}} > f; echo f | xargs sh", "sh"),
+    ("printf '%s' {{x}} > f; find . -name f -exec sh {} \\;", "sh"),
+    ("printf '%s' {{x}} > f; chmod +x f; PATH=.:$PATH f", "f"),
+    ("exec > f; printf '%s' {{x}}; exec > /dev/null; sh f", "sh"),
+    # code written in the command that reads a variable holding a value; a variable naming another
+    ("r={{x}}; eval 'eval \"$r\"'", "eval"),
+    ("r={{x}}; export r; sh -c 'eval \"$r\"'", "sh"),
+    ("r={{x}}; trap 'eval \"$r\"' EXIT", "trap"),
+    ('n=r; r={{x}}; eval "${!n}"', "eval"),
+    ('declare -n ref=r; r={{x}}; eval "$ref"', "eval"),
+    ('set -- -a {{x}}; getopts a: o; eval "$OPTARG"', "eval"),
+    ("r={{x}}; eval 'r2=$r'; eval \"$r2\"", "eval"),
+    ('r={{x}}; eval "r2=\\$r"; eval "$r2"', "eval"),
+    ("r={{x}}; eval 'set -- $r'; \"$@\"", '"$@"'),
+    # $_ is the last word of the command before; $TASKDSL_SUB_1 written out is the value too
+    ('printf %s {{x}} > /dev/null; eval "$_"', "eval"),
+    ('printf %s {{x}} > /dev/null; eval "$TASKDSL_SUB_1"', "eval"),
+])
+def test_fifth_review_a_value_handed_on_and_run_later_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    """Each ran `touch marker` from the value before: the command hands the value on through the positional
+    parameters, a variable or a file, and runs it there."""
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is handed on (in a variable, the positional parameters or a file the command writes) to `{program}`, "
+            f"which parses it again as code")
+
+
+@pytest.mark.parametrize("command, code, message", [
+    ("r={{x}}; echo $(( r + 1 ))", "TD801", "in arithmetic"),
+    ('r={{x}}; [[ "$r" -gt 1 ]]', "TD801", "in arithmetic"),
+    ('r={{x}}; tar "$r" -cf a.tar t.task.xml', "TD805", "put -- before it"),
+    ('set -- -c {{x}}; bash "$@"', "TD805", "put -- before it"),
+    ('r={{x}}; echo "${s:r:1}"', "TD801", "in arithmetic"),
+    ("declare -i n; n={{x}}", "TD801", "in arithmetic"),
+    ("r={{x}}; declare -i n; n=$r", "TD801", "in arithmetic"),
+    ('r={{x}}; [[ -v $r ]]', "TD801", "where the shell reads a variable name"),
+    ('r={{x}}; unset "$r"', "TD801", "where the shell reads a variable name"),
+])
+def test_fifth_review_a_value_handed_on_into_arithmetic_or_an_option_is_refused(tmp_path, capsys, monkeypatch,
+                                                                               command, code, message):
+    refused(tmp_path, capsys, monkeypatch, command, "a[$(touch marker)]", code, message)
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; printf '%s' \"$r\" > out",
+    "set -- {{x}}; printf '%s' \"$1\" > out",
+    "f() { printf '%s' \"$1\" > out; }; f {{x}}",
+    "sh -c 'printf \"%s\" \"$1\" > out' _ {{x}}",
+    "printf '%s' {{x}} > input.txt; python3 process.py input.txt",
+    "printf '%s' {{x}} > input.txt; sh copy.sh",
+    "r={{x}}; export r; sh -c 'printf \"%s\" \"$r\" > out'",
+    "set -- {{x}}; eval 'printf \"%s\" \"$1\" > out'",
+    "printf '%s' {{x}} > out; find . -name out > /dev/null",
+    "printf '%s' {{x}} > input.txt; sh -c 'sh copy.sh'",
+    "set -- {{x}}; exec printf '%s' \"$1\" > out",
+])
+def test_fifth_review_a_value_handed_on_as_data_still_runs(tmp_path, capsys, monkeypatch, command):
+    (tmp_path / "process.py").write_text("import sys\nopen('out', 'w').write(open(sys.argv[1]).read())\n")
+    (tmp_path / "copy.sh").write_text("cat input.txt > out\n")
+    assert ran(tmp_path, capsys, monkeypatch, command, "x; touch marker #") == "x; touch marker #"
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s' {{x}} | node-gyp",
+    "printf '%s' {{x}} | python3-config --help",
+])
+def test_fifth_review_a_program_named_like_an_interpreter_and_a_dash_is_another_program(tmp_path, capsys,
+                                                                                         monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, command)
+    assert main(["check", path]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("command, program", [
+    ("python3.7m -c {{x}}", "python3"),
+    ("lua5.4 -e {{x}}", "lua"),
+    ("perl-static -e {{x}}", "perl"),
+    ("python3-x86_64-linux-gnu -c {{x}}", "python3"),
+])
+def test_fifth_review_an_interpreters_build_is_still_that_interpreter(tmp_path, capsys, monkeypatch, command,
+                                                                       program):
+    refused(tmp_path, capsys, monkeypatch, command, "x; touch marker #", "TD803", f"`{program}` parses again as code")
+
+
+def test_fifth_review_a_relative_script_after_a_cd_to_a_folder_of_the_project_runs(tmp_path, capsys, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "script.py").write_text("import sys\nopen('../out', 'w').write(sys.stdin.read())\n")
+    assert ran(tmp_path, capsys, monkeypatch, "cd sub && printf '%s' {{x}} | python3 script.py",
+               "x; touch marker #") == "x; touch marker #"
+
+
+@pytest.mark.parametrize("command", [
+    'cd "$HOME" && printf %s {{x}} | bash script.sh',
+    "cd && printf %s {{x}} | bash script.sh",
+    "cd //dev && printf %s {{x}} | bash ./script",
+    "cd /proc/self && printf %s {{x}} | bash script",
+    "cd /sys/kernel && printf %s {{x}} | bash script",
+    "cd sub && printf %s {{x}} | bash stdin",
+    "cd .. && printf %s {{x}} | bash fd/0",
+    "cd sub && printf %s {{x}} | bash 0",
+    "cd sub && printf %s {{x}} | bash ./std[i]n",
+    "cd - && printf %s {{x}} | bash script.sh",
+    "cd ~ && printf %s {{x}} | bash script.sh",
+    "pushd sub; popd; printf %s {{x}} | bash script.sh",
+])
+def test_fifth_review_a_relative_script_that_may_be_standard_input_after_a_cd_is_td803(tmp_path, capsys,
+                                                                                         monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`bash` parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("cd /dev && printf %s {{x}} | awk -f stdin", "awk"),
+    ("cd /dev && printf %s {{x}} | sed -n -f stdin f", "sed"),
+    ("cd /dev/fd && printf %s {{x}} | make -f0", "make"),
+])
+def test_fifth_review_a_relative_script_file_of_awk_sed_or_make_after_a_cd_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                     command, program):
+    refused(tmp_path, capsys, monkeypatch, command, 'BEGIN { system("touch marker") }', "TD803",
+            f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("wrapper", ["command", "builtin", "exec", "command -p"])
+def test_fifth_review_command_skips_a_function_as_bash_does(tmp_path, capsys, monkeypatch, wrapper):
+    """`command f` runs the program f, never the function f (bash: "command: f: not found"); so do builtin and
+    exec."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, f"f() {{ sh; }}\n{wrapper} f <<EOF\n{{{{x}}}}\nEOF")
+    assert main(["check", path]) == 0, capsys.readouterr()
+    main(["run", path, "--input", "x=touch marker"])
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize("command", ["git log --output={{x}} -1", "time -o {{x}} true", "tee {{x}} < /dev/null"])
+def test_fifth_review_a_path_a_value_names_for_a_write_is_data(tmp_path, capsys, monkeypatch, command):
+    """Not guaranteed (docs/security.md): the value is one word, a path the program writes; the checker does not
+    refuse it."""
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, command)
+    assert main(["check", path]) == 0, capsys.readouterr()
+
+
+def test_fifth_review_the_documented_path_check_keeps_a_write_inside(tmp_path, capsys, monkeypatch):
+    command = "case {{x}} in /*|*..*|-*) exit 1;; esac; printf '%s' ok > {{x}}"
+    assert ran(tmp_path, capsys, monkeypatch, command, "out") == "ok"
+    assert main(["run", str(tmp_path / "t.task.xml"), "--input", "x=../escaped"]) != 0
+    assert not (tmp_path.parent / "escaped").exists()
+
+
+def test_fifth_review_a_variable_holding_many_values_is_held_to_hold_all(tmp_path, capsys, monkeypatch):
+    """The values a variable may hold are kept apart up to 16 (shell.ORIGINS_KEPT), then held to be every value of
+    the command (fail closed, and linear for long chains of assignments)."""
+    from taskdsl.language import shell
+
+    monkeypatch.chdir(tmp_path)
+    few = 'r="' + "{{x}}" * shell.ORIGINS_KEPT + '"; eval "$r"; printf "%s" {{x}} | wc -c'
+    many = 'r="' + "{{x}}" * (shell.ORIGINS_KEPT + 1) + '"; eval "$r"; printf "%s" {{x}} | wc -c'
+    for command, refused_count in ((few, shell.ORIGINS_KEPT), (many, shell.ORIGINS_KEPT + 2)):
+        path = template(tmp_path, command)
+        capsys.readouterr()
+        assert main(["check", path]) == 1
+        out = capsys.readouterr()
+        assert (out.out + out.err).count("error TD803") == refused_count
+
+
+@pytest.mark.parametrize("command", ['printf \'%s\' "{{x}} {{x}}" > out', "printf '%s' \"{{x}}\t {{x}}\" > out"])
+def test_two_values_in_one_string_separated_by_blanks_run(tmp_path, capsys, monkeypatch, command):
+    """tree-sitter-bash gives the second expansion of "${A} ${B}" a range that starts at the blank: it was read as
+    inside ${…} (TD801)."""
+    separator = command.split("{{x}}")[1]
+    assert ran(tmp_path, capsys, monkeypatch, command, "a$(touch marker)") == separator.join(["a$(touch marker)"] * 2)

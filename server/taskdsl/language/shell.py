@@ -198,6 +198,11 @@ def unsafe_message(site: Site) -> str:
         return option_message(site)
     shown = f"{{{{{site.placeholder.expr_text}}}}}"
     where, how = WHERE[site.context]
+    if site.context == "reparse" and site.program.startswith(HANDED):
+        return (f"{shown} is handed on (in a variable, the positional parameters or a file the command writes) to "
+                f"`{site.program[len(HANDED):]}`, which parses it again as code: the value would become code; keep "
+                f"it out of code (pass it to a program as an argument it reads as data, and run no variable or file "
+                f"that holds it)")
     if site.context == "reparse" and site.program.startswith("what reads $"):
         name = site.program[len("what reads $"):]
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
@@ -232,6 +237,10 @@ def unsafe_message(site: Site) -> str:
     return f"{shown} is {where}: no value can be substituted there safely; {how}"
 
 
+#: how a TD803 site's program says the value reached it handed on, not as written
+HANDED = "handed on to "
+
+
 def _named_at_run_time(program: str) -> bool:
     """program is shown as written because the command names it with an expansion ("$SHELL", {{…}}) or a
     pattern (/bin/[s]h)."""
@@ -258,10 +267,21 @@ def _program_name(word: str) -> str:
     if stripped and stripped != name and (stripped in PROGRAMS or stripped in OPTION_PROGRAMS or stripped in SEDS):
         return stripped
     # perl5.36-x86_64-linux-gnu, python3.12-dbg, bash-static, sh.distrib: an interpreter's name followed by a
-    # version, platform or build suffix is that interpreter (fail closed)
+    # version, an architecture triple or a known build variant is that interpreter; another program whose name
+    # merely starts with one (node-gyp, sh-keygen) is not
     found = max((reader for reader in INTERPRETERS if name.startswith(reader) and len(name) > len(reader) and
-                 name[len(reader)] in "-_.0123456789"), key=len, default=None)
+                 _BUILD_SUFFIX.fullmatch(name[len(reader):])), key=len, default=None)
     return found or name
+
+
+#: what may follow an interpreter's name in the name of a build of it: versions (3.12, 5.36.0, -5.4, 3.7m),
+#: architecture triples (-x86_64-linux-gnu, -aarch64-pc-linux-musl), build variants (-static, -dbg, .distrib)
+BUILD_VARIANTS = "static dbg debug distrib minimal dyn shared real orig nox"
+_BUILD_SUFFIX = re.compile(
+    r"(?:[-_.]?[0-9][0-9.]*[dmu]*"
+    r"|-(?:x86_64|x86-64|amd64|i[3-6]86|aarch64|arm64|arm[a-z0-9]*|riscv64|ppc64(?:le)?|s390x|mips[a-z0-9]*|"
+    r"loongarch64)(?:-[a-z0-9_]+)*"
+    r"|[-_.](?:" + BUILD_VARIANTS.replace(" ", "|") + "))+")
 
 
 def option_message(site: Site) -> str:
@@ -579,7 +599,8 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
     if final.root.has_error:
         return tuple(Site(ph, "unparsed") for ph in placeholders), None, None
     result = []
-    for ph, context, (start, end, _, _) in zip(placeholders, contexts, final_spans):
+    handed = None
+    for number, (ph, context, (start, end, _, _)) in enumerate(zip(placeholders, contexts, final_spans), 1):
         if context not in FORMS:
             result.append(Site(ph, context))
             continue
@@ -588,6 +609,15 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             hidden = _hidden_reader(final)
             if hidden:
                 site = Site(ph, "reparse", hidden)
+        if site.safe and site.context != "comment":
+            if handed is None:
+                handed = _handed_on(final, command, placeholders, final_spans)
+            later = handed.get(f"{SUB_PREFIX}{number}")
+            if later is not None:
+                program = later.program
+                if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
+                    program = HANDED + program
+                site = Site(ph, later.context, program, later.option_at)
         result.append(site)
     return tuple(result), None, None
 
@@ -637,7 +667,7 @@ def _landing(tree: _Tree, command: str, ph: Placeholder, start: int, end: int) -
         return "unparsed"
     if _in_backticks(tree, node):
         return "backtick"
-    exact = node.type == "expansion" and tree.span(node) == (start, end) and node.named_child_count == 1 \
+    exact = node.type == "expansion" and _spans(tree, node, start, end) and node.named_child_count == 1 \
         and node.named_children[0].type == "variable_name"
     if not exact:
         kinds = tree.inherited(node, "kinds", _kinds)
@@ -678,6 +708,14 @@ def _kinds(tree: _Tree, node, above) -> frozenset:
     return above | {node.type} if node.type in _KIND_MARKS and node.type not in above else above
 
 
+def _spans(tree: _Tree, node, start: int, end: int) -> bool:
+    """node is exactly the reference at start..end. tree-sitter-bash gives the second of two expansions in "…"
+    that only blanks separate ("${A} ${B}") a range that starts at the blanks; they are the string's text."""
+    a, b = tree.span(node)
+    return b == end and a <= start and (a == start or (
+        tree.parent(node) is not None and tree.parent(node).type == "string" and tree.text[a:start].strip(" \t") == ""))
+
+
 def _in_backticks(tree: _Tree, node) -> bool:
     """node sits inside `…` (at any depth): the shell removes backslashes there before parsing, which the
     grammar does not model."""
@@ -690,7 +728,7 @@ def _judge(tree: _Tree, ph, context, start, end, command, placeholders, spans) -
     node = tree.at(start, end)
     if node is not None and _in_backticks(tree, node):
         return Site(ph, "backtick")
-    if node is None or node.type != "expansion" or tree.span(node) != (start, end):
+    if node is None or node.type != "expansion" or not _spans(tree, node, start, end):
         return Site(ph, "comment" if context == "comment" and _in_comment(tree, node) else "unparsed")
     evaluated = _evaluated(tree, node)
     if evaluated:
@@ -764,6 +802,8 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
         name = tree.source(holder.child_by_field_name("name"))
         if _code_variable(name):
             return Site(ph, "reparse", f"what reads ${name}")
+        if name in _integer_names(tree):  # declare -i n; n={{x}}: bash evaluates the value as arithmetic
+            return Site(ph, "arithmetic")
         declaration = tree.parent(holder)
         if declaration is not None and declaration.type == "declaration_command":
             flags = [tree.source(c) for c in declaration.named_children if c.type == "word"]
@@ -788,6 +828,26 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
     if kind in ("declaration_command", "unset_command"):
         return Site(ph, "name")
     return Site(ph, "unparsed")
+
+
+def _integer_names(tree) -> frozenset:
+    """Variables the command gives the integer attribute (declare -i n, local -i n, typeset -i n): an assignment
+    to one anywhere is arithmetic."""
+    if "integer" not in tree.cache:
+        found, stack = set(), [tree.root]
+        while stack:
+            node = stack.pop()
+            if node.type == "declaration_command" and any(
+                    tree.source(c).startswith("-") and "i" in tree.source(c) for c in node.named_children
+                    if c.type == "word"):
+                for c in node.named_children:
+                    target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                    if target is not None and target.type in ("variable_name", "word") and \
+                            not tree.source(target).startswith(("-", "+")):
+                        found.add(tree.source(target))
+            stack.extend(node.named_children)
+        tree.cache["integer"] = frozenset(found)
+    return tree.cache["integer"]
 
 
 def _braced(tree, word) -> bool:
@@ -983,12 +1043,16 @@ def _called_functions(tree, info) -> list:
                     functions.setdefault(tree.source(name), []).append(body)
             stack.extend(node.named_children)
         tree.cache["functions"] = functions
-    # the name after unquoting ("f", \f), and behind command, builtin, eval or exec (eval f <<EOF): any word
-    # there whose first token names a function may call it (fail closed)
+    # the name after unquoting ("f", \f); behind eval (also command eval, builtin eval), any word whose first
+    # token names a function may call it (fail closed). command, builtin and exec never run a function: bash looks
+    # the name up as a program (or a builtin) there
     words = [_literal(tree, w) for w in info.words]
-    named = [tree.source(info.words[0]), words[0] or ""]
-    if words[0] in ALIAS_WRAPPERS | {"exec"}:
-        named += [token for text in words[1:] if text for token in text.split()[:1]]
+    k = 0
+    while k < len(words) and (words[k] in ("command", "builtin", "exec") or (k and (words[k] or "").startswith("-"))):
+        k += 1
+    named = [tree.source(info.words[0]), words[0] or ""] if k == 0 else []
+    if k < len(words) and words[k] == "eval":
+        named += [token for text in words[k + 1:] if text for token in text.split()[:1]]
     return [body for name in dict.fromkeys(named) for body in functions.get(name, [])]
 
 
@@ -1033,24 +1097,60 @@ def _reads_through_substitution(tree, info) -> str | None:
 
 
 def _relative_script_after_cd(tree, info) -> str | None:
-    """cd /dev && bash stdin: after a change of directory a relative script path may name standard input
-    (fail closed: a program that runs a script file, given a relative path, in a command that changes directory)."""
-    if info.program not in SCRIPT_READERS or not _changes_directory(tree):
+    """cd /dev && bash stdin: after a change of directory a relative script path may name standard input. Fail
+    closed for a program that runs a script file, given a relative path, in a command that changes directory to a
+    place not written in the command or under /dev, /proc or /sys, or when the relative path is a name standard
+    input has in such a folder (stdin, 0, fd/0, a pattern)."""
+    if info.program not in SCRIPT_READERS and _program_name(info.program or "") not in FILE_CODE_READERS:
+        return None
+    state = _changes_directory(tree)
+    if state is None:
         return None
     operands = [_literal(tree, w) for w in info.words[1:]]
-    if any(text is not None and text and not text.startswith(("-", "/")) for text in operands):
+    if info.program not in SCRIPT_READERS:  # awk -f stdin, sed -f stdin, make -f stdin
+        operands = [text for k, text in enumerate(operands) if k and operands[k - 1] in ("-f", "--file", "-x")] + [
+            text[2:] for text in operands if text and text.startswith(("-f", "-x")) and len(text) > 2]
+    relative = [text for text in operands if text is not None and text and not text.startswith(("-", "/"))]
+    if relative and (state == "unknown" or any(_stdin_name(text) for text in relative)):
         return info.program
     return None
 
 
-def _changes_directory(tree) -> bool:
+def _stdin_name(path: str) -> bool:
+    """A relative path that names standard input in some folder (/dev: stdin, /dev/fd: 0, /proc/self: fd/0)."""
+    parts = [part for part in path.split("/") if part and part != "."]
+    return _globbed(path) or not parts or parts[-1] == "stdin" or parts[-1].isdigit() or "fd" in parts[:-1]
+
+
+#: folders where a relative name may be standard input (cd /dev && bash stdin)
+DEVICE_FOLDERS = frozenset({"dev", "proc", "sys"})
+
+
+def _under_device_folder(path: str) -> bool:
+    parts = os.path.normpath(re.sub(r"/+", "/", path)).split("/")
+    return path.startswith("/") and len(parts) > 1 and parts[1] in DEVICE_FOLDERS
+
+
+def _changes_directory(tree) -> str | None:
+    """None when the command changes no directory; "known" when every cd/pushd names a folder written in the
+    command outside /dev, /proc and /sys; else "unknown" (a target named at run time, cd alone, cd -, ~, popd)."""
     if "cd" not in tree.cache:
-        found, stack = False, [tree.root]
-        while stack and not found:
+        found, stack = None, [tree.root]
+        while stack and found != "unknown":
             node = stack.pop()
             if node.type == "command":
                 words = _words(node)
-                found = bool(words) and os.path.basename(_literal(tree, words[0]) or "") in ("cd", "pushd", "popd")
+                name = os.path.basename(_literal(tree, words[0]) or "") if words else ""
+                if name in ("cd", "pushd", "popd"):
+                    found = "known"
+                    targets = [w for w in words[1:] if (_literal(tree, w) or "x")[:1] != "-" or
+                               _literal(tree, w) == "-"]
+                    texts = [_literal(tree, w) for w in targets]
+                    if name == "popd" or not texts or any(t is None or t == "-" or t.startswith("~") or _globbed(t)
+                                                          for t in texts):
+                        found = "unknown"
+                    elif any(_under_device_folder(t) for t in texts):
+                        found = "unknown"
             stack.extend(node.named_children)
         tree.cache["cd"] = found
     return tree.cache["cd"]
@@ -1128,6 +1228,545 @@ def _hidden_reader(tree) -> str | None:
         stack.extend(node.named_children)
     tree.cache["hidden"] = found
     return found
+
+
+# ---------------------------------------------------------------- values handed on
+
+#: node types that expand a variable
+_EXPANSIONS = frozenset({"simple_expansion", "expansion"})
+#: programs that copy, move or link a file (a value written to one file reaches the others)
+COPIERS = frozenset("cp mv ln install rsync tee dd sponge cat".split())
+#: output redirections that write a file
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+#: where writing is no file a later command can read back
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: ${NAME:OFFSET} and ${NAME:OFFSET:LENGTH}, whose offset and length bash evaluates as arithmetic
+_SUBSTRING = re.compile(r"\$\{[!#]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*])(?:\[[^]]*\])?:(?![-=?+])")
+#: the name taint is kept under for the positional parameters ($1, $@, $*, …)
+POSITIONAL = "@"
+
+
+def _expanded_name(tree, node) -> str | None:
+    """The variable a $NAME or ${…} expands (positional parameters as POSITIONAL)."""
+    for child in node.named_children:
+        if child.type == "subscript":
+            child = child.child_by_field_name("name") or child
+        if child.type in ("variable_name", "special_variable_name"):
+            name = tree.source(child)
+            return POSITIONAL if name.isdigit() or name in ("@", "*") else name
+        return None
+    return None
+
+
+def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) -> dict:
+    """Values the command hands on and runs later where the syntax still shows it: a variable assigned a value
+    (r={{x}}, read, for r in, printf -v, export, a function's or set's positional parameters, transitively) and
+    expanded later where code is read (eval "$r", "$@" as a command, $(( r ))), or a value written to a file that a
+    program of the command then runs as a script or reads as code (… > f; sh f, . ./f, sh < f). Returns, per origin
+    (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
+    expansions, assignments, arithmetic, calls, readers, functions, commands = [], [], [], [], [], set(), []
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in _EXPANSIONS:
+            name = _expanded_name(tree, node)
+            if name is not None:
+                expansions.append((node, name))
+        elif kind == "variable_assignment":
+            target = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            if target is not None and target.type == "subscript":
+                target = target.child_by_field_name("name")
+            if target is not None and value is not None:
+                assignments.append((tree.source(target), value))
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                for value in node.children_by_field_name("value"):
+                    assignments.append((tree.source(variable), value))
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                functions.add(tree.source(name))
+        elif kind == "command":
+            commands.append(node)
+            words = _words(node)
+            first = _literal(tree, words[0]) if words else None
+            if first == "getopts":  # getopts SPEC NAME: NAME and OPTARG hold the positional parameters
+                readers.extend(["OPTARG", *(text for text in (_literal(tree, w) for w in words[2:3]) if text)])
+            if first == "set" and len(words) > 1:
+                assignments.append((POSITIONAL, node))
+            elif first in ("read", "mapfile", "readarray"):
+                readers.extend(text for text in (_literal(tree, w) for w in words[1:]) if text and
+                               text.replace("_", "").isalnum())
+            elif first == "printf" and len(words) > 2 and _literal(tree, words[1]) == "-v":
+                name = _literal(tree, words[2])
+                if name:
+                    assignments.append((name, node))
+            elif first == "let":
+                arithmetic.append(node)
+            if first is not None and len(words) > 1:
+                calls.append((first, node))
+        elif kind in ("arithmetic_expansion", "subscript", "c_style_for_statement") or (
+                kind == "compound_statement" and tree.source(node).startswith("((")):
+            arithmetic.append(node)
+        if kind == "expansion" and _SUBSTRING.match(tree.source(node)):  # ${s:r:1}: offset and length
+            arithmetic.append(node)
+        elif kind == "binary_expression" and _in_test(node):
+            operator = node.child_by_field_name("operator")
+            if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
+                arithmetic.append(node)
+        elif kind == "declaration_command" and any(
+                tree.source(c).startswith(("-", "+")) and "i" in tree.source(c) for c in node.named_children
+                if c.type == "word"):
+            arithmetic.append(node)
+        if kind == "declaration_command" and any(tree.source(c).startswith("-") and "n" in tree.source(c)
+                                                 for c in node.named_children if c.type == "word"):
+            # declare -n ref=r: ref names another variable, which may hold a value (fail closed)
+            for c in node.named_children:
+                target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                if target is not None and target.type in ("variable_name", "word"):
+                    readers.append(tree.source(target))
+        stack.extend(node.named_children)
+    assignments.extend((POSITIONAL, node) for name, node in calls if name in functions)  # f {{x}}: $1 in f
+    readers.append("_")  # $_: the last word of the command before, which may be a value
+    for node in commands:  # eval 'r2=$r' and trap '…' run in this shell: what their code assigns is assigned here
+        info = _command_info(tree, node)
+        for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
+            code = _shell_code(tree, word, verdict)
+            if code is not None and code[0] not in SHELLS:
+                assigned, expanded = _code_assigns(code[1])
+                assignments.extend((name, expanded) for name in assigned)
+
+    # which names hold a value: references, what the command reads (fail closed), and what is assigned from them
+    taint: dict = {}  # name → the origins whose values it may hold (a frozenset, or _ALL)
+    for node, name in expansions:
+        if name.startswith(SUB_PREFIX):
+            taint.setdefault(name, frozenset({name}))
+    for name in initial or ():
+        taint.setdefault(name, frozenset({name}))
+    if not taint:
+        return {}
+    every = list(taint)
+    for name in readers:
+        taint[name] = _ALL
+    reads = []  # per assignment: the names its value expands
+    readers_of: dict = {}
+    for k, (name, value) in enumerate(assignments):
+        inner, pending = set(), [value] if not isinstance(value, frozenset) else []
+        inner.update(value if isinstance(value, frozenset) else ())
+        while pending:
+            part = pending.pop()
+            if part.type in _EXPANSIONS:
+                found = _expanded_name(tree, part)
+                if found is not None:
+                    inner.add(found)
+            pending.extend(part.named_children)
+        reads.append(inner)
+        for found in inner:
+            readers_of.setdefault(found, []).append(k)
+    work = [k for k, inner in enumerate(reads) if inner & taint.keys()]
+    while work:  # each name changes at most ORIGINS_KEPT + 1 times: linear
+        k = work.pop()
+        name, _ = assignments[k]
+        origins = frozenset()
+        for source in reads[k]:
+            origins = _join(origins, taint.get(source, frozenset()))
+            if origins is _ALL:
+                break
+        have = taint.get(name, frozenset())
+        if have is _ALL or (origins is not _ALL and origins <= have):
+            continue
+        taint[name] = _join(have, origins)
+        work.extend(readers_of.get(name, ()))
+
+    found: dict = {}
+    to_all: list = []
+
+    def reach(origins, site):
+        if origins is _ALL:
+            to_all.append(site)
+            return
+        for origin in origins:
+            found.setdefault(origin, site)
+
+    dummy = Site(placeholders[0] if placeholders else None, "bare")
+    written = {span[1] for span in spans}  # where the references the command's placeholders became end
+    for node, name in expansions:
+        if name.startswith(SUB_PREFIX) and (tree.span(node)[1] in written or name not in taint):
+            continue  # a reference is judged where it stands; $TASKDSL_SUB_1 written in the command is not one
+        if name in taint:
+            site = _sink(tree, node, name, dummy, command, placeholders, spans)
+            if site is not None:
+                reach(taint[name], site)
+        elif node.type == "expansion" and tree.source(node).startswith("${!"):
+            # ${!n}: the value of the variable n names, which may hold a value (fail closed)
+            site = _sink(tree, node, name, dummy, command, placeholders, spans, indirect=False)
+            if site is not None:
+                reach(_ALL, site)
+    names = frozenset(name for name in taint if not name.startswith(SUB_PREFIX))
+    if names:  # eval 'eval "$r"', sh -c 'sh -c "$r"', trap '…' EXIT: code written in the command reads them
+        for node in commands:
+            info = _command_info(tree, node)
+            for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
+                code = _shell_code(tree, word, verdict)
+                if code is not None:
+                    program, text = code
+                    inner = names if program not in SHELLS else names - {POSITIONAL}
+                    for name in _code_uses(text, inner):
+                        reach(taint[name], Site(dummy.placeholder, "reparse", program))
+    for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
+        text = tree.source(node)
+        if node.type == "c_style_for_statement":  # its header only
+            body = node.child_by_field_name("body")
+            text = tree.text[tree.span(node)[0]:tree.span(body)[0]] if body is not None else text
+        elif node.type == "subscript":  # a[i]: the index
+            index = node.child_by_field_name("index")
+            text = tree.source(index) if index is not None else ""
+        elif node.type == "expansion":  # ${s:r:1}: after the name
+            text = text[_SUBSTRING.match(text).end():]
+        names = {n for n in _IDENTIFIER.findall(text) if n in taint and not n.startswith(SUB_PREFIX)}
+        for name in names:
+            reach(taint[name], Site(dummy.placeholder, "arithmetic"))
+    if placeholders or initial:
+        program = _file_hand_off(tree, taint)
+        if program is not None:
+            reach(_ALL, Site(dummy.placeholder, "reparse", program))
+    if to_all:
+        for origin in every:
+            found.setdefault(origin, to_all[0])
+    return found
+
+
+#: a name that may hold any value of the command (more origins than ORIGINS_KEPT, or read from input)
+_ALL = frozenset({"\0all"})
+#: how many origins a name keeps apart before it is held to hold them all
+ORIGINS_KEPT = 16
+
+
+def _join(a: frozenset, b: frozenset) -> frozenset:
+    if a is _ALL or b is _ALL:
+        return _ALL
+    if a >= b:
+        return a
+    joined = a | b
+    return _ALL if len(joined) > ORIGINS_KEPT else joined
+
+
+def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -> Site | None:
+    """Where an expansion of a variable holding a value puts it: a Site when that is code, an option or
+    arithmetic; None when it stays data."""
+    for ancestor in _ancestors(node):  # ${y:-$r}: the value is (part of) the enclosing expansion's word
+        if ancestor.type == "expansion":
+            node = ancestor
+        elif ancestor.type not in ("concatenation", "string", "word", "array"):
+            break
+    text = tree.source(node)
+    if node.type == "expansion" and (indirect and text.startswith("${!") or "@P" in text or "@A" in text):
+        return Site(site.placeholder, "reparse", text)  # ${!r}, ${r@P}: bash evaluates the value again
+    evaluated = _evaluated(tree, node)
+    if evaluated == "arithmetic":
+        return Site(site.placeholder, "arithmetic")
+    parent = node.parent
+    if parent is None:
+        return None
+    if parent.type == "heredoc_body":
+        redirect = parent.parent
+        runner = _fed_runner(tree, redirect)
+        if runner:
+            return Site(site.placeholder, "reparse", runner)
+        verdict = _flow(tree, site, redirect.parent, None, command, placeholders, spans)
+        return verdict if verdict.context in _HANDED_CONTEXTS else None
+    quoted = parent.type == "string"
+    part = parent if quoted else node
+    word = part.parent if part.parent is not None and part.parent.type == "concatenation" else part
+    holder = word.parent
+    if holder is None:
+        return None
+    several = not quoted or name == POSITIONAL and ("@" in text or "*" in text) or "[@]" in text or "[*]" in text
+    if holder.type == "command_name" and several:
+        # "$@" or an unquoted $r as the command: the value may be a whole command (set -- sh -c {{x}}; "$@")
+        return Site(site.placeholder, "reparse", text if not quoted else tree.source(parent))
+    if holder.type == "command" and several and holder.child_by_field_name("name") is not None:
+        program = _literal(tree, _words(holder)[0])
+        spec = PROGRAMS.get(_program_name(program)) if program else None
+        if program is None or (spec is not None and spec.command_at is not None) or program in ("find",):
+            # nice $r: the split value may be the command a wrapper runs
+            return Site(site.placeholder, "reparse", program or tree.source(_words(holder)[0]))
+    leading = not quoted or (parent.named_child(0).id == node.id and tree.span(node)[0] == tree.span(parent)[0] + 1)
+    verdict = _place(tree, site, part, leading, command, placeholders, spans)
+    return verdict if verdict.context in _HANDED_CONTEXTS else None
+
+
+#: programs whose code is a shell script (eval CODE, sh -c CODE, trap CODE SIGNAL, su -c CODE, …)
+SHELL_CODE_RUNNERS = frozenset("sh bash dash zsh ksh ash mksh yash eval trap su runuser sg script flock watch".split())
+
+
+def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
+    """(program, text) when word is shell code written in the command (eval 'eval "$r"', sh -c 'sh f')."""
+    if verdict is None or verdict[0] != "reparse" or verdict[1] not in SHELL_CODE_RUNNERS:
+        return None
+    text = _literal(tree, word)
+    if text is None:
+        return None
+    if word.type == "string":  # what the shell hands over: "\$r" is $r
+        text = re.sub(r'\\([$`"\\\n])', r"\1", text)
+    return verdict[1], text
+
+
+@lru_cache(maxsize=256)
+def _code_uses(script: str, names: frozenset) -> frozenset:
+    """Of names (variables of the command around it that hold a value), those a shell script written in the
+    command hands to code (eval 'eval "$r"'); a script the grammar cannot parse uses them all (fail closed)."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return names
+        return frozenset(_handed_on(inner, script, [], _Starts([]), initial=names)) & names
+    except RecursionError:
+        return names
+
+
+@lru_cache(maxsize=256)
+def _code_assigns(script: str) -> tuple[frozenset, frozenset]:
+    """The variables shell code written in the command assigns (eval 'r2=$r': r2, also the positional parameters
+    through set or a function call, fail closed), and every variable it expands; unparsable code assigns every
+    name it mentions."""
+    try:
+        inner = _Tree(script)
+    except RecursionError:
+        inner = None
+    names = frozenset(_IDENTIFIER.findall(script)) | {POSITIONAL}
+    if inner is None or inner.root.has_error:
+        return names, names
+    assigned, expanded, stack = set(), set(), [inner.root]
+    while stack:
+        node = stack.pop()
+        if node.type in _EXPANSIONS:
+            name = _expanded_name(inner, node)
+            if name is not None:
+                expanded.add(name)
+        elif node.type in ("variable_assignment", "for_statement"):
+            target = node.child_by_field_name("name" if node.type == "variable_assignment" else "variable")
+            if target is not None and target.type == "subscript":
+                target = target.child_by_field_name("name")
+            if target is not None:
+                assigned.add(inner.source(target))
+        elif node.type == "command":
+            words = [_literal(inner, w) for w in _words(node)]
+            if words and words[0] in ("read", "mapfile", "readarray", "getopts", "declare", "typeset", "local",
+                                      "export", "readonly", "printf"):
+                assigned.update(w for w in words[1:] if w and w.replace("_", "").isalnum())
+                assigned.add("OPTARG")
+            elif words and words[0] in ("eval", "source", ".", "alias") or (words and words[0] is None):
+                assigned.update(names)  # code again, or a command named at run time: anything (fail closed)
+            elif words:
+                assigned.add(POSITIONAL)  # set, or a call of a function: the positional parameters
+        stack.extend(node.named_children)
+    return frozenset(assigned), frozenset(expanded)
+
+
+@lru_cache(maxsize=256)
+def _code_files(script: str) -> tuple:
+    """The files a shell script written in the command runs as code (sh -c 'sh f'): ((program, path), …), with
+    (program, None) when it runs its standard input or a word the checker cannot see."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return (("sh", None),)
+    except RecursionError:
+        return (("sh", None),)
+    code, stack = [], [inner.root]
+    runner = _runner_in(inner, inner.root)
+    if runner is not None:
+        code.append((runner, None))
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            info = _command_info(inner, node)
+            if info is not None and info.words:
+                _file_uses(inner, node, info, [], [], code)
+                for word, verdict in zip(info.words, info.verdicts):
+                    found = _shell_code(inner, word, verdict)
+                    if found is not None:
+                        code.extend(_code_files(found[1]))
+        stack.extend(node.named_children)
+    return tuple(code)
+
+
+#: what a value handed on through a variable may become that the checker refuses
+_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
+
+
+def _file_hand_off(tree, taint) -> str | None:
+    """A value written to a file (> f, >> f, tee f, and on through cp, mv, cat … > g) that a program of the same
+    command runs as a script or reads as code (sh f, . ./f, ./f, awk -f f, sh < f, cat f | sh, eval "$(cat f)"):
+    the program, or None. Fail closed: a file named at run time matches any, and names match by their last part
+    (a cd may come between)."""
+    valued = set()
+    stack = [tree.root]
+    marks = []
+    while stack:
+        node = stack.pop()
+        if node.type in _EXPANSIONS and (_expanded_name(tree, node) or "") in taint:
+            marks.append(node)
+        elif node.type == "heredoc_body" and any(c.type in _EXPANSIONS and (_expanded_name(tree, c) or "") in taint
+                                                 for c in node.named_children):
+            marks.append(node)
+        stack.extend(node.named_children)
+    if not marks:
+        return None
+    for node in marks:
+        while node is not None and node.id not in valued:
+            valued.add(node.id)
+            node = node.parent
+    valued.add(tree.root.id)
+    outputs = []  # (scope node, written path or None) for every file written
+    inputs = []  # (scope node, read path or None)
+    code = []  # (program, path or None) a script or a file read as code
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "file_redirect":
+            operator = next((tree.source(c) for c in node.children if not c.is_named), "")
+            target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
+                                                                   else None)
+            path = _literal(tree, target) if target is not None else None
+            scope = _scope(node)
+            if operator in _WRITES and path not in _NOT_FILES:
+                # exec > f: what every later command prints goes to f (fail closed: a value may be among it)
+                outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
+            elif operator == "<":
+                inputs.append((scope, path))
+        elif node.type == "command":
+            info = _command_info(tree, node)
+            if info is not None and info.words:
+                _file_uses(tree, node, info, outputs, inputs, code)
+                for word, verdict in zip(info.words, info.verdicts):
+                    found = _shell_code(tree, word, verdict)
+                    if found is not None:  # sh -c 'sh f'
+                        code.extend(_code_files(found[1]))
+        stack.extend(node.named_children)
+    runner = _runner_in(tree, tree.root)
+    read_by: dict = {}  # scope → the files it reads
+    for scope, path in inputs:
+        read_by.setdefault(scope.id, []).append(_file_key(path))
+    written, changed, rounds = set(), True, 0
+    while changed and rounds < 3:  # a file written from a written file is written too (cat a > b)
+        changed, rounds = False, rounds + 1
+        for scope, path in outputs:
+            key = _file_key(path)
+            if key in written:
+                continue
+            if scope.id in valued or (written and any(k == "*" or k in written for k in read_by.get(scope.id, ()))):
+                written.add(key)
+                changed = True
+    if changed:
+        written.add("*")
+    if not written:
+        return None
+    if runner is not None:
+        return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
+    for program, path in code:
+        if path is not None and path.startswith("\0"):  # a bare command name
+            if path[1:] in written:
+                return program
+            continue
+        key = _file_key(path)
+        if key == "*" or "*" in written or key in written:
+            return program
+    return None
+
+
+def _file_key(path: str | None) -> str:
+    """How written and read files are matched: the last part of a path written in the command, "*" for one named
+    at run time."""
+    if path is None or _globbed(path):
+        return "*"
+    return os.path.basename(path.rstrip("/")) or path
+
+
+def _scope(node):
+    """The statement a redirection or a command belongs to, with the pipeline it is part of."""
+    while node.parent is not None and node.parent.type not in ("program", "list", "compound_statement", "subshell",
+                                                               "do_group", "if_statement", "else_clause",
+                                                               "elif_clause", "case_item", "pipeline"):
+        node = node.parent
+    return node.parent if node.parent is not None and node.parent.type == "pipeline" else node
+
+
+def _file_uses(tree, node, info, outputs, inputs, code):
+    """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f, f)."""
+    literals = [_literal(tree, w) for w in info.words]
+    scope = _scope(node)
+    first = literals[0]
+    if first is None:
+        return
+    # ./f, or f found through $PATH: a file run as a program (a bare name matches only a file written under it)
+    code.append((first, first if "/" in first else "\0" + first))
+    name = _program_name(first)
+    spec = PROGRAMS.get(name)
+    if name in COPIERS:
+        operands = [text for text in literals[1:] if text is None or not text.startswith("-")]
+        for text in operands:
+            inputs.append((scope, text))
+            if name != "cat":
+                outputs.append((scope, text))
+        for text in literals[1:]:
+            if text is not None and text.startswith("of="):
+                outputs.append((scope, text[3:]))
+        return
+    if name in SCRIPT_READERS or name in FILE_CODE_READERS:
+        _script_operand(name, spec, literals, code)
+        return
+    if spec is not None and spec.command_at is not None or name in ("find", "xargs"):
+        # a wrapper (timeout 5 sh f, env A=1 . ./f, find … -exec sh {} ;, xargs sh): fail closed, from every word
+        # that names a program reading a script, and every path the wrapped command may be
+        start = 1 if name != "find" else next((k + 1 for k, text in enumerate(literals) if text in FIND_EXEC),
+                                               len(literals))
+        for k in range(start, len(literals)):
+            text = literals[k]
+            wrapped = _program_name(text) if text is not None else None
+            if text is not None and "/" in text and not text.startswith("-"):
+                code.append((text, text))
+            if wrapped in SCRIPT_READERS or wrapped in FILE_CODE_READERS:
+                _script_operand(wrapped, PROGRAMS.get(wrapped), literals[k:], code)
+                if name == "xargs":  # xargs sh: the items it reads are its script's name
+                    code.append((wrapped, None))
+                break
+        return
+    inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
+
+
+#: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x)
+FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb".split())
+
+
+def _script_operand(name, spec, literals, code):
+    """The script a program reads: its first operand (sh f, python3 f.py, . ./f), or what -f/-x names."""
+    i = 1
+    while i < len(literals):
+        text = literals[i]
+        if text is None or text == "{}":  # named at run time, or by find -exec
+            code.append((name, None))
+            return
+        if text in ("-f", "--file", "-x", "--command", "-command") and i + 1 < len(literals):
+            code.append((name, literals[i + 1]))
+            i += 2
+            continue
+        if text.startswith("-") and text != "-":
+            if spec is not None and (spec.code and any(c in spec.code for c in text[1:2]) or
+                                     spec.flag_code and spec.flag_code in text[1:]):
+                return  # sh -c …, python3 -c …: the code is a word, not a file
+            if spec is not None and text[-1:] in spec.args and len(text) == 2:
+                i += 1
+            i += 1
+            continue
+        if name in SCRIPT_READERS:
+            code.append((name, text))
+        return
 
 
 # ---------------------------------------------------------------- programs and their arguments
@@ -1336,23 +1975,42 @@ def _names_stdin(path: str | None) -> bool:
     return norm.rstrip("/").endswith(("/stdin", "dev/stdin")) or "/fd/" in norm or norm.endswith("/fd") or \
         norm.startswith("/proc/")
 #: environment variables a shell or a program reads as code (expanded, run or loaded): a value assigned to one is
-#: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd)
+#: TD803 (NAME={{x}} cmd, export NAME={{x}}, env NAME={{x}} cmd, declare -x, read NAME, for NAME in …)
 CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_LOADABLES_PATH SHELLOPTS BASHOPTS
     LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS
     GIT_PROXY_COMMAND GIT_CONFIG_PARAMETERS PAGER MANPAGER EDITOR VISUAL LESSOPEN LESSCLOSE SSH_ASKPASS SUDO_ASKPASS
     PYTHONSTARTUP PYTHONPATH PYTHONHOME PERL5OPT PERL5LIB PERLLIB NODE_OPTIONS RUBYOPT RUBYLIB BROWSER
-    RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR""".split())
-#: families of variables read as code: GIT_CONFIG_KEY_0/VALUE_0 (any git setting), BASH_FUNC_f%% (a function
-#: bash imports), *EDITOR and *PAGER (run by git, less, man, …), TAR_OPTIONS, MAKEFLAGS and MFLAGS (options, among
-#: them --to-command and --eval)
-CODE_VARIABLE_PREFIXES = ("GIT_CONFIG", "BASH_FUNC_")
-CODE_VARIABLE_SUFFIXES = ("EDITOR", "PAGER", "_OPTIONS", "FLAGS", "_COMMAND", "_CMD", "ASKPASS")
+    RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR
+    CC CXX CPP CXXCPP LD AR AS NM FC F77 RANLIB STRIP OBJCOPY OBJDUMP MAKE YACC LEX M4 PKG_CONFIG INSTALL
+    RSH SSH DIFF MERGE HGMERGE TERMINAL VIMINIT EXINIT GVIMINIT MYVIMRC SCREENRC WGETRC KUBECONFIG
+    MAILCAPS MAILCAP FCEDIT R_PROFILE R_PROFILE_USER IRBRC PSQLRC""".split())
+#: families of variables read as code, by the name's start: GIT_CONFIG_KEY_0/VALUE_0 (any git setting) and every
+#: other GIT_* but the identity and dates a commit records (GIT_DIR, GIT_TEMPLATE_DIR: a repository's hooks and
+#: configuration), BASH_FUNC_f%% (a function bash imports), the dynamic loader's LD_* and DYLD_*, npm's
+#: npm_config_* (script-shell, in either case), lua's LUA_INIT and LUA_PATH, XDG_* (where programs find their
+#: configuration), the interpreters' own PYTHON*, PERL* and RUBY* (startup code, module paths, warnings filters)
+CODE_VARIABLE_PREFIXES = ("GIT_", "BASH_FUNC_", "LD_", "DYLD_", "NPM_CONFIG_", "npm_config_", "LUA_", "XDG_", "PYTHON",
+                          "PERL", "RUBY")
+#: … and by the name's end: a program to run (*EDITOR, *PAGER, *_COMMAND, *_CMD, *_PROGRAM, *_PROG, *_EXEC, *SHELL,
+#: *RSH, *_SSH, *ASKPASS, *DIFF, *MERGE, *_HOOK, *_HOOKS, *BROWSER), options that may name one (*_OPTIONS, *_OPTS,
+#: *FLAGS, *OPT, *_ARGS), code run at start (*INIT, *STARTUP), and a place code or configuration is loaded from
+#: (*PATH, *HOME, *CONFIG): TAR_OPTIONS, MAKEFLAGS, GIT_SEQUENCE_EDITOR, CONFIG_SHELL, JAVA_OPTS, NODE_PATH,
+#: GEM_HOME, KUBECONFIG. Names are matched as written: the environment's names are capitals by convention
+CODE_VARIABLE_SUFFIXES = ("EDITOR", "PAGER", "_COMMAND", "_CMD", "_PROGRAM", "_PROG", "_EXEC", "SHELL", "RSH", "_SSH",
+                          "ASKPASS", "DIFF", "MERGE", "_HOOK", "_HOOKS", "BROWSER", "_OPTIONS", "_OPTS", "FLAGS",
+                          "OPT", "_ARGS", "INIT", "STARTUP", "PATH", "HOME", "CONFIG")
+#: GIT_* variables that are data: who and when a commit records
+GIT_DATA_VARIABLES = frozenset("""GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_NAME
+    GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE""".split())
 
 
 def _code_variable(name: str) -> bool:
     """A variable a shell or a program reads as code: listed, of a family, or not a plain name (env 'f%%=…')."""
-    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or \
-        name.endswith(CODE_VARIABLE_SUFFIXES) or not name.replace("_", "").isalnum() or not name.isascii()
+    if not name.replace("_", "").isalnum() or not name.isascii():
+        return True
+    if name in GIT_DATA_VARIABLES:
+        return False
+    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES)
 
 
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
@@ -1619,6 +2277,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             return verdicts, stdin, inner if stdin else program
         if code_flag and operands == 0:
             verdicts[i] = ("reparse", program, i if program in SHELLS else None)
+            if lit is None or _script_runs_arguments(lit):  # sh -c 'eval "$1"' _ {{x}}: its arguments become code
+                for k in range(i + 1, n):
+                    if literals[k] is None:
+                        verdicts[k] = ("reparse", HANDED + program, None)
             return verdicts, _script_reads_stdin(lit), program
         if (spec.first_code and operands == 0 and not code_given) or spec.all_code or (
                 spec.code_from is not None and operands >= spec.code_from):
@@ -1666,6 +2328,20 @@ def _script_reads_stdin(script: str | None) -> bool:
     try:
         inner = _Tree(script)
         return inner.root.has_error or _reader_in(inner, inner.root) is not None
+    except RecursionError:
+        return True
+
+
+@lru_cache(maxsize=256)
+def _script_runs_arguments(script: str) -> bool:
+    """A shell script given as code (sh -c SCRIPT _ ARG…) that runs its positional parameters as code, puts them in
+    arithmetic or option position, or hands them on to code through a variable or a file (eval "$1", "$@",
+    $(( $1 ))); a script the checker cannot parse or follow fails closed."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return True
+        return bool(_handed_on(inner, script, [], _Starts([]), initial={POSITIONAL}))
     except RecursionError:
         return True
 
@@ -1741,8 +2417,8 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
     if program in NAME_PROGRAMS:
         for i in range(1, n):
             verdicts[i] = (NAME_PROGRAMS[program], program, None)
-        if program == "read" and any(lit is not None and lit.replace("_", "").isalnum() and _code_variable(lit)
-                                     for lit in literals[1:]):
+        if program in ("read", "mapfile", "readarray") and any(
+                lit is not None and lit.replace("_", "").isalnum() and _code_variable(lit) for lit in literals[1:]):
             return True  # read BASH_ENV <<EOF: what it reads becomes a variable read as code
         # mapfile -C CALLBACK runs the callback with each line it reads as an argument (mapfile -C eval)
         return program in ("mapfile", "readarray") and any((p or "").startswith("-C") for p in prefixes[1:])
@@ -1765,6 +2441,11 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             k = literals.index("-v")
             if k + 1 < n:
                 verdicts[k + 1] = ("name", program, None)
+                name = literals[k + 1]
+                if name is not None and _code_variable(name):  # printf -v GIT_SSH %s {{x}}: an assignment
+                    for j in range(k + 2, n):
+                        if literals[j] is None:
+                            verdicts[j] = ("reparse", f"what reads ${name}", None)
         return False
     if program in SEDS:
         return _sed(literals, prefixes, verdicts, option_kind)

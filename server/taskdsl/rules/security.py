@@ -100,7 +100,11 @@ def unsafe_substitution_rule(ctx: RuleContext):
            "`compgen -W`, `mapfile -C`, and a value assigned to an environment variable read as code (`BASH_ENV`, "
            "`ENV`, `PS4`, `PROMPT_COMMAND`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, `PAGER`, `EDITOR`, … the list is in "
            "docs/security.md). A program named at run time "
-           "(`\"$SHELL\" -c`, `$CMD`, `{{prog}}`) fails closed: every value among its arguments is TD803.",
+           "(`\"$SHELL\" -c`, `$CMD`, `{{prog}}`) fails closed: every value among its arguments is TD803. So is a "
+           "value the command hands on and runs later: a variable or the positional parameters holding it, "
+           "expanded where code is read (`r={{x}}; eval \"$r\"`, `set -- sh -c {{x}}; \"$@\"`, "
+           "`sh -c 'eval \"$1\"' _ {{x}}`), or a file it was written to that the command runs "
+           "(`printf '%s' {{x}} > f; sh f`).",
       why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
           "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
       bad="<command>sh -c \"echo {{name}} | tr a-z A-Z\"</command>",
