@@ -903,13 +903,14 @@ def test_fifth_review_a_value_handed_on_and_run_later_is_td803(tmp_path, capsys,
 
 @pytest.mark.parametrize("command, code, message", [
     ("r={{x}}; echo $(( r + 1 ))", "TD801", "in arithmetic"),
-    ('r={{x}}; [[ "$r" -gt 1 ]]', "TD801", "in arithmetic"),
+    ('r={{x}}; [[ "$r" -gt 1 ]]', "TD804", "[[ … ]] and (( … )) are bash-only syntax"),  # dash runs it
     ('r={{x}}; tar "$r" -cf a.tar t.task.xml', "TD805", "put -- before it"),
     ('set -- -c {{x}}; bash "$@"', "TD805", "put -- before it"),
     ('r={{x}}; echo "${s:r:1}"', "TD801", "in arithmetic"),
     ("declare -i n; n={{x}}", "TD801", "in arithmetic"),
     ("r={{x}}; declare -i n; n=$r", "TD801", "in arithmetic"),
-    ('r={{x}}; [[ -v $r ]]', "TD801", "where the shell reads a variable name"),
+    ('r={{x}}; [[ -v $r ]]', "TD804", "[[ … ]] and (( … )) are bash-only syntax"),
+    ('r={{x}}; test -v "$r"', "TD801", "where the shell reads a variable name"),
     ('r={{x}}; unset "$r"', "TD801", "where the shell reads a variable name"),
 ])
 def test_fifth_review_a_value_handed_on_into_arithmetic_or_an_option_is_refused(tmp_path, capsys, monkeypatch,

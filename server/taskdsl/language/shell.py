@@ -816,12 +816,12 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
             return Site(ph, "reparse", f"what reads ${tree.source(variable)}")
     if kind in ("for_statement", "case_statement", "array"):
         return _flow_up(tree, site, holder, command, placeholders, spans)
-    if kind == "binary_expression" and _in_test(holder):
+    if kind == "binary_expression" and _in_test(tree, holder):
         operator = holder.child_by_field_name("operator")
         if operator is not None and tree.source(operator) in STRING_TEST_OPERATORS:
             return _flow_up(tree, site, holder, command, placeholders, spans)
         return Site(ph, "arithmetic")
-    if kind == "unary_expression" and _in_test(holder):
+    if kind == "unary_expression" and _in_test(tree, holder):
         if tree.source(holder.children[0]) == "-v":
             return Site(ph, "name")
         return _flow_up(tree, site, holder, command, placeholders, spans)
@@ -869,9 +869,9 @@ def _in_comment(tree, node) -> bool:
     return node is not None and "comment" in tree.inherited(node, "kinds", _kinds)
 
 
-def _in_test(node) -> bool:
+def _in_test(tree, node) -> bool:
     while node is not None and node.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
-        node = node.parent
+        node = tree.parent(node)
     return node is not None and node.type == "test_command"
 
 
@@ -1314,7 +1314,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             arithmetic.append(node)
         if kind == "expansion" and _SUBSTRING.match(tree.source(node)):  # ${s:r:1}: offset and length
             arithmetic.append(node)
-        elif kind == "binary_expression" and _in_test(node):
+        elif kind == "binary_expression" and _in_test(tree, node):
             operator = node.child_by_field_name("operator")
             if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
                 arithmetic.append(node)
@@ -1455,10 +1455,17 @@ def _join(a: frozenset, b: frozenset) -> frozenset:
     return _ALL if len(joined) > ORIGINS_KEPT else joined
 
 
+def _ancestors(tree, node):
+    node = tree.parent(node)
+    while node is not None:
+        yield node
+        node = tree.parent(node)
+
+
 def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -> Site | None:
     """Where an expansion of a variable holding a value puts it: a Site when that is code, an option or
     arithmetic; None when it stays data."""
-    for ancestor in _ancestors(node):  # ${y:-$r}: the value is (part of) the enclosing expansion's word
+    for ancestor in _ancestors(tree, node):  # ${y:-$r}: the value is (part of) the enclosing expansion's word
         if ancestor.type == "expansion":
             node = ancestor
         elif ancestor.type not in ("concatenation", "string", "word", "array"):
@@ -1469,20 +1476,20 @@ def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -
     evaluated = _evaluated(tree, node)
     if evaluated == "arithmetic":
         return Site(site.placeholder, "arithmetic")
-    parent = node.parent
+    parent = tree.parent(node)
     if parent is None:
         return None
     if parent.type == "heredoc_body":
-        redirect = parent.parent
+        redirect = tree.parent(parent)
         runner = _fed_runner(tree, redirect)
         if runner:
             return Site(site.placeholder, "reparse", runner)
-        verdict = _flow(tree, site, redirect.parent, None, command, placeholders, spans)
+        verdict = _flow(tree, site, tree.parent(redirect), None, command, placeholders, spans)
         return verdict if verdict.context in _HANDED_CONTEXTS else None
     quoted = parent.type == "string"
     part = parent if quoted else node
-    word = part.parent if part.parent is not None and part.parent.type == "concatenation" else part
-    holder = word.parent
+    word = tree.parent(part) if tree.parent(part) is not None and tree.parent(part).type == "concatenation" else part
+    holder = tree.parent(word)
     if holder is None:
         return None
     several = not quoted or name == POSITIONAL and ("@" in text or "*" in text) or "[@]" in text or "[*]" in text
@@ -1621,7 +1628,7 @@ def _file_hand_off(tree, taint) -> str | None:
     for node in marks:
         while node is not None and node.id not in valued:
             valued.add(node.id)
-            node = node.parent
+            node = tree.parent(node)
     valued.add(tree.root.id)
     outputs = []  # (scope node, written path or None) for every file written
     inputs = []  # (scope node, read path or None)
@@ -1634,7 +1641,7 @@ def _file_hand_off(tree, taint) -> str | None:
             target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
                                                                    else None)
             path = _literal(tree, target) if target is not None else None
-            scope = _scope(node)
+            scope = _scope(tree, node)
             if operator in _WRITES and path not in _NOT_FILES:
                 # exec > f: what every later command prints goes to f (fail closed: a value may be among it)
                 outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
@@ -1688,19 +1695,20 @@ def _file_key(path: str | None) -> str:
     return os.path.basename(path.rstrip("/")) or path
 
 
-def _scope(node):
+def _scope(tree, node):
     """The statement a redirection or a command belongs to, with the pipeline it is part of."""
-    while node.parent is not None and node.parent.type not in ("program", "list", "compound_statement", "subshell",
-                                                               "do_group", "if_statement", "else_clause",
-                                                               "elif_clause", "case_item", "pipeline"):
-        node = node.parent
-    return node.parent if node.parent is not None and node.parent.type == "pipeline" else node
+    while tree.parent(node) is not None and tree.parent(node).type not in (
+            "program", "list", "compound_statement", "subshell", "do_group", "if_statement", "else_clause",
+            "elif_clause", "case_item", "pipeline"):
+        node = tree.parent(node)
+    above = tree.parent(node)
+    return above if above is not None and above.type == "pipeline" else node
 
 
 def _file_uses(tree, node, info, outputs, inputs, code):
     """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f, f)."""
     literals = [_literal(tree, w) for w in info.words]
-    scope = _scope(node)
+    scope = _scope(tree, node)
     first = literals[0]
     if first is None:
         return
