@@ -152,3 +152,38 @@ def test_two_definitions_of_a_name_are_the_checkers_td502_even_without_the_gate(
     with pytest.raises(TemplateErrors) as without_gate:
         prepare_file(str(tmp_path / "main.task.xml"), task="greet", check=False)
     assert [d.code for d in without_gate.value.diagnostics] == ["TD502", "TD502"]
+
+
+@pytest.mark.parametrize("code,files", [(code, files) for code, cases in CASES.items() for _, files in cases],
+                         ids=[f"{code}-{what}" for code, cases in CASES.items() for what, _ in cases])
+def test_check_of_the_entry_alone_fails_with_the_lines_the_run_refuses_with(tmp_path, capsys, monkeypatch, code, files):
+    """One gate: `taskdsl check main.task.xml` (the entry alone, not the folder) checks every file the
+    entry reaches, as the run's gate does, so it fails whenever `taskdsl run main.task.xml` is refused
+    and prints the very lines the refusal prints (a fault in a called library file included)."""
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, files)
+    exit_code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert exit_code == 2 and refused
+    assert main(["check", "main.task.xml"]) == 1
+    checked = [line for line in capsys.readouterr().out.splitlines() if " error TD" in line]
+    assert checked == refused
+
+
+def test_check_of_an_entry_reports_the_library_file_it_calls(tmp_path, capsys, monkeypatch):
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {
+        "main.task.xml": '<task type="sequential" name="main">\n  <steps>\n    <call template="greet"><arg>Ada</arg></call>\n'
+                         '  </steps>\n</task>\n',
+        "lib.task.xml": '<library>\n  <template name="greet" params="who">\n    <task><instructions>Hi {{whoo}}</instructions>'
+                        '</task>\n  </template>\n</library>\n',
+        "other.task.xml": "<task><description>{{nothing}}</description></task>",  # not reached: not checked
+    })
+    assert main(["check", "main.task.xml"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["lib.task.xml:3:28: error TD402 {{whoo}} names nothing visible: template 'greet' sees "
+                                "only its params and globals (visible: who); did you mean 'who'?"]
+    assert err.splitlines()[-1] == "1 error, 0 warnings in 2 files"

@@ -42,6 +42,7 @@ class Targets:
     files: list[str] = field(default_factory=list)
     found: object = None  # workspace.Discovered
     folders: list[str] = field(default_factory=list)  # the project roots
+    explicit: list[str] = field(default_factory=list)  # the files named on the command line
 
 
 def collect_files(paths: list[str], settings, report: Report) -> Targets:
@@ -66,6 +67,7 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
     for raw, path in given:
         if path.is_file():
             files.append(raw)
+            targets.explicit.append(raw)
             continue
         folder = os.path.abspath(path)
         inside = [f for f in targets.found.project_files if f.startswith(folder.rstrip(os.sep) + os.sep)]
@@ -75,6 +77,26 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
         files.extend(os.path.relpath(f) if not os.path.isabs(raw) else f for f in inside)
     targets.files = list(dict.fromkeys(os.path.normpath(f) for f in files))
     return targets
+
+
+def add_reached_files(targets: Targets, library) -> None:
+    """`check FILE` checks what `run FILE` checks: FILE and every file it reaches (a library
+    template it calls, a task it refs), found by the run's gate's own reach, so a clean check
+    means the run is not refused. Each reached file is shown relative to the current folder
+    when inside it, as the run's refusal shows it."""
+    from taskdsl.library.index import reached_files
+
+    if library is None:
+        return
+    files = list(targets.files)
+    given = {os.path.abspath(f) for f in files}
+    for entry in targets.explicit:
+        for other in reached_files(library, os.path.abspath(entry))[1:]:
+            if other not in given:
+                given.add(other)
+                relative = os.path.relpath(other)
+                files.append(other if relative.startswith("..") else relative)
+    targets.files = files
 
 
 def read_source(path: str):
@@ -107,6 +129,7 @@ def check_command(args) -> int:
         settings = project_settings(args.paths, report)
         targets = collect_files(args.paths, settings, report)
         library = build_library(targets, settings)
+        add_reached_files(targets, library)
         jobs = getattr(args, "jobs", None) or default_jobs()
         fix = functools.partial(fix_source, unsafe=args.unsafe_fixes)
         each = FileCheck(read=read_source, check=check_source, fix=fix)

@@ -30,6 +30,7 @@ from taskdsl.language.templating import find_placeholders
 from taskdsl.evaluator.calls import fallbacks_of
 from taskdsl.evaluator.compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
 from taskdsl.evaluator.results import TaskError
+from taskdsl.library.index import reached_files  # noqa: F401  (the one reach: the gate's and `check FILE`'s)
 
 # where runs are offered: the root, and each named task / template of a library file
 
@@ -509,32 +510,6 @@ def check_errors(document: Document, path: str, index, settings=None) -> list:
 
     return check_document(document, path=path, library=index, settings=settings or getattr(index, "settings", None)
                           ).errors
-
-
-def reached_files(index, path: str, document: Document) -> list[str]:
-    """The entry and every file it reaches through refs, calls, inline calls, reduce parts and a
-    test's task, transitively. Every file defining a reached name counts: two definitions of
-    one name are both reached (the checker's TD502 is then among their diagnostics)."""
-    from taskdsl.library import index_document
-
-    files = [path]
-    if index is None:
-        return files
-    pending = [r.name for r in index_document(document, path).references]
-    seen_names: set[str] = set()
-    while pending:
-        name = pending.pop()
-        if name in seen_names:
-            continue
-        seen_names.add(name)
-        for definition in index.definitions(name):
-            other = definition.path and os.path.abspath(definition.path)
-            if not other or other in files:
-                continue
-            files.append(other)
-            file_index = index.file_index(other)
-            pending += [r.name for r in (file_index.references if file_index else ())]
-    return files
 
 
 def config_errors(path: str, settings=None) -> list[tuple[str, str, list]]:
