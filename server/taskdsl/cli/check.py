@@ -32,6 +32,7 @@ class Report:
     usage_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
     safe_fixes_only: bool = False  # --fix without --unsafe-fixes: the summary counts what those would fix
+    configured: set = field(default_factory=set)  # the project roots whose configuration is reported
 
 
 @dataclass
@@ -42,7 +43,35 @@ class Targets:
     files: list[str] = field(default_factory=list)
     found: object = None  # workspace.Discovered
     folders: list[str] = field(default_factory=list)  # the project roots
-    explicit: list[str] = field(default_factory=list)  # the files named on the command line
+    explicit: list[str] = field(default_factory=list)  # the templates named on the command line
+    configuration: list[str] = field(default_factory=list)  # the configuration files named (absolute)
+
+
+#: the configuration files `check` takes by name (their project's configuration is checked)
+CONFIG_NAMES = ("taskdsl.toml", "pyproject.toml")
+
+
+def file_kind(path: Path, settings) -> str:
+    """What a file named on the command line is to `check`: "template" (an .xml file, or one the
+    project's `files` globs take), "configuration" (a taskdsl.toml, a pyproject.toml, the
+    project's memory index) or "other" (refused: checking it as a template gives only a bogus
+    XML error)."""
+    from taskdsl.project.config import project_root
+    from taskdsl.project.memory_index import index_path
+    from taskdsl.project.workspace import glob_regex
+
+    if path.name.lower().endswith(".xml"):
+        return "template"
+    if path.name in CONFIG_NAMES:
+        return "configuration"
+    absolute = os.path.abspath(path)
+    root = str(project_root(absolute))
+    if absolute == index_path(root, settings):
+        return "configuration"
+    relative = os.path.relpath(absolute, root).replace(os.sep, "/")
+    if any(glob_regex(pattern.lstrip("/")).fullmatch(relative) for pattern in settings.files):
+        return "template"
+    return "other"
 
 
 def collect_files(paths: list[str], settings, report: Report) -> Targets:
@@ -51,17 +80,25 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
     from taskdsl.project import workspace
 
     given: list[tuple[str, Path]] = []
+    configuration: list[str] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             report.usage_errors.append(f"{raw}: no such file or directory")
         elif not path.is_dir() and not path.is_file():
             report.usage_errors.append(f"{raw}: not a regular file")
+        elif path.is_file() and (kind := file_kind(path, settings)) != "template":
+            if kind == "configuration":
+                configuration.append(os.path.abspath(path))
+            else:
+                report.usage_errors.append(f"{raw}: not a template: taskdsl check takes templates (*.xml), "
+                                           "folders of them, and a project's taskdsl.toml, pyproject.toml "
+                                           "or memory index")
         else:
             given.append((raw, path))
     roots = list(dict.fromkeys(workspace.project_root(path) for _, path in given))
     explicit = [os.path.abspath(path) for _, path in given if path.is_file()]
-    targets = Targets(folders=roots)
+    targets = Targets(folders=roots, configuration=configuration)
     targets.found = workspace.discover(roots + explicit, settings)
     files: list[str] = []
     for raw, path in given:
@@ -130,6 +167,7 @@ def check_command(args) -> int:
         targets = collect_files(args.paths, settings, report)
         library = build_library(targets, settings)
         add_reached_files(targets, library)
+        check_configuration(targets.configuration, report)
         jobs = getattr(args, "jobs", None) or default_jobs()
         fix = functools.partial(fix_source, unsafe=args.unsafe_fixes)
         each = FileCheck(read=read_source, check=check_source, fix=fix)
@@ -152,12 +190,38 @@ def project_settings(paths: list[str], report: Report):
 
     first = next((path for path in paths if os.path.exists(path)), os.curdir)
     settings, config = settings_for(first)
+    report.configured.add(str(project_root(first)))
     # the config file (TOML) and the memory index (JSON): their problems where they are written
     for path, text, problems in configuration_problems(project_root(first), settings, config):
         shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
         report.results.append((Source(shown, text), Document(text), problems))  # positions only
         report.files_checked += 1
     return settings
+
+
+def check_configuration(files: list[str], report: Report) -> None:
+    """A configuration file named on the command line (`taskdsl check taskdsl.toml`): its project's
+    configuration is checked exactly as `check .` checks it (once per project), and the file named
+    counts as checked even when it has no problem."""
+    from taskdsl.language.document import Document
+    from taskdsl.project.config import project_root, settings_for
+    from taskdsl.project.memory_index import configuration_problems
+    from taskdsl.project.workspace import Source
+
+    reported = {os.path.abspath(source.path) for source, _, _ in report.results}
+    for file in files:
+        root = str(project_root(file))
+        if root not in report.configured:
+            report.configured.add(root)
+            settings, config = settings_for(root)
+            for path, text, problems in configuration_problems(root, settings, config):
+                shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+                report.results.append((Source(shown, text), Document(text), problems))
+                report.files_checked += 1
+                reported.add(os.path.abspath(path))
+        if file not in reported:
+            reported.add(file)
+            report.files_checked += 1
 
 
 def build_library(targets: Targets, settings):
