@@ -82,6 +82,7 @@ class InputPlan:
     target: str  # the task's name for messages
     unknown: list[str] = field(default_factory=list)  # given names the entry cannot use
     accepted: list[str] = field(default_factory=list)  # the names it can (when unknown is not empty)
+    shared: list[str] = field(default_factory=list)  # the globals among them (any entry takes those)
 
 
 def find_target(document: Document, task: str | None, path: str | None = None) -> Element | None:
@@ -122,10 +123,22 @@ def entry_from_names(target: Element) -> list[tuple[str, str]]:
     return found
 
 
+def takes_words(accepted: list[str], shared: list[str] = ()) -> str:
+    """What an entry takes, for a message: its own inputs, then the project's globals apart (any
+    entry takes those; they are not its inputs): "takes 'text' (and the globals 'team')"."""
+    own = [n for n in accepted if n not in shared]
+    globals_ = [n for n in accepted if n in shared]
+    takes = f"takes {', '.join(repr(n) for n in own)}" if own else "takes no inputs"
+    if globals_:
+        noun = "global" if len(globals_) == 1 else "globals"
+        takes += f" ({'and ' if own else 'but '}the {noun} {', '.join(repr(n) for n in globals_)})"
+    return takes
+
+
 def unknown_inputs_message(plan: InputPlan) -> str:
     "The refusal of input names the entry cannot use: what it takes, and the name meant if one is close."
     noun = "input" if len(plan.unknown) == 1 else "inputs"
-    takes = f"takes {', '.join(repr(n) for n in plan.accepted)}" if plan.accepted else "takes no inputs"
+    takes = takes_words(plan.accepted, plan.shared)
     message = f"cannot run '{plan.target}': unknown {noun} {', '.join(repr(n) for n in plan.unknown)}; it {takes}"
     guess, _ = names.nearest(plan.unknown[0], plan.accepted)
     return message + (f"; did you mean '{guess}'?" if guess else "")
@@ -149,7 +162,8 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
         accepted = input_names(target, model)
         unknown = [n for n in given if n not in accepted]
         if unknown:
-            return InputPlan(given, [], name, unknown, accepted)
+            shared = sorted(set(accepted) & set(model.scopes.everywhere_names()))
+            return InputPlan(given, [], name, unknown, accepted, shared)
     if target.tag == "template":
         literals = facts.template_defaults(target)  # what a call may leave out, a direct run too
         values, missing = dict(given), []
@@ -622,6 +636,16 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
                     params=params, target=target, file_model=file_model, commands=commands,
                     calls_models=calls_models, files=files, sources=sources, settings=settings,
                     widened=widened, allow_read=allow_read)
+
+
+def accepted_inputs(compiled: Compiled) -> tuple[list[str], list[str]] | None:
+    """(the names a run of the compiled entry takes as inputs, the globals among them); None when
+    any name goes (a call or cond root) or it is not known."""
+    target, model = compiled.target, compiled.file_model
+    if target is None or model is None or target.tag not in ("task", "template"):
+        return None
+    accepted = input_names(target, model)
+    return accepted, sorted(set(accepted) & set(model.scopes.everywhere_names()))
 
 
 def bind(compiled: Compiled, inputs: dict | None = None) -> Prepared:
