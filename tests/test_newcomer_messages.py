@@ -61,3 +61,57 @@ def test_a_timeout_element_in_a_script_points_at_the_command_attribute_and_the_f
     assert main(["check", "--fix", "t.task.xml"]) == 0
     assert "fixed TD101 Move the timeout to <command timeout=\"5\">" in capsys.readouterr().out
     assert (project / "t.task.xml").read_text() == '<task type="script" name="t">\n  <command timeout="5">sleep 0</command>\n</task>\n'
+
+
+LIB = """<library>
+  <template name="slug" params="text">
+    <task type="script"><command>printf '%s' {{text}}</command></task>
+  </template>
+  <task name="reply">
+    <instructions>Write a polite reply to: {{ticket}}</instructions>
+    <inputs><input name="ticket"/></inputs>
+  </task>
+</library>
+"""
+
+
+def run(capsys, *args):
+    code = main(["run", *args])
+    out, err = capsys.readouterr()
+    return code, err
+
+
+def test_running_a_test_file_says_to_use_taskdsl_test(project, capsys):
+    (project / "t.task.xml").write_text(script("echo hi"))
+    (project / "t.test.xml").write_text('<tests>\n  <test name="hi" task="t">\n    <expect test=\'output == "hi"\'/>\n'
+                                        '  </test>\n</tests>\n')
+    assert run(capsys, "t.test.xml") == (2, "taskdsl run: t.test.xml: TD100 <tests> is a test file, not a runnable root: "
+                                            "run its tests with taskdsl test t.test.xml\n")
+    assert main(["test", "t.test.xml"]) == 0
+
+
+def test_a_templates_missing_argument_gets_the_input_hint_and_globals_are_not_listed_as_its_inputs(project, capsys):
+    (project / "taskdsl.toml").write_text('globals = { team = "ops" }\n')
+    (project / "lib.task.xml").write_text(LIB)
+    assert run(capsys, "lib.task.xml", "--task", "slug") == (
+        1, "taskdsl run: VALIDATION_ERROR (arguments): template 'slug' is missing argument(s): text: pass it from the "
+           "caller or with --input text=…\n")
+    assert run(capsys, "lib.task.xml", "--task", "slug", "--input", "text=x", "--input", "extra=1") == (
+        2, "taskdsl run: VALIDATION_ERROR (unknown_input): cannot run 'slug': unknown input 'extra'; it takes 'text' "
+           "(and the global 'team')\n")
+    assert main(["run", "lib.task.xml", "--task", "slug", "--input", "text=x", "--input", "team=y", "-q"]) == 0
+    assert capsys.readouterr().out == "x\n"
+
+
+def test_a_type_subtype_key_explains_that_it_needs_subtype_written(project, capsys):
+    (project / "lib.task.xml").write_text(LIB)
+    (project / "k.task.xml").write_text('<task type="sequential" name="k">\n  <steps>\n    <task ref="atomic:standard">'
+                                        '<inputs><input name="ticket">hi</input></inputs></task>\n  </steps>\n</task>\n')
+    assert check(capsys, "k.task.xml") == (1, [
+        "k.task.xml:3:16: error TD501 no task or template has the type:subtype key 'atomic:standard' in the library; "
+        "a key counts only the tasks and templates that write subtype= (<task name=\"…\" subtype=\"standard\">): add "
+        "it to the one meant, or ref it by name"])
+    (project / "lib.task.xml").write_text(LIB.replace('<task name="reply">', '<task name="reply" subtype="standard">'))
+    assert check(capsys, "k.task.xml") == (0, [])
+    assert main(["rules", "TD501"]) == 0
+    assert "`library_paths` in `taskdsl.toml`" in capsys.readouterr().out

@@ -493,6 +493,14 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
     return library, compiler, compiled
 
 
+def _shown(path: str | None) -> str:
+    "A path relative to the current folder when inside it (as the user would type it)."
+    if not path:
+        return "FILE"
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 def entry_of(root, compiler: Compiler, library: TaskLibrary, task: str | None):
     """What to evaluate for the file, and the params it binds (None: none): --task picks a library entry."""
     if task and task not in library:  # --task (the editor's task) names what the file defines or calls
@@ -514,6 +522,10 @@ def entry_of(root, compiler: Compiler, library: TaskLibrary, task: str | None):
         entries = [d.name for d in compiler.definitions(root)]
         raise TaskError("VALIDATION_ERROR", f"a library file holds several tasks: choose one with --task "
                         f"({', '.join(entries) or 'it defines none'})", "no_entry", {"tasks": entries})
+    if root.tag == "tests":
+        raise CompileError("TD100", "<tests> is a test file, not a runnable root: run its tests with "
+                           f"taskdsl test {_shown(compiler.path)}",
+                           root, compiler.path)
     raise CompileError("TD100", f"<{root.tag}> is not a runnable root: expected task, template, library, call or cond",
                        root, compiler.path)
 

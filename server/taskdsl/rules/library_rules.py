@@ -119,8 +119,11 @@ def _definition_span(definition: Definition):
       bad='<call template="analyse_data">\n  <arg>weather</arg>\n</call>',
       good='<call template="analyze_data">\n  <arg>weather</arg>\n</call>',
       fix="Use a name the library defines (the quick fixes offer the closest ones), add the missing "
-          "template to a `*.task.xml` file of the workspace or to `taskdsl.libraryPaths`, or ref one "
-          "definition by name when a key is ambiguous.")
+          "template to a `*.task.xml` file of the workspace or of a library path (`library_paths` in "
+          "`taskdsl.toml`, or the editor setting `taskdsl.libraryPaths`), or ref one definition by name when a "
+          "key is ambiguous. A `type:subtype` key names only the definitions that write `subtype=`: "
+          "`<task ref=\"atomic:standard\"/>` finds `<task name=\"reply\" subtype=\"standard\">`, never a "
+          "task whose subtype is only the default.")
 def unresolved_reference(ctx: RuleContext):
     view = _view(ctx)
     for reference in view.index.references:
