@@ -68,3 +68,27 @@ def test_a_refused_file_beside_a_template_still_checks_the_template(proj, capsys
     out, err = capsys.readouterr()
     assert ("bad.task.xml", "TD402") in [(d["path"], d["code"]) for d in json.loads(out)]
     assert "notes/a.md: not a template" in err
+
+
+def test_a_misspelt_config_key_gets_an_unsafe_rename_that_fix_unsafe_fixes_applies(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    text = '[run]\ntimout = 5\n\n[models."openai/x"]\n"max_concurency" = 2\n'
+    (tmp_path / "taskdsl.toml").write_text(text)
+    assert main(["check", "--format", "json", "taskdsl.toml"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert [(d["code"], d["message"], d["fixes"]) for d in found] == [
+        ("TD901", "unknown key 'timout' in [run]; did you mean 'timeout'?",
+         [{"title": "Rename key 'timout' to 'timeout'", "safe": False,
+           "edits": [{"line": 2, "column": 1, "endLine": 2, "endColumn": 7, "newText": "timeout"}]}]),
+        ("TD901", "unknown key 'max_concurency' in [models.\"openai/x\"]; did you mean 'max_concurrency'?",
+         [{"title": "Rename key 'max_concurency' to 'max_concurrency'", "safe": False,
+           "edits": [{"line": 5, "column": 1, "endLine": 5, "endColumn": 17, "newText": '"max_concurrency"'}]}])]
+    # --fix alone leaves an unsafe fix and says so
+    assert main(["check", "--fix", "taskdsl.toml"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == "2 errors, 0 warnings in 1 file; 2 more fixes with --unsafe-fixes"
+    assert (tmp_path / "taskdsl.toml").read_text() == text
+    assert main(["check", "--fix", "--unsafe-fixes", "taskdsl.toml"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["taskdsl.toml:2:1: fixed TD901 Rename key 'timout' to 'timeout'",
+                                "taskdsl.toml:5:1: fixed TD901 Rename key 'max_concurency' to 'max_concurrency'"]
+    assert (tmp_path / "taskdsl.toml").read_text() == '[run]\ntimeout = 5\n\n[models."openai/x"]\n"max_concurrency" = 2\n'

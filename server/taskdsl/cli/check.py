@@ -33,6 +33,7 @@ class Report:
     files_checked: int = 0
     safe_fixes_only: bool = False  # --fix without --unsafe-fixes: the summary counts what those would fix
     configured: set = field(default_factory=set)  # the project roots whose configuration is reported
+    fix: bool | None = None  # --fix: None without it, else whether unsafe fixes are applied too
 
 
 @dataclass
@@ -162,6 +163,7 @@ def check_command(args) -> int:
     if args.unsafe_fixes and not args.fix:
         report.usage_errors.append("--unsafe-fixes applies fixes only together with --fix (taskdsl check --fix --unsafe-fixes)")
     report.safe_fixes_only = args.fix and not args.unsafe_fixes
+    report.fix = bool(args.unsafe_fixes) if args.fix else None
     with gc_paused():  # bulk work that keeps what it builds (the index, every document)
         settings = project_settings(args.paths, report)
         targets = collect_files(args.paths, settings, report)
@@ -189,6 +191,8 @@ def project_settings(paths: list[str], report: Report):
     from taskdsl.project.memory_index import configuration_problems
 
     first = next((path for path in paths if os.path.exists(path)), os.curdir)
+    if report.fix is not None:
+        fix_configuration(str(project_root(first)), report)
     settings, config = settings_for(first)
     report.configured.add(str(project_root(first)))
     # the config file (TOML) and the memory index (JSON): their problems where they are written
@@ -197,6 +201,40 @@ def project_settings(paths: list[str], report: Report):
         report.results.append((Source(shown, text), Document(text), problems))  # positions only
         report.files_checked += 1
     return settings
+
+
+def fix_configuration(root: str, report: Report) -> None:
+    """`--fix` on a project's configuration files: each problem's fix (its safe fixes; every fix with
+    `--unsafe-fixes`, e.g. TD901's rename of a misspelt key) applied, the file written back as a
+    template is, before the configuration is read and checked."""
+    from taskdsl.language.diagnostics import apply_edits
+    from taskdsl.language.document import Document
+    from taskdsl.project.config import settings_for
+    from taskdsl.project.memory_index import configuration_problems
+    from taskdsl.project.workspace import read_source as read, write_source
+    from taskdsl.rules.fixer import safe_fix
+
+    settings, config = settings_for(root)
+    for path, text, problems in configuration_problems(root, settings, config):
+        edits, applied, taken = [], [], []
+        for problem in problems:
+            fix = safe_fix(problem, unsafe=report.fix)
+            if fix is None or any(e.span.start < t.end and t.start < e.span.end for e in fix.edits for t in taken):
+                continue
+            edits += fix.edits
+            taken += [e.span for e in fix.edits]
+            applied.append((problem, fix))
+        if not edits:
+            continue
+        source = read(path)
+        if source.text != text:
+            continue  # changed since it was checked: leave it
+        write_source(source, apply_edits(text, edits))
+        shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+        document = Document(text)
+        for problem, fix in applied:
+            line, col = document.position(problem.span.start)
+            report.fixed.append((shown, line + 1, col + 1, problem.code, fix.title))
 
 
 def check_configuration(files: list[str], report: Report) -> None:
@@ -213,6 +251,8 @@ def check_configuration(files: list[str], report: Report) -> None:
         root = str(project_root(file))
         if root not in report.configured:
             report.configured.add(root)
+            if report.fix is not None:
+                fix_configuration(root, report)
             settings, config = settings_for(root)
             for path, text, problems in configuration_problems(root, settings, config):
                 shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
