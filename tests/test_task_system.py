@@ -144,6 +144,18 @@ def test_ask_dry_run_prints_a_task_that_checks_and_saves_it(library):
     assert rerun.stdout == "Summarise in bullet points: summarise a text in bullet points\n"
 
 
+def test_ask_save_refuses_to_overwrite_a_file_unless_force(library):
+    (library / "mine.task.xml").write_text("<task><description>mine, by hand</description></task>\n", encoding="utf-8")
+    done = taskdsl(library, "ask", "summarise a text in bullet points", "--dry-run", "--save", "mine.task.xml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("taskdsl ask: --save mine.task.xml: the file exists; add --force to overwrite it, or save "
+                           "under another name\n")
+    assert (library / "mine.task.xml").read_text(encoding="utf-8") == "<task><description>mine, by hand</description></task>\n"
+    done = taskdsl(library, "ask", "summarise a text in bullet points", "--dry-run", "--save", "mine.task.xml", "--force")
+    assert done.returncode == 0, done.stderr
+    assert '<task ref="summarise">' in (library / "mine.task.xml").read_text(encoding="utf-8")
+
+
 def test_a_template_needing_two_params_is_not_used_blindly(library):
     # translate matches best, but its two params cannot both be the request: the model is asked
     done = taskdsl(library, "ask", "translate a text into another language", "--model", "taskdsl/replay",

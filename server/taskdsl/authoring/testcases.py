@@ -326,14 +326,32 @@ class Recorder:
             entries += [{"test": case.name, "contains": mask(prompt), "answer": mask(answer)} for prompt, answer in calls]
         return {fixture_path(file): {"answers": entries} for file, entries in files.items() if entries}
 
-    def write(self) -> list[str]:
-        from taskdsl.support.files import write_text
+    def write(self) -> list[tuple[str, str | None]]:
+        """(fixture path, the backup of the fixture it replaced or None) for each fixture written. A
+        fixture already there with other content (a hand-written one, an older recording) is kept
+        as NAME.replay.json.bak first (an older .bak is replaced)."""
+        from taskdsl.support.files import write_bytes, write_text
 
         written = []
         for path, data in self.fixtures().items():  # a fresh temporary file renamed over it: never a link followed
-            write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-            written.append(path)
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            old = _old_bytes(path)
+            backup = None
+            if old is not None and old != text.encode("utf-8"):
+                backup = path + ".bak"
+                write_bytes(backup, old)  # byte for byte what was there
+            write_text(path, text)
+            written.append((path, backup))
         return written
+
+
+def _old_bytes(path: str) -> bytes | None:
+    "The bytes of a regular file at path (not through a link), None when there is none."
+    try:
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | getattr(os, "O_NOFOLLOW", 0))) as handle:
+            return handle.read(64 * 1024 * 1024)
+    except OSError:
+        return None
 
 
 def outcome_json(outcome: Outcome) -> dict:

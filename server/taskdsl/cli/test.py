@@ -163,8 +163,9 @@ def test_command(args) -> int:
             return 2
     if recorder is not None:
         try:
-            for path in recorder.write():
-                print(f"taskdsl test: recorded {os.path.normpath(path)}", file=sys.stderr)
+            for path, backup in recorder.write():
+                kept = f" (the previous one kept as {os.path.normpath(backup)})" if backup else ""
+                print(f"taskdsl test: recorded {os.path.normpath(path)}{kept}", file=sys.stderr)
         except OSError as e:
             print(f"taskdsl test: cannot write the replay fixture {e.filename2 or e.filename}: {e.strerror}", file=sys.stderr)
             return 2
