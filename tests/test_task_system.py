@@ -2,6 +2,7 @@
 replay model or a loopback OpenAI-compatible server. Nothing here mocks litellm."""
 
 import json
+from pathlib import Path
 import os
 import subprocess
 import sys
@@ -121,6 +122,22 @@ def test_match_usage_problems(library, args, message):
 
 
 # --------------------------------------------------------------------------- ask: a template fits
+
+
+def test_a_template_named_as_the_request_wins_a_tie(tmp_path):
+    """examples/: 'shout' and 'translate' score 1.00 for templates of those names and for greet_pipeline
+    (whose text says both); the one named exactly as the request comes first, and ask uses it."""
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples", tmp_path / "examples")
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    for request in ("shout", "translate"):
+        done = taskdsl(tmp_path, "match", request, "--library", "examples", "--json")
+        ranked = [(m["name"], m["score"]) for m in json.loads(done.stdout)]
+        assert ranked[0] == (request, 1.0) and ("greet_pipeline", 1.0) in ranked, ranked
+    done = taskdsl(tmp_path, "ask", "shout", "--library", "examples", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("using template 'shout' (score 1.00)")
 
 
 def test_ask_uses_the_matching_template_and_runs_it(library):
