@@ -115,3 +115,13 @@ def test_a_type_subtype_key_explains_that_it_needs_subtype_written(project, caps
     assert check(capsys, "k.task.xml") == (0, [])
     assert main(["rules", "TD501"]) == 0
     assert "`library_paths` in `taskdsl.toml`" in capsys.readouterr().out
+
+
+def test_a_repeated_test_says_how_many_runs_passed(project, capsys):
+    (project / "t.task.xml").write_text(script("echo hi"))
+    (project / "t.test.xml").write_text('<tests>\n  <test name="hi" task="t">\n    <expect test=\'output == "hi"\'/>\n'
+                                        '  </test>\n</tests>\n')
+    assert main(["test", "t.test.xml", "--repeat", "3"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "PASS t.test.xml::hi: 3/3 runs passed (min_pass 1)"
+    assert main(["test", "t.test.xml"]) == 0  # once: nothing more to say
+    assert capsys.readouterr().out.splitlines()[0] == "PASS t.test.xml::hi"

@@ -147,7 +147,9 @@ def test_command(args) -> int:
     else:
         for outcome, model in zip(results.outcomes, outcome_models(results)):
             label = f" [{model}]" if model else ""
-            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}" + ("" if outcome.passed else f"\n     {outcome.message}"), inputs))
+            # a pass says how many runs passed when the test ran more than once (--repeat, repeat="N")
+            said = (f": {outcome.message}" if outcome.message else "") if outcome.passed else f"\n     {outcome.message}"
+            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}{said}", inputs))
         if shown:
             from taskdsl.authoring import matrix
 
