@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
+from generated_projects import projects
 from test_gate import MARKER_STEP, check_lines, project, run_refusal
 from taskdsl.evaluator import compiler, plan
 from taskdsl.evaluator.plan import TemplateErrors
@@ -187,3 +189,41 @@ def test_check_of_an_entry_reports_the_library_file_it_calls(tmp_path, capsys, m
     assert out.splitlines() == ["lib.task.xml:3:28: error TD402 {{whoo}} names nothing visible: template 'greet' sees "
                                 "only its params and globals (visible: who); did you mean 'who'?"]
     assert err.splitlines()[-1] == "1 error, 0 warnings in 2 files"
+
+
+def _cli_error_lines(folder: Path, *argv: str) -> tuple[int, list[str]]:
+    """(exit code, the " error TD" lines of stdout and stderr) of the command line run in folder."""
+    import contextlib
+    import io
+    import os
+
+    from taskdsl.cli.main import main
+
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    finally:
+        os.chdir(here)
+    return code, [line for line in (out.getvalue() + err.getvalue()).splitlines() if " error TD" in line]
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(projects())
+def test_generated_projects_check_of_the_entry_fails_whenever_the_run_refuses_with_the_same_lines(files):
+    """For generated projects (an entry and a library file it may reach): `check main.task.xml` exits 1
+    exactly when `run main.task.xml` (its plan: nothing runs) is refused for a template error, and
+    prints the lines the refusal prints."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        project(Path(folder), files)
+        refused_code, refused = _cli_error_lines(Path(folder), "run", "main.task.xml", "--model", "taskdsl/echo",
+                                                 "--plan")
+        checked_code, checked = _cli_error_lines(Path(folder), "check", "main.task.xml")
+        if refused:
+            assert (refused_code, checked_code) == (2, 1) and checked == refused, (files, refused, checked)
+        else:
+            assert checked_code == 0 and checked == [], (files, checked)
