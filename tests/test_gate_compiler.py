@@ -227,3 +227,18 @@ def test_generated_projects_check_of_the_entry_fails_whenever_the_run_refuses_wi
             assert (refused_code, checked_code) == (2, 1) and checked == refused, (files, refused, checked)
         else:
             assert checked_code == 0 and checked == [], (files, checked)
+
+
+def test_check_fix_of_an_entry_fixes_the_library_file_it_reaches(tmp_path, capsys, monkeypatch):
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": '<task type="sequential" name="main"><steps><call template="greet"><arg>x</arg>'
+                                        '</call></steps></task>\n',
+                       "lib.task.xml": '<library>\n  <template name="greet" params="who">\n    <task type="script">'
+                                       '<command>echo {{who}}</command>\n      <timeout>5</timeout>\n    </task>\n'
+                                       '  </template>\n</library>\n'})
+    assert main(["check", "--fix", "main.task.xml"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'lib.task.xml:4:8: fixed TD101 Move the timeout to <command timeout="5">']
+    assert '<command timeout="5">echo {{who}}</command>' in (tmp_path / "lib.task.xml").read_text()
