@@ -126,6 +126,21 @@ async def test_a_fixture_that_cannot_be_written_is_exit_2_with_the_reason(tmp_pa
                                                           "taskdsl.toml"]
 
 
+async def test_recording_over_a_hand_written_fixture_keeps_it_as_bak_and_says_so(tmp_path, monkeypatch):
+    hand_written = '{"answers": [\n  {"test": "green sky is false", "contains": "sky", "answer": "{\\"verdict\\": false}"}\n]}\n'
+    (tmp_path / "judge.replay.json").write_text(hand_written, encoding="utf-8")
+    code, out, err = await record(tmp_path, monkeypatch, {"judge.test.xml": TESTS})
+    assert "taskdsl test: recorded judge.replay.json (the previous one kept as judge.replay.json.bak)" in err, err
+    assert (tmp_path / "judge.replay.json.bak").read_text(encoding="utf-8") == hand_written
+    recorded = (tmp_path / "judge.replay.json").read_text(encoding="utf-8")
+    assert len(json.loads(recorded)["answers"]) == 3
+    # recording the same answers again replaces nothing worth keeping: no backup, no notice
+    (tmp_path / "judge.replay.json.bak").unlink()
+    code, out, err = await record(tmp_path, monkeypatch, {"judge.test.xml": TESTS})
+    assert "taskdsl test: recorded judge.replay.json\n" in err and ".bak" not in err
+    assert not (tmp_path / "judge.replay.json.bak").exists()
+
+
 # --------------------------------------------------------------------------- isolation
 
 SCRIPTS = """<library>

@@ -262,6 +262,13 @@ def test_rules_unknown_code_suggests(capsys):
     code, out, err = run(capsys, "rules", "TD10")
     assert code == 2 and out == ""
     assert err.strip() == "taskdsl: error: unknown rule code 'TD10'; did you mean TD100 or TD101 or TD102?"
+    # a well-formed code no rule has: its hundred's codes, not three look-alike spellings
+    from taskdsl.rules import RULES
+
+    nines = sorted(c for c in RULES if c.startswith("TD9"))
+    assert run(capsys, "rules", "TD999")[2].strip() == ("taskdsl: error: unknown rule code 'TD999'; the TD9xx codes are "
+                                                      f"{nines[0]}–{nines[-1]} (`taskdsl rules` lists every code)")
+    assert run(capsys, "rules", "TD420")[2].strip() == "taskdsl: error: unknown rule code 'TD420'; did you mean TD204 or TD402?"
 
 
 def test_schema_prints_an_existing_xsd(capsys):

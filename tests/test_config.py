@@ -358,11 +358,25 @@ def test_junit_output_stays_xml_with_control_characters_in_a_path(tmp_path):
     assert suite.get("name") == "odd\ufffdname.task.xml"
 
 
-def test_pre_commit_hook_is_declared():
+def test_pre_commit_hook_is_declared(tmp_path):
+    """The hook passes every file `taskdsl check` checks (templates, test files, the configuration),
+    and only those; `taskdsl check` given what it passes checks them; the file names the page that
+    describes it."""
+    import re
+
     hooks = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
     assert "- id: taskdsl-check\n" in hooks
     assert "entry: taskdsl check\n" in hooks
-    assert "files: '\\.task\\.xml$'\n" in hooks
+    assert "see docs/ci.md" in hooks and "pre-commit" in (Path(__file__).parents[1] / "docs" / "ci.md").read_text()
+    files = re.compile(re.search(r"^  files: '(.*)'$", hooks, re.M).group(1))  # pre-commit: re.search on the path
+    passed = ["a.task.xml", "sub/b.test.xml", "taskdsl.toml", "sub/taskdsl.toml", "pyproject.toml"]
+    assert [name for name in passed + ["notes.md", "x.xml", "mytaskdsl.toml", "a.task.xml.bak"]
+            if files.search(name)] == passed
+    project(tmp_path, {"taskdsl.toml": "[run]\ntimout = 5\n", "a.task.xml": NO_CONTEXT,
+                       "a.test.xml": '<tests>\n  <test name="t" task="a">\n    <expect test="len(output) > 0"/>\n'
+                                     '  </test>\n</tests>\n'})
+    code, out, err = taskdsl(tmp_path, "check", "a.task.xml", "a.test.xml", "taskdsl.toml")
+    assert code == 1 and out.splitlines()[0].startswith("taskdsl.toml:2:1: error TD901 unknown key 'timout'"), out + err
 
 
 def test_run_uses_the_project_model_unless_given_one(tmp_path):

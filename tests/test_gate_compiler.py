@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
+from generated_projects import projects
 from test_gate import MARKER_STEP, check_lines, project, run_refusal
 from taskdsl.evaluator import compiler, plan
 from taskdsl.evaluator.plan import TemplateErrors
@@ -152,3 +154,91 @@ def test_two_definitions_of_a_name_are_the_checkers_td502_even_without_the_gate(
     with pytest.raises(TemplateErrors) as without_gate:
         prepare_file(str(tmp_path / "main.task.xml"), task="greet", check=False)
     assert [d.code for d in without_gate.value.diagnostics] == ["TD502", "TD502"]
+
+
+@pytest.mark.parametrize("code,files", [(code, files) for code, cases in CASES.items() for _, files in cases],
+                         ids=[f"{code}-{what}" for code, cases in CASES.items() for what, _ in cases])
+def test_check_of_the_entry_alone_fails_with_the_lines_the_run_refuses_with(tmp_path, capsys, monkeypatch, code, files):
+    """One gate: `taskdsl check main.task.xml` (the entry alone, not the folder) checks every file the
+    entry reaches, as the run's gate does, so it fails whenever `taskdsl run main.task.xml` is refused
+    and prints the very lines the refusal prints (a fault in a called library file included)."""
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, files)
+    exit_code, refused, _ = run_refusal(capsys, "main.task.xml")
+    assert exit_code == 2 and refused
+    assert main(["check", "main.task.xml"]) == 1
+    checked = [line for line in capsys.readouterr().out.splitlines() if " error TD" in line]
+    assert checked == refused
+
+
+def test_check_of_an_entry_reports_the_library_file_it_calls(tmp_path, capsys, monkeypatch):
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {
+        "main.task.xml": '<task type="sequential" name="main">\n  <steps>\n    <call template="greet"><arg>Ada</arg></call>\n'
+                         '  </steps>\n</task>\n',
+        "lib.task.xml": '<library>\n  <template name="greet" params="who">\n    <task><instructions>Hi {{whoo}}</instructions>'
+                        '</task>\n  </template>\n</library>\n',
+        "other.task.xml": "<task><description>{{nothing}}</description></task>",  # not reached: not checked
+    })
+    assert main(["check", "main.task.xml"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["lib.task.xml:3:28: error TD402 {{whoo}} names nothing visible: template 'greet' sees "
+                                "only its params and globals (visible: who); did you mean 'who'?"]
+    assert err.splitlines()[-1] == "1 error, 0 warnings in 2 files"
+
+
+def _cli_error_lines(folder: Path, *argv: str) -> tuple[int, list[str]]:
+    """(exit code, the " error TD" lines of stdout and stderr) of the command line run in folder."""
+    import contextlib
+    import io
+    import os
+
+    from taskdsl.cli.main import main
+
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    finally:
+        os.chdir(here)
+    return code, [line for line in (out.getvalue() + err.getvalue()).splitlines() if " error TD" in line]
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(projects())
+def test_generated_projects_check_of_the_entry_fails_whenever_the_run_refuses_with_the_same_lines(files):
+    """For generated projects (an entry and a library file it may reach): `check main.task.xml` exits 1
+    exactly when `run main.task.xml` (its plan: nothing runs) is refused for a template error, and
+    prints the lines the refusal prints."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        project(Path(folder), files)
+        refused_code, refused = _cli_error_lines(Path(folder), "run", "main.task.xml", "--model", "taskdsl/echo",
+                                                 "--plan")
+        checked_code, checked = _cli_error_lines(Path(folder), "check", "main.task.xml")
+        if refused:
+            assert (refused_code, checked_code) == (2, 1) and checked == refused, (files, refused, checked)
+        else:
+            assert checked_code == 0 and checked == [], (files, checked)
+
+
+def test_check_fix_of_an_entry_fixes_the_library_file_it_reaches(tmp_path, capsys, monkeypatch):
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path, {"main.task.xml": '<task type="sequential" name="main"><steps><call template="greet"><arg>x</arg>'
+                                        '</call></steps></task>\n',
+                       "lib.task.xml": '<library>\n  <template name="greet" params="who">\n    <task type="script">'
+                                       '<command>echo {{who}}</command>\n      <timeout>5</timeout>\n    </task>\n'
+                                       '  </template>\n</library>\n'})
+    assert main(["check", "--fix", "main.task.xml"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'lib.task.xml:4:8: fixed TD101 Move the timeout to <command timeout="5">']
+    assert '<command timeout="5">echo {{who}}</command>' in (tmp_path / "lib.task.xml").read_text()

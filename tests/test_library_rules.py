@@ -219,3 +219,28 @@ def test_rules_document_every_code():
     for code in ("TD501", "TD502", "TD503", "TD504"):
         doc = RULES[code].doc()
         assert code in doc and "Bad:" in doc and "Good:" in doc and "Fix:" in doc
+
+
+def test_a_long_cycle_is_written_out_once_and_pointed_at_from_every_other_member(tmp_path, capsys, monkeypatch):
+    """A ring of 300 templates: the chain is written once, at its first member by name; every other
+    member's TD504 (still an error: the run refuses the cycle) is a short pointer to it."""
+    from taskdsl.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text("")
+    size = 300
+    for i in range(1, size + 1):
+        (tmp_path / f"f{i}.task.xml").write_text(
+            f'<template name="t{i}" params="">\n  <task type="sequential"><steps><call template="t{i % size + 1}"/>'
+            '</steps></task>\n</template>\n')
+    assert main(["check", "."]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == size and all(" error TD504 reference cycle: " in line for line in lines)
+    whole = "t1 → " + " → ".join(f"t{i}" for i in range(2, size + 1)) + " → t1"
+    assert [line for line in lines if whole in line] == [
+        f"f1.task.xml:2:50: error TD504 reference cycle: {whole}, with no <cond> on its path: the run cannot end; "
+        "guard the recursive step with a <cond> or break the cycle"]
+    assert "f97.task.xml:2:50: error TD504 reference cycle: t97 → t98 → … → t97 (300 names; the whole cycle is shown " \
+           "at 't1'), with no <cond> on its path: the run cannot end; guard the recursive step with a <cond> or break " \
+           "the cycle" in lines
+    assert sum(len(line) for line in lines) < 100_000  # was 300 full chains: 825 KB

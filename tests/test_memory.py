@@ -244,6 +244,8 @@ def test_memory_show_and_match(root, capsys):
     assert (found["matcher"], [m["path"] for m in found["matches"]]) == ("local", ["reports/q3.md", "src/billing.py"])
     assert main(["memory", "match", "quarterly revenue"]) == 0
     assert capsys.readouterr().out == "reports/q3.md: Q3 revenue and costs\nsrc/billing.py: Invoices: revenues per customer\n"
+    assert main(["memory", "match", "xyzzy"]) == 0  # nothing matches: said on stderr, not a silent empty answer
+    assert capsys.readouterr() == ("", "no file of the memory index (.taskdsl/memory.json) matches 'xyzzy'\n")
 
 
 def test_memory_show_without_an_index_says_how_to_write_one(root, capsys):

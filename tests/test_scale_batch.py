@@ -97,13 +97,13 @@ async def test_ctrl_c_leaves_only_whole_lines_and_resume_finishes_without_redoin
 async def test_a_failed_row_exits_1_and_fail_fast_stops_scheduling(tmp_path, loopback):
     fake = await loopback(answer=lambda model, prompt: prompt, always={})
     folder = project(tmp_path)
-    (folder / "rows.jsonl").write_text('{"text": "a"}\n{"txt": "b"}\n{"text": "c"}\n', encoding="utf-8")
+    (folder / "rows.jsonl").write_text('{"text": "a"}\n{}\n{"text": "c"}\n', encoding="utf-8")
     code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", "rows.jsonl",
                                          "--out", "results.jsonl", "--jobs", "1")
     assert code == 1
     by_row = {r["row"]: r for r in results(folder)}
     assert [by_row[n]["status"] for n in (1, 2, 3)] == ["COMPLETE", "FAILED", "COMPLETE"]
-    assert by_row[2]["error"]["reason"] == "unknown_input" and by_row[2]["content"] is None
+    assert by_row[2]["error"]["reason"] == "missing_input" and by_row[2]["content"] is None
     assert "3 rows: 2 ok, 1 failed · " in err and "rows not run" not in err
     [failed_line] = [line for line in err.splitlines() if line.startswith("✗ row 2 ")]
     assert failed_line.endswith(" · " + by_row[2]["error"]["message"])  # the reason, on the row's line
@@ -247,3 +247,26 @@ async def test_rows_bind_their_own_inputs_to_the_template_compiled_once(tmp_path
         assert error.message == "cannot run 'say': unknown input 'txt'; it takes 'text'; did you mean 'text'?"
     records = await asyncio.gather(*(context.run(batch.Row(n, {"text": f"row {n}"})) for n in range(1, 9)))
     assert [r["content"] for r in records] == [f"Say row {n}" for n in range(1, 9)]  # concurrent rows, one tree
+
+
+async def test_a_column_the_task_does_not_take_refuses_the_batch_up_front_unless_ignored(tmp_path):
+    """A real dataset has id and label columns: the batch says so before any row runs, naming the
+    columns and the option, and --ignore-extra-columns leaves them out of every row."""
+    folder = project(tmp_path)
+    (folder / "rows.csv").write_text("id,text,label\n1,hello,a\n2,bye,b\n", encoding="utf-8")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", "--data", "rows.csv")
+    assert (code, out) == (2, "")
+    assert err == ("taskdsl run: rows.csv: the columns 'id', 'label' are not inputs of 'say' (it takes 'text'): remove "
+                   "them from the data, or run with --ignore-extra-columns to leave them out of every row\n")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", "--data", "rows.csv",
+                             "--ignore-extra-columns", "-q")
+    assert code == 0, err
+    assert err.splitlines()[0] == ("taskdsl run: leaving out the columns 'id', 'label' of rows.csv (not inputs of "
+                                   "'say'; --ignore-extra-columns)")
+    assert [(r["row"], r["inputs"], r["status"]) for r in map(json.loads, out.splitlines())] == [
+        (1, {"text": "hello"}, "COMPLETE"), (2, {"text": "bye"}, "COMPLETE")]
+    # a JSONL key in any row counts, said as a key
+    (folder / "rows.jsonl").write_text('{"text": "a"}\n{"text": "b", "stars": 5}\n', encoding="utf-8")
+    code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", "--data", "rows.jsonl")
+    assert code == 2 and err.startswith("taskdsl run: rows.jsonl: the key 'stars' is not an input of 'say' (it takes "
+                                        "'text'): remove it from the data")

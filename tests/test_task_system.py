@@ -2,6 +2,7 @@
 replay model or a loopback OpenAI-compatible server. Nothing here mocks litellm."""
 
 import json
+from pathlib import Path
 import os
 import subprocess
 import sys
@@ -123,6 +124,22 @@ def test_match_usage_problems(library, args, message):
 # --------------------------------------------------------------------------- ask: a template fits
 
 
+def test_a_template_named_as_the_request_wins_a_tie(tmp_path):
+    """examples/: 'shout' and 'translate' score 1.00 for templates of those names and for greet_pipeline
+    (whose text says both); the one named exactly as the request comes first, and ask uses it."""
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples", tmp_path / "examples")
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    for request in ("shout", "translate"):
+        done = taskdsl(tmp_path, "match", request, "--library", "examples", "--json")
+        ranked = [(m["name"], m["score"]) for m in json.loads(done.stdout)]
+        assert ranked[0] == (request, 1.0) and ("greet_pipeline", 1.0) in ranked, ranked
+    done = taskdsl(tmp_path, "ask", "shout", "--library", "examples", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("using template 'shout' (score 1.00)")
+
+
 def test_ask_uses_the_matching_template_and_runs_it(library):
     done = taskdsl(library, "ask", "summarise a text in bullet points: {{secret}}", "--model", "taskdsl/echo")
     assert done.returncode == 0, done.stderr
@@ -142,6 +159,18 @@ def test_ask_dry_run_prints_a_task_that_checks_and_saves_it(library):
     assert checked.returncode == 0, checked.stdout
     rerun = taskdsl(library, "run", "mine.task.xml", "--model", "taskdsl/echo")
     assert rerun.stdout == "Summarise in bullet points: summarise a text in bullet points\n"
+
+
+def test_ask_save_refuses_to_overwrite_a_file_unless_force(library):
+    (library / "mine.task.xml").write_text("<task><description>mine, by hand</description></task>\n", encoding="utf-8")
+    done = taskdsl(library, "ask", "summarise a text in bullet points", "--dry-run", "--save", "mine.task.xml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("taskdsl ask: --save mine.task.xml: the file exists; add --force to overwrite it, or save "
+                           "under another name\n")
+    assert (library / "mine.task.xml").read_text(encoding="utf-8") == "<task><description>mine, by hand</description></task>\n"
+    done = taskdsl(library, "ask", "summarise a text in bullet points", "--dry-run", "--save", "mine.task.xml", "--force")
+    assert done.returncode == 0, done.stderr
+    assert '<task ref="summarise">' in (library / "mine.task.xml").read_text(encoding="utf-8")
 
 
 def test_a_template_needing_two_params_is_not_used_blindly(library):

@@ -67,6 +67,18 @@ async def test_config_problems_are_published_at_the_key(client: LanguageClient, 
     assert published[-1].diagnostics[0].message == "unknown key 'selct' in [lint]; did you mean 'select'?"
 
 
+async def test_a_misspelt_config_key_has_a_quick_fix_renaming_it(client: LanguageClient, ws):
+    uri = (ws / "taskdsl.toml").as_uri()
+    (misspelt,) = [d for p in client.published if p.uri == uri for d in p.diagnostics][-1:]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri), range=misspelt.range,
+        context=types.CodeActionContext(diagnostics=[misspelt])))
+    fixes = [a for a in actions_of(actions) if a.kind == types.CodeActionKind.QuickFix]
+    assert [a.title for a in fixes] == ["Rename key 'selct' to 'select'"]
+    assert changes_of(client, fixes[0].edit) == {uri: [(misspelt.range, "select")]}
+    assert fixes[0].diagnostics[0].code == "TD901"
+
+
 @pytest.mark.parametrize("relative", ["a.task.xml", "drafts/b.task.xml"])
 async def test_server_reports_what_check_reports(client: LanguageClient, docs, ws, relative):
     uri = await docs.open(relative)

@@ -330,16 +330,36 @@ class Recorder:
             entries += [{"test": case.name, "contains": mask(prompt), "answer": mask(answer)} for prompt, answer in calls]
         return {fixture_path(file): {"answers": entries} for file, entries in files.items() if entries}
 
-    def write(self) -> list[str]:
+    def write(self) -> list[tuple[str, str | None]]:
+        """(fixture path, the backup of the fixture it replaced or None) for each fixture written. A
+        fixture already there with other content (a hand-written one, an older recording) is kept
+        as NAME.replay.json.bak first (an older .bak is replaced)."""
         from taskdsl.project.workspace import project_root
-        from taskdsl.support.files import write_text
+        from taskdsl.support.files import write_bytes, write_text
 
         written = []
         for path, data in self.fixtures().items():  # a fresh temporary file renamed over it: never a link followed
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            old = _old_bytes(path)
+            backup = None
+            if old is not None and old != text.encode("utf-8"):
+                backup = path + ".bak"
+                write_bytes(backup, old, root=project_root(path))  # byte for byte what was there
             # inside the test file's project, reached from its root without following a link
-            write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", root=project_root(path))
-            written.append(path)
+            write_text(path, text, root=project_root(path))
+            written.append((path, backup))
         return written
+
+
+def _old_bytes(path: str) -> bytes | None:
+    "The bytes of a regular file at path inside its project (the one reader), None when there is none."
+    from taskdsl.project.workspace import project_root
+    from taskdsl.support.reading import ReadRefused, read_bytes
+
+    try:
+        return read_bytes(path, 64 * 1024 * 1024, root=project_root(path))
+    except (OSError, ReadRefused):
+        return None
 
 
 def outcome_json(outcome: Outcome) -> dict:

@@ -44,7 +44,9 @@ def add_parsers(commands) -> None:
                                           "before it is printed, saved or run.")
     ask.add_argument("text", metavar="TEXT", help="the request, in plain words")
     ask.add_argument("--model", help="the model that writes the task and runs it (default: TASKDSL_MODEL or taskdsl/echo)")
-    ask.add_argument("--save", metavar="FILE", help="write the checked task to FILE (a .task.xml)")
+    ask.add_argument("--save", metavar="FILE", help="write the checked task to FILE (a .task.xml; an existing FILE "
+                                                    "only with --force)")
+    ask.add_argument("--force", action="store_true", help="let --save overwrite an existing FILE")
     ask.add_argument("--dry-run", action="store_true", help="print the checked task, do not run it")
     ask.add_argument("--json", action="store_true", help="print one JSON object: the task, how it was made, the result")
     ask.add_argument("--allow-scripts", action="store_true", help="run the task even if it runs shell commands")
@@ -138,6 +140,9 @@ def ask_command(args) -> int:
 
     if args.save and os.path.isdir(args.save):
         _error("ask", f"--save {args.save}: is a folder; give a file name such as {os.path.join(args.save, 'task.task.xml')}")
+        return EXIT_USAGE
+    if args.save and os.path.lexists(args.save) and not args.force:  # asked before any model call
+        _error("ask", f"--save {args.save}: the file exists; add --force to overwrite it, or save under another name")
         return EXIT_USAGE
     library = request_library("ask", args)
     if library is None:

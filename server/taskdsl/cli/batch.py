@@ -22,6 +22,8 @@ def add_batch_options(p) -> None:
     p.add_argument("--out", metavar="RESULTS.jsonl", help="append one JSON line per finished row (with --data)")
     p.add_argument("--resume", action="store_true", help="skip the rows already in --out")
     p.add_argument("--fail-fast", action="store_true", help="start no new row after one fails")
+    p.add_argument("--ignore-extra-columns", action="store_true",
+                   help="leave out the data's columns (JSONL keys) the task does not take, instead of refusing the batch")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="run the rows here (default) or as Ray tasks on RAY_ADDRESS (needs taskdsl[ray])")
 
@@ -83,6 +85,7 @@ def one_line(text: str, width: int = 120) -> str:
 def batch_command(args, project, config, global_values: dict, inputs: dict) -> int:
     from taskdsl.cli.run import check_agreed_plan, masked, print_plan, refused, span_export, usage_error
     from taskdsl.evaluator import batch, cost
+    from taskdsl.evaluator import plan as batch_plan
     from taskdsl.evaluator.calls import configure
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.handler import HandlerConfig, default_model
@@ -91,7 +94,8 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     from taskdsl.task_system.replan import recover
 
     if not args.data:  # --out or --resume alone: they belong to a batch run
-        given = " and ".join(o for o, on in (("--out", args.out), ("--resume", args.resume)) if on)
+        given = " and ".join(o for o, on in (("--out", args.out), ("--resume", args.resume),
+                                              ("--ignore-extra-columns", args.ignore_extra_columns)) if on)
         return usage_error("run", f"{given} {'need' if ' and ' in given else 'needs'} --data ROWS.jsonl|ROWS.csv (a "
                                   "batch run); a single run prints its result (--json for JSON)", args.json)
     if inputs:
@@ -123,7 +127,20 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
         context = batch.RowContext(args.file, args.task, project, handler, model=args.model,
                                    allow_read=tuple(args.allow_read), global_values=global_values, budget=budget,
                                    timeout=timeout, recover=recover, on_event=spans)
-        first = context.prepare(rows[0].inputs if rows else {})  # checks the template: once for the batch
+        context.prepare({})  # checks and compiles the template: once for the batch
+        extra = extra_columns(context, rows)
+        if extra and not args.ignore_extra_columns:
+            accepted, shared = batch_plan.accepted_inputs(context.compiled)
+            return usage_error("run", batch.extra_columns_message(args.data, extra, context.compiled.label,
+                                                                  batch_plan.takes_words(accepted, shared)), args.json)
+        if extra:
+            rows = batch.without(rows, extra)
+            what = "column" if args.data.lower().endswith(".csv") else "key"
+            print(f"taskdsl run: leaving out the {what}{'s' if len(extra) > 1 else ''} "
+                  f"{', '.join(repr(n) for n in extra)} of {args.data} "
+                  f"({'not an input' if len(extra) == 1 else 'not inputs'} of '{context.compiled.label}'; "
+                  "--ignore-extra-columns)", file=sys.stderr)
+        first = context.prepare(rows[0].inputs if rows else {})
     except (OSError, UnreadableTemplate, TemplateErrors, CompileError) as e:
         return refused("run", args.file, e, args.json)
     except TaskError as e:
@@ -188,6 +205,17 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     if summary.cancelled:
         return 130
     return 1 if summary.failed else 0
+
+
+def extra_columns(context, rows) -> list[str]:
+    "The data's input names the batch's entry does not take (none when it takes any name)."
+    from taskdsl.evaluator.batch import columns
+    from taskdsl.evaluator.plan import accepted_inputs
+
+    accepted = accepted_inputs(context.compiled)
+    if accepted is None:
+        return []
+    return [name for name in columns(rows) if name not in accepted[0]]
 
 
 def ray_otel(args) -> tuple[dict | None, int | None]:

@@ -32,6 +32,8 @@ class Report:
     usage_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
     safe_fixes_only: bool = False  # --fix without --unsafe-fixes: the summary counts what those would fix
+    configured: set = field(default_factory=set)  # the project roots whose configuration is reported
+    fix: bool | None = None  # --fix: None without it, else whether unsafe fixes are applied too
 
 
 @dataclass
@@ -42,6 +44,35 @@ class Targets:
     files: list[str] = field(default_factory=list)
     found: object = None  # workspace.Discovered
     folders: list[str] = field(default_factory=list)  # the project roots
+    explicit: list[str] = field(default_factory=list)  # the templates named on the command line
+    configuration: list[str] = field(default_factory=list)  # the configuration files named (absolute)
+
+
+#: the configuration files `check` takes by name (their project's configuration is checked)
+CONFIG_NAMES = ("taskdsl.toml", "pyproject.toml")
+
+
+def file_kind(path: Path, settings) -> str:
+    """What a file named on the command line is to `check`: "template" (an .xml file, or one the
+    project's `files` globs take), "configuration" (a taskdsl.toml, a pyproject.toml, the
+    project's memory index) or "other" (refused: checking it as a template gives only a bogus
+    XML error)."""
+    from taskdsl.project.config import project_root
+    from taskdsl.project.memory_index import index_path
+    from taskdsl.project.workspace import glob_regex
+
+    if path.name.lower().endswith(".xml"):
+        return "template"
+    if path.name in CONFIG_NAMES:
+        return "configuration"
+    absolute = os.path.abspath(path)
+    root = str(project_root(absolute))
+    if absolute == index_path(root, settings):
+        return "configuration"
+    relative = os.path.relpath(absolute, root).replace(os.sep, "/")
+    if any(glob_regex(pattern.lstrip("/")).fullmatch(relative) for pattern in settings.files):
+        return "template"
+    return "other"
 
 
 def collect_files(paths: list[str], settings, report: Report) -> Targets:
@@ -50,22 +81,31 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
     from taskdsl.project import workspace
 
     given: list[tuple[str, Path]] = []
+    configuration: list[str] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             report.usage_errors.append(f"{raw}: no such file or directory")
         elif not path.is_dir() and not path.is_file():
             report.usage_errors.append(f"{raw}: not a regular file")
+        elif path.is_file() and (kind := file_kind(path, settings)) != "template":
+            if kind == "configuration":
+                configuration.append(os.path.abspath(path))
+            else:
+                report.usage_errors.append(f"{raw}: not a template: taskdsl check takes templates (*.xml), "
+                                           "folders of them, and a project's taskdsl.toml, pyproject.toml "
+                                           "or memory index")
         else:
             given.append((raw, path))
     roots = list(dict.fromkeys(workspace.project_root(path) for _, path in given))
     explicit = [os.path.abspath(path) for _, path in given if path.is_file()]
-    targets = Targets(folders=roots)
+    targets = Targets(folders=roots, configuration=configuration)
     targets.found = workspace.discover(roots + explicit, settings)
     files: list[str] = []
     for raw, path in given:
         if path.is_file():
             files.append(raw)
+            targets.explicit.append(raw)
             continue
         folder = os.path.abspath(path)
         inside = [f for f in targets.found.project_files if f.startswith(folder.rstrip(os.sep) + os.sep)]
@@ -75,6 +115,26 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
         files.extend(os.path.relpath(f) if not os.path.isabs(raw) else f for f in inside)
     targets.files = list(dict.fromkeys(os.path.normpath(f) for f in files))
     return targets
+
+
+def add_reached_files(targets: Targets, library) -> None:
+    """`check FILE` checks what `run FILE` checks: FILE and every file it reaches (a library
+    template it calls, a task it refs), found by the run's gate's own reach, so a clean check
+    means the run is not refused. Each reached file is shown relative to the current folder
+    when inside it, as the run's refusal shows it."""
+    from taskdsl.library.index import reached_files
+
+    if library is None:
+        return
+    files = list(targets.files)
+    given = {os.path.abspath(f) for f in files}
+    for entry in targets.explicit:
+        for other in reached_files(library, os.path.abspath(entry))[1:]:
+            if other not in given:
+                given.add(other)
+                relative = os.path.relpath(other)
+                files.append(other if relative.startswith("..") else relative)
+    targets.files = files
 
 
 def read_source(path: str):
@@ -103,10 +163,13 @@ def check_command(args) -> int:
     if args.unsafe_fixes and not args.fix:
         report.usage_errors.append("--unsafe-fixes applies fixes only together with --fix (taskdsl check --fix --unsafe-fixes)")
     report.safe_fixes_only = args.fix and not args.unsafe_fixes
+    report.fix = bool(args.unsafe_fixes) if args.fix else None
     with gc_paused():  # bulk work that keeps what it builds (the index, every document)
         settings = project_settings(args.paths, report)
         targets = collect_files(args.paths, settings, report)
         library = build_library(targets, settings)
+        add_reached_files(targets, library)
+        check_configuration(targets.configuration, report)
         jobs = getattr(args, "jobs", None) or default_jobs()
         fix = functools.partial(fix_source, unsafe=args.unsafe_fixes)
         each = FileCheck(read=read_source, check=check_source, fix=fix)
@@ -128,13 +191,77 @@ def project_settings(paths: list[str], report: Report):
     from taskdsl.project.memory_index import configuration_problems
 
     first = next((path for path in paths if os.path.exists(path)), os.curdir)
+    if report.fix is not None:
+        fix_configuration(str(project_root(first)), report)
     settings, config = settings_for(first)
+    report.configured.add(str(project_root(first)))
     # the config file (TOML) and the memory index (JSON): their problems where they are written
     for path, text, problems in configuration_problems(project_root(first), settings, config):
         shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
         report.results.append((Source(shown, text), Document(text), problems))  # positions only
         report.files_checked += 1
     return settings
+
+
+def fix_configuration(root: str, report: Report) -> None:
+    """`--fix` on a project's configuration files: each problem's fix (its safe fixes; every fix with
+    `--unsafe-fixes`, e.g. TD901's rename of a misspelt key) applied, the file written back as a
+    template is, before the configuration is read and checked."""
+    from taskdsl.language.diagnostics import apply_edits
+    from taskdsl.language.document import Document
+    from taskdsl.project.config import settings_for
+    from taskdsl.project.memory_index import configuration_problems
+    from taskdsl.project.workspace import read_source as read, write_source
+    from taskdsl.rules.fixer import safe_fix
+
+    settings, config = settings_for(root)
+    for path, text, problems in configuration_problems(root, settings, config):
+        edits, applied, taken = [], [], []
+        for problem in problems:
+            fix = safe_fix(problem, unsafe=report.fix)
+            if fix is None or any(e.span.start < t.end and t.start < e.span.end for e in fix.edits for t in taken):
+                continue
+            edits += fix.edits
+            taken += [e.span for e in fix.edits]
+            applied.append((problem, fix))
+        if not edits:
+            continue
+        source = read(path)
+        if source.text != text:
+            continue  # changed since it was checked: leave it
+        write_source(source, apply_edits(text, edits))
+        shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+        document = Document(text)
+        for problem, fix in applied:
+            line, col = document.position(problem.span.start)
+            report.fixed.append((shown, line + 1, col + 1, problem.code, fix.title))
+
+
+def check_configuration(files: list[str], report: Report) -> None:
+    """A configuration file named on the command line (`taskdsl check taskdsl.toml`): its project's
+    configuration is checked exactly as `check .` checks it (once per project), and the file named
+    counts as checked even when it has no problem."""
+    from taskdsl.language.document import Document
+    from taskdsl.project.config import project_root, settings_for
+    from taskdsl.project.memory_index import configuration_problems
+    from taskdsl.project.workspace import Source
+
+    reported = {os.path.abspath(source.path) for source, _, _ in report.results}
+    for file in files:
+        root = str(project_root(file))
+        if root not in report.configured:
+            report.configured.add(root)
+            if report.fix is not None:
+                fix_configuration(root, report)
+            settings, config = settings_for(root)
+            for path, text, problems in configuration_problems(root, settings, config):
+                shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+                report.results.append((Source(shown, text), Document(text), problems))
+                report.files_checked += 1
+                reported.add(os.path.abspath(path))
+        if file not in reported:
+            reported.add(file)
+            report.files_checked += 1
 
 
 def build_library(targets: Targets, settings):

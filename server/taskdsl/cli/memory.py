@@ -324,6 +324,8 @@ def match_command(args) -> int:
         print(f"{path}: {metadata}" if metadata else path)
     for refusal in found.refused:
         print(f"refused {refusal['path']}: {refusal['reason']}", file=sys.stderr)
+    if memory.exists and not found.matches:  # an empty answer must not read as a silent failure
+        print(f"no file of the memory index ({memory.shown_path()}) matches {args.text.strip()!r}", file=sys.stderr)
     return 0
 
 

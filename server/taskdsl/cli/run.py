@@ -316,7 +316,8 @@ def run_command(args) -> int:
         from dataclasses import replace
 
         project = replace(project, run_agreed=True)
-    if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False):
+    if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False) or \
+            getattr(args, "ignore_extra_columns", False):
         batch_command = args.batch_command  # cli/batch.py, set by cli/main.py (batch imports this module)
         if not args.plan:
             _preload_models(args.model or project.model, args.quiet)

@@ -153,7 +153,9 @@ def test_command(args) -> int:
     else:
         for outcome, model in zip(results.outcomes, outcome_models(results)):
             label = f" [{model}]" if model else ""
-            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}" + ("" if outcome.passed else f"\n     {outcome.message}"), inputs))
+            # a pass says how many runs passed when the test ran more than once (--repeat, repeat="N")
+            said = (f": {outcome.message}" if outcome.message else "") if outcome.passed else f"\n     {outcome.message}"
+            print(masked(f"{MARKS[outcome.status]} {outcome.case.id}{label}{said}", inputs))
         if shown:
             from taskdsl.authoring import matrix
 
@@ -169,8 +171,9 @@ def test_command(args) -> int:
             return 2
     if recorder is not None:
         try:
-            for path in recorder.write():
-                print(f"taskdsl test: recorded {os.path.normpath(path)}", file=sys.stderr)
+            for path, backup in recorder.write():
+                kept = f" (the previous one kept as {os.path.normpath(backup)})" if backup else ""
+                print(f"taskdsl test: recorded {os.path.normpath(path)}{kept}", file=sys.stderr)
         except OSError as e:
             print(f"taskdsl test: cannot write the replay fixture {e.filename2 or e.filename}: {e.strerror}", file=sys.stderr)
             return 2

@@ -890,7 +890,9 @@ class Template:
         # left here is a run's inputs: a test's task run without one of its params
         missing = [p for p in self.params if p not in args and p not in self.defaults]
         if missing:
-            raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}",
+            given = " ".join(f"--input {p}=…" for p in missing)
+            raise TaskError("VALIDATION_ERROR", f"template '{self.name}' is missing argument(s): {', '.join(missing)}: "
+                            f"pass {'it' if len(missing) == 1 else 'them'} from the caller or with {given}",
                             "arguments", {"missing": missing})
         # a template runs isolated: only its params and the globals; no caller history, no
         # inherited context (the caller's file_paths included), no previous output (empty stdin)

@@ -87,6 +87,30 @@ def read_rows(path: str) -> list[Row]:
     return rows
 
 
+def columns(rows: list[Row]) -> list[str]:
+    """The input names the rows give (a CSV's header, every key of a JSONL file), in order."""
+    found: dict[str, None] = {}
+    for row in rows:
+        found.update(dict.fromkeys(row.inputs))
+    return list(found)
+
+
+def extra_columns_message(path: str, extra: list[str], target: str, takes: str) -> str:
+    """The refusal of a batch whose data names inputs the entry does not take (up front: no row runs)."""
+    what = "column" if path.lower().endswith(".csv") else "key"
+    noun = what if len(extra) == 1 else what + "s"
+    names = ", ".join(repr(n) for n in extra)
+    return (f"{path}: the {noun} {names} {'is not an input' if len(extra) == 1 else 'are not inputs'} of "
+            f"'{target}' (it {takes}): remove {'it' if len(extra) == 1 else 'them'} from the data, or run with "
+            f"--ignore-extra-columns to leave {'it' if len(extra) == 1 else 'them'} out of every row")
+
+
+def without(rows: list[Row], names: list[str]) -> list[Row]:
+    """The rows with these inputs left out (`--ignore-extra-columns`)."""
+    dropped = set(names)
+    return [Row(row.number, {k: v for k, v in row.inputs.items() if k not in dropped}) for row in rows]
+
+
 def file_digest(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:

@@ -30,6 +30,7 @@ from taskdsl.language.templating import find_placeholders
 from taskdsl.evaluator.calls import fallbacks_of
 from taskdsl.evaluator.compiler import CompileError, Compiler, TaskLibrary, refuse_malformed
 from taskdsl.evaluator.results import TaskError
+from taskdsl.library.index import reached_files  # noqa: F401  (the one reach: the gate's and `check FILE`'s)
 
 # where runs are offered: the root, and each named task / template of a library file
 
@@ -81,6 +82,7 @@ class InputPlan:
     target: str  # the task's name for messages
     unknown: list[str] = field(default_factory=list)  # given names the entry cannot use
     accepted: list[str] = field(default_factory=list)  # the names it can (when unknown is not empty)
+    shared: list[str] = field(default_factory=list)  # the globals among them (any entry takes those)
 
 
 def find_target(document: Document, task: str | None, path: str | None = None) -> Element | None:
@@ -121,10 +123,22 @@ def entry_from_names(target: Element) -> list[tuple[str, str]]:
     return found
 
 
+def takes_words(accepted: list[str], shared: list[str] = ()) -> str:
+    """What an entry takes, for a message: its own inputs, then the project's globals apart (any
+    entry takes those; they are not its inputs): "takes 'text' (and the globals 'team')"."""
+    own = [n for n in accepted if n not in shared]
+    globals_ = [n for n in accepted if n in shared]
+    takes = f"takes {', '.join(repr(n) for n in own)}" if own else "takes no inputs"
+    if globals_:
+        noun = "global" if len(globals_) == 1 else "globals"
+        takes += f" ({'and ' if own else 'but '}the {noun} {', '.join(repr(n) for n in globals_)})"
+    return takes
+
+
 def unknown_inputs_message(plan: InputPlan) -> str:
     "The refusal of input names the entry cannot use: what it takes, and the name meant if one is close."
     noun = "input" if len(plan.unknown) == 1 else "inputs"
-    takes = f"takes {', '.join(repr(n) for n in plan.accepted)}" if plan.accepted else "takes no inputs"
+    takes = takes_words(plan.accepted, plan.shared)
     message = f"cannot run '{plan.target}': unknown {noun} {', '.join(repr(n) for n in plan.unknown)}; it {takes}"
     guess, _ = names.nearest(plan.unknown[0], plan.accepted)
     return message + (f"; did you mean '{guess}'?" if guess else "")
@@ -148,7 +162,8 @@ def plan_inputs(target: Element | None, given: dict[str, Any] | None, label: str
         accepted = input_names(target, model)
         unknown = [n for n in given if n not in accepted]
         if unknown:
-            return InputPlan(given, [], name, unknown, accepted)
+            shared = sorted(set(accepted) & set(model.scopes.everywhere_names()))
+            return InputPlan(given, [], name, unknown, accepted, shared)
     if target.tag == "template":
         literals = facts.template_defaults(target)  # what a call may leave out, a direct run too
         values, missing = dict(given), []
@@ -489,6 +504,14 @@ def compile_reachable(index, path: str, document: Document, read: Callable[[str]
     return library, compiler, compiled
 
 
+def _shown(path: str | None) -> str:
+    "A path relative to the current folder when inside it (as the user would type it)."
+    if not path:
+        return "FILE"
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 def entry_of(root, compiler: Compiler, library: TaskLibrary, task: str | None):
     """What to evaluate for the file, and the params it binds (None: none): --task picks a library entry."""
     if task and task not in library:  # --task (the editor's task) names what the file defines or calls
@@ -510,6 +533,10 @@ def entry_of(root, compiler: Compiler, library: TaskLibrary, task: str | None):
         entries = [d.name for d in compiler.definitions(root)]
         raise TaskError("VALIDATION_ERROR", f"a library file holds several tasks: choose one with --task "
                         f"({', '.join(entries) or 'it defines none'})", "no_entry", {"tasks": entries})
+    if root.tag == "tests":
+        raise CompileError("TD100", "<tests> is a test file, not a runnable root: run its tests with "
+                           f"taskdsl test {_shown(compiler.path)}",
+                           root, compiler.path)
     raise CompileError("TD100", f"<{root.tag}> is not a runnable root: expected task, template, library, call or cond",
                        root, compiler.path)
 
@@ -520,32 +547,6 @@ def check_errors(document: Document, path: str, index, settings=None) -> list:
 
     return check_document(document, path=path, library=index, settings=settings or getattr(index, "settings", None)
                           ).errors
-
-
-def reached_files(index, path: str, document: Document) -> list[str]:
-    """The entry and every file it reaches through refs, calls, inline calls, reduce parts and a
-    test's task, transitively. Every file defining a reached name counts: two definitions of
-    one name are both reached (the checker's TD502 is then among their diagnostics)."""
-    from taskdsl.library import index_document
-
-    files = [path]
-    if index is None:
-        return files
-    pending = [r.name for r in index_document(document, path).references]
-    seen_names: set[str] = set()
-    while pending:
-        name = pending.pop()
-        if name in seen_names:
-            continue
-        seen_names.add(name)
-        for definition in index.definitions(name):
-            other = definition.path and os.path.abspath(definition.path)
-            if not other or other in files:
-                continue
-            files.append(other)
-            file_index = index.file_index(other)
-            pending += [r.name for r in (file_index.references if file_index else ())]
-    return files
 
 
 def config_errors(path: str, settings=None, config=None) -> list[tuple[str, str, list]]:
@@ -666,6 +667,16 @@ def compile_entry(index, path: str, task: str | None = None, *, text: str | None
                     params=params, target=target, file_model=file_model, commands=commands,
                     calls_models=calls_models, files=files, sources=sources, settings=settings,
                     widened=widened, allow_read=allow_read)
+
+
+def accepted_inputs(compiled: Compiled) -> tuple[list[str], list[str]] | None:
+    """(the names a run of the compiled entry takes as inputs, the globals among them); None when
+    any name goes (a call or cond root) or it is not known."""
+    target, model = compiled.target, compiled.file_model
+    if target is None or model is None or target.tag not in ("task", "template"):
+        return None
+    accepted = input_names(target, model)
+    return accepted, sorted(set(accepted) & set(model.scopes.everywhere_names()))
 
 
 def bind(compiled: Compiled, inputs: dict | None = None) -> Prepared:

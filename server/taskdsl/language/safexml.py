@@ -8,6 +8,7 @@ and refuses huge trees. The scanner in document.py finds structural faults with 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from lxml import etree
 
@@ -61,6 +62,10 @@ _LXML_MESSAGE_FIXES = [
     (re.compile(r"^Attribute (\S+) redefined"), r"attribute '\1' appears twice: keep one"),
     (re.compile(r"^PCDATA invalid Char value (\d+)"), r"character \1 is not allowed in XML"),
     (re.compile(r"^Char 0x0 out of allowed range"), r"NUL characters are not allowed in XML"),
+    (re.compile(r"^attributes construct error"), "the attribute value before this ends at its closing quote and what "
+     "follows is not another attribute: write a '\"' inside a \"…\" value as '&quot;' (a backslash does not escape "
+     "it in XML), or quote the value with '…' instead (test='output == \"woke\"'); attributes are separated by a space"),
+    (re.compile(r"^AttValue: \" or ' expected"), "an attribute value must be quoted: name=\"value\" or name='value'"),
     (re.compile(r"^xmlParseEntityRef: no name"), r"a literal '&' must be written '&amp;'"),
     (re.compile(r"^EntityRef: expecting ';'"), r"a literal '&' must be written '&amp;' (or end the entity reference with ';')"),
 ]
@@ -87,8 +92,33 @@ def too_deep(doc: Document) -> Diagnostic | None:
     )
 
 
+#: what a shell command's '&', '<' and '>' are written as, appended to TD001 inside a <command>
+COMMAND_ESCAPES = ("in a command write '&' as '&amp;', '<' as '&lt;' and '>' as '&gt;' ('2>&1' is "
+                   "'2&gt;&amp;1', '&&' is '&amp;&amp;'), or wrap the whole command in <![CDATA[ … ]]>")
+
+
+def _in_command(doc: Document, offset: int) -> bool:
+    "Whether offset is inside the text of a <command> element (as far as the tolerant scan saw it)."
+    return any(element.tag == "command" and element.span.start < offset < element.span.end
+               for root in doc.roots for element in root.iter())
+
+
+def _escape_hint(doc: Document, diagnostic: Diagnostic) -> Diagnostic:
+    """A literal '&' or '<' inside a command: say how to write a shell's '&', '<' and '>' (the
+    entities, or a CDATA section for the whole command)."""
+    if ("'&amp;'" in diagnostic.message or "'&lt;'" in diagnostic.message) and \
+            _in_command(doc, diagnostic.span.start):
+        return replace(diagnostic, message=f"{diagnostic.message}: {COMMAND_ESCAPES}")
+    return diagnostic
+
+
 def wellformedness(doc: Document) -> tuple[etree._Element | None, list[Diagnostic]]:
     """TD001 diagnostics for the document, and the lxml tree when it is well-formed."""
+    root, diagnostics = _wellformedness(doc)
+    return root, [_escape_hint(doc, d) for d in diagnostics]
+
+
+def _wellformedness(doc: Document) -> tuple[etree._Element | None, list[Diagnostic]]:
     diagnostics = [_from_problem(problem) for problem in doc.problems]
     deep = too_deep(doc)
     if deep:

@@ -326,9 +326,42 @@ def _not_allowed(context: _Context, parent: Element, child: Element, allowed: di
         if context.model.is_mixed(path):
             listed = "text, " + listed if still else "text"
         message = f"<{child.tag}> is not allowed in <{parent.tag}>{hint}; allowed here: {listed}"
+        command = _command_of(parent) if child.tag == "timeout" else None
+        if command is not None:  # a script's timeout is an attribute of its command
+            seconds = " ".join(child.text.split()) or "60"
+            message = (f"<timeout> is not allowed in <{parent.tag}>: a script's timeout is the attribute of its "
+                       f"command, <command timeout=\"{seconds}\"> (seconds); allowed here: {listed}")
+            return Diagnostic("TD101", Severity.ERROR, child.name_span, message,
+                              fixes=_timeout_fixes(context.doc, child, command))
         return Diagnostic("TD101", Severity.ERROR, child.name_span, message,
                           fixes=_rename_fixes(context.doc, child, still))
     return Diagnostic("TD101", Severity.ERROR, child.name_span, message)
+
+
+def _command_of(task: Element) -> Element | None:
+    "The <command> of a task (a script's), when it has one."
+    return next((child for child in task.children if child.tag == "command"), None)
+
+
+_SECONDS = re.compile(r"\d+(\.\d+)?\Z")
+
+
+def _timeout_fixes(doc: Document, timeout: Element, command: Element) -> list[Fix]:
+    """Move a script task's `<timeout>N</timeout>` to its command's `timeout="N"` attribute: offered
+    when N is a number of seconds and the command has no timeout yet (safe: what was written, where
+    it means that)."""
+    seconds = timeout.text.strip()
+    if not _SECONDS.match(seconds) or command.attr("timeout") is not None or timeout.end_tag is None:
+        return []
+    start, end = timeout.span.start, timeout.span.end
+    line_start = doc.text.rfind("\n", 0, start) + 1
+    line_end = doc.text.find("\n", end)
+    line_end = len(doc.text) if line_end == -1 else line_end
+    if not doc.text[line_start:start].strip() and not doc.text[end:line_end].strip():
+        start, end = line_start, min(line_end + 1, len(doc.text))  # the element's whole line
+    edits = (TextEdit(Span(command.name_span.end, command.name_span.end), f' timeout="{seconds}"'),
+             TextEdit(Span(start, end), ""))
+    return [Fix(f'Move the timeout to <command timeout="{seconds}">', edits, safe=True)]
 
 
 def _rename_fixes(doc: Document, element: Element, allowed: list[str]) -> list[Fix]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 from taskdsl.language.document import Document, Element, Span
-from taskdsl.meaning.facts import inputs as input_elements, literal_default, subtype, task_kind, template_defaults
+from taskdsl.meaning.facts import definition_output, inputs as input_elements, literal_default, subtype, task_kind, template_defaults
 from taskdsl.language.names import file_stem, split_params
 from taskdsl.language.templating import find_placeholders
 from taskdsl.language.vocabulary import TASK_TAGS
@@ -53,6 +53,7 @@ class Definition:
     name_span: Span | None  # the `name` value; None for a root task named after its file
     range: Range  # of name_span, or of the root's tag name when named after the file
     returns: str | None = None
+    output: str | None = None  # what a call or ref of it produces: facts.definition_output
     effective: Any = field(default=None, compare=False)  # context.effective_settings, when available
     criteria: str | None = field(default=None, compare=False)  # what `taskdsl match` ranks, with description
     instructions: str | None = field(default=None, compare=False)
@@ -72,7 +73,7 @@ class Definition:
     @property
     def signature(self) -> tuple:
         """What a referring file's diagnostics depend on (not the location)."""
-        return (self.name, self.kind, self.type, self.subtype, self.params)
+        return (self.name, self.kind, self.type, self.subtype, self.params, self.output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +165,7 @@ def _task(doc: Document, task: Element, path: str | None, kind: str, stem: str |
         span=task.span,
         name_span=name_span,
         range=_range(doc, name_span or task.name_span),
+        output=definition_output(task),
         effective=_effective(task),
         criteria=_description(task, "criteria"),
         instructions=_description(task, "instructions"),
@@ -185,6 +187,7 @@ def _template(doc: Document, template: Element, path: str | None, params_attr: s
         name_span=name_span,
         range=_range(doc, name_span),
         returns=template.get("returns"),
+        output=definition_output(task, template.get("returns")),
         effective=_effective(task),
         criteria=_description(task, "criteria") if task is not None else None,
         instructions=_description(task, "instructions") if task is not None else None,

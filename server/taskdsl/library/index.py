@@ -449,3 +449,33 @@ def _defined_names(entry: _Entry | None) -> set[str]:
     names = {d.name for d in entry.definitions}
     names.update(d.key for d in entry.definitions if d.key)
     return names
+
+
+def reached_files(index, path: str, document: Document | None = None) -> list[str]:
+    """The entry and every file it reaches through refs, calls, inline calls, reduce parts and a
+    test's task, transitively: the files the run's gate checks, and `taskdsl check FILE` with
+    it. Every file defining a reached name counts: two definitions of one name are both reached
+    (the checker's TD502 is then among their diagnostics). Without a document, the entry's
+    references are the ones the index holds for it."""
+    files = [path]
+    if index is None:
+        return files
+    if document is not None:
+        pending = [r.name for r in index_document(document, path).references]
+    else:
+        entry = index.file_index(path)
+        pending = [r.name for r in (entry.references if entry else ())]
+    seen_names: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen_names:
+            continue
+        seen_names.add(name)
+        for definition in index.definitions(name):
+            other = definition.path and os.path.abspath(definition.path)
+            if not other or other in files:
+                continue
+            files.append(other)
+            file_index = index.file_index(other)
+            pending += [r.name for r in (file_index.references if file_index else ())]
+    return files

@@ -9,7 +9,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from taskdsl.features import actions  # light; its code action kinds are registered below
-from taskdsl.lsp.diagnostics import to_lsp_diagnostic
+from taskdsl.lsp.diagnostics import is_config_uri, to_lsp_diagnostic
 from taskdsl.lsp.server import (JsonRpcRequestFailed, TaskdslServer, completion, formatting, guarded, hover,
                                 inlay, navigation, server, symbols)
 from taskdsl.lsp.state import Analysis
@@ -128,6 +128,8 @@ def on_document_link(ls: TaskdslServer, params: types.DocumentLinkParams):
                                                            actions.FIX_ALL_KIND]))
 @guarded("codeAction", list)
 def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
+    if is_config_uri(params.text_document.uri):
+        return config_quick_fixes(ls, params)
     analysis = ls.analysis(params.text_document.uri)
     result = ls.check(analysis)
     return actions.code_actions(analysis.document, analysis.positions, analysis.uri, params.range,
@@ -135,6 +137,23 @@ def on_code_action(ls: TaskdslServer, params: types.CodeActionParams):
                                 version=analysis.version, path=analysis.path, library=ls.state.library,
                                 settings=ls.state.settings,
                                 lsp_of=lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for, ls.state.settings.rules_url))
+
+
+def config_quick_fixes(ls: TaskdslServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The quick fixes of the project's config file's problems (TD901's rename of a misspelt key), over
+    the problems published for it (the open buffer's text when it is open)."""
+    from taskdsl.features.util import Positions, path_to_uri
+    from taskdsl.language.document import Document
+
+    current = ls.state.config
+    if current is None or current.path is None or path_to_uri(str(current.path)) != params.text_document.uri:
+        return []
+    document = Document(current.text)  # positions only: the file is TOML
+    positions = Positions(document, ls.codec())
+    analysis = Analysis(params.text_document.uri, None, document, positions, str(current.path))
+    return actions.quick_fixes(list(current.problems), positions.span(params.range), positions,
+                               params.text_document.uri, list(params.context.diagnostics or []),
+                               lambda d: to_lsp_diagnostic(d, analysis, ls.positions_for), ls.state.client, None)
 
 
 @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)

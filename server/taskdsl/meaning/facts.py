@@ -206,3 +206,88 @@ def is_later_step(step: Element) -> bool:
     if parent is None or parent.tag != "steps" or step.tag not in RUNNABLE_TAGS:
         return False
     return next(c for c in parent.children if c.tag in RUNNABLE_TAGS) is not step
+
+
+# ------------------------------------------------------------------ outputs
+
+#: a template's `returns` values that promise a structured (JSON) output a cond or {{x.field}} reads
+STRUCTURED_RETURNS = ("object", "array", "json", "number", "boolean")
+
+
+def tested_step(cond: Element) -> Element | None:
+    """The step whose output a cond inside a sequential tests (None when unknown or at top level)."""
+    index = step_index(cond)
+    return runnable_children(cond.parent)[index - 2] if index and index > 1 else None
+
+
+def step_of(element: Element) -> Element | None:
+    """The nearest step (a child of a <steps>) holding element (itself included)."""
+    seen = 0
+    while element is not None and seen < 1000:
+        seen += 1
+        if element.parent is not None and element.parent.tag == "steps" and element.tag in RUNNABLE_TAGS:
+            return element
+        element = element.parent
+    return None
+
+
+def output_step(step: Element) -> Element | None:
+    """What produces a step's output: an atomic or script task (a sequential's last step, a reduce's
+    reduction_task, followed down), or a `<call>` / `<task ref>` whose output is its target's; None
+    when unknown (a cond, an empty sequential, a type version 1 does not know)."""
+    seen = 0
+    while step is not None and seen < 100:
+        seen += 1
+        if step.tag == "call" or is_ref(step):
+            return step
+        if step.tag not in TASK_TAGS:
+            return None
+        kind = task_type(step)
+        if kind == "sequential":
+            items = steps(step)
+            step = items[-1] if items else None
+        elif kind == "reduce":
+            step = step.child("reduction_task")
+        elif kind in ("atomic", "script"):
+            return step
+        else:
+            return None
+    return None
+
+
+def declared_output(task: Element) -> str:
+    """"structured" when an atomic or script task declares `<output_format type="json"/>` (or xml,
+    read into fields), else "text"."""
+    output_format = task.child("output_format")
+    if output_format is not None and enum_value(output_format.get("type"), "outputType") in ("json", "xml"):
+        return "structured"
+    return "text"
+
+
+def target_name(step: Element) -> str | None:
+    """The name a `<call template>` or `<task ref>` step names (as written, collapsed)."""
+    written = step.get("template") if step.tag == "call" else step.get("ref")
+    return collapse(written or "") or None
+
+
+def output_kind(step: Element, resolve=None) -> str | None:
+    """The kind of a step's output: "structured" (declared JSON or XML), "text" (declared as
+    nothing: plain text) or None (unknown). A call or a ref is its target's kind, which
+    `resolve(name)` answers from the library (`Definition.output`); None without it."""
+    producer = output_step(step)
+    if producer is None:
+        return None
+    if producer.tag == "call" or is_ref(producer):
+        name = target_name(producer)
+        return resolve(name) if resolve is not None and name else None
+    return declared_output(producer)
+
+
+def definition_output(task: Element | None, returns: str | None = None) -> str | None:
+    """The output kind of a library task or template (what a call or ref of it produces): its
+    task's declared output, or "structured" when the template's `returns` promises an object,
+    array, number or boolean; None when unknown (it ends in another call or ref)."""
+    kind = output_kind(task) if task is not None else None
+    if kind != "structured" and collapse(returns or "").lower() in STRUCTURED_RETURNS:
+        return "structured"
+    return kind

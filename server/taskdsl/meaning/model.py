@@ -325,8 +325,12 @@ def unknown_target_message(name: str, options: list[str], exclude: str | None = 
 
     guesses = [o for o in suggest(name, [o for o in options if o != exclude])]
     hint = f"; did you mean '{guesses[0]}'?" if guesses else ""
-    if ":" in name:
+    if ":" in name and hint:
         return f"no task or template has the type:subtype key '{name}' in {where}{hint}"
+    if ":" in name:  # nothing close: most often the tasks meant do not write subtype= at all
+        return (f"no task or template has the type:subtype key '{name}' in {where}; a key counts only "
+                f"the tasks and templates that write subtype= (<task name=\"…\" subtype=\"{name.split(':', 1)[1]}\">): "
+                "add it to the one meant, or ref it by name")
     return f"'{name}' is not a task or template in {where}{hint}"
 
 

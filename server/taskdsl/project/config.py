@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from taskdsl.language.diagnostics import Diagnostic, Severity
+from taskdsl.language.diagnostics import Diagnostic, Fix, Severity, TextEdit
 from taskdsl.project.workspace import MAX_CONFIG_BYTES, _MENTIONS_TASKDSL
 from taskdsl.language.document import Document, Span
 from taskdsl.project.settings import Settings
@@ -172,6 +172,19 @@ def _problem(code: str, places, prefix, path, message: str, *, value: bool = Fal
     return Diagnostic(code, Severity.ERROR, span, message)
 
 
+def _with_rename(problem: Diagnostic, text: str, key: str, close: list[str]) -> Diagnostic:
+    """TD901's did-you-mean as a fix: rename the key as written (its quotes kept). Unsafe: the value
+    then takes effect, which changes what a run does."""
+    if not close:
+        return problem
+    written = text[problem.span.start:problem.span.end]
+    if written.strip("\"'") != key:
+        return problem  # not the key itself (the nearest written parent): nothing sure to rename
+    new = f"{written[0]}{close[0]}{written[-1]}" if written[:1] in "\"'" and len(written) > 1 else close[0]
+    return replace(problem, fixes=[Fix(f"Rename key '{key}' to '{close[0]}'", (TextEdit(problem.span, new),),
+                                       safe=False)])
+
+
 def _item_span(text: str, within: Span, item: str) -> Span | None:
     """The quoted string item in an array value (the first one written that way)."""
     for quoted in (f'"{item}"', f"'{item}'"):
@@ -190,7 +203,8 @@ def _validate(data: dict, schema: dict, path: tuple[str, ...], prefix, places, c
             close = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else f"; known keys here: {', '.join(schema)}"
             where = f" in [{'.'.join(prefix + path)}]" if prefix + path else ""
-            config.problems.append(_problem("TD901", places, prefix, key_path, f"unknown key '{key}'{where}{hint}"))
+            config.problems.append(_with_rename(_problem("TD901", places, prefix, key_path,
+                                                         f"unknown key '{key}'{where}{hint}"), config.text, key, close))
         elif isinstance(kind, dict):
             if isinstance(value, dict):
                 _validate(value, kind, key_path, prefix, places, config)
@@ -339,8 +353,9 @@ def _models(value: Any, places, prefix, key_path, config: Config) -> tuple[Any, 
             if kind is None:
                 close = difflib.get_close_matches(key, list(MODEL_KEYS), n=1, cutoff=0.6)
                 hint = f"; did you mean '{close[0]}'?" if close else f"; known keys here: {', '.join(MODEL_KEYS)}"
-                config.problems.append(_problem("TD901", places, prefix, where + (key,),
-                                                f"unknown key '{key}' in [models.\"{name}\"]{hint}"))
+                config.problems.append(_with_rename(_problem("TD901", places, prefix, where + (key,),
+                                                             f"unknown key '{key}' in [models.\"{name}\"]{hint}"),
+                                                    config.text, key, close))
                 continue
             if kind == "fallbacks":
                 if not isinstance(item, list) or not all(isinstance(m, str) and m.strip() for m in item):

@@ -16,8 +16,10 @@ document_code(
         "and the related information at the start tag that was never closed.",
     bad='<task>\n  <description>Summarize the file\n</task>',
     good='<task>\n  <description>Summarize the file</description>\n</task>',
-    fix="Close the element named in the message, escape a literal '<' as '&lt;' and '&' as '&amp;', "
-        "or split several roots into their own files (or wrap them in <library>).",
+    fix="Close the element named in the message, escape a literal '<' as '&lt;' and '&' as '&amp;' "
+        "(in a shell command `2>&1` is `2&gt;&amp;1` and `a && b` is `a &amp;&amp; b`, or put the whole "
+        "command in `<![CDATA[ … ]]>`), quote an attribute value that holds '\"' with '…' (or write the "
+        "quote `&quot;`), or split several roots into their own files (or wrap them in <library>).",
 )
 
 document_code(
@@ -40,7 +42,8 @@ document_code(
     good='<task>\n  <description>Summarize the file</description>\n</task>',
     fix="Rename it to an element allowed there (the message lists them, with the nearest match), or move it. "
         "Quick fix: rename the start and end tag to the nearest allowed element (a safe fix when it is the only "
-        "close match and a typo of one or two keys; otherwise, e.g. `<fresh>` → `<fresh_context>`, an unsafe fix).",
+        "close match and a typo of one or two keys; otherwise, e.g. `<fresh>` → `<fresh_context>`, an unsafe fix). "
+        "A `<timeout>` in a script task is the attribute `<command timeout=\"5\">`: a safe fix moves it there.",
 )
 
 document_code(

@@ -7,7 +7,8 @@ from taskdsl.language.document import Element, Span
 from taskdsl.language.cond import ExprForbidden, ExprSyntaxError, parse_expr
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.rules.util import make, value_subspan
-from taskdsl.meaning.model import runnable_children, step_index, steps, task_type
+from taskdsl.meaning.facts import (LAST_OUTPUT, is_ref, output_kind, output_step, step_of, target_name,
+                                   tested_step)
 from taskdsl.language.vocabulary import ERROR_REASONS, enum_value
 from taskdsl.language.names import nearest as nearest_name
 
@@ -105,60 +106,83 @@ def _rewrite_fixes(test: str, error, span) -> list[Fix]:
 
 def _tested_task(cond: Element) -> Element | None:
     """The step whose output a cond inside a sequential tests (None when unknown or at top level)."""
-    index = step_index(cond)
-    return runnable_children(cond.parent)[index - 2] if index and index > 1 else None
+    return tested_step(cond)
 
 
 def _output_task(step: Element) -> Element | None:
-    """The task that produces a step's output: a sequential's last step, a reduce's reduction_task."""
-    seen = 0
-    while step is not None and seen < 100:
-        seen += 1
-        if step.tag != "task" or step.attr("ref") is not None:
-            return None  # a call or a ref: its output format is decided by the library target
-        kind = task_type(step)
-        if kind == "sequential":
-            items = steps(step)
-            step = items[-1] if items else None
-        elif kind == "reduce":
-            reduction = step.child("reduction_task")
-            if reduction is None:
-                return None
-            return reduction if task_type(reduction) in ("atomic", "script") else None
-        elif kind in ("atomic", "script"):
-            return step
-        else:
-            return None
-    return None
+    """The task that produces a step's output (a sequential's last step, a reduce's
+    reduction_task); None for a call or a ref (their target is in another element) or unknown."""
+    producer = output_step(step)
+    return None if producer is None or producer.tag == "call" or is_ref(producer) else producer
+
+
+def _resolver(ctx: RuleContext):
+    """name → the output kind of the one definition a call or ref names (None: unknown, ambiguous)."""
+    from taskdsl.rules.library_rules import _view
+
+    view = _view(ctx)
+
+    def resolve(name: str) -> str | None:
+        kinds = {d.output for d in view.candidates(name)}
+        return kinds.pop() if len(kinds) == 1 else None
+    return resolve
+
+
+def _undeclared(step: Element, resolve) -> tuple[str, str] | None:
+    """(what, whose) naming the producer of a step's output in a TD703 message when it is known to
+    be plain text (not declared JSON/XML); None when it is structured or unknown."""
+    if output_kind(step, resolve) != "text":
+        return None
+    producer = output_step(step)
+    if producer.tag == "call":
+        return (f"the <call> of template '{target_name(producer)}' before it",
+                "that template's task does not declare")
+    if is_ref(producer):
+        return f"the <task ref=\"{target_name(producer)}\"> before it", f"task '{target_name(producer)}' does not declare"
+    return f"the <{producer.tag}> before it", "that task does not declare"
 
 
 @rule("TD703", Severity.WARNING, "tested output not declared as JSON",
-      what="Inside a sequential, a `<cond>` tests the previous step's output as JSON; that step does not "
-           "declare `<output_format type=\"json\"/>`. (At top level a cond tests `last_output`, which "
-           "nothing in the file declares: not checked. Calls and refs are not followed.)",
+      what="Inside a sequential, a `<cond>` tests the previous step's output as JSON, or a later step's "
+           "`{{last_output.field}}` reads a member of it; that step does not declare `<output_format "
+           "type=\"json\"/>`. A `<call>` or a `<task ref>` step produces what its template's or task's "
+           "task declares (a template whose `returns` is object, array, number or boolean counts as "
+           "declared). (At top level a cond tests `last_output`, which nothing in the file declares: not "
+           "checked.)",
       why="Without the declaration the model is not asked for JSON. The cond still reads the output as "
           "JSON: a run works while the output happens to be JSON (a script that prints it), and fails "
           "with \"output must be valid JSON for conditionals\" (TASK_FAILURE, reason `invalid_json`) "
-          "as soon as it is not — a model's prose answer, say.",
+          "as soon as it is not — a model's prose answer, say. `{{last_output.title}}` fails the same way: "
+          "\"'last_output' is text, not JSON\".",
       bad='<steps>\n  <task><description>Check</description></task>\n  <cond>…</cond>\n</steps>',
       good='<steps>\n  <task><description>Check</description><output_format type="json"/></task>\n  <cond>…</cond>\n</steps>',
-      fix="Add `<output_format type=\"json\"/>` to the tested task.",
-      tags=("cond",))
+      fix="Add `<output_format type=\"json\"/>` to the tested task (for a call or a ref: to its template's "
+          "or task's task).",
+      tags=("cond", "steps"))
 def json_output_rule(ctx: RuleContext):
+    resolve = _resolver(ctx)
     for cond in ctx.tagged("cond"):
         step = _tested_task(cond)
-        task = _output_task(step) if step is not None else None
-        if task is None:
-            continue
-        output_format = task.child("output_format")
-        if output_format is not None and enum_value(output_format.get("type"), "outputType") in ("json", "xml"):
-            # an xml answer is read into fields, which a cond tests like a JSON object
+        named = _undeclared(step, resolve) if step is not None else None
+        if named is None:
             continue
         yield make("TD703", cond.name_span,
-                   f"this cond tests the output of the <{task.tag}> before it as JSON, which that task does "
-                   "not declare (<output_format type=\"json\"/>): the run fails only if the output does not "
-                   "parse as JSON; add the declaration to that task",
-                   related=[Related("the tested task", task.name_span)])
+                   f"this cond tests the output of {named[0]} as JSON, which {named[1]} (<output_format "
+                   "type=\"json\"/>): the run fails only if the output does not parse as JSON; add the "
+                   "declaration to that task", related=[Related("the tested task", output_step(step).name_span)])
+    for element, placeholder, span in ctx.model.placeholders():
+        if placeholder.kind != "var" or placeholder.name != LAST_OUTPUT or not placeholder.path:
+            continue
+        here = step_of(element)
+        step = tested_step(here) if here is not None else None
+        named = _undeclared(step, resolve) if step is not None else None
+        if named is None:
+            continue
+        yield make("TD703", span,
+                   f"{{{{{placeholder.expr_text}}}}} reads the output of {named[0]} as JSON, which {named[1]} "
+                   "(<output_format type=\"json\"/>): the run fails with \"'last_output' is text, not JSON\" "
+                   "when it does not parse as JSON; add the declaration to that task",
+                   related=[Related("the task whose output it reads", output_step(step).name_span)])
 
 
 @rule("TD704", Severity.ERROR, "expect_error reason no error carries",

@@ -31,7 +31,8 @@ document_code(
     why="A misspelt key is otherwise ignored silently: the setting the user meant never applies.",
     bad='[lint]\nselct = ["TD3"]',
     good='[lint]\nselect = ["TD3"]',
-    fix="Use the key the message suggests; docs/configuration.md lists every key.",
+    fix="Use the key the message suggests; docs/configuration.md lists every key. Quick fix: rename the key "
+        "to the suggested one (unsafe: the value then takes effect; `taskdsl check --fix --unsafe-fixes` applies it).",
 )
 
 document_code(

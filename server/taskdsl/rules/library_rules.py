@@ -119,8 +119,11 @@ def _definition_span(definition: Definition):
       bad='<call template="analyse_data">\n  <arg>weather</arg>\n</call>',
       good='<call template="analyze_data">\n  <arg>weather</arg>\n</call>',
       fix="Use a name the library defines (the quick fixes offer the closest ones), add the missing "
-          "template to a `*.task.xml` file of the workspace or to `taskdsl.libraryPaths`, or ref one "
-          "definition by name when a key is ambiguous.")
+          "template to a `*.task.xml` file of the workspace or of a library path (`library_paths` in "
+          "`taskdsl.toml`, or the editor setting `taskdsl.libraryPaths`), or ref one definition by name when a "
+          "key is ambiguous. A `type:subtype` key names only the definitions that write `subtype=`: "
+          "`<task ref=\"atomic:standard\"/>` finds `<task name=\"reply\" subtype=\"standard\">`, never a "
+          "task whose subtype is only the default.")
 def unresolved_reference(ctx: RuleContext):
     view = _view(ctx)
     for reference in view.index.references:
@@ -288,7 +291,9 @@ def _nearest_param(name: str, free: list[str]) -> tuple[str | None, bool]:
 @rule("TD504", Severity.WARNING, "reference cycle",
       what="A task or template reaches itself through refs and calls (a → b → a), across files or in one. "
            "It is an error when no `<cond>` lies on the cycle's path (the recursion cannot end), a warning "
-           "when one does (a case may stop it).",
+           "when one does (a case may stop it). Each reference on the cycle is reported; a cycle of more than "
+           "6 names is written out once, at its first member by name, and the others point there "
+           "(`t97 → t98 → … → t97 (300 names; the whole cycle is shown at 't1')`).",
       why="Without a `<cond>` that stops it, the run recurses until it fails (RESOURCE_EXHAUSTION at 50 "
           "nested calls): the run refuses such a cycle before it starts. Intentional recursion is rare; "
           "the warning shows the path of a guarded one so you can check it.",
@@ -306,13 +311,29 @@ def reference_cycle(ctx: RuleContext):
         target = view.target(reference)
         if target is None or not graph.on_cycle(reference.owner, target.name):
             continue
-        cycle = graph.cycle_path(reference.owner, target.name)
+        cycle = _shown_cycle(graph, graph.cycle_path(reference.owner, target.name))
         if reference.guarded or not _unguarded_path(view, target.name, reference.owner):
-            yield make("TD504", reference.span, f"reference cycle: {' → '.join(cycle)} (guarded by a <cond>)")
+            yield make("TD504", reference.span, f"reference cycle: {cycle} (guarded by a <cond>)")
         else:
-            yield make("TD504", reference.span, f"reference cycle: {' → '.join(cycle)}, with no <cond> on its "
+            yield make("TD504", reference.span, f"reference cycle: {cycle}, with no <cond> on its "
                        "path: the run cannot end; guard the recursive step with a <cond> or break the cycle",
                        severity=Severity.ERROR)
+
+
+#: a cycle of more names than this is written out once, at its first member by name; every other
+#: member's diagnostic points there (a ring of 300 templates is one long message, not 300)
+MAX_CYCLE_SHOWN = 6
+
+
+def _shown_cycle(graph, cycle: list[str]) -> str:
+    members = cycle[:-1]
+    if len(members) <= MAX_CYCLE_SHOWN:
+        return " → ".join(cycle)
+    first = min(graph.members[graph.component[cycle[0]]]) if graph.component.get(cycle[0]) is not None else min(members)
+    if cycle[0] == first:
+        return " → ".join(cycle)
+    return (f"{cycle[0]} → {cycle[1]} → … → {cycle[0]} ({len(members)} names; the whole cycle is shown at "
+            f"'{first}')")
 
 
 def _unguarded_path(view: _View, start: str, goal: str) -> bool:

@@ -10,7 +10,8 @@ The score is the BM25 relevance divided by the relevance of a template in which 
 the request occurs once (at the library's average length): 1.0 means the template covers the
 whole request, 0.5 half of its weight, 0 none of it; it is capped at 1.0. A request word that no
 template contains counts with the weight of the rarest word, so an unknown word lowers every
-score. Only definitions that share at least one word with the request are returned.
+score. Only definitions that share at least one word with the request are returned. Of equal
+scores, a definition named exactly as the request comes first, then the names in order.
 """
 
 from __future__ import annotations
@@ -76,8 +77,15 @@ def find_matching_tasks(library, text: str, limit: int = DEFAULT_LIMIT,
         if not set(query) & set(words):
             continue
         ranked.append(Match(definition, min(1.0, float(raw) / reference), kind_of(definition)))
-    ranked.sort(key=lambda m: (-m.score, m.definition.name, m.definition.path or ""))
+    named = _spelled(text)
+    ranked.sort(key=lambda m: (-m.score, _spelled(m.definition.name or "") != named, m.definition.name,
+                               m.definition.path or ""))
     return ranked[:limit]
+
+
+def _spelled(text: str) -> str:
+    "A name or request as words (`_ . - :` as spaces, lower case): a template named as the request wins a tie."
+    return " ".join(re.sub(r"[_.\-:]+", " ", text).lower().split())
 
 
 def find_in_task_library(task_library, text: str, limit: int = DEFAULT_LIMIT) -> list[tuple]:
