@@ -106,7 +106,8 @@ async def test_a_failed_row_exits_1_and_fail_fast_stops_scheduling(tmp_path, loo
     assert by_row[2]["error"]["reason"] == "missing_input" and by_row[2]["content"] is None
     assert "3 rows: 2 ok, 1 failed · " in err and "rows not run" not in err
     [failed_line] = [line for line in err.splitlines() if line.startswith("✗ row 2 ")]
-    assert failed_line.endswith(" · " + by_row[2]["error"]["message"])  # the reason, on the row's line
+    reason = by_row[2]["error"]["message"]  # the reason, on the row's line (its first 120 characters)
+    assert failed_line.endswith(" · " + (reason if len(reason) <= 120 else reason[:119] + "…"))
 
     os.remove(folder / "results.jsonl")
     code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", MODEL, "--data", "rows.jsonl",
