@@ -22,7 +22,7 @@ class LoopbackOpenAI:
         self.failures = {model: list(items) for model, items in (failures or {}).items()}  # consumed in order
         self.always = dict(always or {})  # model → status it always answers
         self.delay, self.answer = delay, answer or (lambda model, prompt: f"{model} says: {prompt}")
-        self.usage = usage  # (prompt tokens, completion tokens) each answer reports
+        self.usage = usage  # (prompt tokens, completion tokens) each answer reports; None: no usage
         self.requests: list[dict] = []
         self.in_flight = self.max_in_flight = 0
 
@@ -49,11 +49,13 @@ class LoopbackOpenAI:
                                                     "type": "server_error" if status >= 500 else "invalid_request_error"}},
                                          status=status, headers=headers)
             answer = self.answer(model, user_prompt(body["messages"]))
-            return web.json_response({
-                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1],
-                          "total_tokens": sum(self.usage)}})
+            reply = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                  "finish_reason": "stop"}]}
+            if self.usage is not None:  # None: a server that reports no usage
+                reply["usage"] = {"prompt_tokens": self.usage[0], "completion_tokens": self.usage[1],
+                                  "total_tokens": sum(self.usage)}
+            return web.json_response(reply)
         finally:
             self.in_flight -= 1
 

@@ -153,16 +153,20 @@ async def test_prompt_larger_than_the_window_is_refused_before_calling(tmp_path,
 
 
 async def test_warning_note_past_80_percent_of_the_usable_window(tmp_path, openai_server):
-    await openai_server()
+    fake = await openai_server()
     xml = """<task name="t"><instructions>{{text}}</instructions><inputs><input name="text">x</input></inputs></task>"""
     probe, _ = await run(tmp_path, xml, model="openai/local-model", inputs={"text": "word " * 200})
-    used = probe.notes["prompt_tokens"]
+    used = load_litellm().token_counter(model="openai/snug", messages=fake.requests[0]["body"]["messages"])
     window = int(used / 0.9 / 0.85)  # the prompt fills ~85 % of the usable window
     load_litellm().register_model({"openai/snug": {"max_input_tokens": window, "litellm_provider": "openai",
                                                    "mode": "chat"}})
     result, _ = await run(tmp_path, xml, model="openai/snug", inputs={"text": "word " * 200})
+    assert result.notes["warning"] == (f"the prompt uses {used / int(window * 0.9):.0%} of the usable context window "
+                                       f"({used}/{int(window * 0.9)} tokens)")
     assert result.notes["warning"].startswith("the prompt uses 8")
     assert "warning" not in probe.notes
+    # the prompt was counted for the window check, but the notes keep the count the model reported
+    assert probe.notes["prompt_tokens"] == result.notes["prompt_tokens"] == 10
 
 
 async def test_replay_model_answers_from_the_fixture(monkeypatch):
