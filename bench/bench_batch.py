@@ -22,9 +22,9 @@ is ≤ 2 ms a row at --jobs 32.
     .venv/bin/python bench/bench_batch.py --profile batch|floor|echo   # a sampling profile of one run (pyinstrument)
 
 docs/scale.md ("Measuring the executor") has the last figures with the machine's load at the
-time: about 1.0 ms of CPU a row beyond the floor (1.6 ms before the per-call work below was
-cut), and a wall overhead that, on a 2-core machine at load 7 to 10, was 1.9 to 5.2 ms (the wall
-clock multiplies CPU by the wait for a core). Cut per call: litellm's token counter before every
+time: about 1.0 ms of CPU a row beyond the floor (1.4 to 1.6 ms before the per-call work below
+was cut), and a wall overhead that, on a 2-core machine at load 4.5 to 10, was 1.9 to 5.2 ms
+(median 2.9: the wall clock multiplies CPU by the wait for a core). Cut per call: litellm's token counter before every
 call (the prompt's tokens are the ones the model reports), get_model_info raising for an
 unmapped model on every call, and the cyclic GC walking litellm's import-time objects on every
 full collection.
