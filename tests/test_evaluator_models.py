@@ -8,55 +8,30 @@ import pytest
 from aiohttp import web
 
 from evaluator_helpers import run
+from loopback_openai import SECRET, LoopbackOpenAI, serve_chat_completions  # noqa: F401 (imported from here by others)
 from taskdsl.evaluator.handler import strip_code_fences
-from taskdsl.evaluator.providers import load_litellm, replay_answer, user_prompt
+from taskdsl.evaluator.providers import load_litellm, replay_answer
 from taskdsl.evaluator.results import TaskError
 from taskdsl.evaluator.runner import run_file
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "evaluator")
-SECRET = "sk-test-very-secret-4242"
 
 
-class FakeOpenAI:
-    """POST /v1/chat/completions: answers from a list in turn, or from a `script` of replay entries
-    ({"contains": …, "answer": …}, matched against the user prompt as taskdsl/replay matches them);
-    records every request."""
+class FakeOpenAI(LoopbackOpenAI):
+    """The loopback server (loopback_openai.py) answering from a list in turn (the last one
+    repeated), or from a `script` of replay entries ({"contains": …, "answer": …}, matched against
+    the user prompt as taskdsl/replay matches them; a prompt the script lacks is a 400 saying so);
+    a `status` other than 200 answers every request with it."""
 
     def __init__(self, answers=("ok",), status=200, script=None):
-        self.answers, self.status, self.requests, self.script = list(answers), status, [], script
+        super().__init__(answer=self.scripted, status=status,
+                         error="Incorrect API key provided" if status == 401 else None)
+        self.answers, self.script = list(answers), script
 
-    async def handle(self, request):
-        body = await request.json()
-        self.requests.append({"body": body, "auth": request.headers.get("Authorization")})
-        if self.status != 200:
-            return web.json_response({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                                                "code": "invalid_api_key"}}, status=self.status)
+    def scripted(self, model, prompt):
         if self.script is not None:
-            try:
-                answer = replay_answer(self.script, user_prompt(body["messages"]))
-            except ValueError as unscripted:  # the run fails saying which prompt the script lacks
-                return web.json_response({"error": {"message": str(unscripted), "type": "invalid_request_error"}},
-                                         status=400)
-        else:
-            answer = self.answers[min(len(self.requests), len(self.answers)) - 1]
-        return web.json_response({
-            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
-
-
-async def serve_chat_completions(handle, monkeypatch) -> web.AppRunner:
-    """Serve POST /v1/chat/completions with `handle` on 127.0.0.1 and point litellm's OpenAI
-    provider at it (with a key that must never reach a trace)."""
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    return runner
+            return replay_answer(self.script, prompt)
+        return self.answers[min(len(self.requests), len(self.answers)) - 1]
 
 
 @pytest.fixture
@@ -153,16 +128,20 @@ async def test_prompt_larger_than_the_window_is_refused_before_calling(tmp_path,
 
 
 async def test_warning_note_past_80_percent_of_the_usable_window(tmp_path, openai_server):
-    await openai_server()
+    fake = await openai_server()
     xml = """<task name="t"><instructions>{{text}}</instructions><inputs><input name="text">x</input></inputs></task>"""
     probe, _ = await run(tmp_path, xml, model="openai/local-model", inputs={"text": "word " * 200})
-    used = probe.notes["prompt_tokens"]
+    used = load_litellm().token_counter(model="openai/snug", messages=fake.requests[0]["body"]["messages"])
     window = int(used / 0.9 / 0.85)  # the prompt fills ~85 % of the usable window
     load_litellm().register_model({"openai/snug": {"max_input_tokens": window, "litellm_provider": "openai",
                                                    "mode": "chat"}})
     result, _ = await run(tmp_path, xml, model="openai/snug", inputs={"text": "word " * 200})
+    assert result.notes["warning"] == (f"the prompt uses {used / int(window * 0.9):.0%} of the usable context window "
+                                       f"({used}/{int(window * 0.9)} tokens)")
     assert result.notes["warning"].startswith("the prompt uses 8")
     assert "warning" not in probe.notes
+    # the prompt was counted for the window check, but the notes keep the count the model reported
+    assert probe.notes["prompt_tokens"] == result.notes["prompt_tokens"] == 10
 
 
 async def test_replay_model_answers_from_the_fixture(monkeypatch):

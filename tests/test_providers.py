@@ -8,9 +8,14 @@ import sys
 
 import pytest
 
+from aiohttp import web
+
 from evaluator_helpers import run, run_python, write
+from loopback_openai import loopback  # noqa: F401  (a fixture)
 from paths import REPO
-from taskdsl.evaluator.providers import CONTEXT_WINDOW, count_message_tokens, count_tokens
+from taskdsl.evaluator.handler import BASE_SYSTEM_PROMPT, HandlerConfig
+from taskdsl.evaluator.providers import (CONTEXT_WINDOW, MESSAGE_MARGIN, count_message_tokens, count_tokens,
+                                         load_litellm, prompt_token_bound)
 from taskdsl.evaluator.results import TaskError
 from test_evaluator_models import FakeOpenAI, serve_chat_completions
 
@@ -63,8 +68,9 @@ async def test_echo_and_a_real_model_give_results_notes_and_traces_of_one_shape(
     assert echo.to_json().keys() == real.to_json().keys()
     assert echo.notes.keys() == real.notes.keys() == {"model", "prompt_tokens", "context_limit", "dataUsage",
                                                           "completion_tokens", "duration_s"}
-    assert all(isinstance(n["prompt_tokens"], int) and n["prompt_tokens"] > 0 for n in (echo.notes, real.notes))
-    assert real.notes["completion_tokens"] == 2  # what the server's usage said
+    assert real.notes["prompt_tokens"] == 10 and real.notes["completion_tokens"] == 2  # what the server's usage said
+    sent = fake.requests[0]["body"]["messages"]
+    assert echo.notes["prompt_tokens"] == count_message_tokens(sent)  # what the echo model reports
     assert echo.notes["completion_tokens"] == count_tokens('{"valid": true}') == 8
     assert [e["event"] for e in echo_events] == [e["event"] for e in real_events]
     assert [r["event"] for r in echo_trace] == [r["event"] for r in real_trace] == ["run", "model_call", "end"]
@@ -74,6 +80,88 @@ async def test_echo_and_a_real_model_give_results_notes_and_traces_of_one_shape(
     assert echo_call["prompt"] == real_call["prompt"]  # the same messages reach both models
     assert fake.requests[0]["body"]["messages"] == [{"role": "system", "content": echo_call["prompt"]["system"]},
                                                      {"role": "user", "content": echo_call["prompt"]["user"]}]
+
+
+PROMPT = """<task name="t"><instructions>{{text}}</instructions><inputs><input name="text">x</input></inputs></task>"""
+
+
+async def test_the_prompt_tokens_are_the_ones_the_model_reports(tmp_path, loopback):
+    """No tokenizer pass before a call to a model that reports its usage: the notes, dataUsage and
+    the trace carry the server's counts."""
+    fake = await loopback(usage=(1234, 5))
+    trace = tmp_path / "t.jsonl"
+    result, _ = await run(tmp_path, PROMPT, model="openai/local-model", inputs={"text": "hello"}, trace=str(trace))
+    assert (result.notes["prompt_tokens"], result.notes["completion_tokens"]) == (1234, 5)
+    usage = result.notes["dataUsage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["model_calls"]) == (1234, 5, 1)
+    call = json.loads(trace.read_text().splitlines()[1])
+    assert call["tokens"] == {"prompt": 1234, "completion": 5}
+    assert fake.count() == 1
+
+
+async def test_a_model_that_reports_no_usage_has_its_prompt_counted(tmp_path, loopback):
+    fake = await loopback(usage=None)
+    result, _ = await run(tmp_path, PROMPT, model="openai/local-model", inputs={"text": "hello, world"})
+    sent = fake.requests[0]["body"]["messages"]
+    assert result.notes["prompt_tokens"] == load_litellm().token_counter(model="openai/local-model", messages=sent)
+    assert result.notes["prompt_tokens"] > count_tokens("hello, world")
+
+
+# the texts a tokenizer makes the most tokens of: NFKC's longest expansion (U+FDFA, 3 bytes → 18
+# characters), squared letters, emoji, control characters, runs of spaces, plain ASCII
+HARD_TEXTS = ["\ufdfa" * 300, "\u3300" * 300, "\U0001F600" * 300, "\x00" * 300, " " * 300, "a b " * 300,
+              "\ufb03" * 300, "e\u0301" * 300, "Résumé — naïve café 中文 " * 30, ""]
+BOUND_MODELS = ["gpt-4o-mini", "claude-sonnet-4-5-20250929", "deepseek/deepseek-chat", "taskdsl/echo"]
+
+
+@pytest.mark.parametrize("model", BOUND_MODELS)
+def test_the_cheap_token_bound_is_never_below_a_real_count(model):
+    """The window check skips counting only when prompt_token_bound is below the warning: it must
+    bound every counter a provider uses (tiktoken; Claude's NFKC-normalizing tokenizer; DeepSeek's;
+    the offline models')."""
+    count = (count_message_tokens if model.startswith("taskdsl/") else
+             lambda messages: load_litellm().token_counter(model=model, messages=messages))
+    for text in HARD_TEXTS:
+        for messages in ([{"role": "user", "content": text}],
+                         [{"role": "system", "content": text}, {"role": "user", "content": text[::-1]}]):
+            assert prompt_token_bound(messages) >= count(messages), (model, text[:8])
+    assert prompt_token_bound([{"role": "user", "content": ["an image part"]}]) is None  # not text: counted
+
+
+async def test_a_prompt_with_more_tokens_than_bytes_is_refused_before_calling(tmp_path):
+    """Claude's tokenizer (NFKC) makes about 15 tokens of the 3-byte U+FDFA: a bound on the bytes
+    alone would have let this prompt through to the model; the window check counts it and refuses."""
+    requests = []
+
+    async def anything(request):
+        requests.append(request.path)
+        return web.json_response({"error": {"message": "not here"}}, status=404)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", anything)
+    server = web.AppRunner(app)
+    await server.setup()
+    site = web.TCPSite(server, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    load_litellm().register_model({"claude-tiny-window": {"max_input_tokens": 1000, "litellm_provider": "anthropic",
+                                                          "mode": "chat"}})
+    text = "\ufdfa" * 100
+    sent = [{"role": "system", "content": BASE_SYSTEM_PROMPT}, {"role": "user", "content": text}]
+    assert sum(len(v.encode()) + MESSAGE_MARGIN for m in sent for v in m.values()) < 0.8 * 900  # bytes: "fits"
+    config = HandlerConfig(model="claude-tiny-window", api_base=f"http://127.0.0.1:{port}", api_key="sk-ant-test",
+                           retries=0)
+    try:
+        with pytest.raises(TaskError) as info:
+            await run(tmp_path, PROMPT, model="claude-tiny-window", inputs={"text": text}, config=config)
+    finally:
+        await server.cleanup()
+    error = info.value
+    assert (error.type, error.reason) == ("RESOURCE_EXHAUSTION", "context"), error
+    assert error.details["metrics"]["limit"] == 900
+    assert error.details["metrics"]["used"] == load_litellm().token_counter(model="claude-tiny-window", messages=sent)
+    assert error.details["metrics"]["used"] > 900
+    assert requests == []
 
 
 def test_offline_token_counting_is_the_documented_one():

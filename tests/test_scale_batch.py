@@ -271,3 +271,21 @@ async def test_a_column_the_task_does_not_take_refuses_the_batch_up_front_unless
     code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--model", "taskdsl/echo", "--data", "rows.jsonl")
     assert code == 2 and err.startswith("taskdsl run: rows.jsonl: the key 'stars' is not an input of 'say' (it takes "
                                         "'text'): remove it from the data")
+
+
+async def test_a_batch_takes_global_values_as_a_single_run_does(tmp_path):
+    """--global reaches every row of a batch through the settings merge a single run uses
+    (runner.command_line_settings): the checker knows the name, the prompt has the value."""
+    (tmp_path / "taskdsl.toml").write_text('globals = { owner = "ann", region = "north" }\n', encoding="utf-8")
+    (tmp_path / "g.task.xml").write_text('<task name="g"><instructions>{{owner}} on {{text}} ({{region}})'
+                                         '</instructions><inputs><input name="text"/></inputs></task>\n',
+                                         encoding="utf-8")
+    rows_file(tmp_path, count=3)
+    flags = ("--model", "taskdsl/echo", "-q", "--global", "owner=bo")
+    code, out, err = await taskdsl_async(tmp_path, "run", "g.task.xml", "--input", "text=row 1", *flags)
+    assert (code, err) == (0, "")
+    code, _, err = await taskdsl_async(tmp_path, "run", "g.task.xml", "--data", "rows.jsonl", "--out",
+                                       "results.jsonl", *flags)
+    assert code == 0, err
+    assert [r["content"] for r in results(tmp_path)] == [out.strip(), "bo on row 2 (north)", "bo on row 3 (north)"]
+    assert out.strip() == "bo on row 1 (north)"

@@ -136,6 +136,8 @@ async def test_a_second_cached_run_sends_nothing_and_prints_the_same(tmp_path, l
     assert report["notes"]["cached"] is True
     assert report["notes"]["dataUsage"]["cached"] == 1 and report["notes"]["dataUsage"]["model_calls"] == 0
     assert report["notes"]["dataUsage"]["cost"] == 0
+    # the cached answer keeps the prompt tokens the model reported when it answered (the loopback's 10)
+    assert report["notes"]["prompt_tokens"] == report["notes"]["dataUsage"]["prompt_tokens"] == 10
 
     await taskdsl_async(folder, "run", "say.task.xml", "--input", "text=hello", "--model", MODEL, "--no-cache")
     await taskdsl_async(folder, "run", "say.task.xml", "--input", "text=hello", "--model", MODEL)  # run: off by default

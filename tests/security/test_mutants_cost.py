@@ -106,10 +106,10 @@ async def test_max_cost_stops_a_run_whose_calls_use_more_than_estimated(tmp_path
     # the second step stopped the run (the sequential reports which); the third was never called
     assert (error["type"], error["details"]["step"]) == ("TASK_FAILURE", 2)
     stopped = error["details"]["error"]
-    # 30 prompt tokens (as counted for the call) and 1,500 answer tokens, twice
+    # 1,000 prompt tokens and 1,500 answer tokens (as the model reported them), twice
     assert (stopped["type"], stopped["reason"], stopped["details"]) == (
-        "RESOURCE_EXHAUSTION", "cost", {"resource": "cost", "metrics": {"spent": 0.03015, "limit": 0.02}})
-    assert stopped["message"] == f"the run has spent $0.0302, over its budget of $0.02: {HOW}"
+        "RESOURCE_EXHAUSTION", "cost", {"resource": "cost", "metrics": {"spent": 0.035, "limit": 0.02}})
+    assert stopped["message"] == f"the run has spent $0.0350, over its budget of $0.02: {HOW}"
     assert "step 2 of 3 failed: RESOURCE_EXHAUSTION (cost)" in err
 
 

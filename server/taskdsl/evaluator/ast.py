@@ -532,7 +532,11 @@ class Atomic(TaskNode):
 
     def model_for(self, run: RunState) -> str:
         "--model, else the task's <model>, else the configured model."
-        return run.model_override or self.model or run.config.model
+        return self.model_given(run.model_override, run.config.model)
+
+    def model_given(self, override: str | None, default: str) -> str:
+        "The model this task calls with `override` (--model) and `default` (the run's configured model)."
+        return override or self.model or default
 
     async def run(self, scope: Env, ctx: Ctx, settings: ContextSettings, names: list[str]) -> TaskResult:
         system, user, files = await self.prompt(scope, ctx, settings, names)

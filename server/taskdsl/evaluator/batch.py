@@ -300,18 +300,10 @@ class RowContext:
     def __init__(self, path: str, task: str | None, settings: Any, config: Any, *, model: str | None = None,
                  allow_read: tuple[str, ...] = (), global_values: dict | None = None, budget: Any = None,
                  timeout: float | None = None, recover: Any = None, on_event: Any = None):
-        from dataclasses import replace as changed
-
         from taskdsl.evaluator.plan import read_entry
-        from taskdsl.evaluator.runner import project_index
+        from taskdsl.evaluator.runner import command_line_settings, project_index
 
-        changes: dict[str, Any] = {}
-        if allow_read:
-            changes["run_allow_read"] = tuple(dict.fromkeys((*settings.run_allow_read, *allow_read)))
-        if global_values:
-            changes["global_values"] = tuple({**dict(settings.global_values), **global_values}.items())
-            changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
-        self.settings = changed(settings, **changes) if changes else settings
+        self.settings = command_line_settings(settings, allow_read=allow_read, global_values=global_values)
         self.path, self.task, self.config, self.model = os.path.abspath(path), task, config, model
         self.granted = tuple(allow_read)  # the user's own --allow-read: not the project's widening
         self.budget, self.timeout, self.recover, self.on_event = budget, timeout, recover, on_event

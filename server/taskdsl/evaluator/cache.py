@@ -80,22 +80,27 @@ class AnswerCache:
         if not (isinstance(data, dict) and data.get("v") == FORMAT_VERSION and data.get("key") == key
                 and isinstance(data.get("content"), str)):
             return None
-        tokens = data.get("completion_tokens")
+        tokens, prompt = data.get("completion_tokens"), data.get("prompt_tokens")
         model = data.get("model")
         self.hits += 1
-        return Completion(data["content"], tokens if isinstance(tokens, int) else None,
-                          model=model if isinstance(model, str) else None, cached=True)
+        return Completion(data["content"], tokens if whole(tokens) else None,
+                          model=model if isinstance(model, str) else None, cached=True,
+                          prompt_tokens=prompt if whole(prompt) and prompt > 0 else None)  # else counted
 
     def put(self, key: str, answer) -> None:
         from taskdsl.support.files import write_private
 
         data = {"v": FORMAT_VERSION, "key": key, "model": answer.model, "content": answer.content,
-                "completion_tokens": answer.completion_tokens}
+                "completion_tokens": answer.completion_tokens, "prompt_tokens": answer.prompt_tokens}
         try:
             write_private(self.path(key), json.dumps(data, ensure_ascii=False).encode("utf-8"))
             self.stored += 1
         except OSError:  # a cache that cannot be written is no cache: the run goes on
             pass
+
+
+def whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def info(project_root: str) -> CacheInfo:

@@ -55,19 +55,8 @@ class Handler:
         provider = await provider_for(config, output_format)
         provider.check()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        notes: dict = {"model": config.model}
-        used = provider.count_messages(messages)
-        window = provider.context_window()
-        notes["prompt_tokens"] = used
-        if window:
-            limit = int(window * config.max_context_window_fraction)
-            notes["context_limit"] = limit
-            if used > limit:
-                raise TaskError("RESOURCE_EXHAUSTION", f"the prompt needs {used} tokens but model '{config.model}' "
-                                f"allows {limit} ({config.max_context_window_fraction:.0%} of its {window}-token window)",
-                                "context", {"resource": "context", "metrics": {"used": used, "limit": limit}})
-            if used > config.warning_threshold * limit:
-                notes["warning"] = f"the prompt uses {used / limit:.0%} of the usable context window ({used}/{limit} tokens)"
+        notes: dict = {"model": config.model, "prompt_tokens": None}  # the model's own count, once it answers
+        counted = self.check_window(provider, messages, notes)
         if self.turns >= config.max_turns:
             raise TaskError("RESOURCE_EXHAUSTION", f"turn limit of {config.max_turns} reached", "turns",
                             {"resource": "turns", "metrics": {"used": self.turns, "limit": config.max_turns}})
@@ -77,6 +66,7 @@ class Handler:
         started = time.monotonic()
         answer = await provider.complete(messages)
         calls, first = 1, None
+        notes["prompt_tokens"] = prompt_tokens(provider, messages, answer, counted)
         reading = read_answer(answer.content, output_format)
         if reading.mismatch:
             # the answer is not of the declared shape: tell the model why, once (then INVALID_OUTPUT)
@@ -85,7 +75,7 @@ class Handler:
             first = answer
             answer = await provider.complete(messages)
             calls = 2
-            notes["prompt_tokens"] = used + provider.count_messages(messages)
+            notes["prompt_tokens"] += prompt_tokens(provider, messages, answer)
             notes["retried"] = reading.mismatch
             reading = read_answer(answer.content, output_format)
             if first.completion_tokens is not None and answer.completion_tokens is not None:
@@ -102,6 +92,39 @@ class Handler:
                             {"violations": [reading.mismatch], "schema": (output_format or {}).get("schema"),
                              "answer": answer.content[:2000], "notes": notes})
         return TaskResult(content=answer.content, notes={**notes, **(reading.notes or {})}, parsed_content=reading.parsed)
+
+
+    def check_window(self, provider, messages: list[dict], notes: dict) -> int | None:
+        """Refuse a prompt over the usable part of the model's window before it is sent, and note
+        one past `warning_threshold` of it. The prompt is counted (a tokenizer pass) only when its
+        cheap upper bound (providers.prompt_token_bound) does not already put it below the
+        warning; the count, when made, is returned."""
+        from taskdsl.evaluator.providers import prompt_token_bound
+
+        config = self.config
+        window = provider.context_window()
+        if not window:
+            return None
+        limit = int(window * config.max_context_window_fraction)
+        notes["context_limit"] = limit
+        bound = prompt_token_bound(messages)
+        if bound is not None and bound <= config.warning_threshold * limit:
+            return None  # far from the limit whatever the tokenizer says
+        used = provider.count_messages(messages)
+        if used > limit:
+            raise TaskError("RESOURCE_EXHAUSTION", f"the prompt needs {used} tokens but model '{config.model}' "
+                            f"allows {limit} ({config.max_context_window_fraction:.0%} of its {window}-token window)",
+                            "context", {"resource": "context", "metrics": {"used": used, "limit": limit}})
+        if used > config.warning_threshold * limit:
+            notes["warning"] = f"the prompt uses {used / limit:.0%} of the usable context window ({used}/{limit} tokens)"
+        return used
+
+
+def prompt_tokens(provider, messages: list[dict], answer, counted: int | None = None) -> int:
+    "The prompt's tokens: as the model reported them with its answer, else counted (once)."
+    if answer.prompt_tokens is not None:
+        return answer.prompt_tokens
+    return counted if counted is not None else provider.count_messages(messages)
 
 
 def answered_by(notes: dict, answer, first, model: str) -> None:

@@ -198,10 +198,10 @@ class MemorySystem:
         from taskdsl.evaluator.results import TaskError
 
         run = ctx.run
-        atomic = matcher_task(run.global_env)
+        atomic = matcher_task(run.global_env.get("taskLibrary"))
         model = atomic.model_for(run)
-        if matcher_refusal(model) is not None and run.dry is None:  # a dry run shows its prompt, calls nothing
-            refuse_echo_matcher(self, run)
+        if run.dry is None:  # a dry run shows its prompt, calls nothing
+            refuse_matcher_model(model)
         from taskdsl.language.models import costs_money
 
         agreed = run.agreed_models() if run.agreed_models else None
@@ -266,14 +266,19 @@ def matcher_refusal(model: str) -> str | None:
             'matcher = "local"')
 
 
-def refuse_echo_matcher(memory: MemorySystem, run) -> None:
-    """Before a run (or `taskdsl memory match`) calls anything: refuse a model matcher that would
-    run with taskdsl/echo, when there is an index for it to match (ask refuses echo the same way)."""
-    from taskdsl.evaluator.results import TaskError
-
+def refuse_echo_matcher(memory: MemorySystem, library, model_override: str | None, default_model: str) -> None:
+    """Before a run calls anything: refuse a model matcher that would run with taskdsl/echo, when
+    there is an index for it to match (ask refuses echo the same way). The matcher's model is the
+    associative_matching task's in `library` under the run's --model (`model_override`) and
+    configured model (`default_model`)."""
     if memory.matcher != "model" or not memory.get_global_index():
         return
-    model = matcher_task(run.global_env).model_for(run)
+    refuse_matcher_model(matcher_task(library).model_given(model_override, default_model))
+
+
+def refuse_matcher_model(model: str) -> None:
+    from taskdsl.evaluator.results import TaskError
+
     why = matcher_refusal(model)
     if why is not None:
         raise TaskError("VALIDATION_ERROR", why, "memory_matcher", {"model": model, "setting": "memory.matcher"})
@@ -304,12 +309,12 @@ def _json_or_none(text: str) -> Any:
         return None
 
 
-def matcher_task(global_env):
-    """The atomic task of the associative_matching template: the project's (a task or template
-    with the type:subtype key atomic:associative_matching), else the built-in one."""
+def matcher_task(library):
+    """The atomic task of the associative_matching template in a run's library (its
+    `taskLibrary`): the project's (a task or template with the type:subtype key
+    atomic:associative_matching), else the built-in one."""
     from taskdsl.evaluator.results import TaskError
 
-    library = global_env.get("taskLibrary")
     index = getattr(library, "index", None)
     path, name = str(BUILTIN_MATCHER), "associative_matching"
     if index is not None:

@@ -1,10 +1,16 @@
 """Model providers: the one interface an atomic task talks to, and its two implementations.
 
 A ``Provider`` answers four questions about one model — is it usable (``check``), how many
-tokens a prompt or an answer takes (``count_messages`` / ``count_text``), how large its input
-window is (``context_window``) — and makes the call (``complete``). The handler enforces the
-limits and builds results, notes and traces from those answers alone, so a run through the
-offline models and a run through litellm look the same.
+tokens a prompt takes (``count_messages``), how large its input window is (``context_window``)
+— and makes the call (``complete``: the answer, with the prompt's and the answer's tokens as the
+model reports them). The handler enforces the limits and builds results, notes and traces from
+those answers alone, so a run through the offline models and a run through litellm look the same.
+
+Counting a prompt's tokens is a tokenizer pass (litellm's ``token_counter``), so it is not done
+for every call: a prompt's tokens in the notes are the ones the model reports with its answer
+(counted only when it reports none), and the context-window check first asks
+``prompt_token_bound``, an upper bound found without tokenizing; only a prompt whose bound comes
+near the window is counted for real.
 
 - ``OfflineProvider``: the built-in models ``taskdsl/echo`` and ``taskdsl/replay``. They never
   import litellm (its import takes ~2 s).
@@ -28,6 +34,7 @@ offline models and a run through litellm look the same.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import os
@@ -84,6 +91,28 @@ def count_tokens(text: str) -> int:
 
 def count_message_tokens(messages: list[dict]) -> int:
     return sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages) + REPLY_OVERHEAD
+
+
+MESSAGE_MARGIN = 16  # a message's delimiters and the special tokens a tokenizer adds (litellm's add 3 to 9)
+NFKC_EXPANSION = 11  # the most UTF-8 bytes NFKC normalization makes of one byte (Unicode UAX #15)
+
+
+def prompt_token_bound(messages: list[dict]) -> int | None:
+    """An upper bound of the tokens of these messages by every counter a provider uses, found
+    without tokenizing (None when a message holds anything but text): litellm's tokenizers are
+    byte-level (tiktoken's BPE, HuggingFace's BPE for Claude 2, Llama, Cohere, DeepSeek), so a
+    token is at least one UTF-8 byte of the text they encode, which NFKC normalization (the Claude
+    2 tokenizer's) makes at most NFKC_EXPANSION times longer, and never longer for ASCII; the
+    offline models' tokens are at least one character each. Every value of a message is encoded
+    (its role too), plus MESSAGE_MARGIN a message and once for the reply."""
+    bound = MESSAGE_MARGIN
+    for message in messages:
+        bound += MESSAGE_MARGIN
+        for value in message.values():
+            if not isinstance(value, str):
+                return None
+            bound += len(value) if value.isascii() else NFKC_EXPANSION * len(value.encode("utf-8", "surrogatepass"))
+    return bound
 
 
 def user_prompt(messages: list) -> str:
@@ -198,7 +227,7 @@ class OfflineProvider:
             message = str(e) if str(e).startswith(self.model) else f"{self.model}: {e}"
             raise TaskError("TASK_FAILURE", f"model '{self.model}' call failed: {message}", "model_error",
                             {"model": self.model}) from None
-        return Completion(text, count_tokens(text))
+        return Completion(text, count_tokens(text), prompt_tokens=count_message_tokens(messages))
 
 
 # --------------------------------------------------------------------------- litellm
@@ -226,6 +255,12 @@ def load_litellm():
             logging.getLogger("LiteLLM").setLevel(logging.ERROR)  # its warnings would clutter `taskdsl run`
             litellm.drop_params = True
             _module, _configured = litellm, True
+            # litellm's ~400k import-time objects live as long as the process: keep the cyclic GC
+            # from walking them on every full collection (at 32 calls at a time, a batch's
+            # garbage set one off every few hundred rows, each ~0.3 s of CPU). They hold no
+            # garbage (a collection right after the import frees nothing); reference counting
+            # still frees whatever is dropped later.
+            gc.freeze()
     return litellm
 
 
@@ -285,6 +320,7 @@ async def litellm_module():
 
 
 _known_models: set[str] = set()  # names litellm routes (check)
+_unmapped: dict[str, int] = {}  # model → the size of litellm's model map when it had no window for it
 
 
 class LitellmProvider:
@@ -308,9 +344,13 @@ class LitellmProvider:
         return self.litellm.token_counter(model=self.model, messages=messages)
 
     def context_window(self) -> int | None:
+        known = len(self.litellm.model_cost)  # grows when a model is registered (litellm.register_model)
+        if _unmapped.get(self.model) == known:  # asked before (an unmapped name costs a raised exception)
+            return None
         try:
             info = self.litellm.get_model_info(self.model)
         except Exception:  # unmapped models (local servers, new names): no window to enforce
+            _unmapped[self.model] = known
             return None
         return info.get("max_input_tokens") or info.get("max_tokens")
 
@@ -347,8 +387,14 @@ class LitellmProvider:
             raise TaskError("TASK_FAILURE", f"model '{model}' call failed: {_short(e)}", "model_error",
                             {"model": model, **failure_kind(litellm, e)}) from None
         usage = getattr(response, "usage", None)
-        return Completion(response.choices[0].message.content or "",
-                          usage.completion_tokens if usage is not None else None)
+        return Completion(response.choices[0].message.content or "", reported(usage, "completion_tokens"),
+                          prompt_tokens=reported(usage, "prompt_tokens") or None)  # a prompt is never 0 tokens
+
+
+def reported(usage, name: str) -> int | None:
+    "A count the model reported in its answer's usage (None when it reported none)."
+    value = getattr(usage, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def failure_kind(litellm, error: Exception) -> dict:

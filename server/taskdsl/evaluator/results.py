@@ -64,3 +64,4 @@ class Completion:
     model: str | None = None  # the model that answered (a fallback's name when one did: calls.py)
     cached: bool = False  # from the answer cache: nothing was sent
     retries: tuple = ()  # every retry made before this answer (calls.py)
+    prompt_tokens: int | None = None  # the prompt's tokens as the provider reported them with the answer

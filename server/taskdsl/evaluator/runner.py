@@ -48,18 +48,26 @@ def prepare_file(path: str, task: str | None = None, inputs: dict | None = None,
     disk, with what the command line adds over them (library paths, --allow-read, --global)."""
     from taskdsl.project.config import settings_for
 
-    settings = settings or settings_for(path)[0]
+    settings = command_line_settings(settings or settings_for(path)[0], library_paths=library_paths,
+                                     allow_read=allow_read, global_values=global_values)
+    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check,
+                   granted=tuple(allow_read))
+
+
+def command_line_settings(settings, *, library_paths: tuple[str, ...] | None = None, allow_read: tuple[str, ...] = (),
+                          global_values: dict[str, str] | None = None):
+    """The project's settings with what the command line adds over them, for a run and a batch
+    alike: library paths (replacing the project's), --allow-read folders (after the project's;
+    the checker's TD802 sees them too) and --global values (over the project's globals)."""
     changes: dict[str, Any] = {}
     if library_paths is not None:
         changes["library_paths"] = tuple(library_paths)
-    if allow_read:  # the checker's TD802 sees them too
+    if allow_read:
         changes["run_allow_read"] = tuple(dict.fromkeys((*settings.run_allow_read, *allow_read)))
     if global_values:
         changes["global_values"] = tuple({**dict(settings.global_values), **global_values}.items())
         changes["globals"] = tuple(dict.fromkeys((*settings.globals, *global_values)))
-    settings = replace(settings, **changes)
-    return prepare(project_index(path, settings), path, task, inputs, text=text, settings=settings, check=check,
-                   granted=tuple(allow_read))
+    return replace(settings, **changes) if changes else settings
 
 
 async def run_file(path: str, task: str | None = None, inputs: dict | None = None, model: str | None = None,
@@ -148,8 +156,8 @@ def refuse_unusable_matcher(prepared: Prepared, default_model: str, model: str |
     fresh-context task (taskdsl.evaluator.memory.refuse_echo_matcher says why)."""
     if not consent.memory_index_of(prepared)[0]:
         return
-    run = prepared_state(prepared, HandlerConfig(model=default_model), model)
-    refuse_echo_matcher(run.memory, run)
+    memory = MemorySystem.for_project(confine.project_root(prepared.path), prepared.settings)  # the run's memory
+    refuse_echo_matcher(memory, prepared.library, model, default_model)
 
 
 def planned_models(prepared: Prepared, default_model: str, model: str | None):
