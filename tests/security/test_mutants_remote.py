@@ -222,3 +222,95 @@ def test_ws_serves_one_client_with_the_token_and_refuses_others(monkeypatch):
     assert shutdown["id"] == 2
     thread.join(30)
     assert not thread.is_alive()
+
+
+@pytest.fixture
+def ws_server(monkeypatch):
+    """serve_ws on a loopback port in a thread of this process, with a fresh server: (port, thread, what it
+    announced)."""
+    from taskdsl.lsp.server import TaskdslServer
+
+    monkeypatch.setenv("TASKDSL_SERVER_TOKEN", TOKEN)
+    monkeypatch.setattr(remote, "FIRST_MESSAGE_TIMEOUT", 1.0)
+    announced, ready = [], threading.Event()
+    monkeypatch.setattr(remote, "announce", lambda *args: (announced.append(args), ready.set()))
+    port = free_port()
+    thread = threading.Thread(target=lambda: serve_quietly(remote.serve_ws, TaskdslServer(), port), daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    yield port, thread, announced
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve_quietly(serve, server, port):
+    try:
+        serve(server, "127.0.0.1", port)
+    except SystemExit:
+        pass
+
+
+def test_ws_listens_on_the_port_given_and_announces_it_with_the_token_source(ws_server):
+    port, _, announced = ws_server
+    assert announced == [("ws", "127.0.0.1", port, TOKEN, False)]
+
+
+def test_ws_closes_a_silent_connection_after_the_first_message_timeout(ws_server):
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    port, _, _ = ws_server
+
+    async def silent():
+        async with connect(f"ws://127.0.0.1:{port}") as client:
+            try:
+                await asyncio.wait_for(client.recv(), 20)
+            except ConnectionClosed:
+                return "closed"
+            except asyncio.TimeoutError:
+                return "still open after 20 s"
+
+    assert asyncio.run(silent()) == "closed"
+
+
+def test_ws_serves_a_first_message_of_exactly_the_size_limit_and_logs_each_refusal(ws_server, caplog):
+    from websockets.asyncio.client import connect
+
+    port, thread, _ = ws_server
+    body = json.dumps(initialize(TOKEN)).encode()
+    padded = body[:-1] + b" " * (remote.MAX_FIRST_MESSAGE - len(body)) + b"}"
+    assert len(padded) == remote.MAX_FIRST_MESSAGE
+
+    async def session():
+        async with connect(f"ws://127.0.0.1:{port}") as stranger:
+            await stranger.send(json.dumps(initialize("wrong")))
+            refused = json.loads(await stranger.recv())
+        async with connect(f"ws://127.0.0.1:{port}", max_size=None) as client:
+            await client.send(padded)
+            accepted = json.loads(await client.recv())
+            await client.send("this is not JSON")  # after initialize: the server says so to the client
+            shown = json.loads(await asyncio.wait_for(client.recv(), 20))
+        return refused, accepted, shown
+
+    refused, accepted, shown = asyncio.run(session())
+    assert refused["error"]["message"] == remote.REFUSAL
+    assert accepted["id"] == 1 and "capabilities" in accepted["result"]
+    assert shown["method"] == "window/showMessage" and shown["params"]["type"] == 1
+    assert ("taskdsl.lsp.remote", 30, "a connection without the server's token was closed") in caplog.record_tuples
+    thread.join(30)
+    assert not thread.is_alive()  # the client left without `exit`: the server stopped
+
+
+def test_tcp_stops_when_its_client_leaves_without_exit(tcp_server):
+    port, thread = tcp_server
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
+        client.sendall(frame(initialize(TOKEN)))
+        assert b'"capabilities"' in received_until_closed(client, stop=b'"capabilities"')
+        client.sendall(b"Content-Length: 16\r\n\r\nthis is not JSON")
+        assert b'"window/showMessage"' in received_until_closed(client, stop=b'"window/showMessage"')
+    thread.join(30)
+    assert not thread.is_alive()
