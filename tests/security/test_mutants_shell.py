@@ -153,3 +153,55 @@ def test_the_positional_quick_fix_makes_the_value_an_argument():
     fixed = apply_edits(text, found.fixes[0].edits)
     assert fixed == SCRIPT.format(command="sh -c 'echo \"$1\" &gt; out' _ {{x}}")
     assert [d.code for d in check_text(fixed).diagnostics if d.code.startswith("TD80")] == []
+
+
+# ---------------------------------------------------------------- where a placeholder sits (the first decisions)
+
+ARITHMETIC = ("{{x}} is in arithmetic ($((…)), ((…)), let, [[ … -eq … ]], declare -i, a subscript), where bash "
+              "evaluates a value as an expression: no value can be substituted there safely; compare or compute in a "
+              "program that reads the value as data (e.g. test \"$TASKDSL_INPUT_X\" -gt 3 with [ ], or awk -v n=…)")
+NAME = ("{{x}} is where the shell reads a variable name (let, unset, read, declare, printf -v, …): no value can be "
+        "substituted there safely; use a fixed name and pass the value as data")
+
+
+@pytest.mark.parametrize("command", ["[[ ( {{x}} == a ) ]] && echo y", "[[ ! {{x}} == a ]] && echo y",
+                                     "[[ ! ( {{x}} != a ) ]] && echo y", "[[ ! -n {{x}} ]] && echo y"])
+def test_a_string_comparison_in_brackets_is_a_word_also_inside_parentheses_or_negated(command):
+    assert diagnostics(command) == []
+
+
+@pytest.mark.parametrize("command, message", [
+    ("[[ ( {{x}} -gt 3 ) ]]", ARITHMETIC), ("[[ ( -v {{x}} ) ]]", NAME),
+    ("[[ ! -v {{x}} ]]", NAME),
+])
+def test_arithmetic_and_names_in_brackets_are_found_inside_parentheses_or_negated(command, message):
+    assert errors(command) == [("TD801", message)]
+
+
+@pytest.mark.parametrize("command", ["[[ ! {{x}} -eq 3 ]]", "[[ ! {{x}} -lt 3 ]] || echo y", "[[ 3 -eq ! {{x}} ]]"])
+def test_a_negated_arithmetic_comparison_is_arithmetic(command):
+    """The grammar reads `! {{x}}` as the comparison's left operand; bash negates the comparison, and evaluates
+    x=a[$(cmd)] as arithmetic there (a command ran before this test: found by mutation testing)."""
+    assert errors(command) == [("TD801", ARITHMETIC)]
+
+
+def test_substitute_needs_one_value_per_placeholder():
+    with pytest.raises(ValueError) as info:
+        shell.substitute("echo {{x}} {{y}}", ["one"])
+    assert str(info.value) == "2 placeholder(s) but 1 value(s)"
+
+
+def test_the_runner_refuses_what_the_checker_refuses_without_the_checker(tmp_path):
+    """run_file(check=False) asks shell.unsafe_sites: the first unsafe placeholder's code and message."""
+    import asyncio
+
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import run_file
+
+    path = tmp_path / "t.task.xml"
+    path.write_text(SCRIPT.format(command="echo {{y}} '{{x}}'"), encoding="utf-8")
+    with pytest.raises(TaskError) as info:
+        asyncio.run(run_file(str(path), inputs={"x": "a", "y": "b"}, model="taskdsl/echo", check=False))
+    assert (info.value.reason, info.value.message) == ("TD801", "task 's': " + errors("echo {{y}} '{{x}}'")[0][1])
+    assert [(site.placeholder.expr_text, site.context) for site in shell.unsafe_sites("echo {{y}} '{{x}}'")] == [
+        ("x", "single")]

@@ -687,6 +687,11 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
             return Site(ph, "reparse", f"what reads ${tree.source(variable)}")
     if kind in ("for_statement", "case_statement", "array"):
         return _flow_up(tree, site, holder, command, placeholders, spans)
+    if kind == "unary_expression" and tree.source(holder.children[0]) == "!" and holder.parent is not None and \
+            holder.parent.type == "binary_expression":
+        # [[ ! {{x}} -eq 3 ]]: the grammar reads `! {{x}}` as the left operand, bash negates the comparison, whose
+        # operand the value is (an arithmetic one here)
+        holder, kind = holder.parent, "binary_expression"
     if kind == "binary_expression" and _in_test(holder):
         operator = holder.child_by_field_name("operator")
         if operator is not None and tree.source(operator) in STRING_TEST_OPERATORS:
