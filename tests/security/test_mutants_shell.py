@@ -205,3 +205,14 @@ def test_the_runner_refuses_what_the_checker_refuses_without_the_checker(tmp_pat
     assert (info.value.reason, info.value.message) == ("TD801", "task 's': " + errors("echo {{y}} '{{x}}'")[0][1])
     assert [(site.placeholder.expr_text, site.context) for site in shell.unsafe_sites("echo {{y}} '{{x}}'")] == [
         ("x", "single")]
+
+
+@pytest.mark.parametrize("command", [
+    "{{x}} --version\necho $",  # a placeholder at the very start: nothing is before it (the last character is not)
+    "cat <<XEOF\n{{x}}\nXEOF\n",  # an unquoted delimiter, whatever letters it has
+    "for ((i=0; i<3; i++)); do echo {{x}}; done",  # the body of a c-style for is no arithmetic …
+    "for ((i=0; i<3; i++)) { echo {{x}}; }",  # … in either form
+    "(( 1 )) && echo {{x}}",  # after an arithmetic command, not inside it
+])
+def test_words_next_to_arithmetic_or_here_documents_are_plain_words(command):
+    assert diagnostics(command) == []
