@@ -216,3 +216,10 @@ def test_the_runner_refuses_what_the_checker_refuses_without_the_checker(tmp_pat
 ])
 def test_words_next_to_arithmetic_or_here_documents_are_plain_words(command):
     assert diagnostics(command) == []
+
+
+def test_a_script_file_named_by_a_relative_path_is_a_file_unless_the_command_changes_directory():
+    """cd /dev && bash stdin reads the value as code; without a change of directory, tool.py is a file."""
+    assert diagnostics("printf '%s' {{x}} | python3 tool.py") == []
+    for change in ("cd /dev", "pushd /dev", "popd"):
+        assert [code for code, _ in errors(f"{change} && printf '%s' {{{{x}}}} | bash stdin")] == ["TD803"], change
