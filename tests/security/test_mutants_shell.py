@@ -223,3 +223,4 @@ def test_a_script_file_named_by_a_relative_path_is_a_file_unless_the_command_cha
     assert diagnostics("printf '%s' {{x}} | python3 tool.py") == []
     for change in ("cd /dev", "pushd /dev", "popd"):
         assert [code for code, _ in errors(f"{change} && printf '%s' {{{{x}}}} | bash stdin")] == ["TD803"], change
+
