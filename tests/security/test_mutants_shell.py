@@ -224,3 +224,11 @@ def test_a_script_file_named_by_a_relative_path_is_a_file_unless_the_command_cha
     for change in ("cd /dev", "pushd /dev", "popd"):
         assert [code for code, _ in errors(f"{change} && printf '%s' {{{{x}}}} | bash stdin")] == ["TD803"], change
 
+
+
+@pytest.mark.parametrize("command", ['env "$(printf %s {{x}})" true', 'tar -cf out.tar "$(printf %s {{x}})"',
+                                     "env $(printf %s {{x}}) true"])
+def test_a_word_a_command_substitution_begins_is_in_option_position_like_the_value(command):
+    """Its output may begin with the value: env "$(printf %s {{x}})" true with x=-Ssh -c '…' ran a command
+    (found while reading the mutants of _flow_up)."""
+    assert [code for code, _ in errors(command)] == ["TD805"]

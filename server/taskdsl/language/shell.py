@@ -968,7 +968,9 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
     for ancestor in _ancestors(node):
         if ancestor.type == "command_substitution":
             part = ancestor.parent if ancestor.parent.type == "string" else ancestor
-            return _place(tree, site, part, False, command, placeholders, spans)
+            # its output may begin with the value: a word it begins is in option position like the value itself
+            # (env "$(printf %s {{x}})" true with x=-Ssh… ran a command)
+            return _place(tree, site, part, True, command, placeholders, spans)
         if ancestor.type == "process_substitution" and tree.source(ancestor).startswith("<("):
             holder = ancestor.parent.parent if ancestor.parent.type == "concatenation" else ancestor.parent
             if holder.type == "file_redirect":
