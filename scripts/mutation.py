@@ -11,8 +11,9 @@ holding the package, which is under `server/` in this repository), with only the
 exercise that module, and a short timeout per mutant. The tests import the mutated copy: it is
 first on sys.path in mutmut's process and, through PYTHONPATH, in every process a test starts.
 
-Usage: scripts/mutation [--jobs N] [NAME ...]      (names: see MODULES; default all)
-Prints, per module: mutants, killed, survived, timeout (and those no test reached).
+Usage: scripts/mutation [--jobs N] [--functions 'F G …' …] [NAME ...]      (names: see MODULES; default all)
+Prints, per module: mutants, killed, survived, timeout, those no test reached, and those not checked (outside
+the --functions groups, or left when the run was stopped).
 """
 
 from __future__ import annotations
@@ -56,9 +57,15 @@ MODULES: dict[str, tuple[str, list[str]]] = {
              ["tests/test_security_limits.py", "tests/security/test_mutants_cost.py"]),
     "remote": ("taskdsl/lsp/remote.py",
                ["tests/test_security_server.py", "tests/security/test_mutants_remote.py"]),
+    # the shell grammar's decisions in this process (test_mutants_shell.py re-runs the CLI tests' refusals with
+    # the checker alone); the CLI tests themselves start processes and runs (about 2 minutes for one mutant)
     "shell": ("taskdsl/language/shell.py",
-              ["tests/test_security_shell.py", "tests/security/test_shell_attacks.py",
-               "tests/security/test_shell_review.py", "tests/security/test_mutants_shell.py"]),
+              ["tests/security/test_mutants_shell.py",
+               "tests/test_security_shell.py::test_contexts_without_a_safe_form",
+               "tests/test_security_shell.py::test_the_rendered_command_is_what_runs",
+               "tests/test_security_shell.py::test_the_planned_command_shows_which_placeholder_each_variable_holds",
+               "tests/test_security_shell.py::test_no_quick_fix_closes_the_quotes",
+               "tests/security/test_shell_review.py::test_a_security_rule_that_raises_fails_closed"]),
 }
 #: modules whose tests leave processes behind (the server's workers): mutmut forks each mutant from a
 #: process of its own instead of its main one, which would otherwise reap those processes as mutants
@@ -130,7 +137,19 @@ if "MUTANT_UNDER_TEST" in os.environ:
 """
 
 
-def run(name: str, jobs: int) -> Counter:
+def patterns(name: str, group: str) -> list[str]:
+    """mutmut's names for the mutants of the functions (or Class.method) named in group."""
+    module = MODULES[name][0][:-3].replace("/", ".")
+    found = []
+    for function in group.replace(",", " ").split():
+        mangled = "x" + "\u01c1".join(["", *function.split(".")]) if "." in function else "x_" + function
+        found.append(f"{module}.{mangled}__mutmut_*")
+    return found
+
+
+def run(name: str, jobs: int, groups: list[str] | None = None) -> Counter:
+    """groups: run only the mutants of these functions, one group after another in this order (the others stay
+    "not checked"); None: every mutant."""
     folder = prepare(name)
     env = dict(os.environ)
     # every process a test starts (the CLI in a subprocess, the server) imports the mutated copy too
@@ -140,8 +159,9 @@ def run(name: str, jobs: int) -> Counter:
     mutmut = [sys.executable, "-m", "mutmut"]
     log = folder / "mutmut.log"
     with open(log, "w") as out:
-        done = subprocess.run([*mutmut, "run", "--max-children", str(jobs)], cwd=folder, env=env,
-                              stdout=out, stderr=subprocess.STDOUT)
+        for chosen in ([[]] if not groups else [patterns(name, group) for group in groups]):
+            done = subprocess.run([*mutmut, "run", "--max-children", str(jobs), *chosen], cwd=folder, env=env,
+                                  stdout=out, stderr=subprocess.STDOUT)
     meta = folder / "mutants" / "src" / (MODULES[name][0] + ".meta")
     if not meta.exists():
         sys.exit(f"mutmut made no results for {name} (exit {done.returncode}); see {log}")
@@ -160,22 +180,28 @@ def main() -> int:
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"guard modules to mutate: {', '.join(MODULES)} (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants tested at once (default 1)")
+    parser.add_argument("--functions", action="append", metavar="'NAME NAME…'",
+                        help="mutate only these functions (Class.method for a method); repeat to run groups one "
+                             "after another in that order (one module only); the others are counted as not checked")
     args = parser.parse_args()
     names = args.names or list(MODULES)
     unknown = [name for name in names if name not in MODULES]
     if unknown:
         parser.error(f"no guard module named {', '.join(unknown)}: choose from {', '.join(MODULES)}")
-    print(f"{'module':<10} {'mutants':>8} {'killed':>7} {'survived':>9} {'timeout':>8} {'no tests':>9}")
+    if args.functions and len(names) != 1:
+        parser.error("--functions needs exactly one module")
+    print(f"{'module':<10} {'mutants':>8} {'killed':>7} {'survived':>9} {'timeout':>8} {'no tests':>9} "
+          f"{'not checked':>12}")
     failed = False
     for name in names:
-        counts = run(name, args.jobs)
+        counts = run(name, args.jobs, args.functions)
         print(f"{name:<10} {counts['mutants']:>8} {counts['killed']:>7} {counts['survived']:>9} "
-              f"{counts['timeout']:>8} {counts['no tests']:>9}", flush=True)
+              f"{counts['timeout']:>8} {counts['no tests']:>9} {counts['not checked']:>12}", flush=True)
         survivors = [line.split("\t")[1] for line in (BUILD / name / "results.tsv").read_text().splitlines()
                      if line.startswith("survived")]
         for key in survivors:
             print(f"    survived: {key}")
-        failed |= bool(counts["survived"] or counts["no tests"] or counts["suspicious"])
+        failed |= bool(counts["survived"] or counts["no tests"] or counts["suspicious"] or counts["not checked"])
     print(f"(per mutant: `cd build/mutation/NAME && {Path(sys.executable).name} -m mutmut show KEY`)")
     return 1 if failed else 0
 

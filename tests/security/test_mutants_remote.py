@@ -222,3 +222,154 @@ def test_ws_serves_one_client_with_the_token_and_refuses_others(monkeypatch):
     assert shutdown["id"] == 2
     thread.join(30)
     assert not thread.is_alive()
+
+
+@pytest.fixture
+def ws_server(monkeypatch):
+    """serve_ws on a loopback port in a thread of this process, with a fresh server: (port, thread, what it
+    announced)."""
+    from taskdsl.lsp.server import TaskdslServer
+
+    monkeypatch.setenv("TASKDSL_SERVER_TOKEN", TOKEN)
+    monkeypatch.setattr(remote, "FIRST_MESSAGE_TIMEOUT", 1.0)
+    announced, ready = [], threading.Event()
+    monkeypatch.setattr(remote, "announce", lambda *args: (announced.append(args), ready.set()))
+    port = free_port()
+    thread = threading.Thread(target=lambda: serve_quietly(remote.serve_ws, TaskdslServer(), port), daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    yield port, thread, announced
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def serve_quietly(serve, server, port):
+    try:
+        serve(server, "127.0.0.1", port)
+    except SystemExit:
+        pass
+
+
+def test_ws_listens_on_the_port_given_and_announces_it_with_the_token_source(ws_server):
+    port, _, announced = ws_server
+    assert announced == [("ws", "127.0.0.1", port, TOKEN, False)]
+
+
+def test_ws_closes_a_silent_connection_after_the_first_message_timeout(ws_server):
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    port, _, _ = ws_server
+
+    async def silent():
+        async with connect(f"ws://127.0.0.1:{port}") as client:
+            try:
+                await asyncio.wait_for(client.recv(), 20)
+            except ConnectionClosed:
+                return "closed"
+            except asyncio.TimeoutError:
+                return "still open after 20 s"
+
+    assert asyncio.run(silent()) == "closed"
+
+
+def test_ws_serves_a_first_message_of_exactly_the_size_limit_and_logs_each_refusal(ws_server, caplog):
+    from websockets.asyncio.client import connect
+
+    port, thread, _ = ws_server
+    body = json.dumps(initialize(TOKEN)).encode()
+    padded = body[:-1] + b" " * (remote.MAX_FIRST_MESSAGE - len(body)) + b"}"
+    assert len(padded) == remote.MAX_FIRST_MESSAGE
+
+    async def session():
+        async with connect(f"ws://127.0.0.1:{port}") as stranger:
+            await stranger.send(json.dumps(initialize("wrong")))
+            refused = json.loads(await stranger.recv())
+        async with connect(f"ws://127.0.0.1:{port}", max_size=None) as client:
+            await client.send(padded)
+            accepted = json.loads(await client.recv())
+            await client.send("this is not JSON")  # after initialize: the server says so to the client
+            shown = json.loads(await asyncio.wait_for(client.recv(), 20))
+        return refused, accepted, shown
+
+    refused, accepted, shown = asyncio.run(session())
+    assert refused["error"]["message"] == remote.REFUSAL
+    assert accepted["id"] == 1 and "capabilities" in accepted["result"]
+    assert shown["method"] == "window/showMessage" and shown["params"]["type"] == 1
+    assert ("taskdsl.lsp.remote", 30, "a connection without the server's token was closed") in caplog.record_tuples
+    thread.join(30)
+    assert not thread.is_alive()  # the client left without `exit`: the server stopped
+
+
+def test_tcp_stops_when_its_client_leaves_without_exit(tcp_server):
+    port, thread = tcp_server
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
+        client.sendall(frame(initialize(TOKEN)))
+        assert b'"capabilities"' in received_until_closed(client, stop=b'"capabilities"')
+        client.sendall(b"Content-Length: 16\r\n\r\nthis is not JSON")
+        assert b'"window/showMessage"' in received_until_closed(client, stop=b'"window/showMessage"')
+    thread.join(30)
+    assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("given, seconds", [
+    (None, 30.0), ("", 30.0), ("abc", 30.0), ("5", 5.0), ("0.5", 0.5), ("3600", 3600.0), ("3600.5", 30.0),
+    ("0", 30.0), ("-1", 30.0),
+])
+def test_the_first_message_timeout_is_the_variable_between_0_and_an_hour_else_30_seconds(monkeypatch, given, seconds):
+    if given is None:
+        monkeypatch.delenv("TASKDSL_SERVER_FIRST_MESSAGE_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("TASKDSL_SERVER_FIRST_MESSAGE_TIMEOUT", given)
+    assert remote.first_message_timeout() == seconds
+
+
+def test_the_first_message_may_have_8_kib_of_headers_before_its_last_line():
+    """The headers read so far may reach 8,192 bytes; past that the next line is not read."""
+    body = json.dumps(initialize(TOKEN)).encode()
+    length = b"Content-Length: %d\r\n" % len(body)
+    for size, accepted in [(8192, True), (8193, False)]:
+        padding = b"X-Padding: " + b"x" * (size - len(length) - len(b"X-Padding: \r\n")) + b"\r\n"
+        assert len(padding + length) == size
+        message = padding + length + b"\r\n" + body
+        assert framed(message) == ((message, initialize(TOKEN)) if accepted else None), size
+
+
+def test_the_replay_gives_a_leading_empty_line_alone_and_reads_the_rest_of_a_partial_body():
+    async def replay():
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"cdef")
+        reader.feed_eof()
+        again = remote._Replay(b"\nab", reader)
+        return [await again.readline(), await again.readexactly(4), await again.readexactly(2)]
+
+    assert asyncio.run(replay()) == [b"\n", b"abcd", b"ef"]
+
+
+def test_tcp_listens_on_the_port_given_announces_it_and_closes_a_silent_connection(monkeypatch, caplog):
+    from taskdsl.lsp.server import TaskdslServer
+
+    monkeypatch.setenv("TASKDSL_SERVER_TOKEN", TOKEN)
+    monkeypatch.setattr(remote, "FIRST_MESSAGE_TIMEOUT", 1.0)
+    announced, ready = [], threading.Event()
+    monkeypatch.setattr(remote, "announce", lambda *args: (announced.append(args), ready.set()))
+    port = free_port()
+    thread = threading.Thread(target=lambda: serve_quietly(remote.serve_tcp, TaskdslServer(), port), daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    assert announced == [("tcp", "127.0.0.1", port, TOKEN, False)]
+    for send in [b"", b"Content-Length: 10\r\n"]:  # nothing; headers never ended
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as silent:
+            silent.sendall(send)
+            assert silent.recv(100) == b""  # closed by the server (a socket.timeout here: left open)
+    assert caplog.record_tuples.count(
+        ("taskdsl.lsp.remote", 30, "a connection without the server's token was closed")) == 2
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
+        client.sendall(frame(initialize(TOKEN)))
+        assert b'"capabilities"' in received_until_closed(client, stop=b'"capabilities"')
+    thread.join(30)
+    assert not thread.is_alive()

@@ -816,6 +816,11 @@ def _place(tree, site, part, leading, command, placeholders, spans) -> Site:
             return Site(ph, "reparse", f"what reads ${tree.source(variable)}")
     if kind in ("for_statement", "case_statement", "array"):
         return _flow_up(tree, site, holder, command, placeholders, spans)
+    if kind == "unary_expression" and tree.source(holder.children[0]) == "!" and tree.parent(holder) is not None and \
+            tree.parent(holder).type == "binary_expression":
+        # [[ ! {{x}} -eq 3 ]]: the grammar reads `! {{x}}` as the left operand, bash negates the comparison, whose
+        # operand the value is (an arithmetic one here)
+        holder, kind = tree.parent(holder), "binary_expression"
     if kind == "binary_expression" and _in_test(tree, holder):
         operator = holder.child_by_field_name("operator")
         if operator is not None and tree.source(operator) in STRING_TEST_OPERATORS:
@@ -1165,7 +1170,9 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
         return site
     if ancestor.type == "command_substitution":
         part = tree.parent(ancestor) if tree.parent(ancestor).type == "string" else ancestor
-        return _place(tree, site, part, False, command, placeholders, spans)
+        # its output may begin with the value: a word it begins is in option position like the value itself
+        # (env "$(printf %s {{x}})" true with x=-Ssh… ran a command)
+        return _place(tree, site, part, True, command, placeholders, spans)
     above = tree.parent(ancestor)
     holder = tree.parent(above) if above.type == "concatenation" else above
     if holder.type == "file_redirect":

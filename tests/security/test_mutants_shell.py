@@ -1,0 +1,234 @@
+"""The shell grammar's decisions, in this process and fast: for a command, the codes the checker gives
+(TD801, TD803, TD804, TD805) and their exact messages, through `check_text` (the checker's own entry point).
+Mutation testing runs these against each mutant of taskdsl.language.shell (see docs/security.md "Mutation
+testing"); the CLI tests hold the same decisions end to end but cost a process or a run each.
+
+The cases of the CLI tests that only check a refusal (test_shell_programs.py, test_shell_review.py) are
+re-run here with their `refused` made in-process; the construct grammar of test_security_shell.py is
+checked here without running its commands."""
+
+from __future__ import annotations
+
+import pytest
+
+import test_security_shell as constructs
+from security import test_shell_programs as programs
+from security import test_shell_review as review
+from taskdsl.language import shell
+from taskdsl.rules.checker import check_text
+
+SCRIPT = """<task type="script" name="s">
+  <command>{command}</command>
+  <inputs><input name="x">placeholder</input><input name="y">other</input></inputs>
+</task>
+"""
+
+
+def diagnostics(command: str, *, escape: bool = True) -> list[tuple[str, str, str]]:
+    """(severity, code, message) of every TD80x the checker gives for a script task running command."""
+    text = command.replace("&", "&amp;").replace("<", "&lt;") if escape else command
+    result = check_text(SCRIPT.format(command=text))
+    return [(d.severity.value, d.code, d.message) for d in result.diagnostics if d.code.startswith("TD80")]
+
+
+def errors(command: str) -> list[tuple[str, str]]:
+    return [(code, message) for severity, code, message in diagnostics(command) if severity == "error"]
+
+
+# ---------------------------------------------------------------- the CLI tests' refusals, in this process
+
+def _refusal_cases():
+    for module in (programs, review):
+        for name, test in sorted(vars(module).items()):
+            if not name.startswith("test_") or "refused" not in test.__code__.co_names:
+                continue
+            marks = [mark for mark in getattr(test, "pytestmark", []) if mark.name == "parametrize"]
+            if not marks:
+                yield pytest.param(module, name, {}, id=name)
+                continue
+            argnames, values = marks[0].args[:2]
+            argnames = [a.strip() for a in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
+            for k, value in enumerate(values):
+                value = value.values if hasattr(value, "values") else value
+                args = dict(zip(argnames, value if len(argnames) > 1 else (value,)))
+                yield pytest.param(module, name, args, id=f"{name}-{k}")
+
+
+@pytest.mark.parametrize("module, name, args", list(_refusal_cases()))
+def test_each_refusal_of_the_cli_tests_is_the_checkers_decision(module, name, args, monkeypatch):
+    """The CLI test's own body, with `refused` checking the command in this process: the code and the message."""
+    seen = []
+
+    def refused(tmp_path, capsys, monkeypatch_, command, value, code, message, *, escape=True):
+        found = [(c, m) for s, c, m in diagnostics(command, escape=escape) if s == "error"]
+        assert any(c == code and message in m for c, m in found), (command, code, message, found)
+        seen.append(command)
+
+    monkeypatch.setattr(module, "refused", refused)
+    getattr(module, name)(tmp_path=None, capsys=None, monkeypatch=monkeypatch, **args)
+    assert seen
+
+
+# ---------------------------------------------------------------- the construct grammar, checked only
+
+@pytest.mark.parametrize("sink", range(len(constructs.SINKS)))
+def test_every_construct_is_refused_or_accepted_as_its_sink_says(sink):
+    """A sink that parses the value again (or has no safe form) is refused in every construct; a safe sink is
+    accepted in every construct but these: a here-document whose end line holds more than its delimiter (TD804), a
+    line continuation in a command with an unquoted here-document (TD804), backticks (TD801)."""
+    template, expected = constructs.SINKS[sink]
+    for wrap in constructs.WRAPS:
+        command = wrap.format(S=template.rstrip("\n"))
+        if "<<EOF" in template and not command.endswith("\n"):
+            command += "\n"
+        codes = sorted({code for code, _ in errors(command)})
+        if expected is None:
+            assert codes and set(codes) <= {"TD801", "TD803", "TD804", "TD805"}, command
+        elif "<<EOF" in command and ("EOF" not in command.split("\n") or "\\\n" in command):
+            assert codes == ["TD804"], command
+        elif wrap.startswith(": `"):
+            assert codes == ["TD801"], command
+        else:
+            assert codes == [], command
+
+
+def _cases(test):
+    return [mark for mark in test.pytestmark if mark.name == "parametrize"][0].args[1]
+
+
+@pytest.mark.parametrize("command", _cases(programs.test_values_that_are_an_options_argument_or_after_the_script_are_not_options)
+                         + _cases(programs.test_third_review_harmless_commands_still_run)
+                         + _cases(programs.test_bash_only_syntax_under_sh_never_runs_the_value)
+                         + ["echo {{x}}; printf '%s' {{x}}", 'sed "s/hello/bye/" -- {{x}}',
+                            "alias > /dev/null; printf '[%s]' {{x}} > out",
+                            'while read -r l; do printf "[%s]" "$l"; done > out <<EOF\n{{x}}\nEOF',
+                            "f() { cat; }\nf > out <<EOF\n[{{x}}]\nEOF",
+                            "cat > out <<'EOF'\na \\\nEOF\nprintf '[%s]' {{x}} >> out"])
+def test_commands_the_cli_tests_run_are_clean(command):
+    assert diagnostics(command) == []
+
+
+# ---------------------------------------------------------------- test_shell_attacks.py's cases (CLI in a process)
+
+@pytest.mark.parametrize("command, program", [
+    ('eval "echo {{x}}"', "eval"), ('sh -c "echo {{x}}"', "sh"), ('bash -c "echo {{x}}"', "bash"),
+    ('find . -maxdepth 0 -exec sh -c "echo {{x}}" \\;', "sh"), ('echo . | xargs sh -c "echo {{x}}"', "sh"),
+    ('printf "%s" {{x}} | sh', "sh"), ('python3 -c "print({{x}})"', "python3"), ('awk "BEGIN { print {{x}} }"', "awk"),
+    ('ssh localhost echo {{x}}', "ssh"), ('sh <<EOF\n{{x}}\nEOF', "sh"), ('eval "$(echo {{x}})"', "eval"),
+])
+def test_values_a_program_parses_again_are_td803(command, program):
+    assert [(code, message.split(":")[0]) for code, message in errors(command)] == [
+        ("TD803", f"{{{{x}}}} is in text that `{program}` parses again as code")]
+
+
+@pytest.mark.parametrize("command, fixed, severity", [
+    ("env {{x}} true", "env -- {{x}} true", "error"),
+    ("tar -cf out.tar {{x}}", "tar -cf out.tar -- {{x}}", "error"),
+    ("cp notes.txt {{x}}", "cp notes.txt -- {{x}}", "warning"),
+])
+def test_option_position_is_td805_and_the_fix_inserts_a_double_dash(command, fixed, severity):
+    from taskdsl.language.diagnostics import apply_edits
+
+    text = SCRIPT.format(command=command)
+    [found] = [d for d in check_text(text).diagnostics if d.code == "TD805"]
+    assert found.severity.value == severity
+    assert apply_edits(text, found.fixes[0].edits) == SCRIPT.format(command=fixed)
+    assert diagnostics(fixed) == []
+
+
+@pytest.mark.parametrize("command", ["[[ {{x}} -gt 3 ]]", "echo $(( {{x}} ))", "let n={{x}}", "declare -i n={{x}}",
+                                     "(( {{x}} > 1 ))", "for ((i={{x}}; i>0; i--)); do :; done"])
+def test_arithmetic_in_any_form_is_td801(command):
+    assert errors(command) == [("TD801", "{{x}} is in arithmetic ($((…)), ((…)), let, [[ … -eq … ]], declare -i, a "
+                                "subscript), where bash evaluates a value as an expression: no value can be "
+                                "substituted there safely; compare or compute in a program that reads the value as "
+                                "data (e.g. test \"$TASKDSL_INPUT_X\" -gt 3 with [ ], or awk -v n=…)")]
+
+
+def test_the_positional_quick_fix_makes_the_value_an_argument():
+    from taskdsl.language.diagnostics import apply_edits
+
+    text = SCRIPT.format(command='sh -c "echo {{x}} &gt; out"')
+    [found] = [d for d in check_text(text).diagnostics if d.code == "TD803"]
+    fixed = apply_edits(text, found.fixes[0].edits)
+    assert fixed == SCRIPT.format(command="sh -c 'echo \"$1\" &gt; out' _ {{x}}")
+    assert [d.code for d in check_text(fixed).diagnostics if d.code.startswith("TD80")] == []
+
+
+# ---------------------------------------------------------------- where a placeholder sits (the first decisions)
+
+ARITHMETIC = ("{{x}} is in arithmetic ($((…)), ((…)), let, [[ … -eq … ]], declare -i, a subscript), where bash "
+              "evaluates a value as an expression: no value can be substituted there safely; compare or compute in a "
+              "program that reads the value as data (e.g. test \"$TASKDSL_INPUT_X\" -gt 3 with [ ], or awk -v n=…)")
+NAME = ("{{x}} is where the shell reads a variable name (let, unset, read, declare, printf -v, …): no value can be "
+        "substituted there safely; use a fixed name and pass the value as data")
+
+
+@pytest.mark.parametrize("command", ["[[ ( {{x}} == a ) ]] && echo y", "[[ ! {{x}} == a ]] && echo y",
+                                     "[[ ! ( {{x}} != a ) ]] && echo y", "[[ ! -n {{x}} ]] && echo y"])
+def test_a_string_comparison_in_brackets_is_a_word_also_inside_parentheses_or_negated(command):
+    assert diagnostics(command) == []
+
+
+@pytest.mark.parametrize("command, message", [
+    ("[[ ( {{x}} -gt 3 ) ]]", ARITHMETIC), ("[[ ( -v {{x}} ) ]]", NAME),
+    ("[[ ! -v {{x}} ]]", NAME),
+])
+def test_arithmetic_and_names_in_brackets_are_found_inside_parentheses_or_negated(command, message):
+    assert errors(command) == [("TD801", message)]
+
+
+@pytest.mark.parametrize("command", ["[[ ! {{x}} -eq 3 ]]", "[[ ! {{x}} -lt 3 ]] || echo y", "[[ 3 -eq ! {{x}} ]]"])
+def test_a_negated_arithmetic_comparison_is_arithmetic(command):
+    """The grammar reads `! {{x}}` as the comparison's left operand; bash negates the comparison, and evaluates
+    x=a[$(cmd)] as arithmetic there (a command ran before this test: found by mutation testing)."""
+    assert errors(command) == [("TD801", ARITHMETIC)]
+
+
+def test_substitute_needs_one_value_per_placeholder():
+    with pytest.raises(ValueError) as info:
+        shell.substitute("echo {{x}} {{y}}", ["one"])
+    assert str(info.value) == "2 placeholder(s) but 1 value(s)"
+
+
+def test_the_runner_refuses_what_the_checker_refuses_without_the_checker(tmp_path):
+    """run_file(check=False) asks shell.unsafe_sites: the first unsafe placeholder's code and message."""
+    import asyncio
+
+    from taskdsl.evaluator.results import TaskError
+    from taskdsl.evaluator.runner import run_file
+
+    path = tmp_path / "t.task.xml"
+    path.write_text(SCRIPT.format(command="echo {{y}} '{{x}}'"), encoding="utf-8")
+    with pytest.raises(TaskError) as info:
+        asyncio.run(run_file(str(path), inputs={"x": "a", "y": "b"}, model="taskdsl/echo", check=False))
+    assert (info.value.reason, info.value.message) == ("TD801", "task 's': " + errors("echo {{y}} '{{x}}'")[0][1])
+    assert [(site.placeholder.expr_text, site.context) for site in shell.unsafe_sites("echo {{y}} '{{x}}'")] == [
+        ("x", "single")]
+
+
+@pytest.mark.parametrize("command", [
+    "{{x}} --version\necho $",  # a placeholder at the very start: nothing is before it (the last character is not)
+    "cat <<XEOF\n{{x}}\nXEOF\n",  # an unquoted delimiter, whatever letters it has
+    "for ((i=0; i<3; i++)); do echo {{x}}; done",  # the body of a c-style for is no arithmetic …
+    "for ((i=0; i<3; i++)) { echo {{x}}; }",  # … in either form
+    "(( 1 )) && echo {{x}}",  # after an arithmetic command, not inside it
+])
+def test_words_next_to_arithmetic_or_here_documents_are_plain_words(command):
+    assert diagnostics(command) == []
+
+
+def test_a_script_file_named_by_a_relative_path_is_a_file_unless_the_command_changes_directory():
+    """cd /dev && bash stdin reads the value as code; without a change of directory, tool.py is a file."""
+    assert diagnostics("printf '%s' {{x}} | python3 tool.py") == []
+    for change in ("cd /dev", "pushd /dev", "popd"):
+        assert [code for code, _ in errors(f"{change} && printf '%s' {{{{x}}}} | bash stdin")] == ["TD803"], change
+
+
+
+@pytest.mark.parametrize("command", ['env "$(printf %s {{x}})" true', 'tar -cf out.tar "$(printf %s {{x}})"',
+                                     "env $(printf %s {{x}}) true"])
+def test_a_word_a_command_substitution_begins_is_in_option_position_like_the_value(command):
+    """Its output may begin with the value: env "$(printf %s {{x}})" true with x=-Ssh -c '…' ran a command
+    (found while reading the mutants of _flow_up)."""
+    assert [code for code, _ in errors(command)] == ["TD805"]
