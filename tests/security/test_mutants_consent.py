@@ -47,7 +47,8 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
         "    answers already in the cache are reused: cached calls cost nothing",
         "  read these files:",
         *[f"    doc{n}.md" for n in range(10)],
-        "    … and 2 more",
+        "    … and 1 more",
+        "    the files printed by: ls (known when it runs)",  # never counted away
         "    (at most 20 files and 3,000 bytes in all)",
         "  may read outside the project, in:",
         "    /srv/shared",
@@ -310,3 +311,18 @@ def test_the_plan_shows_the_projects_read_limits(tmp_path):
     path = priced_project(tmp_path, "[run]\nmax_read_files = 5\nmax_read_bytes = 1234\n")
     view = consent.plan_view(prepare_file(path, None, {"topic": "rain", "tone": "dry"}), "taskdsl/echo")
     assert view.read_limits == (5, 1234)
+
+
+def test_every_command_and_every_read_outside_is_shown_however_many(tmp_path):
+    """An agreed plan (the question's Run, --yes, --agree) runs nothing it did not show: commands, files outside
+    the template's folder and folders outside the project are never counted away ("… and N more"); only files in
+    the folder are, and the digest covers them all."""
+    folder = str(tmp_path / "proj")
+    commands = tuple(PlannedCommand(f"echo {n}") for n in range(11)) + (PlannedCommand("touch hidden"),)
+    outside_files = tuple(f"/srv/data/f{n}.md" for n in range(12))
+    plan = view(folder, commands=commands, files=ReadFiles(outside_files), allow_read=tuple(f"/srv/d{n}" for n in range(12)))
+    text = render_plan(plan, consent.reasons(plan)).splitlines()
+    assert "    $ touch hidden" in text and all(f"    $ echo {n}" in text for n in range(11))
+    assert all(f"    {f}" in text for f in outside_files)
+    assert all(f"    /srv/d{n}" in text for n in range(12))
+    assert not any("more" in line for line in text)

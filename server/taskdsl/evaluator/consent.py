@@ -35,7 +35,7 @@ from taskdsl.project.confine import within
 from taskdsl.language.models import costs_money, prices  # noqa: F401  (costs_money is asked here too)
 from taskdsl.support.redaction import SECRET_NAME, Redactor, secret_values
 
-LIST_LIMIT = 10  # lines of a kind shown; the rest are counted
+LIST_LIMIT = 10  # files in the folder and inputs shown; the rest are counted (commands, outside reads: all)
 VALUE_LIMIT = 80  # characters of an input's value shown
 
 REASON_SCRIPTS = "scripts"
@@ -302,7 +302,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
             first, *more = command.text.strip().split("\n")  # each line's controls escaped by terminal_text
             shown.append(("    $ " + first, *("      " + line for line in more)))
             shown += [f"        {variable} = the value of {placeholder}" for variable, placeholder in command.values]
-        lines += _capped(shown)
+        lines += shown  # every command, never "… and N more": an agreed plan runs nothing it did not show
     if view.models:
         lines.append("  call " + ", ".join(
             f"{name} ({'free' if not costs_money(name) else 'priced' if known else 'price unknown'})"
@@ -320,13 +320,16 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append("    answers already in the cache are reused: cached calls cost nothing")
     if view.files.paths or view.files.unknown:
         lines.append("  read these files:")
-        lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths]
-                         + [f"    {u} (known when it runs)" for u in view.files.unknown])
+        # files in the template's folder may be counted; those outside it and those known only when it runs
+        # are each shown
+        lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths if not outside(p, view.folder)])
+        lines += [f"    {p}" for p in view.files.paths if outside(p, view.folder)]
+        lines += [f"    {u} (known when it runs)" for u in view.files.unknown]
         files, total = view.read_limits
         lines.append(f"    (at most {files:,} files and {total:,} bytes in all)")
         if view.allow_read:
             lines.append("  may read outside the project, in:")
-            lines += _capped([f"    {folder}" for folder in view.allow_read])
+            lines += [f"    {folder}" for folder in view.allow_read]
     if view.inputs:
         lines.append("  with the inputs:")
         lines += _capped([f"    {name} = {value}" for name, value in view.inputs])
@@ -335,10 +338,10 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     others = [t for t in view.templates if os.path.realpath(t) != os.path.realpath(view.path)]
     if others:
         lines.append("  using the templates of:")
-        lines += _capped([f"    {_shown_path(os.path.realpath(t), view.folder)}" for t in others])
+        lines += [f"    {_shown_path(os.path.realpath(t), view.folder)}" for t in others]
     if view.widened:
         lines.append("  with what the project's configuration widens (it applies only if you agree):")
-        lines += _capped([f"    {key} = {folder}" + (" (templates from there are compiled for this run)"
+        lines += ([f"    {key} = {folder}" + (" (templates from there are compiled for this run)"
                                                      if key == "library_paths" else
                                                      " (a link inside the project to this file outside it)"
                                                      if key == "a linked template" else
