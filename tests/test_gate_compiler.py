@@ -242,3 +242,29 @@ def test_check_fix_of_an_entry_fixes_the_library_file_it_reaches(tmp_path, capsy
     assert capsys.readouterr().out.splitlines() == [
         'lib.task.xml:4:8: fixed TD101 Move the timeout to <command timeout="5">']
     assert '<command timeout="5">echo {{who}}</command>' in (tmp_path / "lib.task.xml").read_text()
+
+
+def test_check_fix_never_rewrites_a_file_of_another_project_it_reaches(tmp_path, capsys, monkeypatch):
+    """A/taskdsl.toml's library_paths reaches B's template: `check --fix A/main.task.xml` reports B's problem as
+    the run would refuse it, and leaves B's file as it is (B is another project's to fix; a project's own
+    library_paths outside it needs the user's yes for a run, so --fix does not write there either)."""
+    from taskdsl.cli.main import main
+
+    (tmp_path / "A").mkdir()
+    (tmp_path / "B").mkdir()
+    (tmp_path / "A" / "taskdsl.toml").write_text('library_paths = ["../B"]\n', encoding="utf-8")
+    (tmp_path / "A" / "main.task.xml").write_text(
+        '<task type="sequential" name="main"><steps><call template="greet"><arg>x</arg></call></steps></task>\n',
+        encoding="utf-8")
+    helper = ('<library>\n  <template name="greet" params="who">\n    <task type="script">'
+              '<command>echo {{who}}</command>\n      <timeout>5</timeout>\n    </task>\n  </template>\n</library>\n')
+    (tmp_path / "B" / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "B" / "helper.task.xml").write_text(helper, encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "A")
+    assert main(["check", "--fix", "main.task.xml"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    helper_path = str(tmp_path / "B" / "helper.task.xml")
+    assert f"{helper_path}: not fixed: outside the project of main.task.xml: fix it in its own project " \
+           f"(taskdsl check --fix {helper_path})" in out
+    assert any(line.startswith(f"{helper_path}:4:8: error TD101 ") for line in out)
+    assert (tmp_path / "B" / "helper.task.xml").read_text(encoding="utf-8") == helper

@@ -34,6 +34,7 @@ class Report:
     safe_fixes_only: bool = False  # --fix without --unsafe-fixes: the summary counts what those would fix
     configured: set = field(default_factory=set)  # the project roots whose configuration is reported
     fix: bool | None = None  # --fix: None without it, else whether unsafe fixes are applied too
+    not_fixed: list = field(default_factory=list)  # (path, why): reached files --fix leaves as they are
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Targets:
     folders: list[str] = field(default_factory=list)  # the project roots
     explicit: list[str] = field(default_factory=list)  # the templates named on the command line
     configuration: list[str] = field(default_factory=list)  # the configuration files named (absolute)
+    elsewhere: dict = field(default_factory=dict)  # reached file (absolute) outside its entry's project → the entry
 
 
 #: the configuration files `check` takes by name (their project's configuration is checked)
@@ -128,12 +130,17 @@ def add_reached_files(targets: Targets, library) -> None:
         return
     files = list(targets.files)
     given = {os.path.abspath(f) for f in files}
+    from taskdsl.project.config import project_root
+
     for entry in targets.explicit:
+        root = str(project_root(os.path.abspath(entry)))
         for other in reached_files(library, os.path.abspath(entry))[1:]:
             if other not in given:
                 given.add(other)
                 relative = os.path.relpath(other)
                 files.append(other if relative.startswith("..") else relative)
+                if os.path.commonpath([root, os.path.realpath(other)]) != root:
+                    targets.elsewhere[os.path.realpath(other)] = entry  # checked, never rewritten by --fix
     targets.files = files
 
 
@@ -171,7 +178,7 @@ def check_command(args) -> int:
         add_reached_files(targets, library)
         check_configuration(targets.configuration, report)
         jobs = getattr(args, "jobs", None) or default_jobs()
-        fix = functools.partial(fix_source, unsafe=args.unsafe_fixes)
+        fix = functools.partial(fix_source, unsafe=args.unsafe_fixes, elsewhere=targets.elsewhere)
         each = FileCheck(read=read_source, check=check_source, fix=fix)
         check_paths(targets.files, library, settings, report, each, jobs=jobs, fix=args.fix)
     write_report(report, args.format, sys.stdout, sys.stderr)
@@ -298,15 +305,21 @@ def check_source(source, library, settings):
     return result.document, diagnostics
 
 
-def fix_source(source, library, settings, report: Report, unsafe: bool = False) -> None:
+def fix_source(source, library, settings, report: Report, unsafe: bool = False, elsewhere: dict | None = None) -> None:
     """`--fix`: the fixer's safe fixes (all fixes with `--unsafe-fixes`), written back only when the
-    file changed."""
+    file changed. A file the checked template reaches in another project (through library_paths) is
+    checked, never rewritten: it is that project's to fix."""
     from taskdsl.rules.fixer import fix_text
     from taskdsl.project.workspace import write_source
     from taskdsl.support.files import UnsafeWrite
 
     fixed = fix_text(source.text, path=os.path.abspath(source.path), library=library, settings=settings,
                      unsafe=unsafe)
+    entry = (elsewhere or {}).get(os.path.realpath(source.path))
+    if fixed.text != source.text and entry is not None:
+        report.not_fixed.append((source.path, f"outside the project of {entry}: fix it in its own project "
+                                              f"(taskdsl check --fix {source.path})"))
+        return
     if fixed.text != source.text:
         try:
             write_source(source, fixed.text)
@@ -329,6 +342,8 @@ def write_report(report: Report, fmt: str, out, err) -> None:
     info_stream = out if fmt == "text" else err
     for path, line, col, code, title in report.fixed:
         print(f"{path}:{line}:{col}: fixed {code} {title}", file=info_stream)
+    for path, why in report.not_fixed:
+        print(f"{path}: not fixed: {why}", file=info_stream)
     if fmt == "json":
         json.dump(json_report(report), out, indent=2, ensure_ascii=False)
         out.write("\n")
