@@ -76,9 +76,9 @@ class Progress:
 def one_line(text: str, width: int = 120) -> str:
     """A failed row's reason on its progress line: the first line, cut to `width` characters, its
     control characters escaped (a model's answer may hold terminal escapes)."""
-    from taskdsl.evaluator.consent import terminal_text
+    from taskdsl.support.terminal import shown
 
-    first = terminal_text([text.strip().splitlines()[0]]) if text.strip() else "failed"
+    first = shown(text.strip().splitlines()[0]) if text.strip() else "failed"
     return first if len(first) <= width else first[:width - 1] + "…"
 
 

@@ -355,10 +355,13 @@ def write_report(report: Report, fmt: str, out, err) -> None:
     elif fmt == "junit":
         out.write(junit_report(report))
     else:
+        from taskdsl.support.terminal import shown
+
         for source, document, diagnostics in report.results:
-            for diagnostic in diagnostics:
+            for diagnostic in diagnostics:  # a message quotes the file's own text: shown, never acted on
                 line, col = document.position(diagnostic.span.start)
-                print(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} {diagnostic.code} {diagnostic.message}", file=out)
+                print(shown(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} {diagnostic.code} "
+                            f"{diagnostic.message}"), file=out)
     for problem in report.usage_errors:
         print(f"taskdsl: error: {problem}", file=err)
     if report.files_checked or not report.usage_errors:  # "0 errors in 0 files" after a bad path reads as a pass

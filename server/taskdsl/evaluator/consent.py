@@ -267,26 +267,15 @@ def _dollars(value: float) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-#: what a terminal may act on rather than show: C0 and C1 controls and DEL (ESC moves the cursor and
-#: erases, CR and BS overwrite, LF starts a line of its own) and the bidirectional controls (they
-#: reorder what follows). TAB only moves to the next stop.
-_HIDDEN_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def _acts_on_terminal(char: str) -> bool:
-    code = ord(char)
-    return (code < 32 and char != "\t") or 0x7f <= code <= 0x9f or char in _HIDDEN_BIDI
-
-
 def terminal_text(lines: list) -> str:
     """The one place a plan becomes text for a terminal: each line's characters that a terminal would
     act on are written as escapes (\x1b, \r, \n, \u202e), whatever field they came from (a file or
     folder name, a template's, a model's, a command, an input), so no part of the plan can move the
     cursor, erase, overwrite or start a line of its own. A tuple is one entry shown on several lines
     (a command's lines)."""
-    def one(line: str) -> str:
-        return "".join(repr(c)[1:-1] if _acts_on_terminal(c) else c for c in line)
-    return "\n".join("\n".join(one(part) for part in line) if isinstance(line, tuple) else one(line)
+    from taskdsl.support.terminal import shown
+
+    return "\n".join("\n".join(shown(part) for part in line) if isinstance(line, tuple) else shown(line)
                      for line in lines)
 
 
