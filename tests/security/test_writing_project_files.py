@@ -198,5 +198,5 @@ def test_a_recorded_fixture_is_not_written_through_a_linked_folder(tmp_path):
     assert os.listdir(outside) == []
     os.unlink(project / "tests")
     (project / "tests").mkdir()
-    assert recorder.write() == [str(project / "tests" / "a.replay.json")]
+    assert recorder.write() == [(str(project / "tests" / "a.replay.json"), None)]  # (fixture, no backup)
     assert '"answer": "an answer"' in (project / "tests" / "a.replay.json").read_text(encoding="utf-8")
