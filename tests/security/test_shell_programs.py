@@ -1046,3 +1046,57 @@ def test_two_values_in_one_string_separated_by_blanks_run(tmp_path, capsys, monk
     inside ${…} (TD801)."""
     separator = command.split("{{x}}")[1]
     assert ran(tmp_path, capsys, monkeypatch, command, "a$(touch marker)") == separator.join(["a$(touch marker)"] * 2)
+
+
+@pytest.mark.parametrize("command, program", [
+    # shells the table missed: restricted bash still runs any program on PATH; busybox's hush, toybox's sh
+    ("rbash -c {{x}}", "rbash"),
+    ("printf '%s' {{x}} | rbash", "rbash"),
+    ("rzsh -c {{x}}", "rzsh"),
+    ("posh -c {{x}}", "posh"),
+    ("rksh -c {{x}}", "rksh"),
+    ("lksh -c {{x}}", "lksh"),
+    ("oksh -c {{x}}", "oksh"),
+    ("pdksh -c {{x}}", "pdksh"),
+    ("busybox hush -c {{x}}", "hush"),
+    ("toybox sh -c {{x}}", "sh"),
+    # free-threaded python builds
+    ("python3.13t -c {{x}}", "python3"),
+    ("python3.13td -c {{x}}", "python3"),
+    ("/usr/bin/python3.12t -c {{x}}", "python3"),
+    # gdb reads -NAME as --NAME; fish's and awk's long options
+    ("gdb -batch -nx -eval-command={{x}}", "gdb"),
+    ("gdb -batch -nx --init-eval-command={{x}}", "gdb"),
+    ("gdb -batch -nx -init-eval={{x}}", "gdb"),
+    ("gdb -batch -nx -iex {{x}}", "gdb"),
+    ("gdb -batch -nx --eval-command {{x}}", "gdb"),
+    ("fish --command={{x}}", "fish"),
+    ("fish --init-command={{x}}", "fish"),
+    ("fish -C {{x}}", "fish"),
+])
+def test_sixth_review_programs_and_options_the_table_missed_are_td803(tmp_path, capsys, monkeypatch, command,
+                                                                       program):
+    value = "print(1); import os; os.system('touch marker')" if "python" in command else HOSTILE
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s' {{x}} > f; awk -E f /dev/null", "awk"),
+    ("printf '%s' {{x}} > f; awk --exec=f /dev/null", "awk"),
+    ("printf '%s' {{x}} > f; gawk -Ef /dev/null", "gawk"),
+    ("printf '%s' {{x}} > f; gdb -batch -nx -ix f", "gdb"),
+    ("printf '%s' {{x}} > f; gdb -batch -nx -command=f", "gdb"),
+    ("printf '%s' {{x}} > f; gdb -batch -nx --init-command=f", "gdb"),
+])
+def test_sixth_review_a_written_file_named_by_any_spelling_of_a_script_option_is_td803(tmp_path, capsys,
+                                                                                        monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "BEGIN { system(\"touch marker\") }", "TD803",
+            f"a file the command writes) to `{program}`, which parses it again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s' {{x}} > out; gdb -batch -nx -x /dev/null -p 1 -ex 'echo' 2>/dev/null || true",
+    "printf '%s' {{x}} > out; rbash -c 'echo hi' > /dev/null",
+])
+def test_sixth_review_those_programs_still_run_with_the_value_as_data(tmp_path, capsys, monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE

@@ -274,11 +274,12 @@ def _program_name(word: str) -> str:
     return found or name
 
 
-#: what may follow an interpreter's name in the name of a build of it: versions (3.12, 5.36.0, -5.4, 3.7m),
+#: what may follow an interpreter's name in the name of a build of it: versions (3.12, 5.36.0, -5.4, 3.7m, and the
+#: free-threaded 3.13t, 3.13td),
 #: architecture triples (-x86_64-linux-gnu, -aarch64-pc-linux-musl), build variants (-static, -dbg, .distrib)
 BUILD_VARIANTS = "static dbg debug distrib minimal dyn shared real orig nox"
 _BUILD_SUFFIX = re.compile(
-    r"(?:[-_.]?[0-9][0-9.]*[dmu]*"
+    r"(?:[-_.]?[0-9][0-9.]*[dmut]*"
     r"|-(?:x86_64|x86-64|amd64|i[3-6]86|aarch64|arm64|arm[a-z0-9]*|riscv64|ppc64(?:le)?|s390x|mips[a-z0-9]*|"
     r"loongarch64)(?:-[a-z0-9_]+)*"
     r"|[-_.](?:" + BUILD_VARIANTS.replace(" ", "|") + "))+")
@@ -1508,7 +1509,10 @@ def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -
 
 
 #: programs whose code is a shell script (eval CODE, sh -c CODE, trap CODE SIGNAL, su -c CODE, …)
-SHELL_CODE_RUNNERS = frozenset("sh bash dash zsh ksh ash mksh yash eval trap su runuser sg script flock watch".split())
+#: POSIX-style shells (their restricted forms rbash and rzsh still run any program on PATH; hush and ash are also
+#: busybox's, sh toybox's)
+SHELL_NAMES = "sh bash dash zsh ksh ash mksh yash rbash rzsh rksh hush posh lksh oksh pdksh".split()
+SHELL_CODE_RUNNERS = frozenset(SHELL_NAMES + "eval trap su runuser sg script flock watch".split())
 
 
 def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
@@ -1752,6 +1756,10 @@ def _file_uses(tree, node, info, outputs, inputs, code):
 FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb".split())
 
 
+#: options that name a script file for every program that reads one (sh -x f: the file after them is the script)
+SCRIPT_FILE_OPTIONS = frozenset("-f --file -x --command -command".split())
+
+
 def _script_operand(name, spec, literals, code):
     """The script a program reads: its first operand (sh f, python3 f.py, . ./f), or what -f/-x names."""
     i = 1
@@ -1760,7 +1768,19 @@ def _script_operand(name, spec, literals, code):
         if text is None or text == "{}":  # named at run time, or by find -exec
             code.append((name, None))
             return
-        if text in ("-f", "--file", "-x", "--command", "-command") and i + 1 < len(literals):
+        options = SCRIPT_FILE_OPTIONS | (spec.script_args if spec is not None else frozenset())
+        head, equals, value = text.partition("=")
+        if spec is not None and spec.long_only and head[:1] == "-" and head[:2] != "--" and len(head) > 2:
+            head = "-" + head  # gdb -ix=f is --ix=f
+        elif head[:2] in options and len(head) > 2 and head[:2] != "--" and not equals:  # awk -ff, gawk -Ef
+            code.append((name, text[2:]))
+            i += 1
+            continue
+        if head in options and equals:  # awk --exec=f, gdb -command=f
+            code.append((name, value))
+            i += 1
+            continue
+        if head in options and not equals and i + 1 < len(literals):
             code.append((name, literals[i + 1]))
             i += 2
             continue
@@ -1804,6 +1824,7 @@ class Program:
     subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
     load: str = ""  # short options whose value names a module the program loads and runs (code, not the script)
     long_load: frozenset = frozenset()  # long options whose value names a module it loads (node --import=data:…)
+    long_only: bool = False  # -NAME of more than one letter is the long option --NAME (getopt_long_only: gdb)
     aliases: tuple = ()  # (short letter, long option) pairs: two spellings of one option
 
 
@@ -1837,12 +1858,13 @@ _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=Tr
             exec_options=True, plus=True)
 #: python -W ACTION:MESSAGE:module.Category imports the category's module (any module the value names runs)
 _PYTHON = _p(args="XQm", code="c", load="W", stops="cm", stdin=True, gnu=False, exec_options=True)
-_AWK = _p(args="vFf", code="e", load="il", first_code=True, exec_options=True, gnu=False, script_args="-f --file",
-          aliases="f=--file v=--assign F=--field-separator e=--source i=--include l=--load")
+_AWK = _p(args="vFfE", code="e", load="il", first_code=True, exec_options=True, gnu=False,
+          script_args="-f --file -E --exec",
+          aliases="f=--file E=--exec v=--assign F=--field-separator e=--source i=--include l=--load")
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
 #: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
 PROGRAMS = {
-    **{name: _SHELL for name in "sh bash dash zsh ksh ash mksh yash".split()},
+    **{name: _SHELL for name in SHELL_NAMES},
     **{name: _PYTHON for name in "python python2 python3 pypy pypy3".split()},
     **{name: _AWK for name in "awk gawk mawk nawk".split()},
     # a module option names code the program loads and runs: perl -M, ruby -r, lua -l, node --import (a data: URL
@@ -1916,6 +1938,7 @@ PROGRAMS = {
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
     "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
+    "toybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
     "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="SGRwC", long_args="--setuid --setgid --root "
     "--wd --propagation --map-user --map-group --map-users --map-groups --setgroups --load-interp", command_at=0,
@@ -1937,7 +1960,9 @@ PROGRAMS = {
     "ed": _p(args="p", stdin=True, stdin_always=True), "red": _p(args="p", stdin=True, stdin_always=True), "prlimit": _p(args="p", command_at=0, gnu=False),
     "systemd-run": _p(args="uMpEH", command_at=0, gnu=False), "firejail": _p(command_at=0, gnu=False),
     "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
-    **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
+    "fish": _p(flag_code="c", code="C", long_code="--command --init-command", stdin=True, gnu=False,
+               exec_options=True),
+    **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
     "Rscript": _p(code="e", long_load="--default-packages", exec_options=True),
     "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
@@ -1957,8 +1982,11 @@ PROGRAMS = {
                        "c=--cookie-jar E=--cert"),
     "mysql": _p(args="DhPpuS", code="e", long_code="--init-command --pager", stdin=True,
                 aliases="e=--execute D=--database h=--host P=--port u=--user S=--socket"),
-    "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
-              exec_options=True, script_args="-x --command -command"),
+    # gdb reads -NAME as --NAME (getopt_long_only, abbreviations too): -ex is --ex, -eval-command=… --eval-command
+    "gdb": _p(args="xecspdbD", long_args="--command --init-command --ix --x --cd --directory --data-directory --pid "
+              "--core --exec --symbols --se --tty --interpreter --baud --ui", long_code="--ex --eval-command --iex "
+              "--init-eval-command", exec_options=True, long_only=True,
+              script_args="-x --command --x --init-command --ix"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
     "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
     "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
@@ -2164,6 +2192,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             i += 1
             continue
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
+        if option and spec.long_only and not pre.startswith("--") and len(pre.split("=", 1)[0]) > 2:
+            pre, lit = "-" + pre, None if lit is None else "-" + lit  # gdb -eval-command=… is --eval-command=…
         sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
         if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
             attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
