@@ -1100,3 +1100,32 @@ def test_sixth_review_a_written_file_named_by_any_spelling_of_a_script_option_is
 ])
 def test_sixth_review_those_programs_still_run_with_the_value_as_data(tmp_path, capsys, monkeypatch, command):
     assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command, program", [
+    # an assignment given to env or sudo is a variable of the command it runs, as a prefix assignment is
+    ("env r={{x}} sh -c 'eval \"$r\"'", "sh"),
+    ("env -i r={{x}} sh -c 'eval \"$r\"'", "sh"),
+    ("env - r={{x}} sh -c 'eval \"$r\"'", "sh"),
+    ("env -u A r={{x}} bash -c 'eval \"$r\"'", "bash"),
+    ("env r={{x}} sh -c 'sh -c \"$r\"'", "sh"),
+    ("nice env r=\"a {{x}}\" sh -c 'eval \"$r\"'", "sh"),
+])
+def test_sixth_review_a_variable_env_gives_its_command_is_handed_on(tmp_path, capsys, monkeypatch, command,
+                                                                     program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is handed on (in a variable, the positional parameters or a file the command writes) to `{program}`, "
+            f"which parses it again as code")
+
+
+@pytest.mark.parametrize("command", ["env - sh -c {{x}}", "printf '%s' {{x}} | env - sh"])
+def test_sixth_review_env_dash_is_an_option_not_the_command(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`sh` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "env r={{x}} sh -c 'printf \"%s\" \"$r\" > out'",
+    "env - r={{x}} /bin/sh -c 'printf \"%s\" \"$r\" > out'",
+])
+def test_sixth_review_a_variable_env_gives_its_command_as_data_still_runs(tmp_path, capsys, monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE

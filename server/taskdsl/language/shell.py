@@ -1260,6 +1260,33 @@ def _expanded_name(tree, node) -> str | None:
     return None
 
 
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _wrapper_assignments(tree, words) -> list:
+    """(name, word) for each NAME=VALUE a program that sets its command's environment (env, sudo) is given before
+    the command (env r={{x}} sh -c 'eval "$r"', nice env -i r={{x}} …): the command it runs has the variable, as
+    after the prefix r={{x}} sh …"""
+    found = []
+    k = 0
+    while k < len(words):
+        text = _literal(tree, words[k])
+        spec = PROGRAMS.get(_program_name(text)) if text else None
+        k += 1
+        if spec is None or not spec.assigns:
+            continue
+        while k < len(words):
+            source = tree.source(words[k])
+            if source.startswith("-"):  # env -i, env -, env -u NAME, sudo -u USER
+                k += 2 if len(source) == 2 and source[1:] in spec.args else 1
+            elif _ASSIGNMENT_WORD.match(source):
+                found.append((source.split("=", 1)[0], words[k]))
+                k += 1
+            else:
+                break
+    return found
+
+
 def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) -> dict:
     """Values the command hands on and runs later where the syntax still shows it: a variable assigned a value
     (r={{x}}, read, for r in, printf -v, export, a function's or set's positional parameters, transitively) and
@@ -1308,6 +1335,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     assignments.append((name, node))
             elif first == "let":
                 arithmetic.append(node)
+            assignments.extend(_wrapper_assignments(tree, words))
             if first is not None and len(words) > 1:
                 calls.append((first, node))
         elif kind in ("arithmetic_expansion", "subscript", "c_style_for_statement") or (
@@ -2189,6 +2217,9 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         lit, pre = literals[i], prefixes[i]
         if open_ and lit == "--":
             open_ = False
+            i += 1
+            continue
+        if program == "env" and open_ and lit == "-" and operands == 0:  # env - sh -c …: - is -i, not a command
             i += 1
             continue
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
