@@ -1129,3 +1129,33 @@ def test_sixth_review_env_dash_is_an_option_not_the_command(tmp_path, capsys, mo
 ])
 def test_sixth_review_a_variable_env_gives_its_command_as_data_still_runs(tmp_path, capsys, monkeypatch, command):
     assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command, program", [
+    # a folder-changing option counts as a cd; a link the command makes to a device file is standard input
+    ("printf '%s' {{x}} | env -C /dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | env --chdir=/dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | env --chdir /dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | sudo -D /dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | (cd /dev; nice sh stdin)", "sh"),
+    ("printf '%s' {{x}} | make -C /dev -f stdin", "make"),
+    ("ln -s /dev/stdin s; printf '%s' {{x}} | sh s", "sh"),
+    ("ln -sf /proc/self/fd/0 s; printf '%s' {{x}} | python3 \"$PWD/s\"", "python3"),
+    ("cp -s /dev/stdin s; printf '%s' {{x}} | sh s", "sh"),
+])
+def test_sixth_review_standard_input_named_after_a_folder_option_or_a_link_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                     command, program):
+    value = "import os; os.system('touch marker')" if "python" in command else "touch marker"
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s' {{x}} | env -C sub sh run.sh",
+    "printf '%s' {{x}} | env --chdir=sub sh ./run.sh",
+    "ln -s sub/run.sh s; printf '%s' {{x}} | sh s",
+])
+def test_sixth_review_a_script_after_a_folder_option_or_a_link_inside_the_project_runs(tmp_path, capsys,
+                                                                                      monkeypatch, command):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "run.sh").write_text(f"cat > '{tmp_path / 'out'}'\n")
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE

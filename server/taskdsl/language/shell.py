@@ -1102,18 +1102,28 @@ def _relative_script_after_cd(tree, info) -> str | None:
     closed for a program that runs a script file, given a relative path, in a command that changes directory to a
     place not written in the command or under /dev, /proc or /sys, or when the relative path is a name standard
     input has in such a folder (stdin, 0, fd/0, a pattern)."""
-    if info.program not in SCRIPT_READERS and _program_name(info.program or "") not in FILE_CODE_READERS:
+    literals = [_literal(tree, w) for w in info.words]
+    for k, text in enumerate(literals):  # the program, or the one a wrapper runs (env -C /dev sh stdin)
+        program = _program_name(text or "")
+        if program in SCRIPT_READERS or program in FILE_CODE_READERS:
+            break
+        spec = PROGRAMS.get(program)
+        if k == 0 and (spec is None or spec.command_at is None):
+            return None
+    else:
         return None
     state = _changes_directory(tree)
     if state is None:
         return None
-    operands = [_literal(tree, w) for w in info.words[1:]]
-    if info.program not in SCRIPT_READERS:  # awk -f stdin, sed -f stdin, make -f stdin
+    operands = literals[k + 1:]
+    if program not in SCRIPT_READERS:  # awk -f stdin, sed -f stdin, make -f stdin
         operands = [text for k, text in enumerate(operands) if k and operands[k - 1] in ("-f", "--file", "-x")] + [
             text[2:] for text in operands if text and text.startswith(("-f", "-x")) and len(text) > 2]
+    if state == "linked" and any(text is None or (text and not text.startswith("-")) for text in operands):
+        return program  # ln -s /dev/stdin s; … | sh s: any script path may be the link
     relative = [text for text in operands if text is not None and text and not text.startswith(("-", "/"))]
     if relative and (state == "unknown" or any(_stdin_name(text) for text in relative)):
-        return info.program
+        return program
     return None
 
 
@@ -1132,26 +1142,79 @@ def _under_device_folder(path: str) -> bool:
     return path.startswith("/") and len(parts) > 1 and parts[1] in DEVICE_FOLDERS
 
 
+#: options that make a program (and the command it runs) work in another folder: a cd for the script it reads
+CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "make": ("-C", "--directory"), "git": ("-C",), "sudo": ("-D", "--chdir"),
+                 "tar": ("-C", "--directory"), "unshare": ("--wd",), "nsenter": ("--wd",)}
+#: programs that make a link (ln -s /dev/stdin s: s is then standard input)
+LINKERS = frozenset("ln link cp".split())
+
+
+def _chdir_targets(tree, words) -> list | None:
+    """The folders a folder-changing option names in words (env -C DIR, make --directory=DIR, git -C DIR; None
+    for a folder named at run time), or None when there is none."""
+    targets = None
+    for k, word in enumerate(words):
+        text = _literal(tree, word)
+        options = CHDIR_OPTIONS.get(_program_name(text)) if text else None
+        if not options:
+            continue
+        for j in range(k + 1, len(words)):
+            option = _literal(tree, words[j])
+            if option is None:
+                continue
+            head, equals, value = option.partition("=")
+            if head in options and equals and head.startswith("--"):
+                targets = (targets or []) + [value]
+            elif option in options:
+                targets = (targets or []) + [_literal(tree, words[j + 1]) if j + 1 < len(words) else None]
+            elif any(option.startswith(o) and not o.startswith("--") and len(option) > len(o) for o in options):
+                targets = (targets or []) + [option[2:]]  # make -C/dev
+    return targets
+
+
+def _links_device(tree, words) -> bool:
+    """ln -s /dev/stdin s, cp -s /dev/fd/0 s: a link (or a copy of a device) the command makes, whose target is
+    a device file or named at run time."""
+    name = os.path.basename(_literal(tree, words[0]) or "") if words else ""
+    if name not in LINKERS:
+        return False
+    texts = [_literal(tree, w) for w in words[1:]]
+    if name == "cp" and not any(t and t.startswith("-") and not t.startswith("--") and "s" in t or
+                                t in ("--symbolic-link",) for t in texts):
+        return False  # cp /dev/stdin f copies the content: a file written, followed as such
+    return any(t is None or _under_device_folder(t) or (not t.startswith("/") and _stdin_name(t)
+                                                      and not t.startswith("-"))
+               for t in texts if t is None or not t.startswith("-"))
+
+
 def _changes_directory(tree) -> str | None:
-    """None when the command changes no directory; "known" when every cd/pushd names a folder written in the
-    command outside /dev, /proc and /sys; else "unknown" (a target named at run time, cd alone, cd -, ~, popd)."""
+    """None when the command changes no directory; "known" when every cd/pushd (or folder-changing option: env
+    -C, make -C, git -C) names a folder written in the command outside /dev, /proc and /sys; "linked" when it
+    makes a link to a device file or to a path named at run time (ln -s /dev/stdin s); else "unknown" (a target
+    named at run time, cd alone, cd -, ~, popd)."""
     if "cd" not in tree.cache:
+        rank = {None: 0, "known": 1, "unknown": 2, "linked": 3}
         found, stack = None, [tree.root]
-        while stack and found != "unknown":
+        while stack and found != "linked":
             node = stack.pop()
             if node.type == "command":
                 words = _words(node)
                 name = os.path.basename(_literal(tree, words[0]) or "") if words else ""
+                states = []
+                targets = _chdir_targets(tree, words)
+                if targets is not None:
+                    states.append("unknown" if any(t is None or t.startswith("~") or _globbed(t) or
+                                                   _under_device_folder(t) for t in targets) else "known")
+                if _links_device(tree, words):
+                    states.append("linked")
                 if name in ("cd", "pushd", "popd"):
-                    found = "known"
                     targets = [w for w in words[1:] if (_literal(tree, w) or "x")[:1] != "-" or
                                _literal(tree, w) == "-"]
                     texts = [_literal(tree, w) for w in targets]
-                    if name == "popd" or not texts or any(t is None or t == "-" or t.startswith("~") or _globbed(t)
-                                                          for t in texts):
-                        found = "unknown"
-                    elif any(_under_device_folder(t) for t in texts):
-                        found = "unknown"
+                    states.append("unknown" if name == "popd" or not texts or any(
+                        t is None or t == "-" or t.startswith("~") or _globbed(t) or _under_device_folder(t)
+                        for t in texts) else "known")
+                found = max([found, *states], key=rank.__getitem__)
             stack.extend(node.named_children)
         tree.cache["cd"] = found
     return tree.cache["cd"]
