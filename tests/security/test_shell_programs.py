@@ -1159,3 +1159,30 @@ def test_sixth_review_a_script_after_a_folder_option_or_a_link_inside_the_projec
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "run.sh").write_text(f"cat > '{tmp_path / 'out'}'\n")
     assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command", [
+    # ${s:=word} and ${s=word} assign; for NAME without `in` iterates the positional parameters
+    "r={{x}}; : ${s:=$r}; eval \"$s\"",
+    "r={{x}}; : \"${t=$r}\"; eval \"$t\"",
+    "r={{x}}; eval ': ${s:=$r}'; eval \"$s\"",
+    "r={{x}}; set -- a \"$r\"; for a; do eval \"$a\"; done",
+    "f() { for a; do eval \"$a\"; done; }; f {{x}}",
+    "f() { for i; do :; done; eval \"$i\"; }; f {{x}}",
+    "set -- {{x}}; eval 'for a; do :; done'; eval \"$a\"",
+])
+def test_sixth_review_a_default_assignment_or_a_for_over_the_arguments_hands_the_value_on(tmp_path, capsys,
+                                                                                        monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            "is handed on (in a variable, the positional parameters or a file the command writes) to `eval`, "
+            "which parses it again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; : ${s:=$r}; printf '%s' \"$s\" > out",
+    "f() { for a; do printf '%s' \"$a\"; done; }; f {{x}} > out",
+    "r={{x}}; : \"${t=$r}\"; sh -c 'printf \"%s\" \"$1\"' _ \"$t\" > out",
+])
+def test_sixth_review_a_default_assignment_or_a_for_over_the_arguments_as_data_still_runs(tmp_path, capsys,
+                                                                                         monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE

@@ -1324,6 +1324,8 @@ def _expanded_name(tree, node) -> str | None:
 
 
 _ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: ${NAME:=WORD} and ${NAME=WORD}, which assign WORD to NAME (when it is unset, or also when empty)
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
 
 
 def _wrapper_assignments(tree, words) -> list:
@@ -1377,6 +1379,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             if variable is not None:
                 for value in node.children_by_field_name("value"):
                     assignments.append((tree.source(variable), value))
+                if not any(child.type == "in" for child in node.children):  # for a; do: over "$@"
+                    assignments.append((tree.source(variable), frozenset({POSITIONAL})))
         elif kind == "function_definition":
             name = node.child_by_field_name("name")
             if name is not None:
@@ -1406,6 +1410,10 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             arithmetic.append(node)
         if kind == "expansion" and _SUBSTRING.match(tree.source(node)):  # ${s:r:1}: offset and length
             arithmetic.append(node)
+        if kind == "expansion":
+            assigned = _DEFAULT_ASSIGNMENT.match(tree.source(node))
+            if assigned:  # ${s:=$r}, ${t=$r}: s and t are assigned the word when unset
+                assignments.append((assigned.group(1), node))
         elif kind == "binary_expression" and _in_test(tree, node):
             operator = node.child_by_field_name("operator")
             if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
@@ -1650,12 +1658,17 @@ def _code_assigns(script: str) -> tuple[frozenset, frozenset]:
             name = _expanded_name(inner, node)
             if name is not None:
                 expanded.add(name)
+            default = _DEFAULT_ASSIGNMENT.match(inner.source(node)) if node.type == "expansion" else None
+            if default:  # eval ': ${s:=$r}'
+                assigned.add(default.group(1))
         elif node.type in ("variable_assignment", "for_statement"):
             target = node.child_by_field_name("name" if node.type == "variable_assignment" else "variable")
             if target is not None and target.type == "subscript":
                 target = target.child_by_field_name("name")
             if target is not None:
                 assigned.add(inner.source(target))
+            if node.type == "for_statement" and not any(child.type == "in" for child in node.children):
+                expanded.add(POSITIONAL)  # eval 'for a; do …': a holds the positional parameters
         elif node.type == "command":
             words = [_literal(inner, w) for w in _words(node)]
             if words and words[0] in ("read", "mapfile", "readarray", "getopts", "declare", "typeset", "local",
