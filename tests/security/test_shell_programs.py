@@ -1186,3 +1186,16 @@ def test_sixth_review_a_default_assignment_or_a_for_over_the_arguments_hands_the
 def test_sixth_review_a_default_assignment_or_a_for_over_the_arguments_as_data_still_runs(tmp_path, capsys,
                                                                                          monkeypatch, command):
     assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command", [
+    # eval code is analysed for the names it mentions (linear in a long chain of evals); code that mentions none
+    # of the variables holding a value but fails closed for every variable (${!n}, a file it runs) still uses all
+    "r={{x}}; " + "; ".join(f"eval 's{k + 1}=$s{k}'" for k in range(200)).replace("$s0", "$r") + '; eval "$s200"',
+    "r={{x}}; n=r; eval 'eval \"${!n}\"'",
+    "r={{x}}; n=r; eval 'eval \"eval \\\\\"\\${!n}\\\\\"\"'",
+])
+def test_sixth_review_eval_code_reaches_the_variables_it_names_or_fails_closed(tmp_path, capsys, monkeypatch,
+                                                                              command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            "which parses it again as code")

@@ -1514,8 +1514,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                 code = _shell_code(tree, word, verdict)
                 if code is not None:
                     program, text = code
-                    inner = names if program not in SHELLS else names - {POSITIONAL}
-                    for name in _code_uses(text, inner):
+                    for name in _code_uses_of(text, names, program in SHELLS):
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
     for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
         text = tree.source(node)
@@ -1624,6 +1623,27 @@ def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
     if word.type == "string":  # what the shell hands over: "\$r" is $r
         text = re.sub(r'\\([$`"\\\n])', r"\1", text)
     return verdict[1], text
+
+
+#: a name no script can write: it stands for the names a script does not mention, which it reaches only where the
+#: analysis fails closed for every name (${!n}, a file it runs)
+_UNNAMED = "\0unnamed"
+
+
+def _code_uses_of(script: str, names: frozenset, child: bool) -> frozenset:
+    """_code_uses for the names the script mentions (and the positional parameters, unless the script runs in a
+    child shell: sh -c), so each script is analysed in time linear in its own length, not in the number of names
+    of the command around it (r={{x}}; eval 's0=$r'; eval 's1=$r'; …). Where the script reaches every name (fail
+    closed), every name is used."""
+    mentioned = {name for name in _IDENTIFIER.findall(script.replace("\\\n", "")) if name in names}
+    if not child and POSITIONAL in names:
+        mentioned.add(POSITIONAL)
+    if _UNNAMED in names:
+        mentioned.add(_UNNAMED)
+    used = _code_uses(script, frozenset(mentioned | {_UNNAMED}))
+    if _UNNAMED in used:
+        return names if not child else names - {POSITIONAL}
+    return used
 
 
 @lru_cache(maxsize=256)
