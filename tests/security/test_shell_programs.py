@@ -1199,3 +1199,16 @@ def test_sixth_review_eval_code_reaches_the_variables_it_names_or_fails_closed(t
                                                                               command):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
             "which parses it again as code")
+
+
+@pytest.mark.parametrize("command", [
+    # in eval code the shell removes a line continuation before it reads names: $r\⏎s is $rs (fail closed)
+    "rs={{x}}; eval 'eval \"$r\\\ns\"'",
+    "rs={{x}}; eval 's=$r\\\ns'; eval \"$s\"",
+])
+def test_sixth_review_a_line_continuation_in_eval_code_fails_closed(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "which parses it again as code")
+
+
+def test_sixth_review_a_line_continuation_after_a_blank_in_eval_code_runs(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "rs={{x}}; eval 'printf %s \\\n\"$rs\"' > out", HOSTILE) == HOSTILE

@@ -1652,7 +1652,7 @@ def _code_uses(script: str, names: frozenset) -> frozenset:
     command hands to code (eval 'eval "$r"'); a script the grammar cannot parse uses them all (fail closed)."""
     try:
         inner = _Tree(script)
-        if inner.root.has_error:
+        if inner.root.has_error or _joins(inner) is not None:  # eval 'eval "$r\⏎s"': the shell joins $rs
             return names
         return frozenset(_handed_on(inner, script, [], _Starts([]), initial=names)) & names
     except RecursionError:
@@ -1669,7 +1669,7 @@ def _code_assigns(script: str) -> tuple[frozenset, frozenset]:
     except RecursionError:
         inner = None
     names = frozenset(_IDENTIFIER.findall(script)) | {POSITIONAL}
-    if inner is None or inner.root.has_error:
+    if inner is None or inner.root.has_error or _joins(inner) is not None:
         return names, names
     assigned, expanded, stack = set(), set(), [inner.root]
     while stack:
