@@ -1212,3 +1212,20 @@ def test_sixth_review_a_line_continuation_in_eval_code_fails_closed(tmp_path, ca
 
 def test_sixth_review_a_line_continuation_after_a_blank_in_eval_code_runs(tmp_path, capsys, monkeypatch):
     assert ran(tmp_path, capsys, monkeypatch, "rs={{x}}; eval 'printf %s \\\n\"$rs\"' > out", HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command", [
+    # vim -S FILE and -u FILE source the file as ex commands
+    "printf '%s' {{x}} > m.vim; vim -es -S m.vim -c q",
+    "printf '%s' {{x}} > m.vim; vim -es -u m.vim -c q",
+    "printf '%s' {{x}} > m.vim; ex -S m.vim",
+])
+def test_sixth_review_a_written_file_vim_sources_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "call system('touch marker')", "TD803",
+            "a file the command writes) to `vim`, which parses it again as code")
+
+
+def test_sixth_review_vim_sourcing_a_file_the_command_does_not_write_is_clean(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, "printf '%s' {{x}} > out; vim -es -u NONE -S setup.vim notes.txt")
+    assert main(["check", path]) == 0, capsys.readouterr()

@@ -1876,12 +1876,15 @@ def _file_uses(tree, node, info, outputs, inputs, code):
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
 
 
-#: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x)
-FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb".split())
+#: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x, vim -S)
+FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb vim vi nvim".split())
 
 
 #: options that name a script file for every program that reads one (sh -x f: the file after them is the script)
 SCRIPT_FILE_OPTIONS = frozenset("-f --file -x --command -command".split())
+#: vim -S FILE and -u FILE (the vimrc) source a script of ex commands; vim still reads its standard input as
+#: commands after them (so they are not the table's script_args, which say where the code comes from instead)
+VIM_SCRIPT_OPTIONS = frozenset("-S -u".split())
 
 
 def _script_operand(name, spec, literals, code):
@@ -1892,7 +1895,8 @@ def _script_operand(name, spec, literals, code):
         if text is None or text == "{}":  # named at run time, or by find -exec
             code.append((name, None))
             return
-        options = SCRIPT_FILE_OPTIONS | (spec.script_args if spec is not None else frozenset())
+        options = SCRIPT_FILE_OPTIONS | (spec.script_args if spec is not None else frozenset()) | (
+            VIM_SCRIPT_OPTIONS if name in VIMS else frozenset())
         head, equals, value = text.partition("=")
         if spec is not None and spec.long_only and head[:1] == "-" and head[:2] != "--" and len(head) > 2:
             head = "-" + head  # gdb -ix=f is --ix=f
