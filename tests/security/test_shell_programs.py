@@ -1229,3 +1229,22 @@ def test_sixth_review_vim_sourcing_a_file_the_command_does_not_write_is_clean(tm
     monkeypatch.chdir(tmp_path)
     path = template(tmp_path, "printf '%s' {{x}} > out; vim -es -u NONE -S setup.vim notes.txt")
     assert main(["check", path]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("command, name", [
+    # a variable read as code that names a file the command writes makes the file code
+    ("printf '%s' {{x}} > g; BASH_ENV=g bash -c :", "BASH_ENV"),
+    ("printf '%s' {{x}} > m.rc; BASH_ENV=./m.rc bash -c :", "BASH_ENV"),
+    ("printf '%s' {{x}} > g; env BASH_ENV=g bash -c :", "BASH_ENV"),
+    ("printf '%s\\n' {{x}} > m.mk; MAKEFILES=m.mk make -f /dev/null", "MAKEFILES"),
+    ("printf '%s' {{x}} > g; BASH_ENV=\"$PWD/g\" bash -c :", "BASH_ENV"),
+])
+def test_sixth_review_a_written_file_a_code_variable_names_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"a file the command writes) to `what reads the file ${name}`, which parses it again as code")
+
+
+def test_sixth_review_a_code_variable_naming_a_file_the_command_does_not_write_runs(tmp_path, capsys, monkeypatch):
+    (tmp_path / "setup.sh").write_text("true\n")
+    assert ran(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} > out; BASH_ENV=setup.sh bash -c :",
+               HOSTILE) == HOSTILE

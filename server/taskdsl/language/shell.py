@@ -1735,6 +1735,14 @@ def _code_files(script: str) -> tuple:
 _HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
 
 
+def _code_variable_file(name: str, path: str | None) -> list:
+    """[(program, path)] when a variable read as code names a file (BASH_ENV=f, MAKEFILES=m.mk, PAGER=./p): the
+    file is code; a path named at run time matches any written file for the listed variables (fail closed)."""
+    if not _code_variable(name) or (path is None and name not in CODE_VARIABLES):
+        return []
+    return [(f"what reads the file ${name}", path)]
+
+
 def _file_hand_off(tree, taint) -> str | None:
     """A value written to a file (> f, >> f, tee f, and on through cp, mv, cat … > g) that a program of the same
     command runs as a script or reads as code (sh f, . ./f, ./f, awk -f f, sh < f, cat f | sh, eval "$(cat f)"):
@@ -1775,8 +1783,15 @@ def _file_hand_off(tree, taint) -> str | None:
                 outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
             elif operator == "<":
                 inputs.append((scope, path))
+        elif node.type == "variable_assignment":  # BASH_ENV=f bash -c …, export ENV=f: f is read as code
+            target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if target is not None and value is not None:
+                code.extend(_code_variable_file(tree.source(target), _literal(tree, value)))
         elif node.type == "command":
             info = _command_info(tree, node)
+            for name, word in _wrapper_assignments(tree, _words(node)):  # env BASH_ENV=f bash -c …
+                text = _literal(tree, word)
+                code.extend(_code_variable_file(name, text.split("=", 1)[1] if text is not None else None))
             if info is not None and info.words:
                 _file_uses(tree, node, info, outputs, inputs, code)
                 for word, verdict in zip(info.words, info.verdicts):
@@ -2147,7 +2162,7 @@ CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BA
     RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR
     CC CXX CPP CXXCPP LD AR AS NM FC F77 RANLIB STRIP OBJCOPY OBJDUMP MAKE YACC LEX M4 PKG_CONFIG INSTALL
     RSH SSH DIFF MERGE HGMERGE TERMINAL VIMINIT EXINIT GVIMINIT MYVIMRC SCREENRC WGETRC KUBECONFIG
-    MAILCAPS MAILCAP FCEDIT R_PROFILE R_PROFILE_USER IRBRC PSQLRC""".split())
+    MAILCAPS MAILCAP FCEDIT R_PROFILE R_PROFILE_USER IRBRC PSQLRC MAKEFILES""".split())
 #: families of variables read as code, by the name's start: GIT_CONFIG_KEY_0/VALUE_0 (any git setting) and every
 #: other GIT_* but the identity and dates a commit records (GIT_DIR, GIT_TEMPLATE_DIR: a repository's hooks and
 #: configuration), BASH_FUNC_f%% (a function bash imports), the dynamic loader's LD_* and DYLD_*, npm's
