@@ -1248,3 +1248,27 @@ def test_sixth_review_a_code_variable_naming_a_file_the_command_does_not_write_r
     (tmp_path / "setup.sh").write_text("true\n")
     assert ran(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} > out; BASH_ENV=setup.sh bash -c :",
                HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command, program", [
+    # eval code and a trap's action run in this shell, with the standard input the command has there
+    ("printf '%s' {{x}} | eval sh", "eval"),
+    ("printf '%s' {{x}} | eval 'cat | sh'", "eval"),
+    ("printf '%s' {{x}} | (eval 'sh')", "eval"),
+    ("printf '%s' {{x}} | (trap 'sh' EXIT; :)", "trap"),
+    ("printf '%s' {{x}} | (trap -- 'cat | sh' EXIT; :)", "trap"),
+    ("trap 'sh' EXIT; exec <<EOF\n{{x}}\nEOF", "trap"),
+])
+def test_sixth_review_eval_or_trap_code_that_runs_standard_input_is_td803(tmp_path, capsys, monkeypatch, command,
+                                                                         program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "trap 'rm -f tmp' EXIT; printf '%s' {{x}} | cat > out",
+    "printf '%s' {{x}} | eval 'cat > out'",
+    "printf '%s' {{x}} | (trap '' INT; cat > out)",
+])
+def test_sixth_review_eval_or_trap_code_that_reads_no_code_from_standard_input_runs(tmp_path, capsys, monkeypatch,
+                                                                                   command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE

@@ -2489,7 +2489,15 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     if not stdin and code_given and program in SHELL_CODE:  # su -c sh, script -c 'cat | sh': the code reads it
         stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
                     if verdicts[k] is not None and verdicts[k][0] == "reparse")
+    if not stdin and program in IN_SHELL_CODE:  # … | eval sh, … | (trap 'sh' EXIT; :): the code has its input
+        words = [literals[k] for k in range(1, n) if verdicts[k] is not None and verdicts[k][0] == "reparse"]
+        stdin = bool(words) and _script_reads_stdin(None if None in words else " ".join(words))
     return verdicts, stdin, program
+
+
+#: builtins whose operands are shell code this shell runs, with the standard input the command has there (trap's
+#: action too: _special)
+IN_SHELL_CODE = frozenset("eval".split())
 
 
 def _long_option(head: str, spec: Program) -> str:
@@ -2585,6 +2593,7 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
                 break
         if i < n:
             verdicts[i] = ("reparse", program, None)
+            return _script_reads_stdin(literals[i])  # … | (trap 'sh' EXIT; :): the action has the input
         return False
     if program in ("test", "["):
         for i in range(2, n):
