@@ -41,6 +41,8 @@ SHAPES = {
     "variables": lambda n: "; ".join(f'v{k}={{{{x}}}}; w{k}="$v{k}"; printf %s "$w{k}"' for k in range(n)),
     "variable chain": lambda n: "v0={{x}}; " + "; ".join(f'v{k + 1}="$v{k} {{{{x}}}}"' for k in range(n)) +
                                 f'; printf %s "$v{n}"',
+    # each eval's code is analysed for the names it mentions, not for every name of the command around it
+    "eval chain": lambda n: "r={{x}}; " + "; ".join(f"eval 's{k}=$r'" for k in range(n)) + '; eval "$r"',
     "files": lambda n: "; ".join(f"printf %s {{{{x}}}} > f{k}; cat f{k} > g{k}; python3 p.py g{k}" for k in range(n)),
 }
 

@@ -1046,3 +1046,229 @@ def test_two_values_in_one_string_separated_by_blanks_run(tmp_path, capsys, monk
     inside ${…} (TD801)."""
     separator = command.split("{{x}}")[1]
     assert ran(tmp_path, capsys, monkeypatch, command, "a$(touch marker)") == separator.join(["a$(touch marker)"] * 2)
+
+
+@pytest.mark.parametrize("command, program", [
+    # shells the table missed: restricted bash still runs any program on PATH; busybox's hush, toybox's sh
+    ("rbash -c {{x}}", "rbash"),
+    ("printf '%s' {{x}} | rbash", "rbash"),
+    ("rzsh -c {{x}}", "rzsh"),
+    ("posh -c {{x}}", "posh"),
+    ("rksh -c {{x}}", "rksh"),
+    ("lksh -c {{x}}", "lksh"),
+    ("oksh -c {{x}}", "oksh"),
+    ("pdksh -c {{x}}", "pdksh"),
+    ("busybox hush -c {{x}}", "hush"),
+    ("toybox sh -c {{x}}", "sh"),
+    # free-threaded python builds
+    ("python3.13t -c {{x}}", "python3"),
+    ("python3.13td -c {{x}}", "python3"),
+    ("/usr/bin/python3.12t -c {{x}}", "python3"),
+    # gdb reads -NAME as --NAME; fish's and awk's long options
+    ("gdb -batch -nx -eval-command={{x}}", "gdb"),
+    ("gdb -batch -nx --init-eval-command={{x}}", "gdb"),
+    ("gdb -batch -nx -init-eval={{x}}", "gdb"),
+    ("gdb -batch -nx -iex {{x}}", "gdb"),
+    ("gdb -batch -nx --eval-command {{x}}", "gdb"),
+    ("fish --command={{x}}", "fish"),
+    ("fish --init-command={{x}}", "fish"),
+    ("fish -C {{x}}", "fish"),
+])
+def test_sixth_review_programs_and_options_the_table_missed_are_td803(tmp_path, capsys, monkeypatch, command,
+                                                                       program):
+    value = "print(1); import os; os.system('touch marker')" if "python" in command else HOSTILE
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s' {{x}} > f; awk -E f /dev/null", "awk"),
+    ("printf '%s' {{x}} > f; awk --exec=f /dev/null", "awk"),
+    ("printf '%s' {{x}} > f; gawk -Ef /dev/null", "gawk"),
+    ("printf '%s' {{x}} > f; gdb -batch -nx -ix f", "gdb"),
+    ("printf '%s' {{x}} > f; gdb -batch -nx -command=f", "gdb"),
+    ("printf '%s' {{x}} > f; gdb -batch -nx --init-command=f", "gdb"),
+])
+def test_sixth_review_a_written_file_named_by_any_spelling_of_a_script_option_is_td803(tmp_path, capsys,
+                                                                                        monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "BEGIN { system(\"touch marker\") }", "TD803",
+            f"a file the command writes) to `{program}`, which parses it again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s' {{x}} > out; gdb -batch -nx -x /dev/null -p 1 -ex 'echo' 2>/dev/null || true",
+    "printf '%s' {{x}} > out; rbash -c 'echo hi' > /dev/null",
+])
+def test_sixth_review_those_programs_still_run_with_the_value_as_data(tmp_path, capsys, monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command, program", [
+    # an assignment given to env or sudo is a variable of the command it runs, as a prefix assignment is
+    ("env r={{x}} sh -c 'eval \"$r\"'", "sh"),
+    ("env -i r={{x}} sh -c 'eval \"$r\"'", "sh"),
+    ("env - r={{x}} sh -c 'eval \"$r\"'", "sh"),
+    ("env -u A r={{x}} bash -c 'eval \"$r\"'", "bash"),
+    ("env r={{x}} sh -c 'sh -c \"$r\"'", "sh"),
+    ("nice env r=\"a {{x}}\" sh -c 'eval \"$r\"'", "sh"),
+])
+def test_sixth_review_a_variable_env_gives_its_command_is_handed_on(tmp_path, capsys, monkeypatch, command,
+                                                                     program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is handed on (in a variable, the positional parameters or a file the command writes) to `{program}`, "
+            f"which parses it again as code")
+
+
+@pytest.mark.parametrize("command", ["env - sh -c {{x}}", "printf '%s' {{x}} | env - sh"])
+def test_sixth_review_env_dash_is_an_option_not_the_command(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`sh` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "env r={{x}} sh -c 'printf \"%s\" \"$r\" > out'",
+    "env - r={{x}} /bin/sh -c 'printf \"%s\" \"$r\" > out'",
+])
+def test_sixth_review_a_variable_env_gives_its_command_as_data_still_runs(tmp_path, capsys, monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command, program", [
+    # a folder-changing option counts as a cd; a link the command makes to a device file is standard input
+    ("printf '%s' {{x}} | env -C /dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | env --chdir=/dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | env --chdir /dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | sudo -D /dev sh stdin", "sh"),
+    ("printf '%s' {{x}} | (cd /dev; nice sh stdin)", "sh"),
+    ("printf '%s' {{x}} | make -C /dev -f stdin", "make"),
+    ("ln -s /dev/stdin s; printf '%s' {{x}} | sh s", "sh"),
+    ("ln -sf /proc/self/fd/0 s; printf '%s' {{x}} | python3 \"$PWD/s\"", "python3"),
+    ("cp -s /dev/stdin s; printf '%s' {{x}} | sh s", "sh"),
+])
+def test_sixth_review_standard_input_named_after_a_folder_option_or_a_link_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                     command, program):
+    value = "import os; os.system('touch marker')" if "python" in command else "touch marker"
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s' {{x}} | env -C sub sh run.sh",
+    "printf '%s' {{x}} | env --chdir=sub sh ./run.sh",
+    "ln -s sub/run.sh s; printf '%s' {{x}} | sh s",
+])
+def test_sixth_review_a_script_after_a_folder_option_or_a_link_inside_the_project_runs(tmp_path, capsys,
+                                                                                      monkeypatch, command):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "run.sh").write_text(f"cat > '{tmp_path / 'out'}'\n")
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command", [
+    # ${s:=word} and ${s=word} assign; for NAME without `in` iterates the positional parameters
+    "r={{x}}; : ${s:=$r}; eval \"$s\"",
+    "r={{x}}; : \"${t=$r}\"; eval \"$t\"",
+    "r={{x}}; eval ': ${s:=$r}'; eval \"$s\"",
+    "r={{x}}; set -- a \"$r\"; for a; do eval \"$a\"; done",
+    "f() { for a; do eval \"$a\"; done; }; f {{x}}",
+    "f() { for i; do :; done; eval \"$i\"; }; f {{x}}",
+    "set -- {{x}}; eval 'for a; do :; done'; eval \"$a\"",
+])
+def test_sixth_review_a_default_assignment_or_a_for_over_the_arguments_hands_the_value_on(tmp_path, capsys,
+                                                                                        monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            "is handed on (in a variable, the positional parameters or a file the command writes) to `eval`, "
+            "which parses it again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; : ${s:=$r}; printf '%s' \"$s\" > out",
+    "f() { for a; do printf '%s' \"$a\"; done; }; f {{x}} > out",
+    "r={{x}}; : \"${t=$r}\"; sh -c 'printf \"%s\" \"$1\"' _ \"$t\" > out",
+])
+def test_sixth_review_a_default_assignment_or_a_for_over_the_arguments_as_data_still_runs(tmp_path, capsys,
+                                                                                         monkeypatch, command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command", [
+    # eval code is analysed for the names it mentions (linear in a long chain of evals); code that mentions none
+    # of the variables holding a value but fails closed for every variable (${!n}, a file it runs) still uses all
+    "r={{x}}; " + "; ".join(f"eval 's{k + 1}=$s{k}'" for k in range(200)).replace("$s0", "$r") + '; eval "$s200"',
+    "r={{x}}; n=r; eval 'eval \"${!n}\"'",
+    "r={{x}}; n=r; eval 'eval \"eval \\\\\"\\${!n}\\\\\"\"'",
+])
+def test_sixth_review_eval_code_reaches_the_variables_it_names_or_fails_closed(tmp_path, capsys, monkeypatch,
+                                                                              command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            "which parses it again as code")
+
+
+@pytest.mark.parametrize("command", [
+    # in eval code the shell removes a line continuation before it reads names: $r\⏎s is $rs (fail closed)
+    "rs={{x}}; eval 'eval \"$r\\\ns\"'",
+    "rs={{x}}; eval 's=$r\\\ns'; eval \"$s\"",
+])
+def test_sixth_review_a_line_continuation_in_eval_code_fails_closed(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "which parses it again as code")
+
+
+def test_sixth_review_a_line_continuation_after_a_blank_in_eval_code_runs(tmp_path, capsys, monkeypatch):
+    assert ran(tmp_path, capsys, monkeypatch, "rs={{x}}; eval 'printf %s \\\n\"$rs\"' > out", HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command", [
+    # vim -S FILE and -u FILE source the file as ex commands
+    "printf '%s' {{x}} > m.vim; vim -es -S m.vim -c q",
+    "printf '%s' {{x}} > m.vim; vim -es -u m.vim -c q",
+    "printf '%s' {{x}} > m.vim; ex -S m.vim",
+])
+def test_sixth_review_a_written_file_vim_sources_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "call system('touch marker')", "TD803",
+            "a file the command writes) to `vim`, which parses it again as code")
+
+
+def test_sixth_review_vim_sourcing_a_file_the_command_does_not_write_is_clean(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = template(tmp_path, "printf '%s' {{x}} > out; vim -es -u NONE -S setup.vim notes.txt")
+    assert main(["check", path]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("command, name", [
+    # a variable read as code that names a file the command writes makes the file code
+    ("printf '%s' {{x}} > g; BASH_ENV=g bash -c :", "BASH_ENV"),
+    ("printf '%s' {{x}} > m.rc; BASH_ENV=./m.rc bash -c :", "BASH_ENV"),
+    ("printf '%s' {{x}} > g; env BASH_ENV=g bash -c :", "BASH_ENV"),
+    ("printf '%s\\n' {{x}} > m.mk; MAKEFILES=m.mk make -f /dev/null", "MAKEFILES"),
+    ("printf '%s' {{x}} > g; BASH_ENV=\"$PWD/g\" bash -c :", "BASH_ENV"),
+])
+def test_sixth_review_a_written_file_a_code_variable_names_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"a file the command writes) to `what reads the file ${name}`, which parses it again as code")
+
+
+def test_sixth_review_a_code_variable_naming_a_file_the_command_does_not_write_runs(tmp_path, capsys, monkeypatch):
+    (tmp_path / "setup.sh").write_text("true\n")
+    assert ran(tmp_path, capsys, monkeypatch, "printf '%s' {{x}} > out; BASH_ENV=setup.sh bash -c :",
+               HOSTILE) == HOSTILE
+
+
+@pytest.mark.parametrize("command, program", [
+    # eval code and a trap's action run in this shell, with the standard input the command has there
+    ("printf '%s' {{x}} | eval sh", "eval"),
+    ("printf '%s' {{x}} | eval 'cat | sh'", "eval"),
+    ("printf '%s' {{x}} | (eval 'sh')", "eval"),
+    ("printf '%s' {{x}} | (trap 'sh' EXIT; :)", "trap"),
+    ("printf '%s' {{x}} | (trap -- 'cat | sh' EXIT; :)", "trap"),
+    ("trap 'sh' EXIT; exec <<EOF\n{{x}}\nEOF", "trap"),
+])
+def test_sixth_review_eval_or_trap_code_that_runs_standard_input_is_td803(tmp_path, capsys, monkeypatch, command,
+                                                                         program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", f"`{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "trap 'rm -f tmp' EXIT; printf '%s' {{x}} | cat > out",
+    "printf '%s' {{x}} | eval 'cat > out'",
+    "printf '%s' {{x}} | (trap '' INT; cat > out)",
+])
+def test_sixth_review_eval_or_trap_code_that_reads_no_code_from_standard_input_runs(tmp_path, capsys, monkeypatch,
+                                                                                   command):
+    assert ran(tmp_path, capsys, monkeypatch, command, HOSTILE) == HOSTILE

@@ -274,11 +274,12 @@ def _program_name(word: str) -> str:
     return found or name
 
 
-#: what may follow an interpreter's name in the name of a build of it: versions (3.12, 5.36.0, -5.4, 3.7m),
+#: what may follow an interpreter's name in the name of a build of it: versions (3.12, 5.36.0, -5.4, 3.7m, and the
+#: free-threaded 3.13t, 3.13td),
 #: architecture triples (-x86_64-linux-gnu, -aarch64-pc-linux-musl), build variants (-static, -dbg, .distrib)
 BUILD_VARIANTS = "static dbg debug distrib minimal dyn shared real orig nox"
 _BUILD_SUFFIX = re.compile(
-    r"(?:[-_.]?[0-9][0-9.]*[dmu]*"
+    r"(?:[-_.]?[0-9][0-9.]*[dmut]*"
     r"|-(?:x86_64|x86-64|amd64|i[3-6]86|aarch64|arm64|arm[a-z0-9]*|riscv64|ppc64(?:le)?|s390x|mips[a-z0-9]*|"
     r"loongarch64)(?:-[a-z0-9_]+)*"
     r"|[-_.](?:" + BUILD_VARIANTS.replace(" ", "|") + "))+")
@@ -1106,18 +1107,28 @@ def _relative_script_after_cd(tree, info) -> str | None:
     closed for a program that runs a script file, given a relative path, in a command that changes directory to a
     place not written in the command or under /dev, /proc or /sys, or when the relative path is a name standard
     input has in such a folder (stdin, 0, fd/0, a pattern)."""
-    if info.program not in SCRIPT_READERS and _program_name(info.program or "") not in FILE_CODE_READERS:
+    literals = [_literal(tree, w) for w in info.words]
+    for k, text in enumerate(literals):  # the program, or the one a wrapper runs (env -C /dev sh stdin)
+        program = _program_name(text or "")
+        if program in SCRIPT_READERS or program in FILE_CODE_READERS:
+            break
+        spec = PROGRAMS.get(program)
+        if k == 0 and (spec is None or spec.command_at is None):
+            return None
+    else:
         return None
     state = _changes_directory(tree)
     if state is None:
         return None
-    operands = [_literal(tree, w) for w in info.words[1:]]
-    if info.program not in SCRIPT_READERS:  # awk -f stdin, sed -f stdin, make -f stdin
+    operands = literals[k + 1:]
+    if program not in SCRIPT_READERS:  # awk -f stdin, sed -f stdin, make -f stdin
         operands = [text for k, text in enumerate(operands) if k and operands[k - 1] in ("-f", "--file", "-x")] + [
             text[2:] for text in operands if text and text.startswith(("-f", "-x")) and len(text) > 2]
+    if state == "linked" and any(text is None or (text and not text.startswith("-")) for text in operands):
+        return program  # ln -s /dev/stdin s; … | sh s: any script path may be the link
     relative = [text for text in operands if text is not None and text and not text.startswith(("-", "/"))]
     if relative and (state == "unknown" or any(_stdin_name(text) for text in relative)):
-        return info.program
+        return program
     return None
 
 
@@ -1136,26 +1147,79 @@ def _under_device_folder(path: str) -> bool:
     return path.startswith("/") and len(parts) > 1 and parts[1] in DEVICE_FOLDERS
 
 
+#: options that make a program (and the command it runs) work in another folder: a cd for the script it reads
+CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "make": ("-C", "--directory"), "git": ("-C",), "sudo": ("-D", "--chdir"),
+                 "tar": ("-C", "--directory"), "unshare": ("--wd",), "nsenter": ("--wd",)}
+#: programs that make a link (ln -s /dev/stdin s: s is then standard input)
+LINKERS = frozenset("ln link cp".split())
+
+
+def _chdir_targets(tree, words) -> list | None:
+    """The folders a folder-changing option names in words (env -C DIR, make --directory=DIR, git -C DIR; None
+    for a folder named at run time), or None when there is none."""
+    targets = None
+    for k, word in enumerate(words):
+        text = _literal(tree, word)
+        options = CHDIR_OPTIONS.get(_program_name(text)) if text else None
+        if not options:
+            continue
+        for j in range(k + 1, len(words)):
+            option = _literal(tree, words[j])
+            if option is None:
+                continue
+            head, equals, value = option.partition("=")
+            if head in options and equals and head.startswith("--"):
+                targets = (targets or []) + [value]
+            elif option in options:
+                targets = (targets or []) + [_literal(tree, words[j + 1]) if j + 1 < len(words) else None]
+            elif any(option.startswith(o) and not o.startswith("--") and len(option) > len(o) for o in options):
+                targets = (targets or []) + [option[2:]]  # make -C/dev
+    return targets
+
+
+def _links_device(tree, words) -> bool:
+    """ln -s /dev/stdin s, cp -s /dev/fd/0 s: a link (or a copy of a device) the command makes, whose target is
+    a device file or named at run time."""
+    name = os.path.basename(_literal(tree, words[0]) or "") if words else ""
+    if name not in LINKERS:
+        return False
+    texts = [_literal(tree, w) for w in words[1:]]
+    if name == "cp" and not any(t and t.startswith("-") and not t.startswith("--") and "s" in t or
+                                t in ("--symbolic-link",) for t in texts):
+        return False  # cp /dev/stdin f copies the content: a file written, followed as such
+    return any(t is None or _under_device_folder(t) or (not t.startswith("/") and _stdin_name(t)
+                                                      and not t.startswith("-"))
+               for t in texts if t is None or not t.startswith("-"))
+
+
 def _changes_directory(tree) -> str | None:
-    """None when the command changes no directory; "known" when every cd/pushd names a folder written in the
-    command outside /dev, /proc and /sys; else "unknown" (a target named at run time, cd alone, cd -, ~, popd)."""
+    """None when the command changes no directory; "known" when every cd/pushd (or folder-changing option: env
+    -C, make -C, git -C) names a folder written in the command outside /dev, /proc and /sys; "linked" when it
+    makes a link to a device file or to a path named at run time (ln -s /dev/stdin s); else "unknown" (a target
+    named at run time, cd alone, cd -, ~, popd)."""
     if "cd" not in tree.cache:
+        rank = {None: 0, "known": 1, "unknown": 2, "linked": 3}
         found, stack = None, [tree.root]
-        while stack and found != "unknown":
+        while stack and found != "linked":
             node = stack.pop()
             if node.type == "command":
                 words = _words(node)
                 name = os.path.basename(_literal(tree, words[0]) or "") if words else ""
+                states = []
+                targets = _chdir_targets(tree, words)
+                if targets is not None:
+                    states.append("unknown" if any(t is None or t.startswith("~") or _globbed(t) or
+                                                   _under_device_folder(t) for t in targets) else "known")
+                if _links_device(tree, words):
+                    states.append("linked")
                 if name in ("cd", "pushd", "popd"):
-                    found = "known"
                     targets = [w for w in words[1:] if (_literal(tree, w) or "x")[:1] != "-" or
                                _literal(tree, w) == "-"]
                     texts = [_literal(tree, w) for w in targets]
-                    if name == "popd" or not texts or any(t is None or t == "-" or t.startswith("~") or _globbed(t)
-                                                          for t in texts):
-                        found = "unknown"
-                    elif any(_under_device_folder(t) for t in texts):
-                        found = "unknown"
+                    states.append("unknown" if name == "popd" or not texts or any(
+                        t is None or t == "-" or t.startswith("~") or _globbed(t) or _under_device_folder(t)
+                        for t in texts) else "known")
+                found = max([found, *states], key=rank.__getitem__)
             stack.extend(node.named_children)
         tree.cache["cd"] = found
     return tree.cache["cd"]
@@ -1266,6 +1330,35 @@ def _expanded_name(tree, node) -> str | None:
     return None
 
 
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: ${NAME:=WORD} and ${NAME=WORD}, which assign WORD to NAME (when it is unset, or also when empty)
+_DEFAULT_ASSIGNMENT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
+
+
+def _wrapper_assignments(tree, words) -> list:
+    """(name, word) for each NAME=VALUE a program that sets its command's environment (env, sudo) is given before
+    the command (env r={{x}} sh -c 'eval "$r"', nice env -i r={{x}} …): the command it runs has the variable, as
+    after the prefix r={{x}} sh …"""
+    found = []
+    k = 0
+    while k < len(words):
+        text = _literal(tree, words[k])
+        spec = PROGRAMS.get(_program_name(text)) if text else None
+        k += 1
+        if spec is None or not spec.assigns:
+            continue
+        while k < len(words):
+            source = tree.source(words[k])
+            if source.startswith("-"):  # env -i, env -, env -u NAME, sudo -u USER
+                k += 2 if len(source) == 2 and source[1:] in spec.args else 1
+            elif _ASSIGNMENT_WORD.match(source):
+                found.append((source.split("=", 1)[0], words[k]))
+                k += 1
+            else:
+                break
+    return found
+
+
 def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) -> dict:
     """Values the command hands on and runs later where the syntax still shows it: a variable assigned a value
     (r={{x}}, read, for r in, printf -v, export, a function's or set's positional parameters, transitively) and
@@ -1293,6 +1386,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             if variable is not None:
                 for value in node.children_by_field_name("value"):
                     assignments.append((tree.source(variable), value))
+                if not any(child.type == "in" for child in node.children):  # for a; do: over "$@"
+                    assignments.append((tree.source(variable), frozenset({POSITIONAL})))
         elif kind == "function_definition":
             name = node.child_by_field_name("name")
             if name is not None:
@@ -1314,6 +1409,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     assignments.append((name, node))
             elif first == "let":
                 arithmetic.append(node)
+            assignments.extend(_wrapper_assignments(tree, words))
             if first is not None and len(words) > 1:
                 calls.append((first, node))
         elif kind in ("arithmetic_expansion", "subscript", "c_style_for_statement") or (
@@ -1321,6 +1417,10 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             arithmetic.append(node)
         if kind == "expansion" and _SUBSTRING.match(tree.source(node)):  # ${s:r:1}: offset and length
             arithmetic.append(node)
+        if kind == "expansion":
+            assigned = _DEFAULT_ASSIGNMENT.match(tree.source(node))
+            if assigned:  # ${s:=$r}, ${t=$r}: s and t are assigned the word when unset
+                assignments.append((assigned.group(1), node))
         elif kind == "binary_expression" and _in_test(tree, node):
             operator = node.child_by_field_name("operator")
             if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
@@ -1421,8 +1521,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                 code = _shell_code(tree, word, verdict)
                 if code is not None:
                     program, text = code
-                    inner = names if program not in SHELLS else names - {POSITIONAL}
-                    for name in _code_uses(text, inner):
+                    for name in _code_uses_of(text, names, program in SHELLS):
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
     for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
         text = tree.source(node)
@@ -1515,7 +1614,10 @@ def _sink(tree, node, name, site, command, placeholders, spans, indirect=True) -
 
 
 #: programs whose code is a shell script (eval CODE, sh -c CODE, trap CODE SIGNAL, su -c CODE, …)
-SHELL_CODE_RUNNERS = frozenset("sh bash dash zsh ksh ash mksh yash eval trap su runuser sg script flock watch".split())
+#: POSIX-style shells (their restricted forms rbash and rzsh still run any program on PATH; hush and ash are also
+#: busybox's, sh toybox's)
+SHELL_NAMES = "sh bash dash zsh ksh ash mksh yash rbash rzsh rksh hush posh lksh oksh pdksh".split()
+SHELL_CODE_RUNNERS = frozenset(SHELL_NAMES + "eval trap su runuser sg script flock watch".split())
 
 
 def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
@@ -1530,13 +1632,34 @@ def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
     return verdict[1], text
 
 
+#: a name no script can write: it stands for the names a script does not mention, which it reaches only where the
+#: analysis fails closed for every name (${!n}, a file it runs)
+_UNNAMED = "\0unnamed"
+
+
+def _code_uses_of(script: str, names: frozenset, child: bool) -> frozenset:
+    """_code_uses for the names the script mentions (and the positional parameters, unless the script runs in a
+    child shell: sh -c), so each script is analysed in time linear in its own length, not in the number of names
+    of the command around it (r={{x}}; eval 's0=$r'; eval 's1=$r'; …). Where the script reaches every name (fail
+    closed), every name is used."""
+    mentioned = {name for name in _IDENTIFIER.findall(script.replace("\\\n", "")) if name in names}
+    if not child and POSITIONAL in names:
+        mentioned.add(POSITIONAL)
+    if _UNNAMED in names:
+        mentioned.add(_UNNAMED)
+    used = _code_uses(script, frozenset(mentioned | {_UNNAMED}))
+    if _UNNAMED in used:
+        return names if not child else names - {POSITIONAL}
+    return used
+
+
 @lru_cache(maxsize=256)
 def _code_uses(script: str, names: frozenset) -> frozenset:
     """Of names (variables of the command around it that hold a value), those a shell script written in the
     command hands to code (eval 'eval "$r"'); a script the grammar cannot parse uses them all (fail closed)."""
     try:
         inner = _Tree(script)
-        if inner.root.has_error:
+        if inner.root.has_error or _joins(inner) is not None:  # eval 'eval "$r\⏎s"': the shell joins $rs
             return names
         return frozenset(_handed_on(inner, script, [], _Starts([]), initial=names)) & names
     except RecursionError:
@@ -1553,7 +1676,7 @@ def _code_assigns(script: str) -> tuple[frozenset, frozenset]:
     except RecursionError:
         inner = None
     names = frozenset(_IDENTIFIER.findall(script)) | {POSITIONAL}
-    if inner is None or inner.root.has_error:
+    if inner is None or inner.root.has_error or _joins(inner) is not None:
         return names, names
     assigned, expanded, stack = set(), set(), [inner.root]
     while stack:
@@ -1562,12 +1685,17 @@ def _code_assigns(script: str) -> tuple[frozenset, frozenset]:
             name = _expanded_name(inner, node)
             if name is not None:
                 expanded.add(name)
+            default = _DEFAULT_ASSIGNMENT.match(inner.source(node)) if node.type == "expansion" else None
+            if default:  # eval ': ${s:=$r}'
+                assigned.add(default.group(1))
         elif node.type in ("variable_assignment", "for_statement"):
             target = node.child_by_field_name("name" if node.type == "variable_assignment" else "variable")
             if target is not None and target.type == "subscript":
                 target = target.child_by_field_name("name")
             if target is not None:
                 assigned.add(inner.source(target))
+            if node.type == "for_statement" and not any(child.type == "in" for child in node.children):
+                expanded.add(POSITIONAL)  # eval 'for a; do …': a holds the positional parameters
         elif node.type == "command":
             words = [_literal(inner, w) for w in _words(node)]
             if words and words[0] in ("read", "mapfile", "readarray", "getopts", "declare", "typeset", "local",
@@ -1614,6 +1742,14 @@ def _code_files(script: str) -> tuple:
 _HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
 
 
+def _code_variable_file(name: str, path: str | None) -> list:
+    """[(program, path)] when a variable read as code names a file (BASH_ENV=f, MAKEFILES=m.mk, PAGER=./p): the
+    file is code; a path named at run time matches any written file for the listed variables (fail closed)."""
+    if not _code_variable(name) or (path is None and name not in CODE_VARIABLES):
+        return []
+    return [(f"what reads the file ${name}", path)]
+
+
 def _file_hand_off(tree, taint) -> str | None:
     """A value written to a file (> f, >> f, tee f, and on through cp, mv, cat … > g) that a program of the same
     command runs as a script or reads as code (sh f, . ./f, ./f, awk -f f, sh < f, cat f | sh, eval "$(cat f)"):
@@ -1654,8 +1790,15 @@ def _file_hand_off(tree, taint) -> str | None:
                 outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
             elif operator == "<":
                 inputs.append((scope, path))
+        elif node.type == "variable_assignment":  # BASH_ENV=f bash -c …, export ENV=f: f is read as code
+            target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if target is not None and value is not None:
+                code.extend(_code_variable_file(tree.source(target), _literal(tree, value)))
         elif node.type == "command":
             info = _command_info(tree, node)
+            for name, word in _wrapper_assignments(tree, _words(node)):  # env BASH_ENV=f bash -c …
+                text = _literal(tree, word)
+                code.extend(_code_variable_file(name, text.split("=", 1)[1] if text is not None else None))
             if info is not None and info.words:
                 _file_uses(tree, node, info, outputs, inputs, code)
                 for word, verdict in zip(info.words, info.verdicts):
@@ -1755,8 +1898,15 @@ def _file_uses(tree, node, info, outputs, inputs, code):
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
 
 
-#: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x)
-FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb".split())
+#: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x, vim -S)
+FILE_CODE_READERS = frozenset("awk gawk mawk nawk sed gsed make gdb vim vi nvim".split())
+
+
+#: options that name a script file for every program that reads one (sh -x f: the file after them is the script)
+SCRIPT_FILE_OPTIONS = frozenset("-f --file -x --command -command".split())
+#: vim -S FILE and -u FILE (the vimrc) source a script of ex commands; vim still reads its standard input as
+#: commands after them (so they are not the table's script_args, which say where the code comes from instead)
+VIM_SCRIPT_OPTIONS = frozenset("-S -u".split())
 
 
 def _script_operand(name, spec, literals, code):
@@ -1767,7 +1917,20 @@ def _script_operand(name, spec, literals, code):
         if text is None or text == "{}":  # named at run time, or by find -exec
             code.append((name, None))
             return
-        if text in ("-f", "--file", "-x", "--command", "-command") and i + 1 < len(literals):
+        options = SCRIPT_FILE_OPTIONS | (spec.script_args if spec is not None else frozenset()) | (
+            VIM_SCRIPT_OPTIONS if name in VIMS else frozenset())
+        head, equals, value = text.partition("=")
+        if spec is not None and spec.long_only and head[:1] == "-" and head[:2] != "--" and len(head) > 2:
+            head = "-" + head  # gdb -ix=f is --ix=f
+        elif head[:2] in options and len(head) > 2 and head[:2] != "--" and not equals:  # awk -ff, gawk -Ef
+            code.append((name, text[2:]))
+            i += 1
+            continue
+        if head in options and equals:  # awk --exec=f, gdb -command=f
+            code.append((name, value))
+            i += 1
+            continue
+        if head in options and not equals and i + 1 < len(literals):
             code.append((name, literals[i + 1]))
             i += 2
             continue
@@ -1811,6 +1974,7 @@ class Program:
     subcommand: bool = False  # the first operand names a subcommand whose own options the table does not know
     load: str = ""  # short options whose value names a module the program loads and runs (code, not the script)
     long_load: frozenset = frozenset()  # long options whose value names a module it loads (node --import=data:…)
+    long_only: bool = False  # -NAME of more than one letter is the long option --NAME (getopt_long_only: gdb)
     aliases: tuple = ()  # (short letter, long option) pairs: two spellings of one option
 
 
@@ -1844,12 +2008,13 @@ _SHELL = _p(args="oO", long_args="--rcfile --init-file", flag_code="c", stdin=Tr
             exec_options=True, plus=True)
 #: python -W ACTION:MESSAGE:module.Category imports the category's module (any module the value names runs)
 _PYTHON = _p(args="XQm", code="c", load="W", stops="cm", stdin=True, gnu=False, exec_options=True)
-_AWK = _p(args="vFf", code="e", load="il", first_code=True, exec_options=True, gnu=False, script_args="-f --file",
-          aliases="f=--file v=--assign F=--field-separator e=--source i=--include l=--load")
+_AWK = _p(args="vFfE", code="e", load="il", first_code=True, exec_options=True, gnu=False,
+          script_args="-f --file -E --exec",
+          aliases="f=--file E=--exec v=--assign F=--field-separator e=--source i=--include l=--load")
 #: Sources: GTFOBins (https://gtfobins.github.io, "Command", "Shell", "Sudo") and SonarSource's argument
 #: injection vectors (https://sonarsource.github.io/argument-injection-vectors/).
 PROGRAMS = {
-    **{name: _SHELL for name in "sh bash dash zsh ksh ash mksh yash".split()},
+    **{name: _SHELL for name in SHELL_NAMES},
     **{name: _PYTHON for name in "python python2 python3 pypy pypy3".split()},
     **{name: _AWK for name in "awk gawk mawk nawk".split()},
     # a module option names code the program loads and runs: perl -M, ruby -r, lua -l, node --import (a data: URL
@@ -1923,6 +2088,7 @@ PROGRAMS = {
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
     "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
+    "toybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
     "nsenter": _p(args="tSG", command_at=0, gnu=False), "unshare": _p(args="SGRwC", long_args="--setuid --setgid --root "
     "--wd --propagation --map-user --map-group --map-users --map-groups --setgroups --load-interp", command_at=0,
@@ -1944,7 +2110,9 @@ PROGRAMS = {
     "ed": _p(args="p", stdin=True, stdin_always=True), "red": _p(args="p", stdin=True, stdin_always=True), "prlimit": _p(args="p", command_at=0, gnu=False),
     "systemd-run": _p(args="uMpEH", command_at=0, gnu=False), "firejail": _p(command_at=0, gnu=False),
     "proxychains": _p(args="f", command_at=0, gnu=False), "torsocks": _p(command_at=0, gnu=False),
-    **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "fish csh tcsh".split()},
+    "fish": _p(flag_code="c", code="C", long_code="--command --init-command", stdin=True, gnu=False,
+               exec_options=True),
+    **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
     "Rscript": _p(code="e", long_load="--default-packages", exec_options=True),
     "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
@@ -1964,8 +2132,11 @@ PROGRAMS = {
                        "c=--cookie-jar E=--cert"),
     "mysql": _p(args="DhPpuS", code="e", long_code="--init-command --pager", stdin=True,
                 aliases="e=--execute D=--database h=--host P=--port u=--user S=--socket"),
-    "gdb": _p(args="x", long_args="--command -command", long_code="-ex --ex -eval-command --eval-command -iex",
-              exec_options=True, script_args="-x --command -command"),
+    # gdb reads -NAME as --NAME (getopt_long_only, abbreviations too): -ex is --ex, -eval-command=… --eval-command
+    "gdb": _p(args="xecspdbD", long_args="--command --init-command --ix --x --cd --directory --data-directory --pid "
+              "--core --exec --symbols --se --tty --interpreter --baud --ui", long_code="--ex --eval-command --iex "
+              "--init-eval-command", exec_options=True, long_only=True,
+              script_args="-x --command --x --init-command --ix"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
     "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
     "at": _p(args="qt", code="f", stdin=True, stdin_always=True, gnu=False),
@@ -1998,7 +2169,7 @@ CODE_VARIABLES = frozenset("""BASH_ENV ENV PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BA
     RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH PERL5DB PYTHONBREAKPOINT GIT_EXEC_PATH ZDOTDIR
     CC CXX CPP CXXCPP LD AR AS NM FC F77 RANLIB STRIP OBJCOPY OBJDUMP MAKE YACC LEX M4 PKG_CONFIG INSTALL
     RSH SSH DIFF MERGE HGMERGE TERMINAL VIMINIT EXINIT GVIMINIT MYVIMRC SCREENRC WGETRC KUBECONFIG
-    MAILCAPS MAILCAP FCEDIT R_PROFILE R_PROFILE_USER IRBRC PSQLRC""".split())
+    MAILCAPS MAILCAP FCEDIT R_PROFILE R_PROFILE_USER IRBRC PSQLRC MAKEFILES""".split())
 #: families of variables read as code, by the name's start: GIT_CONFIG_KEY_0/VALUE_0 (any git setting) and every
 #: other GIT_* but the identity and dates a commit records (GIT_DIR, GIT_TEMPLATE_DIR: a repository's hooks and
 #: configuration), BASH_FUNC_f%% (a function bash imports), the dynamic loader's LD_* and DYLD_*, npm's
@@ -2170,7 +2341,12 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             open_ = False
             i += 1
             continue
+        if program == "env" and open_ and lit == "-" and operands == 0:  # env - sh -c …: - is -i, not a command
+            i += 1
+            continue
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
+        if option and spec.long_only and not pre.startswith("--") and len(pre.split("=", 1)[0]) > 2:
+            pre, lit = "-" + pre, None if lit is None else "-" + lit  # gdb -eval-command=… is --eval-command=…
         sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
         if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
             attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
@@ -2320,7 +2496,15 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     if not stdin and code_given and program in SHELL_CODE:  # su -c sh, script -c 'cat | sh': the code reads it
         stdin = any(_script_reads_stdin(literals[k]) for k in range(1, n)
                     if verdicts[k] is not None and verdicts[k][0] == "reparse")
+    if not stdin and program in IN_SHELL_CODE:  # … | eval sh, … | (trap 'sh' EXIT; :): the code has its input
+        words = [literals[k] for k in range(1, n) if verdicts[k] is not None and verdicts[k][0] == "reparse"]
+        stdin = bool(words) and _script_reads_stdin(None if None in words else " ".join(words))
     return verdicts, stdin, program
+
+
+#: builtins whose operands are shell code this shell runs, with the standard input the command has there (trap's
+#: action too: _special)
+IN_SHELL_CODE = frozenset("eval".split())
 
 
 def _long_option(head: str, spec: Program) -> str:
@@ -2416,6 +2600,7 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
                 break
         if i < n:
             verdicts[i] = ("reparse", program, None)
+            return _script_reads_stdin(literals[i])  # … | (trap 'sh' EXIT; :): the action has the input
         return False
     if program in ("test", "["):
         for i in range(2, n):
