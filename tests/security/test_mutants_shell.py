@@ -67,6 +67,7 @@ def test_each_refusal_of_the_cli_tests_is_the_checkers_decision(module, name, ar
         seen.append(command)
 
     monkeypatch.setattr(module, "refused", refused)
+    monkeypatch.chdir(tmp_path)  # a body that also runs a command writes in its own folder, never the checkout
     getattr(module, name)(tmp_path=tmp_path, capsys=None, monkeypatch=monkeypatch, **args)
     assert seen
 
