@@ -131,6 +131,7 @@ def add_reached_files(targets: Targets, library) -> None:
     files = list(targets.files)
     given = {os.path.abspath(f) for f in files}
     from taskdsl.project.config import project_root
+    from taskdsl.support.reading import within
 
     for entry in targets.explicit:
         root = str(project_root(os.path.abspath(entry)))
@@ -139,7 +140,7 @@ def add_reached_files(targets: Targets, library) -> None:
                 given.add(other)
                 relative = os.path.relpath(other)
                 files.append(other if relative.startswith("..") else relative)
-                if os.path.commonpath([root, os.path.realpath(other)]) != root:
+                if not within(os.path.realpath(other), root):
                     targets.elsewhere[os.path.realpath(other)] = entry  # checked, never rewritten by --fix
     targets.files = files
 
