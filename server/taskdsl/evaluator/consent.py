@@ -234,6 +234,11 @@ def outside(path: str, folder: str) -> bool:
     return not within(path, folder)
 
 
+def _reads_outside(view: PlanView) -> bool:
+    "The plan lists a file outside the template's folder."
+    return any(outside(p, view.folder) for p in view.files.paths)
+
+
 def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
     """Why the run needs the user's consent (empty: it runs without the question).
     `allow_scripts` (the user's machine setting) waives only the shell commands."""
@@ -242,7 +247,7 @@ def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
         found.append(REASON_SCRIPTS)
     if any(costs_money(name) for name, _ in view.models):
         found.append(REASON_COST)
-    if view.files.unknown or any(outside(p, view.folder) for p in view.files.paths):
+    if view.files.unknown or _reads_outside(view):
         found.append(REASON_FILES)
     if view.widened:
         found.append("widened")  # a repository's own allow_read / library_paths take effect only once shown
@@ -342,8 +347,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if not (view.commands or view.models):
         lines.append("  run nothing that executes or calls a model")
     if why:
-        outside_files = any(outside(p, view.folder) for p in view.files.paths)
-        words = [REASON_WORDS[r] if r != REASON_FILES or outside_files else FILES_CHOSEN_AT_RUN for r in why]
+        words = [REASON_WORDS[r] if r != REASON_FILES or _reads_outside(view) else FILES_CHOSEN_AT_RUN for r in why]
         lines.append("Asked because " + (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + ".")
     lines.append(f"Plan {view.digest[:12]}")
     return terminal_text(lines)
