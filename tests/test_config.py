@@ -260,6 +260,30 @@ def test_malformed_suppression_is_reported(tmp_path):
     assert "unknown code 'TD999'" in out
 
 
+def test_a_suppression_with_an_unknown_code_keeps_its_known_codes_and_its_fix_removes_the_unknown(tmp_path):
+    text = ('<task>\n  <!-- taskdsl: ignore[TD303, TD9999] -->\n  <description>x</description>\n'
+            '  <!-- taskdsl: ignore[TD9999] -->\n  <instructions>y</instructions>\n</task>\n')
+    project(tmp_path, {"a.task.xml": text})
+    _, out, _ = taskdsl(tmp_path, "check", "a.task.xml")
+    assert out.splitlines() == [  # the known TD303 still counts: unused, it is TD904 as in any suppression
+        "a.task.xml:2:3: warning TD904 unused suppression: TD303 is not reported on <description> here; remove it",
+        "a.task.xml:2:3: warning TD905 unknown code 'TD9999' in the suppression: name codes as `taskdsl rules` "
+        "lists them, e.g. ignore[TD302]",
+        "a.task.xml:4:3: warning TD905 unknown code 'TD9999' in the suppression: name codes as `taskdsl rules` "
+        "lists them, e.g. ignore[TD302]",
+    ]
+    _, out, _ = taskdsl(tmp_path, "check", "--fix", "a.task.xml")
+    assert (tmp_path / "a.task.xml").read_text() == (
+        '<task>\n  <description>x</description>\n  <instructions>y</instructions>\n</task>\n')
+
+
+def test_an_unknown_code_close_to_a_rule_is_named(tmp_path):
+    text = '<task>\n  <!-- taskdsl: ignore[TD40] -->\n  <description>{{y}}</description>\n</task>\n'
+    project(tmp_path, {"a.task.xml": text})
+    _, out, _ = taskdsl(tmp_path, "check", "a.task.xml")
+    assert "warning TD905 unknown code 'TD40' in the suppression" in out and "(did you mean TD4" in out
+
+
 # ----------------------------------------------------------------------------- globals at run
 
 

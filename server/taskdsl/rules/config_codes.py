@@ -22,7 +22,9 @@ document_code(
     bad='<!-- taskdsl: ignore TD302 -->\n<task>…</task>',
     good='<!-- taskdsl: ignore[TD302] -->\n<task>…</task>',
     fix="Write `<!-- taskdsl: ignore[TD302] -->` (codes as `taskdsl rules` lists them, comma-separated) on the line "
-        "just before the element.",
+        "just before the element. A code no rule has is named (with the closest known code); the comment's known "
+        "codes still apply, and the safe fix (`taskdsl check --fix`) removes the unknown ones (the whole comment "
+        "when none is known).",
 )
 
 document_code(

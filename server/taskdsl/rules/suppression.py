@@ -122,12 +122,16 @@ def suppressions(document: Document) -> tuple[list[Suppression], list[Diagnostic
             continue
         offset = comment.start + 4 + match.start(1)
         codes = [(m.group(), Span(offset + m.start(), offset + m.end())) for m in _CODE.finditer(match.group(1))]
-        unknown = [code for code, _ in codes if code not in RULES]
-        if not codes or unknown:
-            what = f"unknown code '{unknown[0]}'" if unknown else "no code"
-            problems.append(_malformed(comment, f"{what} in the suppression: name codes as `taskdsl rules` lists them, "
+        if not codes:
+            problems.append(_malformed(comment, "no code in the suppression: name codes as `taskdsl rules` lists them, "
                                                 "e.g. ignore[TD302]"))
             continue
+        known = [(code, span) for code, span in codes if code in RULES]
+        if len(known) < len(codes):  # the known codes still silence what they name (and are TD904 when unused)
+            problems.append(_unknown_codes(document, comment, codes, known, RULES))
+            if not known:
+                continue
+            codes = known
         index = bisect.bisect_left(starts, comment.end)
         element = elements[index] if index < len(elements) else None
         comment_line = document.position(comment.end)[0]
@@ -139,8 +143,28 @@ def suppressions(document: Document) -> tuple[list[Suppression], list[Diagnostic
     return found, problems
 
 
-def _malformed(comment: Span, message: str) -> Diagnostic:
-    return Diagnostic("TD905", Severity.WARNING, comment, message)
+def _malformed(comment: Span, message: str, fixes=()) -> Diagnostic:
+    return Diagnostic("TD905", Severity.WARNING, comment, message, fixes=list(fixes))
+
+
+def _unknown_codes(document: Document, comment: Span, codes, known, rules) -> Diagnostic:
+    """TD905 for the codes no rule has, with the fix that removes them (the comment, when none is known)."""
+    import difflib
+
+    unknown = [code for code, _ in codes if code not in rules]
+    named = ", ".join(f"'{code}'" for code in unknown)
+    message = (f"unknown code{'s' if len(unknown) > 1 else ''} {named} in the suppression: name codes as "
+               "`taskdsl rules` lists them, e.g. ignore[TD302]")
+    close = difflib.get_close_matches(unknown[0], list(rules), n=1)
+    if close:
+        message += f" (did you mean {close[0]}?)"
+    if known:
+        title = f"Remove {', '.join(unknown)} from the suppression"
+        edit = TextEdit(Span(codes[0][1].start, codes[-1][1].end), ", ".join(code for code, _ in known))
+    else:
+        title = "Remove the suppression"
+        edit = TextEdit(_whole_lines(document.text, comment), "")
+    return _malformed(comment, message, [Fix(title, (edit,))])
 
 
 def _in_own_part(element: Element, offset: int) -> bool:
