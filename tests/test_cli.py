@@ -285,8 +285,16 @@ def test_serve_rejects_a_bad_address(capsys):
     assert "expected [HOST:]PORT with a port from 1 to 65535 (0: any free port), got 'localhost:http'" in err
 
 
+def test_check_without_a_path_checks_the_current_folder(workdir, capsys):
+    write(workdir / "deep" / "b.task.xml", BROKEN)
+    write(workdir / "ok.task.xml", CLEAN)
+    code, out, err = run(capsys, "check")
+    assert code == 1
+    assert {line.split(":")[0] for line in out.splitlines()} == {os.path.join("deep", "b.task.xml")}
+    assert err.strip() == "2 errors, 0 warnings in 2 files"
+
+
 def test_usage_errors_exit_2(capsys):
-    assert run(capsys, "check")[0] == 2
     assert run(capsys, "check", "--format", "xml", "x")[0] == 2
     assert run(capsys)[0] == 2
 

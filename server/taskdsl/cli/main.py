@@ -83,7 +83,8 @@ def build_parser(wants_run: bool = False) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check templates and folders of templates",
                                 description="Check templates: well-formedness, the grammar and the rules. "
                                             "Folders are searched for *.task.xml; files named explicitly are checked whatever their name.")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="template files or folders")
+    check.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                       help="template files or folders (default: ., the current folder)")
     check.add_argument("--format", choices=FORMATS, default="text",
                        help="output format (default text; github: GitHub Actions annotations; junit: JUnit XML)")
     check.add_argument("--fix", action="store_true", help="apply the safe quick fixes in place, then report what remains")
