@@ -89,6 +89,25 @@ def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
     ]
 
 
+def test_text_compared_with_a_number_says_the_output_is_text(project, capsys):
+    write_tests(project, """<test name="a number" task="shout"><input name="word">5</input><expect test="output == 5"/></test>
+<test name="a boolean" task="shout"><input name="word">true</input><expect test="not (output != true)"/></test>
+<test name="a text" task="shout"><input name="word">5</input><expect test="output == '6'"/></test>""")
+    code, out, _ = run(capsys, "test", "shout.test.xml")
+    assert code == 1
+    assert out.splitlines() == [
+        "FAIL shout.test.xml::a number",
+        "     expect 'output == 5' does not hold; output: '5' (text is never equal to the number 5: compare with "
+        "the text '5', or declare <output_format type=\"json\"/> on the task so its output is read as JSON)",
+        "FAIL shout.test.xml::a boolean",
+        "     expect 'not (output != true)' does not hold; output: 'TRUE' (text is never equal to the boolean true: "
+        "compare with the text 'true', or declare <output_format type=\"json\"/> on the task so its output is read as JSON)",
+        "FAIL shout.test.xml::a text",
+        "     expect \"output == '6'\" does not hold; output: '5'",
+        "0 passed, 3 failed",
+    ]
+
+
 def test_an_expect_that_cannot_be_evaluated_fails_the_test_with_the_reason(project, capsys):
     write_tests(project, """<test name="member of text" task="shout"><input name="word">hi</input>
   <expect test="len(output.size) > 1"/></test>""")

@@ -19,6 +19,7 @@ Semantics (JSON-ish, never a Python exception on missing data):
 from __future__ import annotations
 
 import difflib
+import json
 
 import re
 from dataclasses import dataclass
@@ -469,3 +470,31 @@ def holds(text_or_expr: str | Expr, output: Any) -> bool:
     "Parse (if needed) and evaluate a cond test to a boolean."
     expr = parse_expr(text_or_expr) if isinstance(text_or_expr, str) else text_or_expr
     return truthy(evaluate(expr, output))
+
+
+def text_against_literal(text_or_expr: str | Expr, output: Any) -> str | None:
+    """Why a comparison in a test could not hold: a text (a task's plain output) compared with a number
+    or a boolean (`output == 5` on the text "5"; JSON equality never makes them equal). None when no
+    comparison of the test is of that kind."""
+    expr = parse_expr(text_or_expr) if isinstance(text_or_expr, str) else text_or_expr
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Not):
+            stack.append(node.arg)
+        elif isinstance(node, Binary) and node.op in ("and", "or"):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, Binary) and node.op != "in":
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if not isinstance(other, Literal) or not isinstance(other.value, (int, float, bool)):
+                    continue
+                try:
+                    value = evaluate(side, output)
+                except ExprEvalError:
+                    continue
+                if isinstance(value, str):
+                    literal = json.dumps(other.value)
+                    kind = "boolean" if isinstance(other.value, bool) else "number"
+                    return (f"text is never equal to the {kind} {literal}: compare with the text '{literal}', or "
+                            "declare <output_format type=\"json\"/> on the task so its output is read as JSON")
+    return None
