@@ -226,10 +226,13 @@ def test_memory_index_refuses_a_path_outside_the_project(root, capsys):
 
 def test_memory_index_leaves_templates_to_the_library_and_skips_links_out(root, capsys):
     write(root, "t.task.xml", "<task><description>quarterly revenue</description></task>")
+    write(root, "t.test.xml", "<tests/>")
+    write(root, "t.replay.json", "{}")
     os.symlink(root.parent / "private.txt", root / "notes.txt")
-    assert main(["memory", "index", "--json"]) == 0
-    assert sorted(json.loads(capsys.readouterr().out)["entries"]) == ["reports/hr.md", "reports/q3.md",
-                                                                      "src/billing.py", "taskdsl.toml"]
+    assert main(["memory", "index", "--json"]) == 0  # nor taskdsl's own files: its configuration, tests, answers
+    assert sorted(json.loads(capsys.readouterr().out)["entries"]) == ["reports/hr.md", "reports/q3.md", "src/billing.py"]
+    assert main(["memory", "index", "--json", "taskdsl.toml"]) == 0  # named, it is indexed like any file
+    assert "taskdsl.toml" in json.loads(capsys.readouterr().out)["entries"]
 
 
 def test_memory_show_and_match(root, capsys):

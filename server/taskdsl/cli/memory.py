@@ -93,6 +93,15 @@ def _project():
 # --------------------------------------------------------------------------- index
 
 
+def _taskdsl_own(path: str) -> bool:
+    """taskdsl's own files in a folder (its configuration, test files and their recorded answers): what a
+    task is about is the project's other files. Named explicitly, they are indexed like any file."""
+    from taskdsl.authoring.testcases import REPLAY_SUFFIX
+
+    name = os.path.basename(path)
+    return name == "taskdsl.toml" or name.endswith((".test.xml", REPLAY_SUFFIX))
+
+
 def files_to_index(root: str, settings, paths: list[str], index_file: str) -> list[str]:
     """The files (relative to root) to (re)index. Raises ValueError for a path outside the project
     or one that does not exist."""
@@ -108,7 +117,7 @@ def files_to_index(root: str, settings, paths: list[str], index_file: str) -> li
             raise ValueError(f"{given} is outside the project ({root}): only the project's files are indexed")
         if os.path.isdir(full):  # the templates are the library's (taskdsl match), not the memory's
             found += [f for f in files_under(full, ("**/*",), exclude, top=root)
-                      if not any(r.match(relative(f, root)) for r in templates)]
+                      if not any(r.match(relative(f, root)) for r in templates) and not _taskdsl_own(f)]
         elif os.path.isfile(full):
             found.append(full)
         else:
