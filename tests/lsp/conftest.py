@@ -128,6 +128,26 @@ class Docs:
 
 
 @pytest.fixture
+def asked(client: LanguageClient) -> LanguageClient:
+    """The client answers the server's questions (the run's consent) from ``client.answers``, in order: a
+    button's title, or a callable that may change the workspace first and returns the title ("Cancel" when
+    the list is empty); ``client.questions`` records every question asked, fresh for each test."""
+    if not hasattr(client, "questions"):
+        client.questions = []
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def show_message_request(params: types.ShowMessageRequestParams):
+            client.questions.append(params)
+            answer = client.answers.pop(0) if client.answers else "Cancel"
+            answer = answer() if callable(answer) else answer
+            return next((a for a in params.actions or [] if a.title == answer), None)
+
+    client.questions.clear()
+    client.answers = []
+    return client
+
+
+@pytest.fixture
 def docs(client: LanguageClient, ws: Path) -> Docs:
     client.diagnostics.clear()
     return Docs(client, ws)

@@ -96,24 +96,8 @@ async def test_bad_arguments_get_a_message_not_a_traceback(client, arguments, me
     assert answer["xml"] is None and answer["error"]["message"] == message
 
 
-@pytest.fixture
-def answering(client):
-    if not hasattr(client, "questions"):
-        client.questions = []
-
-        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def show_message_request(params: types.ShowMessageRequestParams):
-            client.questions.append(params)
-            answer = client.answers.pop(0) if client.answers else "Cancel"
-            return next((a for a in params.actions or [] if a.title == answer), None)
-
-    client.questions.clear()
-    client.answers = []
-    return client
-
-
-async def test_a_model_that_may_cost_money_is_asked_only_after_the_user_agreed(answering):
-    client = answering
+async def test_a_model_that_may_cost_money_is_asked_only_after_the_user_agreed(asked):
+    client = asked
     client.answers = ["Cancel"]
     answer = await new_task(client, {"text": "translate this into Klingon", "model": "madeup/paid-model"})
     assert (answer["xml"], answer["error"]["reason"]) == (None, "declined")

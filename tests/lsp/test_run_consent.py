@@ -42,24 +42,6 @@ def script(marker: str, name: str = "touch") -> str:
             f"  <command>touch {marker}</command>\n</task>\n")
 
 
-@pytest.fixture
-def asked(client):
-    """The client's answers to the consent question: ``client.answers`` is a list of callables
-    (one per question, in order) that may change the workspace and return the title to pick."""
-    if not hasattr(client, "questions"):
-        client.questions = []
-
-        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def show_message_request(params: types.ShowMessageRequestParams):
-            client.questions.append(params)
-            answer = client.answers.pop(0)() if client.answers else "Cancel"
-            return next((a for a in params.actions or [] if a.title == answer), None)
-
-    client.questions.clear()
-    client.answers = []
-    return client
-
-
 async def execute(client, *arguments):
     return await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=RUN, arguments=list(arguments)))

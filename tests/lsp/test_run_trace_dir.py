@@ -21,22 +21,6 @@ FILES = {
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest.fixture
-def asked(client):
-    if not hasattr(client, "questions"):
-        client.questions = []
-
-        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def show_message_request(params: types.ShowMessageRequestParams):
-            client.questions.append(params)
-            answer = client.answers.pop(0) if client.answers else "Cancel"
-            return next((a for a in params.actions or [] if a.title == answer), None)
-
-    client.questions.clear()
-    client.answers = []
-    return client
-
-
 async def run(client, ws):
     return await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="taskdsl.runTask", arguments=[{"uri": (ws / "t.task.xml").as_uri(), "wait": True}]))
