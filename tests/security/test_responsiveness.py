@@ -41,3 +41,28 @@ def test_a_cond_test_of_8000_or_terms_scans_its_tokens_once(monkeypatch):
     expr = cond.parse_expr(" or ".join(["output.x == 1"] * 8_000))
     assert CountingList.scans <= 2
     assert cond.holds(expr, {"x": 1})
+
+
+class CountingText(str):
+    """A text whose `find` counts the characters it walks."""
+
+    walked = 0
+
+    def find(self, sub, start=0, end=None):
+        found = super().find(sub, start) if end is None else super().find(sub, start, end)
+        CountingText.walked += (len(self) if found == -1 else found) - start
+        return found
+
+
+def test_placeholders_reopened_before_their_close_are_found_in_one_walk_of_the_text():
+    """`{{` 40,000 times, then `} ` 40,000 times and one `}}` (160 KB): each `{{` searched the whole run of `}`
+    again for its `}}` (14.7 s; the server stalled 17 s for everyone on a document just under the worker's size)."""
+    from taskdsl.language.templating import find_placeholders
+
+    k = 40_000
+    text = CountingText("{{" * k + "} " * k + "}}")
+    CountingText.walked = 0
+    found = find_placeholders(text)
+    assert CountingText.walked <= 3 * len(text)
+    assert [p.kind for p in found[:2]] == ["malformed", "malformed"] and len(found) == k
+    assert found[-1].start == 2 * (k - 1) and found[-1].end == len(text)  # the last '{{' closes at the end

@@ -195,9 +195,10 @@ def _remembered(text: str) -> tuple[Placeholder, ...]:
 
 
 def _scan(text: str) -> list[Placeholder]:
-    found, pos = [], 0
+    found, pos, close = [], 0, -1
     while (start := text.find("{{", pos)) != -1:
-        close = text.find("}}", start + 2)
+        if close < start + 2:  # else the '}}' found for an earlier, reopened '{{' is still the first one: the
+            close = text.find("}}", start + 2)  # scan stays linear ("{{" * k + "} " * k: no search per '{{')
         reopened = text.find("{{", start + 2)
         if close == -1 or (reopened != -1 and reopened < close):
             stop = len(text) if close == -1 else reopened
