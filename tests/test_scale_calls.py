@@ -193,6 +193,25 @@ async def test_a_planted_entry_or_link_is_a_miss_never_followed(tmp_path, loopba
     assert report["content"] == "local-model says: Say hello" and fake.count() == 3
 
 
+async def test_an_answer_that_shows_a_secret_is_not_kept_in_the_cache(tmp_path, loopback, monkeypatch):
+    """A model that quotes its prompt quotes a secret a script printed into it: masked, the entry would not be the
+    answer; in clear, the secret would sit on disk after the run. Such an answer is not cached."""
+    fake = await loopback()
+    folder = project(tmp_path)
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "supersecretvalue123")
+    for _ in range(2):
+        code, out, err = await taskdsl_async(folder, "run", "say.task.xml", "--input", "text=supersecretvalue123",
+                                             "--model", MODEL, "--cache")
+        assert (code, out) == (0, "local-model says: Say ***\n")
+    assert fake.count() == 2  # called again: nothing was kept
+    info = json.loads((await taskdsl_async(folder, "cache", "info", "--json"))[1])
+    assert info["entries"] == 0
+    assert not any("supersecretvalue123" in open(os.path.join(w, f), encoding="utf-8").read()
+                   for w, _, fs in os.walk(tmp_path) for f in fs if f.endswith(".json"))
+    await say(folder, "--cache")  # an answer without a secret is kept as before
+    assert json.loads((await taskdsl_async(folder, "cache", "info", "--json"))[1])["entries"] == 1
+
+
 async def test_taskdsl_test_uses_the_cache_by_default(tmp_path, loopback):
     fake = await loopback()
     folder = project(tmp_path)

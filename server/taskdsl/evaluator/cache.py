@@ -7,6 +7,8 @@ digest of the project root's real path): `taskdsl cache info` and `clear` work o
 project's folder. Files are written by the one writer (support/files.py): owner-only,
 temp-and-rename, never through a link. An entry that cannot be read or does not have the
 expected shape is a miss, never an error (a local process may have written anything there).
+An answer that shows a secret (an environment variable named like one, the configured API key) is
+not kept: masked it would not be the answer, in clear it would be a secret on disk.
 
 Offline models are never cached (providers.py wraps only litellm's models). A cached answer
 costs nothing: `dataUsage` counts it as `cached`, the notes say `cached: true`.
@@ -49,11 +51,15 @@ class CacheInfo:
 class AnswerCache:
     """The answers of one project."""
 
-    def __init__(self, project_root: str):
+    def __init__(self, project_root: str, secrets: tuple = ()):
+        from taskdsl.support.redaction import Redactor
+
         self.root = project_root
         self.folder = project_folder(project_root)
+        self.redactor = Redactor(extra=secrets)  # the environment's secrets and the configured API key
         self.hits = 0
         self.stored = 0
+        self.withheld = 0  # answers not kept because they show a secret
 
     @staticmethod
     def key(model: str, messages: list[dict], parameters: dict | None, output_format: dict | None) -> str:
@@ -88,8 +94,13 @@ class AnswerCache:
                           prompt_tokens=prompt if whole(prompt) and prompt > 0 else None)  # else counted
 
     def put(self, key: str, answer) -> None:
+        """Keep the answer, unless it shows a secret: masked it would not be the answer a hit must give
+        again, and in clear it would be a secret on disk that outlives the run."""
         from taskdsl.support.files import write_private
 
+        if self.redactor.text(answer.content) != answer.content:
+            self.withheld += 1
+            return
         data = {"v": FORMAT_VERSION, "key": key, "model": answer.model, "content": answer.content,
                 "completion_tokens": answer.completion_tokens, "prompt_tokens": answer.prompt_tokens}
         try:
@@ -128,5 +139,5 @@ def clear(project_root: str) -> int:
     return found
 
 
-def for_run(project_root: str | None, enabled: bool) -> Any:
-    return AnswerCache(project_root or os.getcwd()) if enabled else None
+def for_run(project_root: str | None, enabled: bool, secrets: tuple = ()) -> Any:
+    return AnswerCache(project_root or os.getcwd(), secrets) if enabled else None

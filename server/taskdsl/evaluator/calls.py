@@ -242,4 +242,5 @@ def configure(config: Any, settings: Any, *, retries: int | None = None, cache: 
     use_cache = default_cache if use_cache is None else use_cache
     return replace(config, retries=retries if retries is not None else configured if configured is not None
                    else DEFAULT_RETRIES, limits=limits or Limits(policies_from(settings)),
-                   cache=answers.for_run(getattr(settings, "project_root", None), use_cache))
+                   cache=answers.for_run(getattr(settings, "project_root", None), use_cache,
+                                         (getattr(config, "api_key", None),)))
