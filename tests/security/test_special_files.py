@@ -79,3 +79,37 @@ def test_a_trace_at_a_fifo_is_refused(project):
     assert done.returncode != 0
     assert "trace.jsonl: is not a regular file" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_batch_rows_from_a_device_or_a_fifo_are_refused(project, special):
+    """A repository may ship data/rows.jsonl -> /dev/zero: the rows were read without a bound (2 GB of memory, then
+    MemoryError), a FIFO hung the run; and the plan's digest was of a second look-up of the file."""
+    rows = project / "rows.jsonl"
+    os.mkfifo(rows) if special == "fifo" else os.symlink(special, rows)
+    done = cli("run", "t.task.xml", "--data", "rows.jsonl", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].endswith(
+        "rows.jsonl: is not a regular file (a device, a pipe or a folder): give the rows as a regular file")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_resuming_into_a_device_or_a_fifo_is_refused_before_reading_it(project, special):
+    (project / "rows.jsonl").write_text('{"x": "one"}\n')
+    out = project / "out.jsonl"
+    os.mkfifo(out) if special == "fifo" else os.symlink(special, out)
+    done = cli("run", "t.task.xml", "--data", "rows.jsonl", "--out", "out.jsonl", "--resume", cwd=project)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "out.jsonl" in done.stderr.splitlines()[-1]
+
+
+def test_resume_reads_the_rows_done_from_the_results_it_appends_to(project):
+    (project / "rows.jsonl").write_text('{"x": "one"}\n{"x": "two"}\n{"x": "three"}\n')
+    (project / "out.jsonl").write_text('{"row": 2, "status": "ok"}\n{"row": 3, "sta')  # row 3 cut by a crash
+    done = cli("run", "t.task.xml", "--data", "rows.jsonl", "--out", "out.jsonl", "--resume", "--yes", cwd=project)
+    assert done.returncode == 0, done.stderr
+    lines = (project / "out.jsonl").read_text().splitlines()
+    import json
+
+    assert sorted(json.loads(line)["row"] for line in lines[2:]) == [1, 3]  # 2 was done; 3's line was cut

@@ -102,8 +102,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
         return usage_error("run", "--input/--inputs and --data do not go together: put the inputs in the rows",
                            args.json)
     try:
-        rows = batch.read_rows(args.data)
-        digest = batch.file_digest(args.data)
+        rows, digest = batch.read_rows(args.data)
     except batch.BadRows as e:
         return usage_error("run", str(e), args.json)
     if args.out and os.path.isdir(args.out):

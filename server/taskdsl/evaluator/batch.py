@@ -1,6 +1,6 @@
 """Batch runs: one template over the rows of a data file (`taskdsl run FILE --data ROWS`).
 
-    rows = read_rows("rows.jsonl")              # JSON lines of objects, or a CSV with a header
+    rows, digest = read_rows("rows.jsonl")      # JSON lines of objects, or a CSV with a header
     batch = Batch(prepare_row, rows, jobs=4, out="results.jsonl", resume=False, fail_fast=False)
     summary = await batch.run(run_row)          # the local executor (Ray: evaluator/ray_batch.py)
 
@@ -43,23 +43,30 @@ class Row:
     inputs: dict[str, Any]
 
 
-def read_rows(path: str) -> list[Row]:
+def read_rows(path: str) -> tuple[list[Row], str]:
     """The rows of a .jsonl (one JSON object a line; blank lines skipped) or .csv (a header line
-    naming the inputs) file."""
+    naming the inputs) file, and the sha256 of the bytes they were read from (the plan's digest):
+    the file is opened once, by the one reader (a regular file, at most MAX_ROWS_BYTES)."""
+    from taskdsl.support.reading import ReadRefused, read_bytes
+
     kind = os.path.splitext(path)[1].lower()
     if kind not in (".jsonl", ".csv", ".ndjson"):
         raise BadRows(f"{path}: the data must be a .jsonl file (one JSON object a line) or a .csv file with a header")
     try:
-        if os.path.getsize(path) > MAX_ROWS_BYTES:
-            raise BadRows(f"{path}: larger than {MAX_ROWS_BYTES:,} bytes")
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
+        data = read_bytes(path, MAX_ROWS_BYTES)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise BadRows(f"{path}: no such file") from None
     except UnicodeDecodeError as e:
         raise BadRows(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except ReadRefused as e:
+        raise BadRows(f"{path}: {e.why}: give the rows as a regular file") from None
     except OSError as e:
         raise BadRows(f"{path}: {e.strerror or e}") from None
+    return _rows(path, kind, text), hashlib.sha256(data).hexdigest()
+
+
+def _rows(path: str, kind: str, text: str) -> list[Row]:
     rows: list[Row] = []
     if kind == ".csv":
         reader = csv.DictReader(io.StringIO(text))
@@ -111,30 +118,17 @@ def without(rows: list[Row], names: list[str]) -> list[Row]:
     return [Row(row.number, {k: v for k, v in row.inputs.items() if k not in dropped}) for row in rows]
 
 
-def file_digest(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def done_rows(path: str) -> set[int]:
-    """The row numbers already in a results file (whole lines that parse; a cut last line is not one)."""
+def done_rows(results) -> set[int]:
+    """The row numbers already in a results file (whole lines that parse; a cut last line is not one),
+    read through its appender (support.files.LineAppender), which opened and checked it."""
     found: set[int] = set()
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.endswith("\n"):
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("row"), int):
-                    found.add(record["row"])
-    except FileNotFoundError:
-        pass
+    for line in results.whole_lines():
+        try:
+            record = json.loads(line.decode("utf-8", errors="replace"))
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("row"), int):
+            found.add(record["row"])
     return found
 
 
@@ -227,17 +221,17 @@ class Batch:
         self.rows, self.jobs, self.out, self.fail_fast = rows, max(1, int(jobs)), out, fail_fast
         self.on_progress = on_progress
         self.redactor = redactor or Redactor()
-        already = done_rows(out) if (out and resume) else set()
-        self.todo = [row for row in rows if row.number not in already]
-        self.summary = Summary(rows=len(rows), skipped=len(rows) - len(self.todo))
-        self.records: list[dict] = []  # without --out: kept for the caller
         self.writer = None
         if out:
             from taskdsl.support.files import LineAppender
 
-            self.writer = LineAppender(out)
-            if self.writer.ends_mid_line():  # a line cut by a crash: the next row starts a line of its own
-                self.writer.write_line("")
+            self.writer = LineAppender(out)  # opened and checked once: --resume reads the rows done through it
+        already = done_rows(self.writer) if (self.writer and resume) else set()
+        if self.writer and self.writer.ends_mid_line():  # a line cut by a crash: the next row starts a line of its own
+            self.writer.write_line("")
+        self.todo = [row for row in rows if row.number not in already]
+        self.summary = Summary(rows=len(rows), skipped=len(rows) - len(self.todo))
+        self.records: list[dict] = []  # without --out: kept for the caller
 
     def finish(self, record: dict) -> None:
         "A row is done: write its line (secrets masked), count it, tell the progress."

@@ -334,6 +334,21 @@ class LineAppender:
         size = os.fstat(self.fd).st_size
         return size > 0 and os.pread(self.fd, 1, size - 1) != b"\n"
 
+    def whole_lines(self, longest: int = 1 << 26):
+        """The lines already in the file (without their newline; a cut last line is not one), read through
+        the descriptor that was checked, never by looking the name up again. A line longer than `longest`
+        bytes is skipped: memory stays bounded whatever the file holds."""
+        offset, rest, skipping = 0, b"", False
+        while chunk := os.pread(self.fd, 1 << 20, offset):
+            offset += len(chunk)
+            parts = (rest + chunk).split(b"\n")
+            rest = parts.pop()
+            if skipping and parts:
+                parts, skipping = parts[1:], False  # the end of the overlong line
+            yield from parts
+            if len(rest) > longest:
+                rest, skipping = b"", True
+
     def write_line(self, text: str) -> None:
         data = (text.replace("\n", " ") + "\n").encode("utf-8")
         with self.lock:
