@@ -75,12 +75,10 @@ class AnswerCache:
     def get(self, key: str):
         from taskdsl.evaluator.results import Completion
 
-        path = self.path(key)
-        try:
-            if os.path.islink(path) or os.path.getsize(path) > MAX_ENTRY_BYTES:
-                return None
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
+        from taskdsl.support.reading import read_bytes
+
+        try:  # opened once, never through a link, a regular file of at most MAX_ENTRY_BYTES: else a miss
+            data = json.loads(read_bytes(self.path(key), MAX_ENTRY_BYTES, follow_links=False).decode("utf-8"))
         except (OSError, ValueError):
             return None
         if not (isinstance(data, dict) and data.get("v") == FORMAT_VERSION and data.get("key") == key

@@ -90,10 +90,10 @@ def is_config_file(path: str | os.PathLike) -> bool:
 
 
 def _read(path: Path) -> str | None:
+    from taskdsl.support.reading import read_bytes
+
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        return path.read_text(encoding="utf-8-sig")
+        return read_bytes(str(path), MAX_CONFIG_BYTES).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -78,23 +78,22 @@ def outside_reason(key: str, root: str) -> str | None:
 
 
 def _read_text(path: str) -> str | None:
-    """The index file's text, opened without following a link (None: there is no file)."""
+    """The index file's text, opened once by the one reader without following a link (None: there is no file)."""
     from taskdsl.project.workspace import decode
+    from taskdsl.support.reading import ReadRefused, read_bytes
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        data = read_bytes(path, MAX_INDEX_BYTES, follow_links=False)
     except FileNotFoundError:
         return None
+    except ReadRefused as refused:
+        if refused.kind == "size":
+            raise ValueError(f"the memory index {path} is larger than {MAX_INDEX_BYTES // 1_000_000} MB") from None
+        raise ValueError(f"the memory index {path} is not a regular file") from None
     except OSError as error:
         raise ValueError(f"cannot open the memory index {path}: "
                          f"{'it is a symbolic link' if os.path.islink(path) else error.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"the memory index {path} is not a regular file")
-        if info.st_size > MAX_INDEX_BYTES:
-            raise ValueError(f"the memory index {path} is larger than {MAX_INDEX_BYTES // 1_000_000} MB")
-        source = decode(path, handle.read())
+    source = decode(path, data)
     if source.refused or source.problem is not None:
         raise ValueError(f"the memory index {path}: {source.problem[1]}")
     return source.text

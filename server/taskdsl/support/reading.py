@@ -50,11 +50,14 @@ def opened_path(fd: int, path: str) -> str:
 
 
 def read_bytes(path: str, limit: int, *, root: str | None = None, allowed: Iterable[str] = (),
-               truncate: bool = False) -> bytes:
+               truncate: bool = False, follow_links: bool = True) -> bytes:
     """At most limit bytes of path, checked as the module says; ReadRefused when a check fails (the
-    `kind` says which: device, outside, hardlink, size), OSError when it cannot be opened. With
+    `kind` says which: device, outside, hardlink, size), OSError when it cannot be opened (ELOOP for
+    a link when follow_links is false: taskdsl's own files, which nothing should link). With
     truncate, a longer file gives its first limit bytes instead."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
         info = os.fstat(fd)

@@ -400,8 +400,10 @@ def locked_setting(text: str, offset: int | None = None) -> str | None:
 
 
 def _definition_text(definition) -> tuple[str, int | None]:
+    from taskdsl.project.workspace import MAX_FILE_BYTES
+    from taskdsl.support.reading import read_bytes
+
     try:
-        with open(definition.path, encoding="utf-8", errors="replace") as f:
-            return f.read(), definition.span.start
+        return read_bytes(definition.path, MAX_FILE_BYTES).decode("utf-8", errors="replace"), definition.span.start
     except (OSError, TypeError):
         return "", None
