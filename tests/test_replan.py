@@ -343,7 +343,8 @@ def test_a_proposal_reading_files_outside_the_project_is_never_read(project):
     assert done.returncode == 1
     error = report_of(done)["error"]
     assert error["type"] == "RESOURCE_EXHAUSTION"
-    assert "TD802" in json.dumps(error["details"]["replan_error"])
+    # refused before it runs: the plan listed no file outside the template's folder (tests/security/test_replan_reads.py)
+    assert error["details"]["not_replanned"].startswith("the structure reads files the run's plan did not list (/etc/passwd)")
     assert "LEAKED" not in done.stdout
 
 

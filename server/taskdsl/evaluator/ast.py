@@ -54,6 +54,7 @@ class RunState:
     script_env: dict[str, str] = field(default_factory=dict)  # added to every script's environment (a test's TMPDIR)
     allowed_commands: tuple[str, ...] = ()  # the shell commands of the plan the run was started with (its consent)
     agreed_models: Callable[[], frozenset[str]] | None = None  # the models of that plan (asked for when a re-plan needs it)
+    agreed_reads: Callable[[], Any] | None = None  # (folder, consent.ReadFiles) of that plan (asked for by a re-plan)
     sources: dict[str, str | None] = field(default_factory=dict)  # path → the text each template was compiled from
     replans: list[dict] = field(default_factory=list)  # every re-planning of the run (taskdsl.task_system.replan)
     recover: Callable[..., Any] | None = None  # replan.recover for a run (a preview re-plans nothing)

@@ -208,6 +208,14 @@ def refuse_unagreed(prepared: Prepared) -> None:
                     {"widened": [list(w) for w in prepared.widened]})
 
 
+def planned_reads(prepared: Prepared) -> tuple[str, Any]:
+    """(the folder where "outside" starts, the files the plan lists): what the run's consent saw it read."""
+    from taskdsl.evaluator import consent
+
+    return (os.path.dirname(os.path.realpath(prepared.path)),
+            consent.with_memory(consent.read_files(prepared.node, prepared.library), prepared))
+
+
 async def execute(prepared: Prepared, model: str | None = None, trace: str | None = None,
                   on_event: Callable[[dict], Any] | None = None, cancel: asyncio.Event | None = None,
                   config: HandlerConfig | None = None, on_script_start: Callable[[int], Any] | None = None,
@@ -238,8 +246,8 @@ async def execute(prepared: Prepared, model: str | None = None, trace: str | Non
     await preflight(models(), config)  # every model usable before any step runs
     config = replace(config, agreed_models=models())  # a fallback the plan did not show is never called
     state = prepared_state(prepared, config, model, trace=trace, on_event=on_event, on_script_start=on_script_start,
-                           budget=budget, agreed_models=models, recover=recover, on_step=on_step,
-                           script_env=script_env or {}, redactor=redactor)
+                           budget=budget, agreed_models=models, agreed_reads=lambda: planned_reads(prepared),
+                           recover=recover, on_step=on_step, script_env=script_env or {}, redactor=redactor)
     state.trace.write(event="run", file=os.path.abspath(path), task=task, inputs=inputs,
                       model=model or config.model)
     work = asyncio.ensure_future(start(prepared, state))

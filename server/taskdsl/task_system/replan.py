@@ -19,7 +19,9 @@ What never happens: a task that sets <disable_reparsing>true</disable_reparsing>
 one that does) is not re-planned at all; under <manual_xml>true</manual_xml> the structure is asked
 for but never run (the error carries it as details.proposal); a structure that runs a shell command
 the run's own plan did not hold is not run (the run's consent covers exactly its plan's commands);
-files a structure reads are confined as any run's (the same RunState).
+a structure that reads a file outside the template's folder the plan did not list, or files chosen
+only when it runs where the plan had none, is not run (the consent saw the plan's reads); what it
+reads is confined as any run's (the same RunState).
 """
 
 from __future__ import annotations
@@ -118,6 +120,11 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
         raise stands(error, f"the structure runs shell commands the run was not allowed to run ($ {shown}): a run "
                             "may execute only the commands of the plan it was started with; write the structure "
                             "into the template to run it", proposal=structure, commands=extra)
+    unlisted = unagreed_reads(prepared, run)
+    if unlisted:
+        raise stands(error, f"the structure reads files the run's plan did not list ({'; '.join(unlisted)}): the run's "
+                            "consent did not cover them; write the structure into the template to read them",
+                     proposal=structure, files=unlisted)
     from taskdsl.evaluator import cost
 
     models = unagreed_models([name for name, _ in cost.plan_calls(prepared.node, prepared.library, model,
@@ -165,6 +172,22 @@ def refuse_unplanned_commands(template, scope: Env, run) -> None:
     if extra:
         raise TaskError("VALIDATION_ERROR", "the reparse template runs shell commands the run was not allowed to "
                         f"run ($ {'; '.join(' '.join(c.split())[:160] for c in extra)})", "reparse_template")
+
+
+def unagreed_reads(prepared, run) -> list[str]:
+    """What a structure reads that would have made the plan ask, and that the plan did not list: a file outside the
+    template's folder the plan did not name, files chosen only when it runs (a command's output, a description,
+    the memory) where the plan had none. Reads inside the folder need no consent, as in any plan."""
+    from taskdsl.evaluator import consent
+
+    if run.agreed_reads is None:
+        return []
+    folder, agreed = run.agreed_reads()
+    reads = consent.with_memory(consent.read_files(prepared.node, prepared.library), prepared)
+    found = [path for path in reads.paths if consent.outside(path, folder) and path not in agreed.paths]
+    if not agreed.unknown:
+        found += list(reads.unknown)
+    return found
 
 
 def unagreed_models(models, run) -> list[str]:
