@@ -228,3 +228,38 @@ async def test_taskdsl_test_uses_the_cache_by_default(tmp_path, loopback):
     assert fake.count() == 1
     code, out, err = await taskdsl_async(folder, "test", "--no-cache")
     assert code == 0 and fake.count() == 2
+
+
+async def test_an_entry_in_a_folder_others_may_write_or_of_another_user_or_a_fifo_is_a_miss(tmp_path, loopback):
+    """TASKDSL_CACHE_DIR on a shared folder: another user's entry for the same key (the key is computable from the
+    template) was served as the answer, and a FIFO at the entry blocked the run beyond --timeout and SIGTERM."""
+    fake = await loopback()
+    folder = project(tmp_path)
+    await say(folder, "--cache")
+    info = json.loads((await taskdsl_async(folder, "cache", "info", "--json"))[1])
+    entry = [os.path.join(w, f) for w, _, fs in os.walk(info["folder"]) for f in fs][0]
+    with open(entry, encoding="utf-8") as f:
+        poisoned = json.load(f)
+    poisoned["content"] = "POISONED"
+    with open(entry, "w", encoding="utf-8") as f:
+        json.dump(poisoned, f)
+    os.chmod(os.path.dirname(entry), 0o777)  # a folder others may write: whatever it holds may be theirs
+    code, report, _ = await say(folder, "--cache")
+    assert (code, report["content"], fake.count()) == (0, "local-model says: Say hello", 2)
+    os.chmod(os.path.dirname(entry), 0o700)
+    with open(entry, "w", encoding="utf-8") as f:
+        json.dump(poisoned, f)
+    os.chmod(entry, 0o666)  # an entry others may write
+    code, report, _ = await say(folder, "--cache")
+    assert (report["content"], fake.count()) == ("local-model says: Say hello", 3)
+    if os.geteuid() == 0:  # an entry of another user (only root can give a file away)
+        with open(entry, "w", encoding="utf-8") as f:
+            json.dump(poisoned, f)
+        os.chmod(entry, 0o600)
+        os.chown(entry, 65534, 65534)
+        code, report, _ = await say(folder, "--cache")
+        assert (report["content"], fake.count()) == ("local-model says: Say hello", 4)
+        os.remove(entry)
+        os.mkfifo(entry)
+        code, report, _ = await say(folder, "--cache", "--timeout", "30")
+        assert (code, report["content"]) == (0, "local-model says: Say hello")

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,27 @@ def cache_home() -> str:
 def project_folder(project_root: str) -> str:
     digest = hashlib.sha256(os.path.realpath(project_root).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return os.path.join(cache_home(), "answers", digest)
+
+
+def _private(top: str, folder: str) -> bool:
+    """Whether every folder from top down to folder is the user's own, not a link, and not writable by
+    others: then no one else can have put or swapped anything in it (the writer makes them so)."""
+    here = os.path.abspath(folder)
+    top = os.path.abspath(top)
+    while True:
+        try:
+            info = os.lstat(here)
+        except OSError:
+            return False
+        if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o022 or (
+                hasattr(os, "geteuid") and info.st_uid != os.geteuid()):
+            return False
+        if here == top:
+            return True
+        parent = os.path.dirname(here)
+        if parent == here or not here.startswith(top + os.sep):
+            return False
+        here = parent
 
 
 @dataclass(frozen=True)
@@ -77,8 +99,11 @@ class AnswerCache:
 
         from taskdsl.support.reading import read_bytes
 
-        try:  # opened once, never through a link, a regular file of at most MAX_ENTRY_BYTES: else a miss
-            data = json.loads(read_bytes(self.path(key), MAX_ENTRY_BYTES, follow_links=False).decode("utf-8"))
+        path = self.path(key)
+        if not _private(cache_home(), os.path.dirname(path)):
+            return None  # a folder another user may write: what it holds may be theirs
+        try:  # opened once, never through a link, the user's own regular file of at most MAX_ENTRY_BYTES: else a miss
+            data = json.loads(read_bytes(path, MAX_ENTRY_BYTES, follow_links=False, own=True).decode("utf-8"))
         except (OSError, ValueError):
             return None
         if not (isinstance(data, dict) and data.get("v") == FORMAT_VERSION and data.get("key") == key

@@ -50,11 +50,12 @@ def opened_path(fd: int, path: str) -> str:
 
 
 def read_bytes(path: str, limit: int, *, root: str | None = None, allowed: Iterable[str] = (),
-               truncate: bool = False, follow_links: bool = True) -> bytes:
+               truncate: bool = False, follow_links: bool = True, own: bool = False) -> bytes:
     """At most limit bytes of path, checked as the module says; ReadRefused when a check fails (the
     `kind` says which: device, outside, hardlink, size), OSError when it cannot be opened (ELOOP for
-    a link when follow_links is false: taskdsl's own files, which nothing should link). With
-    truncate, a longer file gives its first limit bytes instead."""
+    a link when follow_links is false: taskdsl's own files, which nothing should link). With own, a
+    file of another user or one others may write is refused (kind owner: what taskdsl wrote for the
+    user alone, its answer cache). With truncate, a longer file gives its first limit bytes instead."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     if not follow_links:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -63,6 +64,8 @@ def read_bytes(path: str, limit: int, *, root: str | None = None, allowed: Itera
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ReadRefused(path, "is not a regular file (a device, a pipe or a folder)", "device")
+        if own and ((hasattr(os, "geteuid") and info.st_uid != os.geteuid()) or info.st_mode & 0o022):
+            raise ReadRefused(path, "belongs to another user or others may write it", "owner")
         if root is not None:
             real = opened_path(fd, path)
             for never in NEVER_READ:
