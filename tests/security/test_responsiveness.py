@@ -66,3 +66,25 @@ def test_placeholders_reopened_before_their_close_are_found_in_one_walk_of_the_t
     assert CountingText.walked <= 3 * len(text)
     assert [p.kind for p in found[:2]] == ["malformed", "malformed"] and len(found) == k
     assert found[-1].start == 2 * (k - 1) and found[-1].end == len(text)  # the last '{{' closes at the end
+
+
+def test_did_you_mean_is_searched_for_at_most_a_hundred_names_a_document(monkeypatch):
+    """2,000 steps each naming another unknown model: each did-you-mean scans litellm's whole model map (~15 ms),
+    and a 145 KB document held the server 31 s (44 s more at each edit). Past 100 searches a document's
+    diagnostics come without one; the first ones keep theirs."""
+    import difflib
+
+    from taskdsl.rules.checker import check_text
+
+    searches = []
+    original = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches", lambda *a, **k: searches.append(a[0]) or original(*a, **k))
+    steps = "".join(f"<task><description>d</description><model>gpt-4o-mini-x{i}</model></task>\n" for i in range(2_000))
+    text = f'<task type="sequential" name="t"><description>d</description><steps>\n{steps}</steps></task>\n'
+    found = [d for d in check_text(text).diagnostics if d.code == "TD601"]
+    assert len(found) == 2_000
+    assert len({name for name in searches if name.startswith("gpt-4o-mini-x")}) == 100
+    assert found[0].message == ("model 'gpt-4o-mini-x0' is unknown to litellm's model map: did you mean 'gpt-4o-mini' "
+                                "or 'gpt-4o-mini-tts'?")
+    assert found[-1].message == ("model 'gpt-4o-mini-x1999' is unknown to litellm's model map: use a litellm model "
+                                 "name, or a provider prefix such as 'ollama/' or 'openai/'")

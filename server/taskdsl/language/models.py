@@ -117,7 +117,11 @@ def is_known_model(name: str) -> bool:
 
 def suggest(name: str, limit: int = 3) -> list[str]:
     """Known names close to ``name`` (same provider prefix first), best first."""
-    name = name.strip()
+    return list(_suggested(name.strip(), limit))
+
+
+@lru_cache(maxsize=1024)
+def _suggested(name: str, limit: int) -> tuple[str, ...]:
     provider, slash, rest = name.partition("/")
     candidates = known_models()
     matches = difflib.get_close_matches(name, candidates, n=limit, cutoff=0.75)
@@ -127,7 +131,7 @@ def suggest(name: str, limit: int = 3) -> list[str]:
         close = difflib.get_close_matches(rest, same, n=limit, cutoff=0.75)
         prefixed = [f"{provider}/{c}" if not c.startswith(provider + "/") else c for c in close]
         matches = prefixed + [m for m in matches if m not in prefixed]
-    return matches[:limit]
+    return tuple(matches[:limit])
 
 
 def context_window(name: str) -> int | None:

@@ -16,7 +16,7 @@ from taskdsl.library import Definition, FileIndex, Library, Reference, _Graph, i
 from taskdsl.rules.registry import RuleContext, rule
 from taskdsl.language.names import nearest as nearest_name, typo_distance
 from taskdsl.language.vocabulary import matches
-from taskdsl.rules.util import append_child_edit, make
+from taskdsl.rules.util import append_child_edit, make, may_suggest
 from taskdsl.meaning.model import ambiguous_key_message, argument_problems, unknown_target_message
 
 MAX_RELATED = 5
@@ -136,6 +136,8 @@ def unresolved_reference(ctx: RuleContext):
             yield make("TD501", reference.span, message, fixes=_replacements(reference, names))
             continue
         spellings = [s for s in view.spellings(reference.name) if s != reference.owner]  # never the enclosing task: a cycle
+        if not may_suggest(ctx):  # past the document's cap: no did-you-mean
+            spellings = []
         options = suggest(reference.name, spellings)
         where = "this file (no workspace library)" if view.library is None else "the library"
         message = unknown_target_message(reference.name, spellings, where=where)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from taskdsl.language.diagnostics import Fix, Severity, TextEdit
 from taskdsl.rules.registry import RuleContext, rule
-from taskdsl.rules.util import TASK_TAGS, make, text_span
+from taskdsl.rules.util import TASK_TAGS, make, may_suggest, text_span
 from taskdsl.meaning.model import BUILTIN_MODELS, builtin_model_problem
 
 
@@ -41,7 +41,7 @@ def model_rule(ctx: RuleContext):
             continue
         if models.is_known_model(name):
             continue
-        suggestions = models.suggest(name)
+        suggestions = models.suggest(name) if may_suggest(ctx) else []
         message = f"model '{name}' is unknown to litellm's model map"
         fixes = []
         if suggestions:

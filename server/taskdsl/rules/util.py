@@ -140,3 +140,22 @@ def append_child_edit(document: Document, parent: Element, xml: str) -> TextEdit
 
 def replace_fix(span: Span, new_text: str, title: str, *, safe: bool = True) -> Fix:
     return Fix(title, (TextEdit(span, new_text),), safe=safe)
+
+
+#: did-you-mean searches one document's check may make: each scans every known name (about 15 ms over
+#: litellm's model map), so a document of thousands of unknown names would hold the server for minutes
+SUGGESTIONS_PER_DOCUMENT = 100
+
+
+def may_suggest(ctx) -> bool:
+    """Whether this document's check may still look for a did-you-mean (then counted); past the cap,
+    a diagnostic is given without one."""
+    left = ctx.cached(_suggestion_budget)
+    if left[0] <= 0:
+        return False
+    left[0] -= 1
+    return True
+
+
+def _suggestion_budget(ctx) -> list[int]:
+    return [SUGGESTIONS_PER_DOCUMENT]
