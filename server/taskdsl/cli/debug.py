@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from taskdsl.support import jsontext
 
 
 def add_debug_parser(commands) -> argparse.ArgumentParser:
@@ -35,7 +36,7 @@ def debug_command(args) -> int:
     if not args.plan:
         return serve_stdio()
     try:
-        launch = json.loads(sys.stdin.read())
+        launch = jsontext.loads(sys.stdin.read())
     except json.JSONDecodeError as error:
         print(f"taskdsl debug --plan: the launch configuration on stdin is not JSON: {error}", file=sys.stderr)
         return 2

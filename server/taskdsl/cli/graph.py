@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 
+from taskdsl.support import jsontext
 from taskdsl.support import reading
 
 
@@ -75,7 +76,7 @@ MAX_RUN_BYTES = 200_000_000  # the `taskdsl run --json` output read by --run
 def run_steps(path: str) -> list[dict]:
     """The steps of `taskdsl run --json`'s output (the result's or the error's); ValueError saying why not."""
     try:
-        run = json.loads(reading.read_bytes(path, MAX_RUN_BYTES).decode("utf-8"))
+        run = jsontext.loads(reading.read_bytes(path, MAX_RUN_BYTES).decode("utf-8"))
     except reading.ReadRefused as e:
         raise ValueError(f"{e.why}: give the file `taskdsl run --json` wrote") from None
     except OSError as e:

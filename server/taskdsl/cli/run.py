@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 
+from taskdsl.support import jsontext
 from taskdsl.project.config import run_defaults
 from taskdsl.support import reading
 
@@ -159,7 +160,7 @@ def parse_inputs(pairs: list[str], inputs_file: str | None) -> dict:
     inputs: dict = {}
     if inputs_file:
         try:
-            data = json.loads(reading.read_bytes(inputs_file, MAX_INPUTS_BYTES).decode("utf-8"))
+            data = jsontext.loads(reading.read_bytes(inputs_file, MAX_INPUTS_BYTES).decode("utf-8"))
         except reading.ReadRefused as e:
             raise ValueError(f"--inputs {e}: give a regular JSON file") from None
         except FileNotFoundError:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
+from taskdsl.support import jsontext
 from taskdsl.language import cond as cond_expr
 from taskdsl.project import confine
 from taskdsl.language import shell
@@ -150,7 +151,7 @@ def follow(value: Any, path: tuple, shown: str) -> Any:
     for step in path:
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = jsontext.loads(value)
             except json.JSONDecodeError:
                 raise KeyError(f"'{shown}' is text, not JSON: it has no member {step!r}") from None
         if isinstance(value, dict) and isinstance(step, str) and step in value:
@@ -824,7 +825,7 @@ class Cond:
             value = value.value
         if isinstance(value, str):
             try:
-                return json.loads(value.strip())
+                return jsontext.loads(value.strip())
             except json.JSONDecodeError:
                 preview = " ".join(value.split())[:80]
                 raise failure(f"output must be valid JSON for conditionals; got {preview!r}", "invalid_json") from None

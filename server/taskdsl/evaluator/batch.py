@@ -28,6 +28,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
+from taskdsl.support import jsontext
 
 DEFAULT_JOBS = 4
 MAX_ROWS_BYTES = 2_000_000_000
@@ -85,7 +86,7 @@ def _rows(path: str, kind: str, text: str) -> list[Row]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = jsontext.loads(line)
         except ValueError as e:
             raise BadRows(f"{path}:{line_number}: not valid JSON: {e}") from None
         if not isinstance(value, dict):
@@ -124,7 +125,7 @@ def done_rows(results) -> set[int]:
     found: set[int] = set()
     for line in results.whole_lines():
         try:
-            record = json.loads(line.decode("utf-8", errors="replace"))
+            record = jsontext.loads(line.decode("utf-8", errors="replace"))
         except ValueError:
             continue
         if isinstance(record, dict) and isinstance(record.get("row"), int):

@@ -23,6 +23,7 @@ import shutil
 import stat
 from dataclasses import dataclass
 from typing import Any
+from taskdsl.support import jsontext
 
 FORMAT_VERSION = 1
 MAX_ENTRY_BYTES = 20_000_000
@@ -103,7 +104,7 @@ class AnswerCache:
         if not _private(cache_home(), os.path.dirname(path)):
             return None  # a folder another user may write: what it holds may be theirs
         try:  # opened once, never through a link, the user's own regular file of at most MAX_ENTRY_BYTES: else a miss
-            data = json.loads(read_bytes(path, MAX_ENTRY_BYTES, follow_links=False, own=True).decode("utf-8"))
+            data = jsontext.loads(read_bytes(path, MAX_ENTRY_BYTES, follow_links=False, own=True).decode("utf-8"))
         except (OSError, ValueError):
             return None
         if not (isinstance(data, dict) and data.get("v") == FORMAT_VERSION and data.get("key") == key

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from taskdsl.support import jsontext
 from taskdsl.project import confine
 from taskdsl.project import memory_index as index_file
 
@@ -304,7 +305,7 @@ def _json_or_none(text: str) -> Any:
     from taskdsl.evaluator.outputs import strip_code_fences
 
     try:
-        return json.loads(strip_code_fences(text))
+        return jsontext.loads(strip_code_fences(text))
     except (json.JSONDecodeError, TypeError):
         return None
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from taskdsl.support import jsontext
 from taskdsl.evaluator.results import TaskError
 
 MAX_XML_ANSWER = 5_000_000  # characters: far above any real answer, far below what could hurt
@@ -59,7 +60,7 @@ def read_answer(text: str, output_format: dict | None) -> Reading:
 
 def read_json(text: str, shape: str | None) -> Reading:
     try:
-        value = json.loads(strip_code_fences(text))
+        value = jsontext.loads(strip_code_fences(text))
     except json.JSONDecodeError as e:
         problem = f"output is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
         # with a declared shape, text that is not JSON does not match it either

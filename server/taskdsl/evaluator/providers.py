@@ -43,6 +43,7 @@ import sys
 import threading
 from typing import Callable, Protocol
 
+from taskdsl.support import jsontext
 from taskdsl.evaluator.results import TaskError
 from taskdsl.support import reading
 
@@ -131,7 +132,7 @@ def read_fixture(path: str, text: str | None = None) -> list[dict]:
     try:
         if text is None:
             text = reading.read_bytes(path, MAX_FIXTURE_BYTES).decode("utf-8")
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except FileNotFoundError:
         raise ValueError(f"replay fixture {path!r} does not exist") from None
     except reading.ReadRefused as e:
@@ -161,7 +162,7 @@ def fixture_window(path: str) -> int:
     """The window a replay fixture claims ("context_window", a whole number of tokens), else CONTEXT_WINDOW;
     a fixture that cannot be read claims the default (its answers' reading says what is wrong)."""
     try:
-        data = json.loads(reading.read_bytes(path, MAX_FIXTURE_BYTES))
+        data = jsontext.loads(reading.read_bytes(path, MAX_FIXTURE_BYTES))
     except (OSError, ValueError):
         return CONTEXT_WINDOW
     window = data.get("context_window") if isinstance(data, dict) else None

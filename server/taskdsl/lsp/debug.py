@@ -36,6 +36,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable
 
+from taskdsl.support import jsontext
 from taskdsl.language.document import Document, parse
 from taskdsl.meaning.facts import RUNNABLE_TAGS, runnable_children
 
@@ -77,7 +78,7 @@ def read_message(stream: BinaryIO) -> dict | None:
     if len(body) < length:
         return None
     try:
-        message = json.loads(body.decode("utf-8"))
+        message = jsontext.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ProtocolError(f"the message is not JSON: {e}") from None
     if not isinstance(message, dict):

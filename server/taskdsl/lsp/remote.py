@@ -20,6 +20,7 @@ import re
 import secrets
 import sys
 import threading
+from taskdsl.support import jsontext
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def refusal(message: dict | None) -> bytes | None:
 
 def _parse(body: bytes) -> dict | None:
     try:
-        value = json.loads(body)
+        value = jsontext.loads(body)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

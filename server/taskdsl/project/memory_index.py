@@ -31,6 +31,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 
+from taskdsl.support import jsontext
 from taskdsl.language.diagnostics import Diagnostic, Severity
 from taskdsl.language.document import Span
 
@@ -164,7 +165,7 @@ def _parse(index: MemoryIndex, text: str) -> bool:
     position = _WS.match(text, 0).end()
     if not text.startswith("{", position):
         try:
-            json.loads(text)
+            jsontext.loads(text)
         except RecursionError:
             return bad(position, 'the memory index must be one JSON object {"path": "what the file is about", …}')
         except json.JSONDecodeError as error:
