@@ -29,7 +29,8 @@
 --   settings  the `taskdsl` settings (SPEC §8), e.g.
 --             { model = 'gpt-4o-mini', globals = { 'today' }, run = { allowScripts = false },
 --               libraryPaths = { '~/templates' }, debounce = 200 }
---   root_markers  files that mark the workspace root (default { '.git', 'pyproject.toml' })
+--   root_markers  files that mark the workspace root: the nearest folder upward holding one
+--                 (default { 'taskdsl.toml', 'pyproject.toml', '.git', '.taskdsl' })
 --   on_attach function(client, bufnr) for your keymaps
 
 local M = {}
@@ -38,7 +39,7 @@ local defaults = {
   python = nil,
   cmd = nil,
   settings = {},
-  root_markers = { '.git', 'pyproject.toml', '.taskdsl' },
+  root_markers = { 'taskdsl.toml', 'pyproject.toml', '.git', '.taskdsl' },
   on_attach = nil,
 }
 
@@ -51,18 +52,22 @@ local function default_python()
 end
 
 local function find_root(fname, markers)
+  -- the nearest folder upward holding any marker, as taskdsl itself finds the project (a taskdsl.toml
+  -- below a git root is its own project): not the first marker found anywhere above
   local dir = vim.fn.fnamemodify(fname, ':p:h')
-  for _, marker in ipairs(markers) do
-    local hit = vim.fn.finddir(marker, dir .. ';')
-    if hit ~= '' then
-      return vim.fn.fnamemodify(hit, ':p:h:h') -- `:p` of a directory ends in '/'
+  local here = dir
+  while true do
+    for _, marker in ipairs(markers) do
+      if vim.loop.fs_stat(here .. '/' .. marker) then
+        return here
+      end
     end
-    hit = vim.fn.findfile(marker, dir .. ';')
-    if hit ~= '' then
-      return vim.fn.fnamemodify(hit, ':p:h')
+    local parent = vim.fn.fnamemodify(here, ':h')
+    if parent == here then
+      return dir
     end
+    here = parent
   end
-  return dir
 end
 
 -- Asking the user: vim.ui.input / vim.ui.select (which UI plugins replace), vim.fn.input as a
@@ -323,7 +328,10 @@ function M.setup(user)
     vim.lsp.config('taskdsl', {
       cmd = cmd,
       filetypes = { 'taskxml' },
-      root_markers = opts.root_markers,
+      -- the nearest folder holding any marker (a flat root_markers list would be tried marker by marker)
+      root_dir = function(bufnr, on_dir)
+        on_dir(find_root(vim.api.nvim_buf_get_name(bufnr), opts.root_markers))
+      end,
       workspace_required = false,
       settings = settings,
       init_options = init_options,
