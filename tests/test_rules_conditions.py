@@ -34,6 +34,14 @@ def test_td702_forbidden_names_and_calls():
     assert d.message == "'status' is not available in a cond test: only `output` is"
 
 
+def test_td702_a_placeholder_in_a_cond_test_says_the_test_sees_only_output():
+    result, [d] = found(cond("output.words &gt; {{limit}}"), "TD702")
+    assert where(result, d) == (2, 33, "{{")
+    assert d.message == ("{{…}} is not filled in inside a cond test, which sees only `output`: to compare with an input, "
+                         "have the tested step put it in its JSON output and test output.<name>, or compare in a "
+                         "script step")
+
+
 def test_td701_td702_silent_on_the_language():
     for test in ("output.valid == true", "len(output.errors) &gt; 0 and not output.ok",
                  "'x' in output.tags or output[&quot;k&quot;] != null", "output.items[0].n &lt;= 2.5"):

@@ -182,6 +182,9 @@ _HINTS = {
 }
 
 
+PLACEHOLDER_HINT = ("{{…}} is not filled in inside a cond test, which sees only `output`: to compare with an input, "
+                    "have the tested step put it in its JSON output and test output.<name>, or compare in a script step")
+
 MAX_NESTING = 100
 
 
@@ -276,6 +279,8 @@ class _Parser:
                                 rewrite=_WORD_FOR[tok.text])
         if tok.kind == "op" and tok.text == "!":
             raise ExprForbidden(_HINTS[tok.text], tok.offset, 1, rewrite="not", rewrite_safe=False)
+        if tok.kind == "op" and tok.text == "{" and after.text == "{" and after.offset == tok.offset + 1:
+            raise ExprForbidden(PLACEHOLDER_HINT, tok.offset, 2)
         if tok.kind == "op" and tok.text in _HINTS:
             raise ExprForbidden(_HINTS[tok.text], tok.offset, len(tok.text))
         if tok.kind == "name" and tok.text in ("is", "if", "else", "for", "lambda"):
