@@ -413,6 +413,19 @@ def test_task_library_rejects_duplicates_and_resolves_type_subtype_keys():
         library.get_task("judg3")
 
 
+async def test_a_deep_chain_without_a_cycle_is_not_called_one(tmp_path):
+    templates = "".join(f'<template name="t{i}" params=""><task><description>{{{{t{i + 1}()}}}}</description></task>'
+                        f'</template>' for i in range(60))
+    xml = f'<library>{templates}<template name="t60" params=""><task><description>end</description></task>' \
+          f'</template><task name="go" ref="t0"/></library>'
+    with pytest.raises(TaskError) as caught:
+        await run(tmp_path, xml, task="go", check=False)
+    error = caught.value
+    assert (error.type, error.reason, error.details["cycle"]) == ("RESOURCE_EXHAUSTION", "call_depth", [])
+    assert error.message == ("more than 50 nested calls in a chain that calls no template twice (go → t0 → … → t49 → t50): "
+                             "call fewer templates inside each other (the limit bounds any chain, not only a recursion)")
+
+
 @pytest.mark.parametrize("xml, task, cycle", [
     ('<library><task name="a" ref="a"/></library>', "a", "a → a"),
     ('<library><template name="t" params="x"><task><description>{{t(x)}}</description></task></template>'

@@ -97,7 +97,9 @@ def call_cycle(chain: tuple[str, ...]) -> list[str]:
     """The cycle a chain of calls ends in, each name once, in the order met from the first one the
     run reached, closed: ping → pong → ping."""
     last = chain[-1]
-    start = max((i for i, name in enumerate(chain[:-1]) if name == last), default=len(chain) - 1)
+    start = max((i for i, name in enumerate(chain[:-1]) if name == last), default=None)
+    if start is None:
+        return []  # a deep chain that names no template twice: no cycle
     loop = list(chain[start:-1]) or [last]
     first = next(name for name in chain if name in loop)
     at = loop.index(first)
@@ -850,7 +852,11 @@ class FunctionCall:
             cycle = call_cycle((*ctx.chain, self.func_name))
             through = f"through the cycle {' → '.join(cycle)}" if cycle else f"(the last to '{self.func_name}')"
             segments = ctx.path.split("/")
-            if any(seg.startswith("case[") or seg == "default" for seg in segments):  # the recursion is guarded
+            if not cycle:
+                shown = " → ".join((*ctx.chain[:2], "…", *ctx.chain[-1:], self.func_name))
+                through = f"in a chain that calls no template twice ({shown})"
+                advice = "call fewer templates inside each other (the limit bounds any chain, not only a recursion)"
+            elif any(seg.startswith("case[") or seg == "default" for seg in segments):  # the recursion is guarded
                 advice = ("the <cond> around the recursive step took it every time: check its tests (the case "
                           "that ends the recursion never held)")
             else:
