@@ -89,6 +89,14 @@ def test_pass_fail_and_the_reason_of_each_failure(project, capsys):
     ]
 
 
+def test_taskdsl_test_in_a_folder_of_the_project_runs_the_projects_tests(project, capsys, monkeypatch):
+    write_tests(project, """<test name="shouts" task="shout"><input name="word">hi</input><expect test='output == "HI"'/></test>""")
+    (project / "notes").mkdir()
+    monkeypatch.chdir(project / "notes")
+    code, out, _ = run(capsys, "test")
+    assert (code, out.splitlines()) == (0, [f"PASS {os.path.join('..', 'shout.test.xml')}::shouts", "1 passed, 0 failed"])
+
+
 def test_text_compared_with_a_number_says_the_output_is_text(project, capsys):
     write_tests(project, """<test name="a number" task="shout"><input name="word">5</input><expect test="output == 5"/></test>
 <test name="a boolean" task="shout"><input name="word">true</input><expect test="not (output != true)"/></test>

@@ -24,7 +24,8 @@ def add_test_parser(commands, checking) -> argparse.ArgumentParser:
     p = commands.add_parser("test", help="run the tests of *.test.xml files",
                             description="Run the tests written in *.test.xml files (default: the current folder's "
                                         "project). Each test runs its task as `taskdsl run` would and checks the result.")
-    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="test files or folders (default: .)")
+    p.add_argument("paths", nargs="*", default=None, metavar="PATH",
+                   help="test files or folders (default: the current folder's project, found upward as `run` finds it)")
     p.add_argument("-k", dest="pattern", metavar="PATTERN", help="only the tests whose name contains PATTERN")
     p.add_argument("--model", action="append", default=None,
                    help="the model for every test (overrides the tests' model and the tasks' <model>); repeat it "
@@ -138,6 +139,11 @@ def test_command(args) -> int:
 
     recorder = testcases.Recorder() if args.record else None
     models = args.model or [None]
+    if not args.paths:  # the current folder's project, from a folder inside it too
+        from taskdsl.project.workspace import project_root
+
+        root = project_root(os.getcwd())
+        args.paths = ["." if os.path.samefile(root, os.getcwd()) else os.path.relpath(root)]
     results = run_tests(args.checking, args.paths, args.pattern, models if len(models) > 1 else models[0], recorder,
                         {"retries": getattr(args, "retries", None), "cache": getattr(args, "cache", None)},
                         repeat=getattr(args, "repeat", 1), agreed=getattr(args, "yes", False))
