@@ -112,6 +112,14 @@ async def test_bad_model_is_a_clear_error(tmp_path, model, reason, message):
     assert info.value.reason == reason and info.value.message.startswith(message)
 
 
+async def test_a_misspelt_model_is_refused_with_the_names_it_is_close_to(tmp_path):
+    with pytest.raises(TaskError) as info:
+        await run(tmp_path, """<task name="t"><instructions>hi</instructions></task>""", model="gpt-4o-minii")
+    assert info.value.message == ("model 'gpt-4o-minii' is not known to litellm (did you mean 'gpt-4o-mini' or "
+                                  "'gpt-5.4-mini'?): use a name from its model list or a provider prefix such as "
+                                  "openai/<name> or ollama/<name>")
+
+
 async def test_prompt_larger_than_the_window_is_refused_before_calling(tmp_path, openai_server):
     fake = await openai_server()
     load_litellm().register_model({"openai/tiny-window": {"max_input_tokens": 100, "litellm_provider": "openai",

@@ -337,9 +337,13 @@ class LitellmProvider:
             self.litellm.get_llm_provider(self.model)
             _known_models.add(self.model)
         except Exception:
-            raise TaskError("VALIDATION_ERROR", f"model '{self.model}' is not known to litellm: use a name from its "
-                            "model list or a provider prefix such as openai/<name> or ollama/<name>", "unknown_model",
-                            {"model": self.model}) from None
+            from taskdsl.language.models import suggest
+
+            near = suggest(self.model)
+            meant = f" (did you mean {' or '.join(repr(n) for n in near[:2])}?)" if near else ""
+            raise TaskError("VALIDATION_ERROR", f"model '{self.model}' is not known to litellm{meant}: use a name from "
+                            "its model list or a provider prefix such as openai/<name> or ollama/<name>",
+                            "unknown_model", {"model": self.model, "suggestions": near}) from None
 
     def count_messages(self, messages: list[dict]) -> int:
         return self.litellm.token_counter(model=self.model, messages=messages)
