@@ -88,3 +88,28 @@ def test_did_you_mean_is_searched_for_at_most_a_hundred_names_a_document(monkeyp
                                 "or 'gpt-4o-mini-tts'?")
     assert found[-1].message == ("model 'gpt-4o-mini-x1999' is unknown to litellm's model map: use a litellm model "
                                  "name, or a provider prefix such as 'ollama/' or 'openai/'")
+
+
+def test_unknown_template_names_are_matched_against_the_library_at_most_a_hundred_times(monkeypatch):
+    """10,000 `{{fn_N(a, b)}}` calls of names nothing defines, beside a library of 2,000 templates: each sorted the
+    library's names and searched them for a did-you-mean (31.9 s)."""
+    import difflib
+
+    from taskdsl.library import Library
+    from taskdsl.rules.checker import check_text
+
+    searches = []
+    original = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches",  # a search over no candidate costs nothing: not counted
+                        lambda *a, **k: (len(a[1]) and searches.append(a[0])) or original(*a, **k))
+    library = Library()
+    templates = "".join(f'<template name="tmpl_{i}" params="a b"><task><description>{{{{a}}}} {{{{b}}}}</description>'
+                        f'</task></template>\n' for i in range(2_000))
+    library.update_file("/project/lib.task.xml", f"<library>\n{templates}</library>\n")
+    calls = " ".join(f"{{{{fn_{i}(a, b)}}}}" for i in range(10_000))
+    text = (f'<task name="d"><description>{calls}</description><inputs><input name="a">1</input>'
+            '<input name="b">2</input></inputs></task>\n')
+    found = [d for d in check_text(text, path="/project/d.task.xml", library=library).diagnostics if d.code == "TD501"]
+    assert len(found) == 10_000
+    assert len({name for name in searches if name.startswith("fn_")}) == 100
+    assert found[-1].message == "'fn_9999' is not a task or template in the library"

@@ -25,7 +25,7 @@ MAX_RELATED = 5
 class _View:
     """The library as this document sees it: its own definitions plus every other file's."""
 
-    __slots__ = ("library", "path", "index", "_graph", "_named", "_candidates", "_targets")
+    __slots__ = ("library", "path", "index", "_graph", "_named", "_candidates", "_targets", "_spellings")
 
     def __init__(self, ctx: RuleContext):
         self.library: Library | None = ctx.library
@@ -35,6 +35,7 @@ class _View:
         self._named: dict[str, list[Definition]] = {}  # the rules ask for the same names again
         self._candidates: dict[str, list[Definition]] = {}
         self._targets: dict[str, Definition | None] = {}
+        self._spellings: dict[bool, list[str]] = {}  # by "a type:subtype key?"
 
     def _index(self, ctx: RuleContext) -> FileIndex:
         if self.library is not None and self.path:
@@ -73,10 +74,14 @@ class _View:
         return self._targets[name]
 
     def spellings(self, name: str) -> list[str]:
-        local = {d.key if ":" in name else d.name for d in self.index.definitions} - {None}
-        if self.library is None:
-            return sorted(local)
-        return sorted(local | set(self.library.keys() if ":" in name else self.library.names()))
+        """Every name (or type:subtype key, for a name with ':') a reference may spell: computed once a view."""
+        keys = ":" in name
+        if keys not in self._spellings:
+            local = {d.key if keys else d.name for d in self.index.definitions} - {None}
+            if self.library is not None:
+                local |= set(self.library.keys() if keys else self.library.names())
+            self._spellings[keys] = sorted(local)
+        return self._spellings[keys]
 
     def graph(self) -> _Graph:
         if self._graph is None:
@@ -135,8 +140,9 @@ def unresolved_reference(ctx: RuleContext):
             message = ambiguous_key_message(reference.name, [d.name for d in found])
             yield make("TD501", reference.span, message, fixes=_replacements(reference, names))
             continue
-        spellings = [s for s in view.spellings(reference.name) if s != reference.owner]  # never the enclosing task: a cycle
-        if not may_suggest(ctx):  # past the document's cap: no did-you-mean
+        if may_suggest(ctx):  # never the enclosing task: a cycle
+            spellings = [s for s in view.spellings(reference.name) if s != reference.owner]
+        else:  # past the document's cap: no did-you-mean
             spellings = []
         options = suggest(reference.name, spellings)
         where = "this file (no workspace library)" if view.library is None else "the library"
