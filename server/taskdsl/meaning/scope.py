@@ -289,3 +289,21 @@ def enclosing_template(element: Element) -> Element | None:
         if ancestor.tag == "template":
             return ancestor
     return None
+
+
+def exported_names(script: Element, visible: dict[str, Binding]) -> dict[str, Binding]:
+    """The names a script task finds in its environment as TASKDSL_INPUT_<NAME> (the evaluator exports
+    the task's own inputs and what its caller binds: the params of the template whose task it is, the
+    reduce's names for an inner_task or reduction_task that is the script), by upper-cased name. A name
+    it only inherits is not exported: it reaches the command through {{name}} alone. `visible`: the
+    script's visible_names."""
+    found: dict[str, Binding] = {}
+    for name, binding in visible.items():
+        element = binding.element
+        own_input = binding.kind == "input" and element is not None and element.parent is not None \
+            and element.parent.parent is script
+        bound_here = binding.kind == "reduce" and element is script
+        param = binding.kind == "param" and element is not None and (element is script or script.parent is element)
+        if own_input or bound_here or param:
+            found.setdefault(name.upper(), binding)
+    return found

@@ -8,6 +8,7 @@ taskdsl.project.confine whether a listed file may be read. The runner asks the s
 from __future__ import annotations
 
 import os
+import re
 
 from taskdsl.project import confine
 
@@ -211,3 +212,73 @@ def read_outside_rule(ctx: RuleContext):
             if refusal:
                 yield make("TD802", text_span(path) or path.name_span,
                            f"a run refuses to read this file: {refusal}")
+
+
+_ENVIRONMENT_READ = re.compile(r"\$\{?(" + re.escape(shell.INPUT_PREFIX) + r"([A-Za-z0-9_]+))")
+
+
+@rule("TD806", Severity.WARNING, "$TASKDSL_INPUT_<NAME> a script task does not set",
+      what="A script's `<command>` reads `$TASKDSL_INPUT_<NAME>`, and the task does not export that name: the "
+           "environment has TASKDSL_INPUT_<NAME> only for the script task's own inputs and what its caller binds "
+           "(a template's params when the script is the template's task, the reduce's names in an inner_task or "
+           "reduction_task). A name the task only inherits from a task around it is not exported.",
+      why="The variable is unset, so the command reads an empty value and runs on: the output is silently "
+          "wrong. TD801's advice (read the value from $TASKDSL_INPUT_<NAME>) needs the name to be an input.",
+      bad='<task type="sequential" name="page">\n  <inputs><input name="ticket"/></inputs>\n  <steps>\n'
+          '    <task type="script"><command>echo "$TASKDSL_INPUT_TICKET"</command></task>\n  </steps>\n</task>',
+      good='<task type="script"><inputs><input name="ticket" from="ticket"/></inputs>'
+           '<command>echo "$TASKDSL_INPUT_TICKET"</command></task>',
+      fix="Declare the name as an input of the script task (`<input name=\"ticket\" from=\"ticket\"/>`; quick fix "
+          "when the name is visible there), or correct a misspelt name (did-you-mean quick fix).",
+      tags=("command",))
+def unexported_variable_rule(ctx: RuleContext):
+    from taskdsl.language.names import nearest
+    from taskdsl.meaning.facts import task_type
+    from taskdsl.meaning.scope import exported_names
+    from taskdsl.rules.util import append_child_edit
+
+    for command in ctx.tagged("command"):
+        task = command.parent
+        if task is None or shell.INPUT_PREFIX not in command.text or task_type(task) != "script":
+            continue
+        exported = None
+        offsets = _offsets(command)
+        for match in _ENVIRONMENT_READ.finditer(command.text):
+            if exported is None:
+                bindings = ctx.model.scopes.visible(task)
+                exported = exported_names(task, bindings)
+            wanted = match.group(2).upper()
+            if wanted in exported:
+                continue
+            variable = match.group(1)
+            span = _span(offsets, match.start(1), match.end(1))
+            visible = {name.upper(): name for name in bindings}
+            if wanted in visible:
+                name = visible[wanted]
+                declaration = f'<input name="{name}" from="{name}"/>'
+                block = task.child("inputs")
+                edit = append_child_edit(ctx.document, block, declaration) if block is not None else \
+                    _inputs_edit(ctx, task, declaration)
+                fixes = [Fix(f"Declare '{name}' as an input of this script task", (edit,))] if edit else []
+                yield make("TD806", span, f"${variable} is not set for this script: '{name}' is visible here but not "
+                                          f"an input of the task, and only its inputs are in its environment; declare "
+                                          f"it ({declaration}) or write {{{{{name}}}}}", fixes=fixes)
+                continue
+            close, _ = nearest(wanted, list(exported))
+            hint = f"; did you mean ${shell.INPUT_PREFIX}{close}?" if close else \
+                (f" (it sets {', '.join('$' + shell.INPUT_PREFIX + n for n in sorted(exported))})" if exported else "")
+            fixes = [Fix(f"Change to {shell.INPUT_PREFIX}{close}", (TextEdit(span, shell.INPUT_PREFIX + close),),
+                         safe=False)] if close else []
+            yield make("TD806", span, f"${variable} is not set for this script: no input of the task is named "
+                                      f"'{match.group(2).lower()}'{hint}", fixes=fixes)
+
+
+def _inputs_edit(ctx: RuleContext, task: Element, declaration: str):
+    "An edit that gives a script task with no <inputs> one holding declaration, just before its <command>."
+    command = task.child("command")
+    text = ctx.document.text
+    line_start = text.rfind("\n", 0, command.start) + 1
+    indent = text[line_start:command.start]
+    if indent.strip():  # the command shares its line: keep it there
+        return TextEdit(Span(command.start, command.start), f"<inputs>{declaration}</inputs>")
+    return TextEdit(Span(command.start, command.start), f"<inputs>{declaration}</inputs>\n{indent}")
