@@ -357,3 +357,22 @@ def test_the_memory_model_matchers_prompt_is_shown_as_the_run_sends_it(tmp_path,
     assert "PROJECT MATCHER" in found["previews"]["revenue/memory"]["system"]
     assert ("<context>\n{{run: the files the memory's model matcher chooses for revenue}}\n</context>"
             in found["previews"]["revenue"]["system"])
+
+
+def test_render_reads_what_the_project_widens_only_once_agreed_as_a_run(tmp_path, monkeypatch, capsys):
+    """A project's own `[run] allow_read` applies to a run only after --yes; render told the user to set the
+    allow_read they already had, and had no --yes. Now it refuses as the run does, and --yes reads."""
+    outside, project = tmp_path / "outside", tmp_path / "project"
+    outside.mkdir()
+    project.mkdir()
+    (outside / "notes.txt").write_text("the notes outside\n", encoding="utf-8")
+    (project / "taskdsl.toml").write_text(f'[run]\nallow_read = ["{outside}"]\n', encoding="utf-8")
+    (project / "read.task.xml").write_text(f'<task name="r"><description>Summarise</description><file_paths>'
+                                           f'<path>{outside}/notes.txt</path></file_paths></task>\n', encoding="utf-8")
+    monkeypatch.chdir(project)
+    assert main(["render", "read.task.xml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"taskdsl render: not run: the project's taskdsl.toml widens what this run may do ([run] "
+                          f"allow_read {outside}); read the plan (--plan), then agree with --yes")
+    assert main(["render", "read.task.xml", "--yes"]) == 0
+    assert "the notes outside" in capsys.readouterr().out

@@ -12,6 +12,8 @@ import argparse
 import asyncio
 import sys
 
+from taskdsl.cli.run import add_yes_option
+
 
 def add_render_parser(commands) -> argparse.ArgumentParser:
     p = commands.add_parser("render", help="print the prompts a run would send, calling nothing",
@@ -28,6 +30,7 @@ def add_render_parser(commands) -> argparse.ArgumentParser:
     p.add_argument("--allow-read", action="append", default=[], metavar="PATH",
                    help="let file_paths read this folder (or file) outside the project, as `taskdsl run`")
     p.add_argument("--json", action="store_true", help="print the prompts as JSON")
+    add_yes_option(p)  # the project's own allow_read reads for the preview only once agreed, as for a run
     p.set_defaults(func=render_command)
     return p
 
@@ -38,8 +41,8 @@ def render_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.plan import TemplateErrors, UnreadableTemplate
     from taskdsl.evaluator.results import TaskError
-    from taskdsl.evaluator.runner import prepare_file
-    from taskdsl.cli.run import USAGE_REASONS, masked, masked_json, parse_inputs, refused
+    from taskdsl.evaluator.runner import prepare_file, refuse_unagreed
+    from taskdsl.cli.run import USAGE_REASONS, agree, masked, masked_json, parse_inputs, refused
 
     try:
         inputs = parse_inputs(args.input, args.inputs)
@@ -49,6 +52,8 @@ def render_command(args) -> int:
     try:
         project = settings_for(args.file)[0]  # the project's taskdsl.toml: its model, globals, library paths
         prepared = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read))
+        agree(prepared, args, project.default_model, args.model)
+        refuse_unagreed(prepared)  # what the project widens is read for a preview only once agreed, as for a run
         if prepared.missing:  # the run would not send this prompt: say which inputs it needs
             noun = "input" if len(prepared.missing) == 1 else "inputs"
             given = " ".join(f"--input {name}=…" for name in prepared.missing)
