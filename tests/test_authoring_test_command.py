@@ -97,6 +97,21 @@ def test_taskdsl_test_in_a_folder_of_the_project_runs_the_projects_tests(project
     assert (code, out.splitlines()) == (0, [f"PASS {os.path.join('..', 'shout.test.xml')}::shouts", "1 passed, 0 failed"])
 
 
+def test_a_failing_test_answered_by_echo_without_a_fixture_says_so(project, capsys):
+    (project / "ask.task.xml").write_text('<task name="asker"><description>Answer as JSON</description>'
+                                          '<output_format type="json" schema="object"/>'
+                                          '<disable_reparsing>true</disable_reparsing></task>\n', encoding="utf-8")
+    write_tests(project, '<test name="json" task="asker"><expect test="output.ok == true"/></test>', "more.test.xml")
+    code, out, _ = run(capsys, "test", "more.test.xml")
+    assert code == 1
+    assert out.splitlines()[1].endswith(
+        "(its model calls were answered by taskdsl/echo, which repeats its prompt: no more.replay.json is beside "
+        "more.test.xml; record one with `taskdsl test --record`, or name a model)")
+    write_tests(project, '<test name="script" task="shout"><expect test="output == 1"/></test>', "shout.test.xml")
+    code, out, _ = run(capsys, "test", "shout.test.xml")  # a script calls no model: nothing to say about echo
+    assert "taskdsl/echo" not in out
+
+
 def test_text_compared_with_a_number_says_the_output_is_text(project, capsys):
     write_tests(project, """<test name="a number" task="shout"><input name="word">5</input><expect test="output == 5"/></test>
 <test name="a boolean" task="shout"><input name="word">true</input><expect test="not (output != true)"/></test>

@@ -241,16 +241,37 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
 
         # the answer cache is on by default for tests (never while recording: that wants the real calls)
         config = configure(config, settings, default_cache=recorder is None, **(call_options or {}))
+        hint = None if recorder else echo_hint(case, prepared, config.model, model or case.model, pinned)
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
         outcome = error_outcome(case, error, index)
         outcome.usage = (getattr(error, "details", None) or {}).get("dataUsage")
-        return outcome
+        return with_hint(outcome, locals().get("hint"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     outcome = judge(case, result.value, None)
     outcome.usage = result.notes.get("dataUsage")
+    return with_hint(outcome, hint)
+
+
+def echo_hint(case: TestCase, prepared, default: str, chosen: str | None, pinned) -> str | None:
+    """Why a test's model calls were answered by taskdsl/echo, when nothing asked for it: no model named and no
+    replay fixture beside the test file (a second test file of the same task has no fixture of its own)."""
+    from taskdsl.evaluator import cost
+
+    if chosen or pinned is not None or default != "taskdsl/echo":
+        return None
+    if not cost.plan_calls(prepared.node, prepared.library, default, None):
+        return None  # no model is called: nothing was answered by echo
+    fixture = os.path.basename(fixture_path(case.file))
+    return (f"its model calls were answered by taskdsl/echo, which repeats its prompt: no {fixture} is beside "
+            f"{os.path.basename(case.file)}; record one with `taskdsl test --record`, or name a model")
+
+
+def with_hint(outcome: Outcome, hint: str | None) -> Outcome:
+    if hint and not outcome.passed:
+        outcome.message = f"{outcome.message} ({hint})"
     return outcome
 
 
