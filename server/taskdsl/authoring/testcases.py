@@ -241,7 +241,9 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
 
         # the answer cache is on by default for tests (never while recording: that wants the real calls)
         config = configure(config, settings, default_cache=recorder is None, **(call_options or {}))
-        hint = None if recorder else echo_hint(case, prepared, config.model, model or case.model, pinned)
+        chosen = model or case.model or (getattr(settings, "model", None) if settings else None) \
+            or os.environ.get("TASKDSL_MODEL")  # echo by the user's choice: nothing to explain
+        hint = None if recorder else echo_hint(case, prepared, config.model, chosen, pinned)
         result = await execute(prepared, model=model or case.model, config=config,
                                script_env={"TMPDIR": scratch}, recover=recover)
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
