@@ -99,26 +99,12 @@ def env_library_paths() -> tuple[str, ...]:
 # --------------------------------------------------------------------------- discovery
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A `files` glob as a regex over '/'-separated relative paths (`**/` = any folders, or none)."""
-    out, index = [], 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out) + r"\Z")
+def glob_regex(pattern: str):
+    """A `files` glob over '/'-separated relative paths (`**/` = any folders, or none), matched in linear
+    time (taskdsl.project.globs: a regex would backtrack exponentially on a hostile glob)."""
+    from taskdsl.project.globs import compile_glob
+
+    return compile_glob(pattern)
 
 
 def skipped_folder(name: str) -> bool:
@@ -133,7 +119,9 @@ def _gitignore_spec(lines: list[str]):
     """Git's own matching rules (pathspec), imported only when a .gitignore or exclude exists."""
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    from taskdsl.project.globs import costly_gitignore_line
+
+    return pathspec.GitIgnoreSpec.from_lines([line for line in lines if not costly_gitignore_line(line)])
 
 
 class _Ignores:
