@@ -206,7 +206,8 @@ def unsafe_message(site: Site) -> str:
     if site.context == "reparse" and site.program.startswith("what reads $"):
         name = site.program[len("what reads $"):]
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
-                f"loaded): the value would become code; pass it in a variable of another name")
+                f"loaded): the value would become code; pass it in a variable whose name has a lower-case letter, "
+                f"or read it from ${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -2190,13 +2191,26 @@ GIT_DATA_VARIABLES = frozenset("""GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DA
     GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE""".split())
 
 
+#: environment variables no program reads as code: the locale, the time zone, the terminal's kind and size, the
+#: proxies, node's mode, and the runner's own (TASKDSL_*)
+DATA_VARIABLES = frozenset("""LANG LANGUAGE LC_ALL TZ TERM COLUMNS LINES NO_COLOR HTTP_PROXY HTTPS_PROXY NO_PROXY
+    ALL_PROXY NODE_ENV""".split())
+DATA_VARIABLE_PREFIXES = ("TASKDSL_", "LC_")
+
+
 def _code_variable(name: str) -> bool:
-    """A variable a shell or a program reads as code: listed, of a family, or not a plain name (env 'f%%=…')."""
+    """A variable a shell or a program may read as code. Fail closed: every name is, but a name with a lower-case
+    letter that is not of a listed family (npm_config_*: the environment's names are capitals by convention, so
+    a program reads only those of its own family), the data names (DATA_VARIABLES, GIT_AUTHOR_NAME, …) and the
+    runner's own TASKDSL_*. A name that is not a plain name is code (env 'f%%=…'). The list and the families say
+    why the commonest names are code (ZIP, GZIP, LESSOPEN, … are by the same rule)."""
     if not name.replace("_", "").isalnum() or not name.isascii():
         return True
-    if name in GIT_DATA_VARIABLES:
+    if name in GIT_DATA_VARIABLES or name in DATA_VARIABLES or name.startswith(DATA_VARIABLE_PREFIXES):
         return False
-    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES)
+    if name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES):
+        return True
+    return name == name.upper()  # ZIP, GZIP, BZIP2, MAKEFILES, OPENSSL_CONF, RUSTC_WRAPPER: fail closed
 
 
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
