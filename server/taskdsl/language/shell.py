@@ -208,6 +208,13 @@ def unsafe_message(site: Site) -> str:
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
                 f"loaded): the value would become code; pass it in a variable whose name has a lower-case letter, "
                 f"or read it from ${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}")
+    if site.context == "reparse" and site.program.split(" ")[0] in RUN_SUBCOMMANDS:
+        return (f"{shown} is an argument of `{site.program}`, which runs a command given after its own options and "
+                f"operands: the checker cannot tell which word starts that command, and the value may become the "
+                f"command, an option that names one, or code; the value would become code; write the command after "
+                f"`--` or after the operands with no option before them (uv run -- python3 script.py \"$"
+                f"{env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}\"), and pass the value as an argument the "
+                f"command reads as data")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -2328,6 +2335,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         shown = "{{…}}" if SUB_PREFIX in sources[0] else sources[0]
         return [None] + [("reparse", shown, None)] * (n - 1), True, shown
     program = _program_name(literals[0])
+    if program in RUN_SUBCOMMANDS:
+        return _run_subcommand(program, literals, prefixes, sources, alternatives)
     spec = PROGRAMS.get(program)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
@@ -2514,6 +2523,90 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         words = [literals[k] for k in range(1, n) if verdicts[k] is not None and verdicts[k][0] == "reparse"]
         stdin = bool(words) and _script_reads_stdin(None if None in words else " ".join(words))
     return verdicts, stdin, program
+
+
+#: programs that run a command given after a subcommand and its options: program → subcommand → how many operands
+#: come between them and the command (docker exec CONTAINER CMD: 1), or the option after which the command starts
+#: (nix shell PKG -c CMD); "" stands for the program itself (npx CMD). A subcommand the table does not know, given a
+#: value, fails closed (npm install {{x}} runs the package's install scripts; docker --context c exec …)
+RUN_SUBCOMMANDS = {
+    **{name: {"run": 0} for name in "poetry pipx pdm hatch conda mamba micromamba".split()},
+    "uv": {"run": 0}, "pixi": {"run": 0, "exec": 0},
+    **{name: {"": 0} for name in "uvx npx pnpx bunx pkexec".split()},
+    **{name: {"exec": 1, "run": 1, "create": 1} for name in "docker podman nerdctl".split()},
+    **{name: {"exec": 1, "run": 1, "debug": 1} for name in "kubectl oc".split()},
+    "npm": {"exec": 0, "x": 0}, "pnpm": {"exec": 0, "dlx": 0}, "yarn": {"exec": 0, "dlx": 0},
+    "nix": {"shell": "-c --command", "develop": "-c --command"},
+    "direnv": {"exec": 1}, "mise": {"exec": 0, "x": 0}, "asdf": {"exec": 0},
+    **{name: {"exec": 0} for name in "pyenv rbenv nodenv goenv jenv".split()},
+    "bundle": {"exec": 0},
+}
+
+
+def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple[list, bool, str | None]:
+    """_scan for a program of RUN_SUBCOMMANDS. Its options are not in the table, so which word is an option's value
+    and which the command is not known: a value before the first word that is surely the command (an operand after
+    no option, or after --) is code (it may be the command, or an option that names one), and the words after are
+    read as a command from that word and from every earlier word that may be one (fail closed)."""
+    n = len(literals)
+    verdicts = [None] * n
+    table = RUN_SUBCOMMANDS[program]
+    at = 0
+    if "" not in table:
+        at = next((k for k in range(1, n) if literals[k] is None or not literals[k].startswith("-")), n)
+        if at < n and literals[at] is not None:
+            at = at if literals[at] in table else -at
+    sub = "" if at == 0 else literals[abs(at)] if abs(at) < n else None
+    code = ("reparse", f"{program} {sub}".strip() if sub else program, None)
+    if at <= 0 and "" not in table or at >= n:  # no subcommand, or one the table does not know: fail closed
+        return [None] + [code if lit is None else None for lit in literals[1:]], False, program
+    skip = table[sub]
+    start, candidates, operands, option_before, ended = None, [], 0, False, False
+    for k in range(at + 1, n):
+        lit = literals[k]
+        if lit is None:
+            break  # a value before the command surely starts: the command, an option or an option's value
+        if isinstance(skip, str):  # nix shell PKG -c CMD
+            if lit in skip.split():
+                start = k + 1
+                break
+            continue
+        if lit == "--" and not ended:
+            ended, option_before = True, False
+            continue
+        if lit.startswith("-") and not ended:
+            option_before = "=" not in lit
+            continue
+        candidates.append(k)
+        if ended or not option_before:
+            operands += 1
+            if operands > skip:
+                start = k
+                break
+        option_before = False
+    for k in range(1, start if start is not None else n):
+        if literals[k] is None:
+            verdicts[k] = code
+    if start is not None and start < n and len(candidates) > alternatives + 1:
+        # more readings than the bound: every value after is code
+        for k in range(start, n):
+            if literals[k] is None:
+                verdicts[k] = code
+        return verdicts, True, program
+    firsts = ([start] if start is not None and start < n else []) + [k for k in candidates if k != start]
+    stdin, inner = False, program
+    for first in firsts[:alternatives + 2]:  # docker exec -i c sh: c may be an option's value, or the container
+        sub_verdicts, sub_stdin, sub_inner = _scan(literals[first:], prefixes[first:], sources[first:], 0)
+        for k, verdict in enumerate(sub_verdicts[1:], first + 1):
+            if verdict is None or (verdicts[k] is not None and (verdicts[k][0] == "reparse" or verdict[0] != "reparse")):
+                continue
+            index = verdict[2] + first if verdict[2] is not None and first == start else None
+            verdicts[k] = (*verdict[:2], index)
+        if sub_stdin and not stdin:
+            stdin, inner = True, sub_inner
+    if len(firsts) > alternatives + 2:
+        stdin = True
+    return verdicts, stdin, inner if stdin else program
 
 
 #: builtins whose operands are shell code this shell runs, with the standard input the command has there (trap's
