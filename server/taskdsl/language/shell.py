@@ -208,8 +208,8 @@ def unsafe_message(site: Site) -> str:
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
                 f"loaded): the value would become code; pass it in a variable whose name has a lower-case letter, "
                 f"or read it from ${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}")
-    if site.context == "reparse" and site.program.split(" ")[0] in RUN_SUBCOMMANDS:
-        return (f"{shown} is an argument of `{site.program}`, which runs a command given after its own options and "
+    if site.context == "reparse" and site.program.startswith(RUNS):
+        return (f"{shown} is an argument of `{site.program[len(RUNS):]}`, which runs a command given after its own options and "
                 f"operands: the checker cannot tell which word starts that command, and the value may become the "
                 f"command, an option that names one, or code; the value would become code; write the command after "
                 f"`--` or after the operands with no option before them (uv run -- python3 script.py \"$"
@@ -247,6 +247,8 @@ def unsafe_message(site: Site) -> str:
 
 #: how a TD803 site's program says the value reached it handed on, not as written
 HANDED = "handed on to "
+#: how a TD803 site's program says the value is an argument of a wrapper of RUN_SUBCOMMANDS before its command
+RUNS = "a wrapper: "
 
 
 def _named_at_run_time(program: str) -> bool:
@@ -1382,6 +1384,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             name = _expanded_name(tree, node)
             if name is not None:
                 expansions.append((node, name))
+        elif kind == "command_substitution" and _prints_folder(tree, node):  # $(pwd), $(dirs): $PWD
+            expansions.append((node, "PWD"))
         elif kind == "variable_assignment":
             target = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
@@ -1417,6 +1421,10 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     assignments.append((name, node))
             elif first == "let":
                 arithmetic.append(node)
+            elif first in ("cd", "pushd") and len(words) > 1:
+                # cd {{x}}: $PWD, $OLDPWD (after the next cd), $DIRSTACK, pwd and dirs then hold the value
+                for word in words[1:]:
+                    assignments.extend((name, word) for name in FOLDER_VARIABLES)
             assignments.extend(_wrapper_assignments(tree, words))
             if first is not None and len(words) > 1:
                 calls.append((first, node))
@@ -1531,6 +1539,12 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     program, text = code
                     for name in _code_uses_of(text, names, program in SHELLS):
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
+    for node in commands:  # eval "$c", eval "t=\\$$n", eval 'f() { sh; }': fail closed (below)
+        info = _command_info(tree, node)
+        for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
+            if verdict is not None and verdict[0] == "reparse" and verdict[1] in IN_SHELL_CODE and (
+                    _FUNCTION_DEFINITION.search(tree.source(word)) or _untracked_expansion(tree, word, taint)):
+                reach(_ALL, Site(dummy.placeholder, "reparse", HANDED + verdict[1]))
     for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
         text = tree.source(node)
         if node.type == "c_style_for_statement":  # its header only
@@ -1552,6 +1566,41 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
         for origin in every:
             found.setdefault(origin, to_all[0])
     return found
+
+
+#: the variables cd and pushd set from their folder (and pwd and dirs print: _prints_folder)
+FOLDER_VARIABLES = ("PWD", "OLDPWD", "DIRSTACK")
+#: eval code that may define a function (f() …, function f …): a call outside the code runs what it defines
+_FUNCTION_DEFINITION = re.compile(r"\(\s*\)|\bfunction\b")
+#: the eval rule (in a command that holds a value anywhere, eval code with an expansion, which may build a name or
+#: print a value for another eval, or that defines a function, is held to run the value: fail closed) is applied in
+#: _handed_on, where "holds a value" is known
+
+
+def _untracked_expansion(tree, word, taint) -> bool:
+    """word holds an expansion whose value the analysis does not follow: a variable that holds no value it knows of
+    (it may have been built by eval code: eval "t=\\$$n"), a command's output ($(eval 'echo "$r"')), arithmetic.
+    A placeholder's reference and a variable known to hold values are followed where they stand."""
+    stack = [word]
+    while stack:
+        node = stack.pop()
+        if node.type in _EXPANSIONS:
+            name = _expanded_name(tree, node)
+            if name is None or not (name.startswith(SUB_PREFIX) or name in taint):
+                return True
+        elif node.type in ("command_substitution", "process_substitution", "arithmetic_expansion"):
+            return True
+        stack.extend(node.named_children)
+    return False
+
+
+def _prints_folder(tree, node) -> bool:
+    """$(pwd), $(dirs), `pwd`: a command substitution whose one command prints the current folder or the stack."""
+    commands = [c for c in node.named_children if c.type not in ("comment",)]
+    if len(commands) != 1 or commands[0].type != "command":
+        return False
+    words = _words(commands[0])
+    return bool(words) and _literal(tree, words[0]) in ("pwd", "dirs")
 
 
 #: a name that may hold any value of the command (more origins than ORIGINS_KEPT, or read from input)
@@ -1784,15 +1833,18 @@ def _file_hand_off(tree, taint) -> str | None:
     outputs = []  # (scope node, written path or None) for every file written
     inputs = []  # (scope node, read path or None)
     code = []  # (program, path or None) a script or a file read as code
-    stack = [tree.root]
+    stack = [(tree.root, False)]
     while stack:
-        node = stack.pop()
+        node, piped = stack.pop()
+        # inside a pipeline, subshell or group that holds a value (printf %s {{x}} | ( cat > g )): every write there
+        # may hold it (fail closed), whichever statement of it the write belongs to
+        piped = piped or (node.type in _VALUE_SCOPES and node.id in valued)
         if node.type == "file_redirect":
             operator = next((tree.source(c) for c in node.children if not c.is_named), "")
             target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
                                                                    else None)
             path = _literal(tree, target) if target is not None else None
-            scope = _scope(tree, node)
+            scope = _scope(tree, node) if not piped else tree.root
             if operator in _WRITES and path not in _NOT_FILES:
                 # exec > f: what every later command prints goes to f (fail closed: a value may be among it)
                 outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
@@ -1808,12 +1860,15 @@ def _file_hand_off(tree, taint) -> str | None:
                 text = _literal(tree, word)
                 code.extend(_code_variable_file(name, text.split("=", 1)[1] if text is not None else None))
             if info is not None and info.words:
-                _file_uses(tree, node, info, outputs, inputs, code)
+                _file_uses(tree, node, info, outputs, inputs, code, piped)
                 for word, verdict in zip(info.words, info.verdicts):
                     found = _shell_code(tree, word, verdict)
                     if found is not None:  # sh -c 'sh f'
                         code.extend(_code_files(found[1]))
-        stack.extend(node.named_children)
+                        # sh -c 'printf %s "$1" > g' _ {{x}}: what the code writes, in the command's place
+                        scope = _scope(tree, node) if not piped else tree.root
+                        outputs.extend((scope, path) for path in _code_writes(found[1]))
+        stack.extend((child, piped) for child in node.named_children)
     runner = _runner_in(tree, tree.root)
     read_by: dict = {}  # scope → the files it reads
     for scope, path in inputs:
@@ -1863,10 +1918,10 @@ def _scope(tree, node):
     return above if above is not None and above.type == "pipeline" else node
 
 
-def _file_uses(tree, node, info, outputs, inputs, code):
+def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
     """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f, f)."""
     literals = [_literal(tree, w) for w in info.words]
-    scope = _scope(tree, node)
+    scope = _scope(tree, node) if not piped else tree.root
     first = literals[0]
     if first is None:
         return
@@ -1874,6 +1929,19 @@ def _file_uses(tree, node, info, outputs, inputs, code):
     code.append((first, first if "/" in first else "\0" + first))
     name = _program_name(first)
     spec = PROGRAMS.get(name)
+    if name in NAMING_WRITERS:  # split g part: files under names the program chooses (partaa), from what it reads
+        outputs.append((scope, None))
+    if spec is not None and (spec.load or spec.long_load):
+        # node -r ./g.js, perl -I. -Mg, ruby -r ./g, gawk -i ./g.awk: a module may be a file the command wrote, under
+        # a name the option does not spell out (fail closed: it matches any written file)
+        for k, text in enumerate(literals[1:], 1):
+            if text is None or not text.startswith("-") or text == "--":
+                continue
+            head = text.split("=", 1)[0]
+            if (not head.startswith("--") and any(c in spec.load for c in head[1:])) or \
+                    _long_option(head, spec) in spec.long_load:
+                code.append((f"{name} {head}", None))
+                break
     if name in COPIERS:
         operands = [text for text in literals[1:] if text is None or not text.startswith("-")]
         for text in operands:
@@ -1892,6 +1960,9 @@ def _file_uses(tree, node, info, outputs, inputs, code):
         # that names a program reading a script, and every path the wrapped command may be
         start = 1 if name != "find" else next((k + 1 for k, text in enumerate(literals) if text in FIND_EXEC),
                                                len(literals))
+        if name == "find" and start < len(literals) and literals[start] in (None, "{}") or \
+                name == "xargs" and "{}" in literals:
+            code.append((f"{name} -exec {{}}" if name == "find" else "xargs", None))  # find … -exec {} ;: the file found
         for k in range(start, len(literals)):
             text = literals[k]
             wrapped = _program_name(text) if text is not None else None
@@ -1904,6 +1975,46 @@ def _file_uses(tree, node, info, outputs, inputs, code):
                 break
         return
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
+
+
+#: programs that write files under names they choose (split's xaa, csplit's xx00, an archive's members, a patch's
+#: files, a decompressed file's name): what they read may reach any file
+NAMING_WRITERS = frozenset("""split csplit tar unzip 7z 7za cpio ar patch gunzip gzip bzip2 bunzip2 xz unxz zstd
+    unzstd uudecode""".split())
+#: where a value flows into every statement inside: a pipeline, a subshell, a group
+_VALUE_SCOPES = frozenset("pipeline subshell compound_statement".split())
+
+
+@lru_cache(maxsize=256)
+def _code_writes(script: str) -> tuple:
+    """The files shell code written in the command writes (sh -c 'cat > g', sh -c 'cp a g'): (path or None, …); code
+    the grammar cannot parse writes a file named at run time (None)."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return (None,)
+    except RecursionError:
+        return (None,)
+    outputs, stack = [], [inner.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "file_redirect":
+            operator = next((inner.source(c) for c in node.children if not c.is_named), "")
+            target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
+                                                                   else None)
+            path = _literal(inner, target) if target is not None else None
+            if operator in _WRITES and path not in _NOT_FILES:
+                outputs.append((None, path))
+        elif node.type == "command":
+            info = _command_info(inner, node)
+            if info is not None and info.words:
+                _file_uses(inner, node, info, outputs, [], [])
+                for word, verdict in zip(info.words, info.verdicts):
+                    found = _shell_code(inner, word, verdict)
+                    if found is not None:
+                        outputs.extend((None, path) for path in _code_writes(found[1]))
+        stack.extend(node.named_children)
+    return tuple(path for _, path in outputs)
 
 
 #: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x, vim -S)
@@ -2325,8 +2436,8 @@ def _prefix(tree, node) -> str:
 WRAPPER_ALTERNATIVES = 4
 
 
-def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRAPPER_ALTERNATIVES) -> \
-        tuple[list, bool, str | None]:
+def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRAPPER_ALTERNATIVES,
+          peel: bool = True) -> tuple[list, bool, str | None]:
     """For a simple command's words (literal text or None, the literal prefix, the source): per word, what the
     program does with it; whether the program runs its standard input as code; the program's name."""
     n = len(literals)
@@ -2335,8 +2446,13 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         shown = "{{…}}" if SUB_PREFIX in sources[0] else sources[0]
         return [None] + [("reparse", shown, None)] * (n - 1), True, shown
     program = _program_name(literals[0])
-    if program in RUN_SUBCOMMANDS:
-        return _run_subcommand(program, literals, prefixes, sources, alternatives)
+    if program in RUN_SUBCOMMANDS and peel:
+        verdicts, stdin, inner = _run_subcommand(program, literals, prefixes, sources, alternatives)
+        if program in PROGRAMS:  # npx -c CMD, npm exec --call=CMD: what the table says of its own options first
+            own, own_stdin, own_inner = _scan(literals, prefixes, sources, alternatives, peel=False)
+            verdicts = [a if a is not None else b for a, b in zip(own, verdicts)]
+            stdin, inner = (stdin, inner) if stdin else (own_stdin, own_inner)
+        return verdicts, stdin, inner
     spec = PROGRAMS.get(program)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
@@ -2557,7 +2673,7 @@ def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple
         if at < n and literals[at] is not None:
             at = at if literals[at] in table else -at
     sub = "" if at == 0 else literals[abs(at)] if abs(at) < n else None
-    code = ("reparse", f"{program} {sub}".strip() if sub else program, None)
+    code = ("reparse", RUNS + (f"{program} {sub}".strip() if sub else program), None)
     if at <= 0 and "" not in table or at >= n:  # no subcommand, or one the table does not know: fail closed
         return [None] + [code if lit is None else None for lit in literals[1:]], False, program
     skip = table[sub]
