@@ -2450,7 +2450,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         verdicts, stdin, inner = _run_subcommand(program, literals, prefixes, sources, alternatives)
         if program in PROGRAMS:  # npx -c CMD, npm exec --call=CMD: what the table says of its own options first
             own, own_stdin, own_inner = _scan(literals, prefixes, sources, alternatives, peel=False)
-            verdicts = [a if a is not None else b for a, b in zip(own, verdicts)]
+            verdicts = [a if a is not None and (a[0] == "reparse" or b is None) else b for a, b in zip(own, verdicts)]
             stdin, inner = (stdin, inner) if stdin else (own_stdin, own_inner)
         return verdicts, stdin, inner
     spec = PROGRAMS.get(program)
