@@ -114,8 +114,26 @@ def test_a_written_file_loaded_as_a_module_is_td803(tmp_path, capsys, monkeypatc
     refused(tmp_path, capsys, monkeypatch, command, value, "TD803", HANDED.format(program))
 
 
+@pytest.mark.parametrize("command, value, program", [
+    ("printf %s {{x}} > g.py; python3 -c 'import g'", "open('marker', 'w')", "python3"),
+    ("printf %s {{x}} > g.pm; perl -I. -e 'use g'", "system('touch marker'); 1;", "perl"),
+    ("printf %s {{x}} > g.js; node -e 'require(\"./g.js\")'", "require('fs').writeFileSync('marker','')", "node"),
+    ("printf %s {{x}} > g; env -C . sh g", "touch marker", "sh"),  # "." may be -C's value, or the program
+])
+def test_interpreter_code_that_names_a_written_file_is_td803(tmp_path, capsys, monkeypatch, command, value, program):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", HANDED.format(program))
+
+
+def test_interpreter_code_that_reads_a_written_file_by_an_argument_stays_data():
+    assert codes("printf %s {{x}} > out.txt; python3 -c 'import sys; print(open(sys.argv[1]).read())' out.txt") == []
+    # naming the file in the code is refused (it may load it): fail closed
+    assert codes("printf %s {{x}} > out.txt; python3 -c 'print(open(\"out.txt\").read())'") == [
+        ("TD803", shell.HANDED + "python3")]
+
+
 @pytest.mark.parametrize("command", [
     "printf %s {{x}} > out.txt; sh ./build.sh",
+    "printf '%s' {{x}} | xargs -0 sh -c 'printf \"[%s]\" \"$1\" >> out' _",
     "printf %s {{x}} | ( cat > out.txt ); wc -c out.txt",
     "printf %s {{x}} > g; node app.js",
     "find . -name {{x}} -print",
@@ -183,7 +201,8 @@ def test_a_value_the_wrapped_command_reads_as_data_stays_data(command):
     assert codes(command) == []
 
 
-def test_ssh_joins_its_words_into_a_remote_shell_s_code(  # held by the table before: ssh's code_fromtmp_path, capsys, monkeypatch):
+def test_ssh_joins_its_words_into_a_remote_shell_s_code(tmp_path, capsys, monkeypatch):
+    """Held by the table before (ssh's operands after the host are code): kept with the wrappers it belongs to."""
     refused(tmp_path, capsys, monkeypatch, "ssh localhost echo {{x}}", "touch marker", "TD803",
             "is in text that `ssh` parses again as code")
 

@@ -1889,7 +1889,14 @@ def _file_hand_off(tree, taint) -> str | None:
         return None
     if runner is not None:
         return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
+    stems = None
     for program, path in code:
+        if path is not None and path.startswith("\0code"):  # the code of python3 -c: it names a written file's stem
+            if stems is None:
+                stems = {key.split(".", 1)[0] for key in written if key != "*"}
+            if "*" in written or stems & set(_IDENTIFIER.findall(path[5:])):
+                return program
+            continue
         if path is not None and path.startswith("\0"):  # a bare command name
             if path[1:] in written:
                 return program
@@ -1954,10 +1961,15 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
         return
     if name in SCRIPT_READERS or name in FILE_CODE_READERS:
         _script_operand(name, spec, literals, code)
+        if name not in SHELLS:  # python3 -c 'import g', perl -e 'use g': code that may load a written file
+            for k, verdict in enumerate(info.verdicts):
+                if verdict is not None and verdict[0] == "reparse" and verdict[1] == name:
+                    code.append((name, "\0code" + (literals[k] or "")) if literals[k] is not None else (name, None))
         return
     if spec is not None and spec.command_at is not None or name in ("find", "xargs"):
         # a wrapper (timeout 5 sh f, env A=1 . ./f, find … -exec sh {} ;, xargs sh): fail closed, from every word
         # that names a program reading a script, and every path the wrapped command may be
+        readers = 0
         start = 1 if name != "find" else next((k + 1 for k, text in enumerate(literals) if text in FIND_EXEC),
                                                len(literals))
         if name == "find" and start < len(literals) and literals[start] in (None, "{}") or \
@@ -1969,10 +1981,12 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
             if text is not None and "/" in text and not text.startswith("-"):
                 code.append((text, text))
             if wrapped in SCRIPT_READERS or wrapped in FILE_CODE_READERS:
-                _script_operand(wrapped, PROGRAMS.get(wrapped), literals[k:], code)
-                if name == "xargs":  # xargs sh: the items it reads are its script's name
+                inline = _script_operand(wrapped, PROGRAMS.get(wrapped), literals[k:], code)
+                if name == "xargs" and not inline:  # xargs sh: the items it reads are its script's name
                     code.append((wrapped, None))
-                break
+                readers += 1
+                if readers > WRAPPER_ALTERNATIVES:  # env -C . sh g: "." may be an option's value, read on (bounded)
+                    break
         return
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
 
@@ -2056,7 +2070,7 @@ def _script_operand(name, spec, literals, code):
         if text.startswith("-") and text != "-":
             if spec is not None and (spec.code and any(c in spec.code for c in text[1:2]) or
                                      spec.flag_code and spec.flag_code in text[1:]):
-                return  # sh -c …, python3 -c …: the code is a word, not a file
+                return True  # sh -c …, python3 -c …: the code is a word, not a file
             if spec is not None and text[-1:] in spec.args and len(text) == 2:
                 i += 1
             i += 1
