@@ -99,6 +99,7 @@ def test_the_folder_stays_data_where_it_is_data(command):
     ("printf %s {{x}} | sh -c 'cat > g'; sh g", "sh"),
     ("printf %s {{x}} | ( cat > g ); sh g", "sh"),
     ("printf %s {{x}} | { cat > g; }; sh g", "sh"),
+    ("printf %s {{x}} > g; tar xf g; sh anything", "sh"),
 ])
 def test_a_file_written_under_a_name_not_spelt_out_and_run_is_td803(tmp_path, capsys, monkeypatch, command, program):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format(program))
@@ -192,6 +193,7 @@ def test_echo_piped_into_a_wrapped_shell_is_td803():
 @pytest.mark.parametrize("command", [
     "uv run python3 script.py {{x}}",
     "uv run -- python3 script.py {{x}}",
+    "uv run --frozen -- python3 script.py {{x}}",
     "docker exec c ls {{x}}",
     "kubectl exec pod -- ls {{x}}",
     "npx prettier --check {{x}}",
@@ -231,6 +233,8 @@ def test_a_value_in_an_upper_case_variable_is_code_unless_the_name_is_data(tmp_p
     "LC_ALL={{x}} sort f",
     "TASKDSL_NOTE={{x}} printenv TASKDSL_NOTE",
     "GIT_AUTHOR_NAME={{x}} git commit -m hi",
+    "NO_PROXY={{x}} curl -s http://127.0.0.1:9/",
+    "NODE_ENV={{x}} node app.js",
 ])
 def test_names_that_are_data_stay_data(command):
     assert codes(command) == []
