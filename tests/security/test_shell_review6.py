@@ -238,3 +238,22 @@ def test_a_value_in_an_upper_case_variable_is_code_unless_the_name_is_data(tmp_p
 ])
 def test_names_that_are_data_stay_data(command):
     assert codes(command) == []
+
+
+@pytest.mark.parametrize("unit", ["npx -y ", "docker exec -i c ", "uv run --with b "])
+def test_wrappers_nested_in_each_other_are_read_in_linear_work(monkeypatch, unit):
+    """Each wrapper reads its command from up to a few words; one read from several words reads no further wrapper
+    the same way (it fails closed), so wrappers nested in each other cost work linear in their number (a chain of 40
+    `npx -y` once took 2^40 readings)."""
+    calls = []
+    original = shell._run_subcommand
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+    monkeypatch.setattr(shell, "_run_subcommand", counted)
+    for n in (10, 40):
+        calls.clear()
+        shell._analysis.cache_clear()
+        assert [code for code, _ in codes(unit * n + "sh -c {{x}}")] == ["TD803"]
+        assert len(calls) <= 8 * n

@@ -2690,6 +2690,8 @@ def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple
     code = ("reparse", RUNS + (f"{program} {sub}".strip() if sub else program), None)
     if at <= 0 and "" not in table or at >= n:  # no subcommand, or one the table does not know: fail closed
         return [None] + [code if lit is None else None for lit in literals[1:]], False, program
+    if alternatives < 0:  # a wrapper read inside another's alternative readings: fail closed (bounds the work)
+        return [None] + [code if lit is None else None for lit in literals[1:]], True, program
     skip = table[sub]
     start, candidates, operands, option_before, ended = None, [], 0, False, False
     for k in range(at + 1, n):
@@ -2725,8 +2727,11 @@ def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple
         return verdicts, True, program
     firsts = ([start] if start is not None and start < n else []) + [k for k in candidates if k != start]
     stdin, inner = False, program
-    for first in firsts[:alternatives + 2]:  # docker exec -i c sh: c may be an option's value, or the container
-        sub_verdicts, sub_stdin, sub_inner = _scan(literals[first:], prefixes[first:], sources[first:], 0)
+    # docker exec -i c sh: c may be an option's value, or the container; a wrapper read from one of several words
+    # gets no readings of its own (-1), one read from the one word that starts the command one fewer
+    deeper = alternatives - 1 if len(firsts) == 1 else -1
+    for first in firsts[:alternatives + 2]:
+        sub_verdicts, sub_stdin, sub_inner = _scan(literals[first:], prefixes[first:], sources[first:], deeper)
         for k, verdict in enumerate(sub_verdicts[1:], first + 1):
             if verdict is None or (verdicts[k] is not None and (verdicts[k][0] == "reparse" or verdict[0] != "reparse")):
                 continue
