@@ -257,3 +257,18 @@ def test_wrappers_nested_in_each_other_are_read_in_linear_work(monkeypatch, unit
         shell._analysis.cache_clear()
         assert [code for code, _ in codes(unit * n + "sh -c {{x}}")] == ["TD803"]
         assert len(calls) <= 8 * n
+
+
+def _wrapped(program, sub, skip, command):
+    words = [program] + ([sub] if sub else [])
+    words += ["pkg", skip.split()[0]] if isinstance(skip, str) else ["box"] * skip
+    return " ".join(words) + " " + command
+
+
+@pytest.mark.parametrize("program, sub, skip", [(p, s, k) for p, subs in shell.RUN_SUBCOMMANDS.items()
+                                                for s, k in subs.items()])
+def test_every_wrapper_of_the_table_runs_the_command_after_its_operands(program, sub, skip):
+    # (npm's own -c runs a command too: the table of programs says so first)
+    assert codes(_wrapped(program, sub, skip, "sh -c {{x}}")) == [("TD803", "sh" if program != "npm" else "npm")]
+    assert codes(_wrapped(program, sub, skip, "ls -- {{x}}")) == []
+    assert codes(_wrapped(program, sub, skip, "{{x}}")) == [("TD803", shell.RUNS + f"{program} {sub}".strip())]

@@ -2716,9 +2716,11 @@ def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple
                 start = k
                 break
         option_before = False
-    for k in range(1, start if start is not None else n):
+    for k in range(1, start + 1 if start is not None and start < n else n):  # nix shell PKG -c {{x}}: the command
         if literals[k] is None:
             verdicts[k] = code
+    if start is not None and start < n and literals[start] is None:
+        return verdicts, True, program
     if start is not None and start < n and len(candidates) > alternatives + 1:
         # more readings than the bound: every value after is code
         for k in range(start, n):
