@@ -71,6 +71,7 @@ def test_eval_of_an_expansion_without_a_value_in_the_command_is_not_refused():
     ('mkdir -p {{x}} && cd {{x}} && sh -c "$(pwd)"', "sh"),
     ('mkdir -p {{x}} && cd {{x}} && cd / && sh -c "$OLDPWD"', "sh"),
     ('mkdir -p {{x}} && cd -- {{x}} && bash -c "${PWD}"', "bash"),
+    ("mkdir -p {{x}} && cd {{x}} && pwd | sh", "sh"),  # what pwd prints flows on as printed
 ])
 def test_the_folder_cd_is_given_a_value_holds_it(tmp_path, capsys, monkeypatch, command, program):
     refused(tmp_path, capsys, monkeypatch, command, "x;touch marker", "TD803", HANDED.format(program))
@@ -79,12 +80,17 @@ def test_the_folder_cd_is_given_a_value_holds_it(tmp_path, capsys, monkeypatch, 
 @pytest.mark.parametrize("command, program", [
     ('pushd {{x}} && sh -c "$(dirs)"', "sh"),
     ('cd {{x}}; $PWD', "$PWD"),
+    ('cd {{x}}; sh -c "$(/bin/pwd)"', "sh"),
+    ('cd {{x}}; sh -c "$(cd .; pwd)"', "sh"),
+    ("cd {{x}}; pwd | xargs sh -c", "sh"),
+    ("cd {{x}}; pwd > f; sh f", "sh"),
 ])
 def test_pushd_dirs_and_pwd_as_a_command_hold_the_value(command, program):
     assert codes(command) == [("TD803", shell.HANDED + program)]
 
 
-@pytest.mark.parametrize("command", ['cd {{x}} && ls', 'cd {{x}} && printf "%s\\n" "$PWD"', 'cd src && sh -c "$PWD"'])
+@pytest.mark.parametrize("command", ['cd {{x}} && ls', 'cd {{x}} && printf "%s\\n" "$PWD"', 'cd src && sh -c "$PWD"',
+                                     'cd {{x}}; pwd; printf "%s" "$(pwd)"', "cd src; pwd | sh"])
 def test_the_folder_stays_data_where_it_is_data(command):
     assert codes(command) == []
 

@@ -1376,6 +1376,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     program of the command then runs as a script or reads as code (… > f; sh f, . ./f, sh < f). Returns, per origin
     (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
     expansions, assignments, arithmetic, calls, readers, functions, commands = [], [], [], [], [], set(), []
+    printers = []  # pwd and dirs commands: what they print is $PWD or $DIRSTACK
     stack = [tree.root]
     while stack:
         node = stack.pop()
@@ -1384,8 +1385,6 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             name = _expanded_name(tree, node)
             if name is not None:
                 expansions.append((node, name))
-        elif kind == "command_substitution" and _prints_folder(tree, node):  # $(pwd), $(dirs): $PWD
-            expansions.append((node, "PWD"))
         elif kind == "variable_assignment":
             target = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
@@ -1421,6 +1420,8 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     assignments.append((name, node))
             elif first == "let":
                 arithmetic.append(node)
+            if _prints_folder(tree, words):  # pwd, dirs: print $PWD and $DIRSTACK (below)
+                printers.append(node)
             elif first in ("cd", "pushd") and len(words) > 1:
                 # cd {{x}}: $PWD, $OLDPWD (after the next cd), $DIRSTACK, pwd and dirs then hold the value
                 for word in words[1:]:
@@ -1545,6 +1546,14 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             if verdict is not None and verdict[0] == "reparse" and verdict[1] in IN_SHELL_CODE and (
                     _FUNCTION_DEFINITION.search(tree.source(word)) or _untracked_expansion(tree, word, taint)):
                 reach(_ALL, Site(dummy.placeholder, "reparse", HANDED + verdict[1]))
+    folder = frozenset()
+    for name in FOLDER_VARIABLES:
+        folder = _join(folder, taint.get(name, frozenset()))
+    if folder:  # cd {{x}}; pwd | sh, sh -c "$(/bin/pwd)", sh -c "$(cd .; pwd)": what pwd prints flows on as printed
+        for node in printers:
+            site = _flow(tree, dummy, node, None, command, placeholders, spans)
+            if site.context in _HANDED_CONTEXTS:
+                reach(folder, site)
     for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
         text = tree.source(node)
         if node.type == "c_style_for_statement":  # its header only
@@ -1594,13 +1603,10 @@ def _untracked_expansion(tree, word, taint) -> bool:
     return False
 
 
-def _prints_folder(tree, node) -> bool:
-    """$(pwd), $(dirs), `pwd`: a command substitution whose one command prints the current folder or the stack."""
-    commands = [c for c in node.named_children if c.type not in ("comment",)]
-    if len(commands) != 1 or commands[0].type != "command":
-        return False
-    words = _words(commands[0])
-    return bool(words) and _literal(tree, words[0]) in ("pwd", "dirs")
+def _prints_folder(tree, words) -> bool:
+    """A command (its words) that prints the current folder or the folder stack: pwd, /bin/pwd, dirs."""
+    first = _literal(tree, words[0]) if words else None
+    return first is not None and _program_name(first) in ("pwd", "dirs")
 
 
 #: a name that may hold any value of the command (more origins than ORIGINS_KEPT, or read from input)
@@ -1815,9 +1821,12 @@ def _file_hand_off(tree, taint) -> str | None:
     valued = set()
     stack = [tree.root]
     marks = []
+    folder = any(name in taint for name in FOLDER_VARIABLES)
     while stack:
         node = stack.pop()
         if node.type in _EXPANSIONS and (_expanded_name(tree, node) or "") in taint:
+            marks.append(node)
+        elif folder and node.type == "command" and _prints_folder(tree, _words(node)):  # cd {{x}}; pwd > f
             marks.append(node)
         elif node.type == "heredoc_body" and any(c.type in _EXPANSIONS and (_expanded_name(tree, c) or "") in taint
                                                  for c in node.named_children):
