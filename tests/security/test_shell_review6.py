@@ -106,6 +106,8 @@ def test_the_folder_stays_data_where_it_is_data(command):
     ("printf %s {{x}} | ( cat > g ); sh g", "sh"),
     ("printf %s {{x}} | { cat > g; }; sh g", "sh"),
     ("printf %s {{x}} > g; tar xf g; sh anything", "sh"),
+    ("printf '%s' {{x}} > g; chmod +x g; find . -name g -exec true \\; -exec {} \\;", "find -exec {}"),
+    ("printf '%s' {{x}} > g; chmod +x g; find . -name g -execdir ./{} \\;", "find -exec {}"),
 ])
 def test_a_file_written_under_a_name_not_spelt_out_and_run_is_td803(tmp_path, capsys, monkeypatch, command, program):
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format(program))

@@ -1981,8 +1981,8 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
         readers = 0
         start = 1 if name != "find" else next((k + 1 for k, text in enumerate(literals) if text in FIND_EXEC),
                                                len(literals))
-        if name == "find" and start < len(literals) and literals[start] in (None, "{}") or \
-                name == "xargs" and "{}" in literals:
+        if name == "find" and any(literals[k - 1] in FIND_EXEC and (literals[k] is None or "{}" in literals[k])
+                                  for k in range(2, len(literals))) or name == "xargs" and "{}" in literals:
             code.append((f"{name} -exec {{}}" if name == "find" else "xargs", None))  # find … -exec {} ;: the file found
         for k in range(start, len(literals)):
             text = literals[k]
@@ -2670,7 +2670,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
 #: value, fails closed (npm install {{x}} runs the package's install scripts; docker --context c exec …)
 RUN_SUBCOMMANDS = {
     **{name: {"run": 0} for name in "poetry pipx pdm hatch conda mamba micromamba".split()},
-    "uv": {"run": 0}, "pixi": {"run": 0, "exec": 0},
+    "uv": {"run": 0}, "pixi": {"run": 0, "exec": 0}, "pipenv": {"run": 0}, "rye": {"run": 0},
     **{name: {"": 0} for name in "uvx npx pnpx bunx pkexec".split()},
     **{name: {"exec": 1, "run": 1, "create": 1} for name in "docker podman nerdctl".split()},
     **{name: {"exec": 1, "run": 1, "debug": 1} for name in "kubectl oc".split()},
