@@ -113,6 +113,39 @@ def test_a_file_written_under_a_name_not_spelt_out_and_run_is_td803(tmp_path, ca
     refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format(program))
 
 
+@pytest.mark.parametrize("command, value", [
+    ("printf '%s' {{x}} | awk '{ print > \"g\" }'; sh g", "touch marker"),
+    ("awk 'BEGIN { print ARGV[1] > \"g\" }' {{x}}; sh g", "touch marker"),
+    ("printf '%s\\n' {{x}} | sed -n 'w g'; sh g", "touch marker"),
+    ("printf '%s' {{x}} | sort -o g; sh g", "touch marker"),
+    ("python3 -c 'import sys; open(\"f.sh\", \"w\").write(sys.argv[1])' {{x}}; sh f.sh", "touch marker"),
+    ("python3 -c 'import sys; open(\"f.sh\", \"w\").write(sys.argv[1])' {{x}}; sh < f.sh", "touch marker"),
+    ("python3 -c 'import sys; open(\"f.sh\", \"w\").write(sys.argv[1])' {{x}}; cat f.sh | sh", "touch marker"),
+])
+def test_a_program_that_may_write_files_by_its_own_logic_then_a_run_of_a_file_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                    command, value):
+    """Every program but those known to write no file (shell.WRITES_NOTHING), given a value, may have written any
+    file: a later run of a file fails closed."""
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", HANDED.format("sh"))
+
+
+@pytest.mark.parametrize("command", [
+    "NODE_ENV={{x}} node app.js",  # what the only writer runs, it has read before it writes
+    "awk -f prog.awk -- {{x}}",
+    "python3 process.py {{x}}",
+    "grep -- {{x}} notes.txt; sh ./report.sh",  # grep writes no file
+    "timeout 5 grep -- {{x}} notes.txt; sh ./report.sh",
+    "python3 gen.py {{x}}; echo hi | sh",  # sh runs what echo prints, not a file
+])
+def test_a_program_that_may_write_files_alone_or_before_no_run_of_a_file_stays_data(command):
+    assert codes(command) == []
+
+
+def test_a_run_of_a_file_after_a_program_that_may_write_one_is_td803():
+    assert codes("python3 process.py {{x}}; python3 report.py") == [("TD803", shell.HANDED + "python3")]
+    assert codes("curl -s -o g {{x}}; sh g") == [("TD803", shell.HANDED + "sh")]
+
+
 @pytest.mark.parametrize("command, value, program", [
     ("printf %s {{x}} > g.js; node -r ./g.js -e 0", "require('fs').writeFileSync('marker','')", "node -r"),
     ("printf %s {{x}} > g.pm; perl -I. -Mg -e 1", "system('touch marker'); 1;", "perl -Mg"),

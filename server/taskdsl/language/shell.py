@@ -1842,9 +1842,12 @@ def _file_hand_off(tree, taint) -> str | None:
     outputs = []  # (scope node, written path or None) for every file written
     inputs = []  # (scope node, read path or None)
     code = []  # (program, path or None) a script or a file read as code
+    owners = []  # per entry of code: the node of the command it came from
     stack = [(tree.root, False)]
     while stack:
         node, piped = stack.pop()
+        owner = tree.parent(node).id if node.type == "variable_assignment" and tree.parent(node) is not None else \
+            node.id
         # inside a pipeline, subshell or group that holds a value (printf %s {{x}} | ( cat > g )): every write there
         # may hold it (fail closed), whichever statement of it the write belongs to
         piped = piped or (node.type in _VALUE_SCOPES and node.id in valued)
@@ -1859,6 +1862,12 @@ def _file_hand_off(tree, taint) -> str | None:
                 outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
             elif operator == "<":
                 inputs.append((scope, path))
+                statement = tree.parent(node)
+                body = statement.child_by_field_name("body") if statement is not None and \
+                    statement.type == "redirected_statement" else None
+                info = _command_info(tree, body) if body is not None and body.type == "command" else None
+                if info is not None and info.stdin:  # sh < f: f is the script
+                    code.append((info.program, path))
         elif node.type == "variable_assignment":  # BASH_ENV=f bash -c …, export ENV=f: f is read as code
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and value is not None:
@@ -1877,6 +1886,7 @@ def _file_hand_off(tree, taint) -> str | None:
                         # sh -c 'printf %s "$1" > g' _ {{x}}: what the code writes, in the command's place
                         scope = _scope(tree, node) if not piped else tree.root
                         outputs.extend((scope, path) for path in _code_writes(found[1]))
+        owners.extend([owner] * (len(code) - len(owners)))
         stack.extend((child, piped) for child in node.named_children)
     runner = _runner_in(tree, tree.root)
     read_by: dict = {}  # scope → the files it reads
@@ -1896,10 +1906,15 @@ def _file_hand_off(tree, taint) -> str | None:
         written.add("*")
     if not written:
         return None
-    if runner is not None:
+    if runner is not None and any(not key.startswith(ANY_FILE) for key in written):
         return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
     stems = None
-    for program, path in code:
+    anys = {key[len(ANY_FILE):] for key in written if key.startswith(ANY_FILE)}
+    for (program, path), owner in zip(code, owners):
+        if anys and not written - {ANY_FILE + str(owner)}:
+            continue  # NODE_ENV={{x}} node app.js, awk -f p {{x}}: what the only writer runs, it read before writing
+        if anys - {str(owner)} and not (path is not None and path.startswith("\0") and not path.startswith("\0code")):
+            return program  # python3 gen.py {{x}}; sh f.sh: a file a program may have written, run
         if path is not None and path.startswith("\0code"):  # the code of python3 -c: it names a written file's stem
             if stems is None:
                 stems = {key.split(".", 1)[0] for key in written if key != "*"}
@@ -1945,8 +1960,11 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
     code.append((first, first if "/" in first else "\0" + first))
     name = _program_name(first)
     spec = PROGRAMS.get(name)
-    if name in NAMING_WRITERS:  # split g part: files under names the program chooses (partaa), from what it reads
-        outputs.append((scope, None))
+    if _may_write_files(name, spec, literals):
+        # python3 gen.py {{x}}, curl -o g {{x}}, awk '{print > "g"}', split g part: a program may write files by its
+        # own logic under names the checker does not see, from what it is given (fail closed: every name but what
+        # the program itself runs, which it has read before it writes: NODE_ENV={{x}} node app.js)
+        outputs.append((scope, ANY_FILE + str(node.id)))
     if spec is not None and (spec.load or spec.long_load):
         # node -r ./g.js, perl -I. -Mg, ruby -r ./g, gawk -i ./g.awk: a module may be a file the command wrote, under
         # a name the option does not spell out (fail closed: it matches any written file)
@@ -1960,8 +1978,11 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
                 break
     if name in COPIERS:
         operands = [text for text in literals[1:] if text is None or not text.startswith("-")]
+        reader = tree.inherited(node, "piped", _piped) if name == "cat" else None
         for text in operands:
             inputs.append((scope, text))
+            if reader:  # cat f | sh: f is the script
+                code.append((reader, text))
             if name != "cat":
                 outputs.append((scope, text))
         for text in literals[1:]:
@@ -2004,6 +2025,35 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
 #: files, a decompressed file's name): what they read may reach any file
 NAMING_WRITERS = frozenset("""split csplit tar unzip 7z 7za cpio ar patch gunzip gzip bzip2 bunzip2 xz unxz zstd
     unzstd uudecode""".split())
+#: programs known to write no file by their own logic (only to standard output, or files the command names in a
+#: way the checker reads: cp, tee, > f); every other program given a value, or reading a written file, may write
+#: any file (fail closed)
+WRITES_NOTHING = frozenset("""echo printf cat true false test [ : ls grep egrep fgrep rg head tail wc cut tr jq yq
+    basename dirname realpath readlink stat date sleep seq expr printenv pwd dirs cd pushd popd shift set unset
+    export local declare typeset readonly read mapfile readarray getopts return exit wait kill mkdir rmdir rm
+    touch chmod chown ln cp mv install tee dd sponge rsync column fold fmt nl od xxd hexdump base64 sha256sum
+    sha1sum md5sum cksum b2sum diff cmp comm paste join rev tac file id whoami hostname uname command type
+    hash which""".split())
+
+
+def _may_write_files(name, spec, literals) -> bool:
+    """Whether the program may write a file by its own logic: any but those of WRITES_NOTHING; a wrapper (timeout 5
+    grep …) is judged by the command it runs (the word where the table says it starts, reading past options)."""
+    if name in NAMING_WRITERS:
+        return True
+    if spec is not None and spec.command_at is not None and name not in ("xargs",):
+        operands = [text for text in literals[1:] if text is not None and not text.startswith("-") and "=" not in text]
+        wrapped = operands[spec.command_at] if len(operands) > spec.command_at else None
+        if wrapped is None or None in literals[1:literals.index(wrapped) if wrapped in literals else None]:
+            return True  # a word named at run time before the command may be it
+        return _program_name(wrapped) not in WRITES_NOTHING
+    return name not in WRITES_NOTHING
+
+
+#: a written path that stands for every file but those its writer runs itself (ANY_FILE + the writer's node id)
+ANY_FILE = "\0any"
+
+
 #: where a value flows into every statement inside: a pipeline, a subshell, a group
 _VALUE_SCOPES = frozenset("pipeline subshell compound_statement".split())
 
@@ -2077,9 +2127,11 @@ def _script_operand(name, spec, literals, code):
             i += 2
             continue
         if text.startswith("-") and text != "-":
-            if spec is not None and (spec.code and any(c in spec.code for c in text[1:2]) or
+            letters = text[1:] if not text.startswith("--") else ""
+            cut = next((k for k, c in enumerate(letters) if spec is not None and c in spec.args), len(letters))
+            if spec is not None and (spec.code and any(c in spec.code for c in letters[:cut + 1]) or
                                      spec.flag_code and spec.flag_code in text[1:]):
-                return True  # sh -c …, python3 -c …: the code is a word, not a file
+                return True  # sh -c …, python3 -Ic …: the code is a word, not a file
             if spec is not None and text[-1:] in spec.args and len(text) == 2:
                 i += 1
             i += 1
