@@ -144,6 +144,8 @@ def test_a_program_that_may_write_files_alone_or_before_no_run_of_a_file_stays_d
 def test_a_run_of_a_file_after_a_program_that_may_write_one_is_td803():
     assert codes("python3 process.py {{x}}; python3 report.py") == [("TD803", shell.HANDED + "python3")]
     assert codes("curl -s -o g {{x}}; sh g") == [("TD803", shell.HANDED + "sh")]
+    assert codes('python3 gen.py {{x}}; sh -c "$(cat f)"') == [("TD803", shell.HANDED + "sh")]
+    assert codes('python3 gen.py {{x}}; eval "$(cat f)"') == [("TD803", shell.HANDED + "eval")]
 
 
 @pytest.mark.parametrize("command, value, program", [

@@ -1878,6 +1878,10 @@ def _file_hand_off(tree, taint) -> str | None:
                 text = _literal(tree, word)
                 code.extend(_code_variable_file(name, text.split("=", 1)[1] if text is not None else None))
             if info is not None and info.words:
+                for word, verdict in zip(info.words, info.verdicts):  # sh -c "$(cat f)": code the checker cannot see
+                    if verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is None:
+                        code.append((verdict[1], None))
+                        break
                 _file_uses(tree, node, info, outputs, inputs, code, piped)
                 for word, verdict in zip(info.words, info.verdicts):
                     found = _shell_code(tree, word, verdict)
