@@ -146,6 +146,9 @@ def test_a_run_of_a_file_after_a_program_that_may_write_one_is_td803():
     assert codes("curl -s -o g {{x}}; sh g") == [("TD803", shell.HANDED + "sh")]
     assert codes('python3 gen.py {{x}}; sh -c "$(cat f)"') == [("TD803", shell.HANDED + "sh")]
     assert codes('python3 gen.py {{x}}; eval "$(cat f)"') == [("TD803", shell.HANDED + "eval")]
+    # a program given a file that holds a value may write any file too
+    assert codes("printf %s {{x}} > f; python3 p.py f; sh out.sh") == [("TD803", shell.HANDED + "sh")]
+    assert codes("printf %s {{x}} > f; python3 p.py f") == []
 
 
 @pytest.mark.parametrize("command, value, program", [

@@ -1994,6 +1994,8 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
                 outputs.append((scope, text[3:]))
         return
     if name in SCRIPT_READERS or name in FILE_CODE_READERS:
+        # python3 p.py f: the files it is given it may read (and then write any file: _may_write_files)
+        inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
         _script_operand(name, spec, literals, code)
         if name not in SHELLS:  # python3 -c 'import g', perl -e 'use g': code that may load a written file
             for k, verdict in enumerate(info.verdicts):
