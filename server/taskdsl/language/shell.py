@@ -1964,7 +1964,11 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
     code.append((first, first if "/" in first else "\0" + first))
     name = _program_name(first)
     spec = PROGRAMS.get(name)
-    if _may_write_files(name, spec, literals):
+    inline = name in SHELL_CODE_RUNNERS and any(v is not None and v[0] == "reparse" and v[1] == name
+                                                for v in info.verdicts)
+    if not inline and _may_write_files(name, spec, literals):
+        # (sh -c CODE, eval CODE: what the code writes is read from it, _code_writes; code the checker cannot see
+        # is refused where it stands)
         # python3 gen.py {{x}}, curl -o g {{x}}, awk '{print > "g"}', split g part: a program may write files by its
         # own logic under names the checker does not see, from what it is given (fail closed: every name but what
         # the program itself runs, which it has read before it writes: NODE_ENV={{x}} node app.js)
