@@ -2740,7 +2740,10 @@ RUN_SUBCOMMANDS = {
     "nix": {"shell": "-c --command", "develop": "-c --command"},
     "direnv": {"exec": 1}, "mise": {"exec": 0, "x": 0}, "asdf": {"exec": 0},
     **{name: {"exec": 0} for name in "pyenv rbenv nodenv goenv jenv".split()},
-    "bundle": {"exec": 0},
+    "bundle": {"exec": 0}, **{name: {"exec": 0} for name in "stack cabal opam".split()},
+    **{name: {"run": 0} for name in "toolbox devbox heroku".split()},
+    **{name: {"exec": 1} for name in "lxc incus".split()},
+    "guix": {"shell": "--"}, "distrobox": {"enter": "--"}, "vagrant": {"ssh": "-c --command"},
 }
 
 
