@@ -222,6 +222,15 @@ SINKS = [
     ("SHELL={{x}} true; printf '[%s]' a >> out", None),
     ("GIT_DIR={{x}} true; printf '[%s]' a >> out", None),
     ("{ NODE_ENV={{x}}; printf '[%s]' \"$NODE_ENV\" >> out; }", lambda v: f"[{v}]"),
+    # the sixth review: eval code built from names, the folder cd is given, files written under names not spelt out,
+    # wrappers with subcommands, upper-case variables
+    ("r={{x}}; n=r; eval \"t=\\$$n\"; eval \"printf '[%s]' $t\" >> out", None),
+    ("cd {{x}}; sh -c \"printf '[%s]' $PWD\" >> out", None),
+    ("printf '%s' {{x}} | ( cat > f ); sh f >> out", None),
+    ("printf '%s' {{x}} > f; split -b 99 f p; sh paa >> out", None),
+    ("uv run sh -c \"printf '[%s]' {{x}}\" >> out", None),
+    ("ZIP={{x}} true; printf '[%s]' a >> out", None),
+    ("{ zip_opts={{x}}; printf '[%s]' \"$zip_opts\" >> out; }", lambda v: f"[{v}]"),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [

@@ -349,11 +349,16 @@ def test_third_review_a_variable_family_read_as_code_is_td803(tmp_path, capsys, 
 
 @pytest.mark.parametrize("command, value", [
     ("ex -s -u NONE {{x}} -c q", "+!touch marker"),
-    ("npx {{x}}", "--call=touch marker"),
 ])
 def test_third_review_option_position_of_an_editor_or_npx_is_an_error(tmp_path, capsys, monkeypatch, command,
                                                                          value):
     refused(tmp_path, capsys, monkeypatch, command, value, "TD805", "put -- before it")
+
+
+def test_third_review_the_first_word_after_npx_is_the_command_it_runs(tmp_path, capsys, monkeypatch):
+    """npx {{x}} is TD803, not TD805: after `--` too (npx -- {{x}}) the value names the package npx runs."""
+    for command in ("npx {{x}}", "npx -- {{x}}"):
+        refused(tmp_path, capsys, monkeypatch, command, "--call=touch marker", "TD803", "is an argument of `npx`")
 
 
 @pytest.mark.parametrize("command", [

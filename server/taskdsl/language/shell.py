@@ -206,7 +206,15 @@ def unsafe_message(site: Site) -> str:
     if site.context == "reparse" and site.program.startswith("what reads $"):
         name = site.program[len("what reads $"):]
         return (f"{shown} is the value of ${name}, which the shell or a program reads as code (expanded, run or "
-                f"loaded): the value would become code; pass it in a variable of another name")
+                f"loaded): the value would become code; pass it in a variable whose name has a lower-case letter, "
+                f"or read it from ${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}")
+    if site.context == "reparse" and site.program.startswith(RUNS):
+        return (f"{shown} is an argument of `{site.program[len(RUNS):]}`, which runs a command given after its own options and "
+                f"operands: the checker cannot tell which word starts that command, and the value may become the "
+                f"command, an option that names one, or code; the value would become code; write the command after "
+                f"`--` or after the operands with no option before them (uv run -- python3 script.py \"$"
+                f"{env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}\"), and pass the value as an argument the "
+                f"command reads as data")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -239,6 +247,8 @@ def unsafe_message(site: Site) -> str:
 
 #: how a TD803 site's program says the value reached it handed on, not as written
 HANDED = "handed on to "
+#: how a TD803 site's program says the value is an argument of a wrapper of RUN_SUBCOMMANDS before its command
+RUNS = "a wrapper: "
 
 
 def _named_at_run_time(program: str) -> bool:
@@ -1366,6 +1376,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     program of the command then runs as a script or reads as code (… > f; sh f, . ./f, sh < f). Returns, per origin
     (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
     expansions, assignments, arithmetic, calls, readers, functions, commands = [], [], [], [], [], set(), []
+    printers = []  # pwd and dirs commands: what they print is $PWD or $DIRSTACK
     stack = [tree.root]
     while stack:
         node = stack.pop()
@@ -1409,6 +1420,12 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     assignments.append((name, node))
             elif first == "let":
                 arithmetic.append(node)
+            if _prints_folder(tree, words):  # pwd, dirs: print $PWD and $DIRSTACK (below)
+                printers.append(node)
+            elif first in ("cd", "pushd") and len(words) > 1:
+                # cd {{x}}: $PWD, $OLDPWD (after the next cd), $DIRSTACK, pwd and dirs then hold the value
+                for word in words[1:]:
+                    assignments.extend((name, word) for name in FOLDER_VARIABLES)
             assignments.extend(_wrapper_assignments(tree, words))
             if first is not None and len(words) > 1:
                 calls.append((first, node))
@@ -1523,6 +1540,20 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     program, text = code
                     for name in _code_uses_of(text, names, program in SHELLS):
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
+    for node in commands:  # eval "$c", eval "t=\\$$n", eval 'f() { sh; }': fail closed (below)
+        info = _command_info(tree, node)
+        for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
+            if verdict is not None and verdict[0] == "reparse" and verdict[1] in IN_SHELL_CODE and (
+                    _FUNCTION_DEFINITION.search(tree.source(word)) or _untracked_expansion(tree, word, taint)):
+                reach(_ALL, Site(dummy.placeholder, "reparse", HANDED + verdict[1]))
+    folder = frozenset()
+    for name in FOLDER_VARIABLES:
+        folder = _join(folder, taint.get(name, frozenset()))
+    if folder:  # cd {{x}}; pwd | sh, sh -c "$(/bin/pwd)", sh -c "$(cd .; pwd)": what pwd prints flows on as printed
+        for node in printers:
+            site = _flow(tree, dummy, node, None, command, placeholders, spans)
+            if site.context in _HANDED_CONTEXTS:
+                reach(folder, site)
     for node in arithmetic:  # $(( r )), let r+1, [[ r -gt 1 ]]: bash evaluates the value of r as an expression
         text = tree.source(node)
         if node.type == "c_style_for_statement":  # its header only
@@ -1544,6 +1575,38 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
         for origin in every:
             found.setdefault(origin, to_all[0])
     return found
+
+
+#: the variables cd and pushd set from their folder (and pwd and dirs print: _prints_folder)
+FOLDER_VARIABLES = ("PWD", "OLDPWD", "DIRSTACK")
+#: eval code that may define a function (f() …, function f …): a call outside the code runs what it defines
+_FUNCTION_DEFINITION = re.compile(r"\(\s*\)|\bfunction\b")
+#: the eval rule (in a command that holds a value anywhere, eval code with an expansion, which may build a name or
+#: print a value for another eval, or that defines a function, is held to run the value: fail closed) is applied in
+#: _handed_on, where "holds a value" is known
+
+
+def _untracked_expansion(tree, word, taint) -> bool:
+    """word holds an expansion whose value the analysis does not follow: a variable that holds no value it knows of
+    (it may have been built by eval code: eval "t=\\$$n"), a command's output ($(eval 'echo "$r"')), arithmetic.
+    A placeholder's reference and a variable known to hold values are followed where they stand."""
+    stack = [word]
+    while stack:
+        node = stack.pop()
+        if node.type in _EXPANSIONS:
+            name = _expanded_name(tree, node)
+            if name is None or not (name.startswith(SUB_PREFIX) or name in taint):
+                return True
+        elif node.type in ("command_substitution", "process_substitution", "arithmetic_expansion"):
+            return True
+        stack.extend(node.named_children)
+    return False
+
+
+def _prints_folder(tree, words) -> bool:
+    """A command (its words) that prints the current folder or the folder stack: pwd, /bin/pwd, dirs."""
+    first = _literal(tree, words[0]) if words else None
+    return first is not None and _program_name(first) in ("pwd", "dirs")
 
 
 #: a name that may hold any value of the command (more origins than ORIGINS_KEPT, or read from input)
@@ -1758,9 +1821,12 @@ def _file_hand_off(tree, taint) -> str | None:
     valued = set()
     stack = [tree.root]
     marks = []
+    folder = any(name in taint for name in FOLDER_VARIABLES)
     while stack:
         node = stack.pop()
         if node.type in _EXPANSIONS and (_expanded_name(tree, node) or "") in taint:
+            marks.append(node)
+        elif folder and node.type == "command" and _prints_folder(tree, _words(node)):  # cd {{x}}; pwd > f
             marks.append(node)
         elif node.type == "heredoc_body" and any(c.type in _EXPANSIONS and (_expanded_name(tree, c) or "") in taint
                                                  for c in node.named_children):
@@ -1776,20 +1842,32 @@ def _file_hand_off(tree, taint) -> str | None:
     outputs = []  # (scope node, written path or None) for every file written
     inputs = []  # (scope node, read path or None)
     code = []  # (program, path or None) a script or a file read as code
-    stack = [tree.root]
+    owners = []  # per entry of code: the node of the command it came from
+    stack = [(tree.root, False)]
     while stack:
-        node = stack.pop()
+        node, piped = stack.pop()
+        owner = tree.parent(node).id if node.type == "variable_assignment" and tree.parent(node) is not None else \
+            node.id
+        # inside a pipeline, subshell or group that holds a value (printf %s {{x}} | ( cat > g )): every write there
+        # may hold it (fail closed), whichever statement of it the write belongs to
+        piped = piped or (node.type in _VALUE_SCOPES and node.id in valued)
         if node.type == "file_redirect":
             operator = next((tree.source(c) for c in node.children if not c.is_named), "")
             target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
                                                                    else None)
             path = _literal(tree, target) if target is not None else None
-            scope = _scope(tree, node)
+            scope = _scope(tree, node) if not piped else tree.root
             if operator in _WRITES and path not in _NOT_FILES:
                 # exec > f: what every later command prints goes to f (fail closed: a value may be among it)
                 outputs.append((tree.root if _exec_redirect(tree, node) else scope, path))
             elif operator == "<":
                 inputs.append((scope, path))
+                statement = tree.parent(node)
+                body = statement.child_by_field_name("body") if statement is not None and \
+                    statement.type == "redirected_statement" else None
+                info = _command_info(tree, body) if body is not None and body.type == "command" else None
+                if info is not None and info.stdin:  # sh < f: f is the script
+                    code.append((info.program, path))
         elif node.type == "variable_assignment":  # BASH_ENV=f bash -c …, export ENV=f: f is read as code
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and value is not None:
@@ -1800,12 +1878,20 @@ def _file_hand_off(tree, taint) -> str | None:
                 text = _literal(tree, word)
                 code.extend(_code_variable_file(name, text.split("=", 1)[1] if text is not None else None))
             if info is not None and info.words:
-                _file_uses(tree, node, info, outputs, inputs, code)
+                for word, verdict in zip(info.words, info.verdicts):  # sh -c "$(cat f)": code the checker cannot see
+                    if verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is None:
+                        code.append((verdict[1], None))
+                        break
+                _file_uses(tree, node, info, outputs, inputs, code, piped)
                 for word, verdict in zip(info.words, info.verdicts):
                     found = _shell_code(tree, word, verdict)
                     if found is not None:  # sh -c 'sh f'
                         code.extend(_code_files(found[1]))
-        stack.extend(node.named_children)
+                        # sh -c 'printf %s "$1" > g' _ {{x}}: what the code writes, in the command's place
+                        scope = _scope(tree, node) if not piped else tree.root
+                        outputs.extend((scope, path) for path in _code_writes(found[1]))
+        owners.extend([owner] * (len(code) - len(owners)))
+        stack.extend((child, piped) for child in node.named_children)
     runner = _runner_in(tree, tree.root)
     read_by: dict = {}  # scope → the files it reads
     for scope, path in inputs:
@@ -1824,9 +1910,21 @@ def _file_hand_off(tree, taint) -> str | None:
         written.add("*")
     if not written:
         return None
-    if runner is not None:
+    if runner is not None and any(not key.startswith(ANY_FILE) for key in written):
         return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
-    for program, path in code:
+    stems = None
+    anys = {key[len(ANY_FILE):] for key in written if key.startswith(ANY_FILE)}
+    for (program, path), owner in zip(code, owners):
+        if anys and not written - {ANY_FILE + str(owner)}:
+            continue  # NODE_ENV={{x}} node app.js, awk -f p {{x}}: what the only writer runs, it read before writing
+        if anys - {str(owner)} and not (path is not None and path.startswith("\0") and not path.startswith("\0code")):
+            return program  # python3 gen.py {{x}}; sh f.sh: a file a program may have written, run
+        if path is not None and path.startswith("\0code"):  # the code of python3 -c: it names a written file's stem
+            if stems is None:
+                stems = {key.split(".", 1)[0] for key in written if key != "*"}
+            if "*" in written or stems & set(_IDENTIFIER.findall(path[5:])):
+                return program
+            continue
         if path is not None and path.startswith("\0"):  # a bare command name
             if path[1:] in written:
                 return program
@@ -1855,10 +1953,10 @@ def _scope(tree, node):
     return above if above is not None and above.type == "pipeline" else node
 
 
-def _file_uses(tree, node, info, outputs, inputs, code):
+def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
     """What a command writes (tee f, cp a b), reads (cat f) and runs as code (sh f, ./f, . f, awk -f f, f)."""
     literals = [_literal(tree, w) for w in info.words]
-    scope = _scope(tree, node)
+    scope = _scope(tree, node) if not piped else tree.root
     first = literals[0]
     if first is None:
         return
@@ -1866,10 +1964,33 @@ def _file_uses(tree, node, info, outputs, inputs, code):
     code.append((first, first if "/" in first else "\0" + first))
     name = _program_name(first)
     spec = PROGRAMS.get(name)
+    inline = name in SHELL_CODE_RUNNERS and any(v is not None and v[0] == "reparse" and v[1] == name
+                                                for v in info.verdicts)
+    if not inline and _may_write_files(name, spec, literals):
+        # (sh -c CODE, eval CODE: what the code writes is read from it, _code_writes; code the checker cannot see
+        # is refused where it stands)
+        # python3 gen.py {{x}}, curl -o g {{x}}, awk '{print > "g"}', split g part: a program may write files by its
+        # own logic under names the checker does not see, from what it is given (fail closed: every name but what
+        # the program itself runs, which it has read before it writes: NODE_ENV={{x}} node app.js)
+        outputs.append((scope, ANY_FILE + str(node.id)))
+    if spec is not None and (spec.load or spec.long_load):
+        # node -r ./g.js, perl -I. -Mg, ruby -r ./g, gawk -i ./g.awk: a module may be a file the command wrote, under
+        # a name the option does not spell out (fail closed: it matches any written file)
+        for k, text in enumerate(literals[1:], 1):
+            if text is None or not text.startswith("-") or text == "--":
+                continue
+            head = text.split("=", 1)[0]
+            if (not head.startswith("--") and any(c in spec.load for c in head[1:])) or \
+                    _long_option(head, spec) in spec.long_load:
+                code.append((f"{name} {head}", None))
+                break
     if name in COPIERS:
         operands = [text for text in literals[1:] if text is None or not text.startswith("-")]
+        reader = tree.inherited(node, "piped", _piped) if name == "cat" else None
         for text in operands:
             inputs.append((scope, text))
+            if reader:  # cat f | sh: f is the script
+                code.append((reader, text))
             if name != "cat":
                 outputs.append((scope, text))
         for text in literals[1:]:
@@ -1877,25 +1998,106 @@ def _file_uses(tree, node, info, outputs, inputs, code):
                 outputs.append((scope, text[3:]))
         return
     if name in SCRIPT_READERS or name in FILE_CODE_READERS:
+        # python3 p.py f: the files it is given it may read (and then write any file: _may_write_files)
+        inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
         _script_operand(name, spec, literals, code)
+        if name not in SHELLS:  # python3 -c 'import g', perl -e 'use g': code that may load a written file
+            for k, verdict in enumerate(info.verdicts):
+                if verdict is not None and verdict[0] == "reparse" and verdict[1] == name:
+                    code.append((name, "\0code" + (literals[k] or "")) if literals[k] is not None else (name, None))
         return
     if spec is not None and spec.command_at is not None or name in ("find", "xargs"):
         # a wrapper (timeout 5 sh f, env A=1 . ./f, find … -exec sh {} ;, xargs sh): fail closed, from every word
         # that names a program reading a script, and every path the wrapped command may be
+        readers = 0
         start = 1 if name != "find" else next((k + 1 for k, text in enumerate(literals) if text in FIND_EXEC),
                                                len(literals))
+        if name == "find" and any(literals[k - 1] in FIND_EXEC and (literals[k] is None or "{}" in literals[k])
+                                  for k in range(2, len(literals))) or name == "xargs" and "{}" in literals:
+            code.append((f"{name} -exec {{}}" if name == "find" else "xargs", None))  # find … -exec {} ;: the file found
         for k in range(start, len(literals)):
             text = literals[k]
             wrapped = _program_name(text) if text is not None else None
             if text is not None and "/" in text and not text.startswith("-"):
                 code.append((text, text))
             if wrapped in SCRIPT_READERS or wrapped in FILE_CODE_READERS:
-                _script_operand(wrapped, PROGRAMS.get(wrapped), literals[k:], code)
-                if name == "xargs":  # xargs sh: the items it reads are its script's name
+                inline = _script_operand(wrapped, PROGRAMS.get(wrapped), literals[k:], code)
+                if name == "xargs" and not inline:  # xargs sh: the items it reads are its script's name
                     code.append((wrapped, None))
-                break
+                readers += 1
+                if readers > WRAPPER_ALTERNATIVES:  # env -C . sh g: "." may be an option's value, read on (bounded)
+                    break
         return
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
+
+
+#: programs that write files under names they choose (split's xaa, csplit's xx00, an archive's members, a patch's
+#: files, a decompressed file's name): what they read may reach any file
+NAMING_WRITERS = frozenset("""split csplit tar unzip 7z 7za cpio ar patch gunzip gzip bzip2 bunzip2 xz unxz zstd
+    unzstd uudecode""".split())
+#: programs known to write no file by their own logic (only to standard output, or files the command names in a
+#: way the checker reads: cp, tee, > f); every other program given a value, or reading a written file, may write
+#: any file (fail closed)
+WRITES_NOTHING = frozenset("""echo printf cat true false test [ : ls grep egrep fgrep rg head tail wc cut tr jq yq
+    basename dirname realpath readlink stat date sleep seq expr printenv pwd dirs cd pushd popd shift set unset
+    export local declare typeset readonly read mapfile readarray getopts return exit wait kill mkdir rmdir rm
+    touch chmod chown ln cp mv install tee dd sponge rsync column fold fmt nl od xxd hexdump base64 sha256sum
+    sha1sum md5sum cksum b2sum diff cmp comm paste join rev tac file id whoami hostname uname command type
+    hash which""".split())
+
+
+def _may_write_files(name, spec, literals) -> bool:
+    """Whether the program may write a file by its own logic: any but those of WRITES_NOTHING; a wrapper (timeout 5
+    grep …) is judged by the command it runs (the word where the table says it starts, reading past options)."""
+    if name in NAMING_WRITERS:
+        return True
+    if spec is not None and spec.command_at is not None and name not in ("xargs",):
+        operands = [text for text in literals[1:] if text is not None and not text.startswith("-") and "=" not in text]
+        wrapped = operands[spec.command_at] if len(operands) > spec.command_at else None
+        if wrapped is None or None in literals[1:literals.index(wrapped) if wrapped in literals else None]:
+            return True  # a word named at run time before the command may be it
+        return _program_name(wrapped) not in WRITES_NOTHING
+    return name not in WRITES_NOTHING
+
+
+#: a written path that stands for every file but those its writer runs itself (ANY_FILE + the writer's node id)
+ANY_FILE = "\0any"
+
+
+#: where a value flows into every statement inside: a pipeline, a subshell, a group
+_VALUE_SCOPES = frozenset("pipeline subshell compound_statement".split())
+
+
+@lru_cache(maxsize=256)
+def _code_writes(script: str) -> tuple:
+    """The files shell code written in the command writes (sh -c 'cat > g', sh -c 'cp a g'): (path or None, …); code
+    the grammar cannot parse writes a file named at run time (None)."""
+    try:
+        inner = _Tree(script)
+        if inner.root.has_error:
+            return (None,)
+    except RecursionError:
+        return (None,)
+    outputs, stack = [], [inner.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "file_redirect":
+            operator = next((inner.source(c) for c in node.children if not c.is_named), "")
+            target = node.child_by_field_name("destination") or (node.named_children[-1] if node.named_children
+                                                                   else None)
+            path = _literal(inner, target) if target is not None else None
+            if operator in _WRITES and path not in _NOT_FILES:
+                outputs.append((None, path))
+        elif node.type == "command":
+            info = _command_info(inner, node)
+            if info is not None and info.words:
+                _file_uses(inner, node, info, outputs, [], [])
+                for word, verdict in zip(info.words, info.verdicts):
+                    found = _shell_code(inner, word, verdict)
+                    if found is not None:
+                        outputs.extend((None, path) for path in _code_writes(found[1]))
+        stack.extend(node.named_children)
+    return tuple(path for _, path in outputs)
 
 
 #: programs that read code from a file an option names (awk -f, sed -f, make -f, gdb -x, vim -S)
@@ -1935,9 +2137,11 @@ def _script_operand(name, spec, literals, code):
             i += 2
             continue
         if text.startswith("-") and text != "-":
-            if spec is not None and (spec.code and any(c in spec.code for c in text[1:2]) or
+            letters = text[1:] if not text.startswith("--") else ""
+            cut = next((k for k, c in enumerate(letters) if spec is not None and c in spec.args), len(letters))
+            if spec is not None and (spec.code and any(c in spec.code for c in letters[:cut + 1]) or
                                      spec.flag_code and spec.flag_code in text[1:]):
-                return  # sh -c …, python3 -c …: the code is a word, not a file
+                return True  # sh -c …, python3 -Ic …: the code is a word, not a file
             if spec is not None and text[-1:] in spec.args and len(text) == 2:
                 i += 1
             i += 1
@@ -2190,13 +2394,26 @@ GIT_DATA_VARIABLES = frozenset("""GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DA
     GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE""".split())
 
 
+#: environment variables no program reads as code: the locale, the time zone, the terminal's kind and size, the
+#: proxies, node's mode, and the runner's own (TASKDSL_*)
+DATA_VARIABLES = frozenset("""LANG LANGUAGE LC_ALL TZ TERM COLUMNS LINES NO_COLOR HTTP_PROXY HTTPS_PROXY NO_PROXY
+    ALL_PROXY NODE_ENV""".split())
+DATA_VARIABLE_PREFIXES = ("TASKDSL_", "LC_")
+
+
 def _code_variable(name: str) -> bool:
-    """A variable a shell or a program reads as code: listed, of a family, or not a plain name (env 'f%%=…')."""
+    """A variable a shell or a program may read as code. Fail closed: every name is, but a name with a lower-case
+    letter that is not of a listed family (npm_config_*: the environment's names are capitals by convention, so
+    a program reads only those of its own family), the data names (DATA_VARIABLES, GIT_AUTHOR_NAME, …) and the
+    runner's own TASKDSL_*. A name that is not a plain name is code (env 'f%%=…'). The list and the families say
+    why the commonest names are code (ZIP, GZIP, LESSOPEN, … are by the same rule)."""
     if not name.replace("_", "").isalnum() or not name.isascii():
         return True
-    if name in GIT_DATA_VARIABLES:
+    if name in GIT_DATA_VARIABLES or name in DATA_VARIABLES or name.startswith(DATA_VARIABLE_PREFIXES):
         return False
-    return name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES)
+    if name in CODE_VARIABLES or name.startswith(CODE_VARIABLE_PREFIXES) or name.endswith(CODE_VARIABLE_SUFFIXES):
+        return True
+    return name == name.upper()  # ZIP, GZIP, BZIP2, MAKEFILES, OPENSSL_CONF, RUSTC_WRAPPER: fail closed
 
 
 #: programs that run a file given as an argument as code (bash <(…), source <(…))
@@ -2304,8 +2521,8 @@ def _prefix(tree, node) -> str:
 WRAPPER_ALTERNATIVES = 4
 
 
-def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRAPPER_ALTERNATIVES) -> \
-        tuple[list, bool, str | None]:
+def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRAPPER_ALTERNATIVES,
+          peel: bool = True) -> tuple[list, bool, str | None]:
     """For a simple command's words (literal text or None, the literal prefix, the source): per word, what the
     program does with it; whether the program runs its standard input as code; the program's name."""
     n = len(literals)
@@ -2314,6 +2531,13 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         shown = "{{…}}" if SUB_PREFIX in sources[0] else sources[0]
         return [None] + [("reparse", shown, None)] * (n - 1), True, shown
     program = _program_name(literals[0])
+    if program in RUN_SUBCOMMANDS and peel:
+        verdicts, stdin, inner = _run_subcommand(program, literals, prefixes, sources, alternatives)
+        if program in PROGRAMS:  # npx -c CMD, npm exec --call=CMD: what the table says of its own options first
+            own, own_stdin, own_inner = _scan(literals, prefixes, sources, alternatives, peel=False)
+            verdicts = [a if a is not None and (a[0] == "reparse" or b is None) else b for a, b in zip(own, verdicts)]
+            stdin, inner = (stdin, inner) if stdin else (own_stdin, own_inner)
+        return verdicts, stdin, inner
     spec = PROGRAMS.get(program)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
@@ -2500,6 +2724,100 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         words = [literals[k] for k in range(1, n) if verdicts[k] is not None and verdicts[k][0] == "reparse"]
         stdin = bool(words) and _script_reads_stdin(None if None in words else " ".join(words))
     return verdicts, stdin, program
+
+
+#: programs that run a command given after a subcommand and its options: program → subcommand → how many operands
+#: come between them and the command (docker exec CONTAINER CMD: 1), or the option after which the command starts
+#: (nix shell PKG -c CMD); "" stands for the program itself (npx CMD). A subcommand the table does not know, given a
+#: value, fails closed (npm install {{x}} runs the package's install scripts; docker --context c exec …)
+RUN_SUBCOMMANDS = {
+    **{name: {"run": 0} for name in "poetry pipx pdm hatch conda mamba micromamba".split()},
+    "uv": {"run": 0}, "pixi": {"run": 0, "exec": 0}, "pipenv": {"run": 0}, "rye": {"run": 0},
+    **{name: {"": 0} for name in "uvx npx pnpx bunx pkexec".split()},
+    **{name: {"exec": 1, "run": 1, "create": 1} for name in "docker podman nerdctl".split()},
+    **{name: {"exec": 1, "run": 1, "debug": 1} for name in "kubectl oc".split()},
+    "npm": {"exec": 0, "x": 0}, "pnpm": {"exec": 0, "dlx": 0}, "yarn": {"exec": 0, "dlx": 0},
+    "nix": {"shell": "-c --command", "develop": "-c --command"},
+    "direnv": {"exec": 1}, "mise": {"exec": 0, "x": 0}, "asdf": {"exec": 0},
+    **{name: {"exec": 0} for name in "pyenv rbenv nodenv goenv jenv".split()},
+    "bundle": {"exec": 0}, **{name: {"exec": 0} for name in "stack cabal opam".split()},
+    **{name: {"run": 0} for name in "toolbox devbox heroku".split()},
+    **{name: {"exec": 1} for name in "lxc incus".split()},
+    "guix": {"shell": "--"}, "distrobox": {"enter": "--"}, "vagrant": {"ssh": "-c --command"},
+}
+
+
+def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple[list, bool, str | None]:
+    """_scan for a program of RUN_SUBCOMMANDS. Its options are not in the table, so which word is an option's value
+    and which the command is not known: a value before the first word that is surely the command (an operand after
+    no option, or after --) is code (it may be the command, or an option that names one), and the words after are
+    read as a command from that word and from every earlier word that may be one (fail closed)."""
+    n = len(literals)
+    verdicts = [None] * n
+    table = RUN_SUBCOMMANDS[program]
+    at = 0
+    if "" not in table:
+        at = next((k for k in range(1, n) if literals[k] is None or not literals[k].startswith("-")), n)
+        if at < n and literals[at] is not None:
+            at = at if literals[at] in table else -at
+    sub = "" if at == 0 else literals[abs(at)] if abs(at) < n else None
+    code = ("reparse", RUNS + (f"{program} {sub}".strip() if sub else program), None)
+    if at <= 0 and "" not in table or at >= n:  # no subcommand, or one the table does not know: fail closed
+        return [None] + [code if lit is None else None for lit in literals[1:]], False, program
+    if alternatives < 0:  # a wrapper read inside another's alternative readings: fail closed (bounds the work)
+        return [None] + [code if lit is None else None for lit in literals[1:]], True, program
+    skip = table[sub]
+    start, candidates, operands, option_before, ended = None, [], 0, False, False
+    for k in range(at + 1, n):
+        lit = literals[k]
+        if lit is None:
+            break  # a value before the command surely starts: the command, an option or an option's value
+        if isinstance(skip, str):  # nix shell PKG -c CMD
+            if lit in skip.split():
+                start = k + 1
+                break
+            continue
+        if lit == "--" and not ended:
+            ended, option_before = True, False
+            continue
+        if lit.startswith("-") and not ended:
+            option_before = "=" not in lit
+            continue
+        candidates.append(k)
+        if ended or not option_before:
+            operands += 1
+            if operands > skip:
+                start = k
+                break
+        option_before = False
+    for k in range(1, start + 1 if start is not None and start < n else n):  # nix shell PKG -c {{x}}: the command
+        if literals[k] is None:
+            verdicts[k] = code
+    if start is not None and start < n and literals[start] is None:
+        return verdicts, True, program
+    if start is not None and start < n and len(candidates) > alternatives + 1:
+        # more readings than the bound: every value after is code
+        for k in range(start, n):
+            if literals[k] is None:
+                verdicts[k] = code
+        return verdicts, True, program
+    firsts = ([start] if start is not None and start < n else []) + [k for k in candidates if k != start]
+    stdin, inner = False, program
+    # docker exec -i c sh: c may be an option's value, or the container; a wrapper read from one of several words
+    # gets no readings of its own (-1), one read from the one word that starts the command one fewer
+    deeper = alternatives - 1 if len(firsts) == 1 else -1
+    for first in firsts[:alternatives + 2]:
+        sub_verdicts, sub_stdin, sub_inner = _scan(literals[first:], prefixes[first:], sources[first:], deeper)
+        for k, verdict in enumerate(sub_verdicts[1:], first + 1):
+            if verdict is None or (verdicts[k] is not None and (verdicts[k][0] == "reparse" or verdict[0] != "reparse")):
+                continue
+            index = verdict[2] + first if verdict[2] is not None and first == start else None
+            verdicts[k] = (*verdict[:2], index)
+        if sub_stdin and not stdin:
+            stdin, inner = True, sub_inner
+    if len(firsts) > alternatives + 2:
+        stdin = True
+    return verdicts, stdin, inner if stdin else program
 
 
 #: builtins whose operands are shell code this shell runs, with the standard input the command has there (trap's

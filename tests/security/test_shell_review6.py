@@ -1,0 +1,320 @@
+"""The shell shapes the last review left open, each through the real CLI: before the change, `taskdsl check` reported
+no error and `taskdsl run --input x=…` ran a command from the value. Each is now closed by a rule that fails closed
+(docs/security.md, "TD803, TD801 and TD805 for values handed on"); the variants that carry data still check clean."""
+
+import pytest
+
+from taskdsl.cli.main import main
+from taskdsl.language import shell
+
+from tests.security.test_shell_review import template
+
+HANDED = "is handed on (in a variable, the positional parameters or a file the command writes) to `{}`, which " \
+         "parses it again as code: the value would become code; keep it out of code (pass it to a program as an " \
+         "argument it reads as data, and run no variable or file that holds it)"
+
+
+def refused(tmp_path, capsys, monkeypatch, command, value, code, message):
+    """check reports code with message; run refuses (exit 2) with the same code; the value runs nothing."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, command)
+    capsys.readouterr()
+    assert main(["check", path]) == 1
+    out = capsys.readouterr()
+    assert f"error {code} " in out.out
+    assert message in out.out, out.out
+    assert main(["run", path, "--input", f"x={value}"]) == 2
+    out = capsys.readouterr()
+    assert code in out.out + out.err
+    assert not (tmp_path / "marker").exists()
+
+
+def codes(command):
+    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
+
+
+# ---------------------------------------------------------------- 1. eval
+
+@pytest.mark.parametrize("command", [
+    'r={{x}}; n=r; eval "t=\\$$n"; eval "$t"',  # a name built from another variable
+    'r={{x}}; n=r; eval "eval \\"\\$$n\\""',
+    "r={{x}}; s=$(eval 'echo \"$r\"'); eval \"$s\"",  # eval code that prints a value for another eval
+])
+def test_eval_of_an_expansion_the_analysis_does_not_follow_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format("eval"))
+
+
+def test_a_function_defined_by_eval_code_in_a_command_with_a_value_is_td803(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "eval 'f() { sh; }'; echo {{x}} | f", "touch marker", "TD803",
+            HANDED.format("eval"))
+
+
+@pytest.mark.parametrize("command", [
+    "eval 'echo hi'; echo {{x}}",  # literal code without expansions
+    "r={{x}}; eval 'printf \"%s\\n\" \"$r\"'",  # code the analysis reads: the value stays an argument
+])
+def test_eval_that_the_analysis_follows_or_of_literal_code_stays_precise(command):
+    assert codes(command) == []
+
+
+def test_eval_of_an_expansion_without_a_value_in_the_command_is_not_refused():
+    assert codes('eval "$(ssh-agent -s)"; echo hi') == []
+    assert codes('eval "$(ssh-agent -s)"; echo {{x}}') == [("TD803", shell.HANDED + "eval")]
+    assert codes('r={{x}}; printf "%s" "$r"; eval "$opts"') == [("TD803", shell.HANDED + "eval")]
+
+
+# ---------------------------------------------------------------- 2. the current folder
+
+@pytest.mark.parametrize("command, program", [
+    ('mkdir -p {{x}} && cd {{x}} && sh -c "$PWD"', "sh"),
+    ('mkdir -p {{x}} && cd {{x}} && sh -c "$(pwd)"', "sh"),
+    ('mkdir -p {{x}} && cd {{x}} && cd / && sh -c "$OLDPWD"', "sh"),
+    ('mkdir -p {{x}} && cd -- {{x}} && bash -c "${PWD}"', "bash"),
+    ("mkdir -p {{x}} && cd {{x}} && pwd | sh", "sh"),  # what pwd prints flows on as printed
+])
+def test_the_folder_cd_is_given_a_value_holds_it(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "x;touch marker", "TD803", HANDED.format(program))
+
+
+@pytest.mark.parametrize("command, program", [
+    ('pushd {{x}} && sh -c "$(dirs)"', "sh"),
+    ('cd {{x}}; $PWD', "$PWD"),
+    ('cd {{x}}; sh -c "$(/bin/pwd)"', "sh"),
+    ('cd {{x}}; sh -c "$(cd .; pwd)"', "sh"),
+    ("cd {{x}}; pwd | xargs sh -c", "sh"),
+    ("cd {{x}}; pwd > f; sh f", "sh"),
+])
+def test_pushd_dirs_and_pwd_as_a_command_hold_the_value(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]
+
+
+@pytest.mark.parametrize("command", ['cd {{x}} && ls', 'cd {{x}} && printf "%s\\n" "$PWD"', 'cd src && sh -c "$PWD"',
+                                     'cd {{x}}; pwd; printf "%s" "$(pwd)"', "cd src; pwd | sh"])
+def test_the_folder_stays_data_where_it_is_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 3. files written and run
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s' {{x}} > g; split -b 1000 g part; sh partaa", "sh"),
+    ("printf '%s' {{x}} > g; csplit -s g 1; sh xx00", "sh"),
+    ("printf '%s' {{x}} > g; chmod +x g; find . -name g -exec {} \\;", "find -exec {}"),
+    ("sh -c 'printf %s \"$1\" > g' _ {{x}}; sh g", "sh"),
+    ("printf %s {{x}} | sh -c 'cat > g'; sh g", "sh"),
+    ("printf %s {{x}} | ( cat > g ); sh g", "sh"),
+    ("printf %s {{x}} | { cat > g; }; sh g", "sh"),
+    ("printf %s {{x}} > g; tar xf g; sh anything", "sh"),
+    ("printf '%s' {{x}} > g; chmod +x g; find . -name g -exec true \\; -exec {} \\;", "find -exec {}"),
+    ("printf '%s' {{x}} > g; chmod +x g; find . -name g -execdir ./{} \\;", "find -exec {}"),
+])
+def test_a_file_written_under_a_name_not_spelt_out_and_run_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format(program))
+
+
+@pytest.mark.parametrize("command, value", [
+    ("printf '%s' {{x}} | awk '{ print > \"g\" }'; sh g", "touch marker"),
+    ("awk 'BEGIN { print ARGV[1] > \"g\" }' {{x}}; sh g", "touch marker"),
+    ("printf '%s\\n' {{x}} | sed -n 'w g'; sh g", "touch marker"),
+    ("printf '%s' {{x}} | sort -o g; sh g", "touch marker"),
+    ("python3 -c 'import sys; open(\"f.sh\", \"w\").write(sys.argv[1])' {{x}}; sh f.sh", "touch marker"),
+    ("python3 -c 'import sys; open(\"f.sh\", \"w\").write(sys.argv[1])' {{x}}; sh < f.sh", "touch marker"),
+    ("python3 -c 'import sys; open(\"f.sh\", \"w\").write(sys.argv[1])' {{x}}; cat f.sh | sh", "touch marker"),
+])
+def test_a_program_that_may_write_files_by_its_own_logic_then_a_run_of_a_file_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                    command, value):
+    """Every program but those known to write no file (shell.WRITES_NOTHING), given a value, may have written any
+    file: a later run of a file fails closed."""
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", HANDED.format("sh"))
+
+
+@pytest.mark.parametrize("command", [
+    "NODE_ENV={{x}} node app.js",  # what the only writer runs, it has read before it writes
+    "awk -f prog.awk -- {{x}}",
+    "python3 process.py {{x}}",
+    "grep -- {{x}} notes.txt; sh ./report.sh",  # grep writes no file
+    "timeout 5 grep -- {{x}} notes.txt; sh ./report.sh",
+    "python3 gen.py {{x}}; echo hi | sh",  # sh runs what echo prints, not a file
+])
+def test_a_program_that_may_write_files_alone_or_before_no_run_of_a_file_stays_data(command):
+    assert codes(command) == []
+
+
+def test_a_run_of_a_file_after_a_program_that_may_write_one_is_td803():
+    assert codes("python3 process.py {{x}}; python3 report.py") == [("TD803", shell.HANDED + "python3")]
+    assert codes("curl -s -o g {{x}}; sh g") == [("TD803", shell.HANDED + "sh")]
+    assert codes('python3 gen.py {{x}}; sh -c "$(cat f)"') == [("TD803", shell.HANDED + "sh")]
+    assert codes('python3 gen.py {{x}}; eval "$(cat f)"') == [("TD803", shell.HANDED + "eval")]
+    # a program given a file that holds a value may write any file too
+    assert codes("printf %s {{x}} > f; python3 p.py f; sh out.sh") == [("TD803", shell.HANDED + "sh")]
+    assert codes("printf %s {{x}} > f; python3 p.py f") == []
+
+
+@pytest.mark.parametrize("command, value, program", [
+    ("printf %s {{x}} > g.js; node -r ./g.js -e 0", "require('fs').writeFileSync('marker','')", "node -r"),
+    ("printf %s {{x}} > g.pm; perl -I. -Mg -e 1", "system('touch marker'); 1;", "perl -Mg"),
+    ("printf %s {{x}} > g.rb; ruby -r ./g -e 1", "system('touch marker')", "ruby -r"),
+    ("printf %s {{x}} > g.awk; gawk -i ./g.awk 'BEGIN{}'", "BEGIN{system(\"touch marker\")}", "gawk -i"),
+])
+def test_a_written_file_loaded_as_a_module_is_td803(tmp_path, capsys, monkeypatch, command, value, program):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", HANDED.format(program))
+
+
+@pytest.mark.parametrize("command, value, program", [
+    ("printf %s {{x}} > g.py; python3 -c 'import g'", "open('marker', 'w')", "python3"),
+    ("printf %s {{x}} > g.pm; perl -I. -e 'use g'", "system('touch marker'); 1;", "perl"),
+    ("printf %s {{x}} > g.js; node -e 'require(\"./g.js\")'", "require('fs').writeFileSync('marker','')", "node"),
+    ("printf %s {{x}} > g; env -C . sh g", "touch marker", "sh"),  # "." may be -C's value, or the program
+])
+def test_interpreter_code_that_names_a_written_file_is_td803(tmp_path, capsys, monkeypatch, command, value, program):
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", HANDED.format(program))
+
+
+def test_interpreter_code_that_reads_a_written_file_by_an_argument_stays_data():
+    assert codes("printf %s {{x}} > out.txt; python3 -c 'import sys; print(open(sys.argv[1]).read())' out.txt") == []
+    # naming the file in the code is refused (it may load it): fail closed
+    assert codes("printf %s {{x}} > out.txt; python3 -c 'print(open(\"out.txt\").read())'") == [
+        ("TD803", shell.HANDED + "python3")]
+
+
+@pytest.mark.parametrize("command", [
+    "printf %s {{x}} > out.txt; sh ./build.sh",
+    "printf '%s' {{x}} | xargs -0 sh -c 'printf \"[%s]\" \"$1\" >> out' _",
+    "printf %s {{x}} | ( cat > out.txt ); wc -c out.txt",
+    "printf %s {{x}} > g; node app.js",
+    "find . -name {{x}} -print",
+])
+def test_a_written_file_nothing_runs_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 4. wrappers with subcommands
+
+@pytest.mark.parametrize("command, program", [
+    ("uv run python3 -c {{x}}", "python3"),
+    ("poetry run python3 -c {{x}}", "python3"),
+    ("pipx run python3 -c {{x}}", "python3"),
+    ("pdm run sh -c {{x}}", "sh"),
+    ("hatch run sh -c {{x}}", "sh"),
+    ("conda run -n base sh -c {{x}}", "sh"),
+    ("docker exec c sh -c {{x}}", "sh"),
+    ("docker run img sh -c {{x}}", "sh"),
+    ("podman exec c sh -c {{x}}", "sh"),
+    ("kubectl exec p -- sh -c {{x}}", "sh"),
+    ("npm exec -- sh -c {{x}}", "sh"),
+    ("npx sh -c {{x}}", "sh"),
+    ("pnpm dlx sh -c {{x}}", "sh"),
+    ("yarn exec sh -c {{x}}", "sh"),
+    ("bunx sh -c {{x}}", "sh"),
+    ("nix shell nixpkgs#hello -c sh -c {{x}}", "sh"),
+    ("nix develop -c sh -c {{x}}", "sh"),
+    ("direnv exec . sh -c {{x}}", "sh"),
+    ("mise exec -- sh -c {{x}}", "sh"),
+    ("uv run --with pkg sh -c {{x}}", "sh"),
+])
+def test_the_command_a_wrapper_with_a_subcommand_runs_is_read(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is in text that `{program}` parses again as code")
+
+
+@pytest.mark.parametrize("command, wrapper", [
+    ("uv run {{x}}", "uv run"),  # the value is the command
+    ("uv pip install {{x}}", "uv pip"),  # a subcommand the table does not know (installs run a package's code)
+    ("npm install {{x}}", "npm install"),
+    ("uv run --frozen script.py {{x}}", "uv run"),  # --frozen may take script.py as its value
+    ("docker --context c exec box sh -c \"$1\" _ {{x}}", "docker c"),
+    ("docker exec -i box sh -c \"$1\" _ {{x}}", "docker exec"),
+])
+def test_a_value_where_a_wrapper_s_command_may_start_fails_closed(tmp_path, capsys, monkeypatch, command, wrapper):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803",
+            f"is an argument of `{wrapper}`, which runs a command given after its own options and operands")
+
+
+def test_echo_piped_into_a_wrapped_shell_is_td803():
+    assert codes("echo {{x}} | docker exec -i c sh") == [("TD803", "sh")]
+    assert codes("echo {{x}} | uv run sh") == [("TD803", "sh")]
+
+
+@pytest.mark.parametrize("command", [
+    "uv run python3 script.py {{x}}",
+    "uv run -- python3 script.py {{x}}",
+    "uv run --frozen -- python3 script.py {{x}}",
+    "docker exec c ls {{x}}",
+    "kubectl exec pod -- ls {{x}}",
+    "npx prettier --check {{x}}",
+    "nix shell nixpkgs#jq -c jq . {{x}}",
+])
+def test_a_value_the_wrapped_command_reads_as_data_stays_data(command):
+    assert codes(command) == []
+
+
+def test_ssh_joins_its_words_into_a_remote_shell_s_code(tmp_path, capsys, monkeypatch):
+    """Held by the table before (ssh's operands after the host are code): kept with the wrappers it belongs to."""
+    refused(tmp_path, capsys, monkeypatch, "ssh localhost echo {{x}}", "touch marker", "TD803",
+            "is in text that `ssh` parses again as code")
+
+
+# ---------------------------------------------------------------- 5. variables read as code
+
+@pytest.mark.parametrize("command, name", [
+    ("echo hi > f; ZIP={{x}} zip -q a.zip f", "ZIP"),
+    ("echo hi > f; GZIP={{x}} gzip f", "GZIP"),
+    ("echo hi > f; BZIP2={{x}} bzip2 f", "BZIP2"),
+    ("OPENSSL_CONF={{x}} openssl version", "OPENSSL_CONF"),
+    ("export RUSTC_WRAPPER={{x}}; cargo build", "RUSTC_WRAPPER"),
+    ("env ZIPOPT={{x}} zip -q a.zip f", "ZIPOPT"),
+])
+def test_a_value_in_an_upper_case_variable_is_code_unless_the_name_is_data(tmp_path, capsys, monkeypatch, command,
+                                                                          name):
+    refused(tmp_path, capsys, monkeypatch, command, "-T -TT=./evil", "TD803",
+            f"is the value of ${name}, which the shell or a program reads as code (expanded, run or loaded): the "
+            f"value would become code; pass it in a variable whose name has a lower-case letter, or read it from "
+            f"$TASKDSL_INPUT_X")
+
+
+@pytest.mark.parametrize("command", [
+    "zip_opts={{x}}; printf '%s' \"$zip_opts\"",
+    "LANG={{x}} ls",
+    "LC_ALL={{x}} sort f",
+    "TASKDSL_NOTE={{x}} printenv TASKDSL_NOTE",
+    "GIT_AUTHOR_NAME={{x}} git commit -m hi",
+    "NO_PROXY={{x}} curl -s http://127.0.0.1:9/",
+    "NODE_ENV={{x}} node app.js",
+])
+def test_names_that_are_data_stay_data(command):
+    assert codes(command) == []
+
+
+@pytest.mark.parametrize("unit", ["npx -y ", "docker exec -i c ", "uv run --with b "])
+def test_wrappers_nested_in_each_other_are_read_in_linear_work(monkeypatch, unit):
+    """Each wrapper reads its command from up to a few words; one read from several words reads no further wrapper
+    the same way (it fails closed), so wrappers nested in each other cost work linear in their number (a chain of 40
+    `npx -y` once took 2^40 readings)."""
+    calls = []
+    original = shell._run_subcommand
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+    monkeypatch.setattr(shell, "_run_subcommand", counted)
+    for n in (10, 40):
+        calls.clear()
+        shell._analysis.cache_clear()
+        assert [code for code, _ in codes(unit * n + "sh -c {{x}}")] == ["TD803"]
+        assert len(calls) <= 8 * n
+
+
+def _wrapped(program, sub, skip, command):
+    words = [program] + ([sub] if sub else [])
+    words += ["pkg", skip.split()[0]] if isinstance(skip, str) else ["box"] * skip
+    return " ".join(words) + " " + command
+
+
+@pytest.mark.parametrize("program, sub, skip", [(p, s, k) for p, subs in shell.RUN_SUBCOMMANDS.items()
+                                                for s, k in subs.items()])
+def test_every_wrapper_of_the_table_runs_the_command_after_its_operands(program, sub, skip):
+    # (npm's own -c runs a command too: the table of programs says so first)
+    assert codes(_wrapped(program, sub, skip, "sh -c {{x}}")) == [("TD803", "sh" if program != "npm" else "npm")]
+    assert codes(_wrapped(program, sub, skip, "ls -- {{x}}")) == []
+    assert codes(_wrapped(program, sub, skip, "{{x}}")) == [("TD803", shell.RUNS + f"{program} {sub}".strip())]
