@@ -349,7 +349,7 @@ def notes(library):
 
 
 def test_without_replan_a_failed_run_is_the_answer(notes):
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--json", replay=replan_replay())
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--json", replay=replan_replay())
     assert done.returncode == 1
     report = json.loads(done.stdout)
     assert report["replans"] == []
@@ -357,7 +357,7 @@ def test_without_replan_a_failed_run_is_the_answer(notes):
 
 
 def test_replan_sends_the_failure_back_and_runs_the_new_task(notes):
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2", "--json",
                    "--save", "notes_summary.task.xml", replay=replan_replay())
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -370,7 +370,7 @@ def test_replan_sends_the_failure_back_and_runs_the_new_task(notes):
 
 
 def test_replan_text_output_says_why(notes):
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "1",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "1",
                    replay=replan_replay())
     assert done.returncode == 0, done.stderr
     assert done.stdout == NOTES_SUMMARY + "\n"
@@ -379,7 +379,7 @@ def test_replan_text_output_says_why(notes):
 
 
 def test_replan_rounds_are_bounded(notes):
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2", "--json",
                    replay=replan_replay(replanned=NOTES_BAD))
     assert done.returncode == 1
     report = json.loads(done.stdout)
@@ -388,22 +388,39 @@ def test_replan_rounds_are_bounded(notes):
 
 
 def test_a_replanned_script_needs_the_same_consent(notes):
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "1",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "1",
                    replay=replan_replay(replanned=SCRIPT_TASK))
     assert done.returncode == 4
     assert "not run: the task runs shell commands\n  $ touch pwned" in done.stderr
     assert not (notes / "pwned").exists()
 
 
+def test_a_task_that_reads_files_runs_only_with_allow_reads(notes):
+    """The model chooses what the task reads, and the run sends it to the model: a hostile answer read the project's
+    .env and .git/config. Like shell commands, reads are shown and run only with --allow-reads."""
+    (notes / ".env").write_text("PASSPHRASE=correct-horse-battery\n", encoding="utf-8")
+    replay = [{"contains": "Request: condense my meeting notes",
+               "answer": '<task name="notes_summary"><description>Summarise the notes</description>'
+                         '<file_paths><path>.env</path></file_paths></task>'},
+              {"contains": "Summarise the notes", "answer": "summary"}]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", replay=replay)
+    assert done.returncode == 4
+    assert done.stderr.splitlines()[-3:] == [
+        "taskdsl ask: not run: the task reads files (and sends them to the model)",
+        f"  {(notes / '.env').resolve()}", "read it, then run again with --allow-reads"]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--allow-reads", replay=replay)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("lock", ["manual_xml", "disable_reparsing"])
 def test_a_task_marked_hand_written_is_never_replaced(notes, lock):
     first = NOTES_BAD.replace("</file_paths>", f"</file_paths>\n  <{lock}>true</{lock}>")
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2", "--json",
                    replay=replan_replay(first=first))
     assert done.returncode == 1
     report = json.loads(done.stdout)
     assert report["replans"] == [] and report["error"]["reason"] == "file_paths"
-    quiet = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2",
+    quiet = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2",
                     replay=replan_replay(first=first))
     assert f"not re-planned: the task sets <{lock}>true</{lock}>: it is used as written, never replaced" in quiet.stderr
 
@@ -421,7 +438,7 @@ def test_a_locked_library_template_is_never_replaced(notes):
           </template>
         </library>
         """))
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2", "--json",
                    replay=replan_replay())
     report = json.loads(done.stdout)
     assert (done.returncode, report["source"], report["replans"]) == (1, "library", [])
@@ -431,7 +448,7 @@ def test_a_locked_library_template_is_never_replaced(notes):
 def test_a_failed_model_call_is_not_replanned(notes):
     # the task is good, but its run's model call has no recorded answer: another task cannot fix that
     replay = [{"contains": "Request: condense my meeting notes", "answer": NOTES_GOOD}]
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", replay=replay)
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2", replay=replay)
     assert done.returncode == 1
     assert "not re-planned: TASK_FAILURE (model_error) is not a failure another task can avoid" in done.stderr
 
@@ -446,7 +463,7 @@ def test_replan_takes_0_to_5(notes, value):
 def test_a_refused_file_read_is_not_replanned(notes):
     # the run's confinement refuses the model's task; a new task is not asked for around the refusal
     outside = NOTES_BAD.replace("notes.txt", "/etc/passwd")
-    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--replan", "2", "--json",
+    done = taskdsl(notes, "ask", REQUEST, "--allow-reads", "--model", "taskdsl/replay", "--replan", "2", "--json",
                    replay=replan_replay(first=outside))
     assert done.returncode == 1
     report = json.loads(done.stdout)

@@ -9,7 +9,8 @@ ask    uses a matching template or has a model write a task (taskdsl.task_system
          2  a usage problem (bad option, empty request, a --save path that cannot be written)
          3  no task: the model's answer is not XML (XML_PARSE_ERROR) or still has checker errors
             after the repair rounds (VALIDATION_ERROR); the last diagnostics are printed
-         4  not run: the task runs shell commands and --allow-scripts was not given
+         4  not run: the task runs shell commands and --allow-scripts was not given, or reads files and
+            --allow-reads was not given
 With --replan N, a failed run sends the task and its failure back to the model for a different
 task (checked, repaired, and run under the same consent), at most N times.
 The library is the templates under --library (repeatable; default: the current folder) and
@@ -50,6 +51,8 @@ def add_parsers(commands) -> None:
     ask.add_argument("--dry-run", action="store_true", help="print the checked task, do not run it")
     ask.add_argument("--json", action="store_true", help="print one JSON object: the task, how it was made, the result")
     ask.add_argument("--allow-scripts", action="store_true", help="run the task even if it runs shell commands")
+    ask.add_argument("--allow-reads", action="store_true",
+                     help="run the task even if it reads files (it sends them to the model)")
     from taskdsl.cli.run import add_yes_option
 
     add_yes_option(ask)
@@ -225,6 +228,18 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
+    reads = _reads(prepared)
+    if reads and not args.allow_reads:  # which files a run reads (and sends to a model) is the user's choice
+        report["error"] = {"type": "VALIDATION_ERROR", "reason": "reads_not_allowed", "files": reads,
+                           "message": "the task reads files: read it, then run again with --allow-reads"}
+        if not args.json:
+            print(answer.xml, end="")
+            shown = "\n".join(f"  {terminal_line(r)}" for r in reads)
+            _error("ask", f"not run: the task reads files (and sends them to the model)\n{shown}\nread it, then run "
+                          "again with --allow-reads")
+        else:
+            print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        return EXIT_SCRIPTS_REFUSED, None
     from taskdsl.task_system import replan
 
     try:
@@ -234,6 +249,21 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         return None, _as_task_error(error)
     report["result"] = result.to_json()
     return _finish(args, report, result.content), None
+
+
+def _reads(prepared) -> list[str]:
+    """The files the task's run reads: the paths it lists (and those its references reach), and what only the
+    run knows (a command's output, a description, the memory index)."""
+    from taskdsl.evaluator import consent
+
+    files = consent.with_memory(consent.read_files(prepared.node, prepared.library), prepared)
+    return [*files.paths, *files.unknown]
+
+
+def terminal_line(text: str) -> str:
+    from taskdsl.support.terminal import shown
+
+    return shown(text)
 
 
 def _origin(answer, model: str) -> str:
