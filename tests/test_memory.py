@@ -497,3 +497,19 @@ async def test_a_reduce_asks_the_memory_and_both_parts_inherit_what_it_got(root,
     assert result.notes["memory"]["matches"] == ["reports/q3.md"]
     systems = [request["body"]["messages"][0]["content"] for request in fake.requests]
     assert len(systems) == 4 and all('<file path="reports/q3.md">' in s and "Revenue rose." in s for s in systems)
+
+
+def test_a_hard_link_to_a_file_outside_is_neither_indexed_nor_read_into_a_prompt(root, capsys):
+    """The memory read project files around the one reader's root checks: a hard link inside the project to a file
+    outside it put the file's heading in the index and its text in a fresh-context prompt."""
+    outside = root.parent / "secret.md"
+    outside.write_text("# SSH-PASSPHRASE-hunter2 quarterly revenue\n")
+    os.link(outside, root / "reports" / "hard.md")
+    assert main(["memory", "index", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["entries"]
+    assert "hunter2" not in json.dumps(entries)
+    write_index(root, {"reports/hard.md": "quarterly revenue"})
+    write(root, "t.task.xml", FRESH)
+    assert main(["render", "t.task.xml"]) == 0
+    out = capsys.readouterr().out
+    assert "hunter2" not in out

@@ -160,7 +160,7 @@ def index_command(args) -> int:
         _error(f"{shown} cannot be refreshed: {shown}:{line + 1}:{column + 1}: {blocking[0].code} "
                f"{blocking[0].message}{more}; correct it by hand, or delete {shown}, then run this again")
         return 1
-    metadata = {key: memory_index.offline_metadata(os.path.join(root, key)) for key in keys}
+    metadata = {key: memory_index.offline_metadata(os.path.join(root, key), root) for key in keys}
     if args.model:
         try:
             summaries = summarise(root, settings, keys, args)

@@ -227,7 +227,7 @@ class MemorySystem:
             why = why or confine.read_refusal(full, self.root, allow_read)
             if why is None:
                 try:
-                    source = read_source(os.path.realpath(full))
+                    source = read_source(os.path.realpath(full), root=self.root, allowed=allow_read)
                 except OSError as error:
                     why = f"'{path}' cannot be read: {error.strerror}"
                 else:

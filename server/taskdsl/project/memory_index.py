@@ -269,7 +269,7 @@ def heading_of(path: str, text: str) -> str | None:
     return _one_line(found) if found and found.strip() else None
 
 
-def offline_metadata(path: str) -> str:
+def offline_metadata(path: str, root: str | None = None) -> str:
     """What the file system says (kind and size) and the file's own heading, when it has one."""
     from taskdsl.project.workspace import read_source
 
@@ -282,7 +282,7 @@ def offline_metadata(path: str) -> str:
     heading = None
     if stat.S_ISREG(info.st_mode):
         try:
-            source = read_source(path, info.st_size)
+            source = read_source(path, info.st_size, root=root)  # a hard link to a file outside: not read
         except OSError:
             source = None
         if source is not None and not source.refused:

@@ -314,8 +314,9 @@ def decode(path: str, data: bytes) -> Source:
     return source
 
 
-def read_source(path: str, size: int | None = None) -> Source:
-    """Read a template file. Raises OSError when it cannot be read at all."""
+def read_source(path: str, size: int | None = None, *, root: str | None = None, allowed=()) -> Source:
+    """Read a template file (or a project file for the memory: with `root`, it must be inside it or an
+    allowed folder, with one link, as a run's reads). Raises OSError when it cannot be read at all."""
     size = os.path.getsize(path) if size is None else size
     if size > MAX_FILE_BYTES:
         return Source(path, refused=True, problem=(0, f"the file is {size / 1_000_000:.1f} MB: templates larger "
@@ -323,10 +324,11 @@ def read_source(path: str, size: int | None = None) -> Source:
     from taskdsl.support.reading import ReadRefused, read_bytes
 
     try:  # opened once; a device (a link to /dev/zero) is refused and no more than the limit is read
-        data = read_bytes(path, MAX_FILE_BYTES)
+        data = read_bytes(path, MAX_FILE_BYTES, root=root, allowed=allowed)
     except ReadRefused as refused:
         what = (f"the file is larger than {MAX_FILE_BYTES / 1_000_000:g} MB: templates that large are not read"
-                if refused.kind == "size" else f"{refused.why}: this is not a template")
+                if refused.kind == "size" else refused.why if refused.kind in ("outside", "hardlink")
+                else f"{refused.why}: this is not a template")
         return Source(path, refused=True, problem=(0, what))
     return decode(path, data)
 
