@@ -66,7 +66,7 @@ async def test_memory_index_with_a_model_writes_one_summary_per_file_and_nothing
     assert code == 0, err
     index_file = root / ".taskdsl" / "memory.json"
     assert json.loads(index_file.read_text(encoding="utf-8")) == {  # the key the answer repeats is masked
-        **INDEX, "reports/hr.md": "Holiday policy (ask ***)", "taskdsl.toml": "toml file, 0 bytes"}  # empty: no call
+        **INDEX, "reports/hr.md": "Holiday policy (ask ***)"}  # taskdsl.toml is taskdsl's own: not memory
     assert stat.S_IMODE(os.stat(index_file).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(root / ".taskdsl").st_mode) == 0o700
     sent = prompts(fake)
