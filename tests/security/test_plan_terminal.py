@@ -88,3 +88,14 @@ def test_terminal_text_escapes_what_a_terminal_acts_on_and_keeps_the_rest():
     # a line end inside a field is shown, never started; a command's own lines (a tuple) stay lines
     assert terminal_text(["name\nforged line", ("    $ first", "      second\x1b[A")]) == (
         "name\\nforged line\n    $ first\n      second\\x1b[A")
+
+
+def test_a_folder_named_like_the_home_is_shown_as_the_folder_the_run_reads(tmp_path):
+    """`<path>~/x</path>` reads the folder `~` beside the template (nothing expands it); the plan showed `~/x`, which
+    reads as a file of the home folder."""
+    (tmp_path / "taskdsl.toml").write_text("")
+    (tmp_path / "t.task.xml").write_text('<task name="t"><description>d</description><file_paths><path>~/x</path>'
+                                         '<path>$HOME/y</path></file_paths></task>\n')
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "--plan", "t.task.xml", "--model", "taskdsl/echo"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "    ./~/x" in done.stdout.splitlines() and "    ./$HOME/y" in done.stdout.splitlines()

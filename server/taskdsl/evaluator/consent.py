@@ -259,7 +259,11 @@ def reasons(view: PlanView, allow_scripts: bool = False) -> list[str]:
 
 
 def _shown_path(path: str, folder: str) -> str:
-    return path if outside(path, folder) else os.path.relpath(path, folder)
+    if outside(path, folder):
+        return path
+    relative = os.path.relpath(path, folder)
+    # a folder named `~` or `$HOME` is read as written (no shell expands it): shown so it cannot read as the home
+    return "./" + relative if relative[:1] in ("~", "$") else relative
 
 
 def _capped(lines: list[str], indent: str = "    ") -> list[str]:
