@@ -318,3 +318,31 @@ def test_every_wrapper_of_the_table_runs_the_command_after_its_operands(program,
     assert codes(_wrapped(program, sub, skip, "sh -c {{x}}")) == [("TD803", "sh" if program != "npm" else "npm")]
     assert codes(_wrapped(program, sub, skip, "ls -- {{x}}")) == []
     assert codes(_wrapped(program, sub, skip, "{{x}}")) == [("TD803", shell.RUNS + f"{program} {sub}".strip())]
+
+
+# ---------------------------------------------------------------- programs whose operand is a program of their own
+
+@pytest.mark.parametrize("command, program", [
+    ('jq ".a + {{x}}" f.json', "jq"),  # the filter: it reads $ENV and files
+    ("jq -n {{x}}", "jq"), ("gojq {{x}}", "gojq"), ("yq {{x}} f.yml", "yq"), ("jq -- {{x}}", "jq"),
+    ("jq -f {{x}} f.json", "jq"), ("jq --indent 2 {{x}}", "jq"), ("printf %s {{x}} | jq -f /dev/stdin", "jq"),
+    ("echo 1 | dc -e {{x}}", "dc"), ("printf %s {{x}} | dc", "dc"),  # dc runs !command
+    ("printf %s {{x}} | m4", "m4"),  # m4 runs syscmd(…)
+    ("duckdb -c {{x}}", "duckdb"), ("mlr -n put {{x}}", "mlr"), ("R -e {{x}}", "R"), ("osascript -e {{x}}", "osascript"),
+])
+def test_a_value_in_a_programs_own_language_is_td803(command, program):
+    assert ("TD803", program) in codes(command)
+
+
+@pytest.mark.parametrize("command", [
+    'jq --arg v {{x}} ".a + $v" f.json',  # jq's own way to take a value: data
+    'jq -r --arg v {{x}} --argjson w 1 ".a" f.json', 'jq ".a" {{x}}', 'jq --args ".a" {{x}}',
+    'printf %s {{x}} | jq -R .',
+])
+def test_a_value_jq_reads_as_data_stays_data(command):
+    assert codes(command) == []
+
+
+def test_a_jq_filter_from_a_value_runs_nothing_and_reads_no_environment(tmp_path, capsys, monkeypatch):
+    """The filter `$ENV | keys` printed every variable name of the run's environment; a value is refused instead."""
+    refused(tmp_path, capsys, monkeypatch, 'echo "{}" | jq ".a + {{x}}"', "$ENV", "TD803", "`jq`")

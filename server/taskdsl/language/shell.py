@@ -2231,6 +2231,15 @@ PROGRAMS = {
               aliases="r=--run B=--process-begin R=--process-code E=--process-end F=--process-file d=--define "
                       "c=--php-ini f=--file z=--zend-extension t=--docroot"),
     "lua": _p(code="e", load="l", stdin=True, exec_options=True),
+    # dc runs `!command`; m4 runs syscmd(…); R and osascript run code given with -e; mlr's verbs take DSL code
+    # (put, filter: system(…)) anywhere among their operands; duckdb runs SQL (and .shell) like sqlite3
+    "dc": _p(code="e", long_code="--expression", script_args="f --file", first_code=True, stdin=True,
+             exec_options=True, aliases="e=--expression f=--file"),
+    "m4": _p(args="DUIo", first_code=True, stdin=True, exec_options=True),
+    "R": _p(code="e", stdin=True, exec_options=True),
+    "osascript": _p(code="e", first_code=True, stdin=True, exec_options=True),
+    "mlr": _p(all_code=True, gnu=False),
+    "duckdb": _p(long_args="-c -cmd -s", long_code="-c -cmd -s", code_from=1, stdin=True, gnu=False),
     "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
     "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True,
@@ -2906,10 +2915,66 @@ def _xargs_reads_code(literals, prefixes, sources, start) -> bool:
     return any(verdicts[k] is not None and verdicts[k][0] == "reparse" for k in marked)
 
 
+#: programs whose first operand is a program in their own language (a filter): jq and its kin. Options that take
+#: one value, two values (--arg NAME VALUE: data, the safe way to hand a value in), or give the filter from a file
+FILTER_PROGRAMS = frozenset("jq gojq jaq yq".split())
+_FILTER_ONE = frozenset("-L --indent".split())
+_FILTER_TWO = frozenset("--arg --argjson --slurpfile --rawfile".split())
+_FILTER_FILE = frozenset("-f --from-file".split())
+
+
+def _filter_program(program, literals, prefixes, verdicts) -> bool:
+    """jq [OPTIONS] FILTER [FILE…]: a value where the filter is (or where an option it does not know may take the
+    next word) is code; after --arg NAME, a value is data (jq's own way to take one). Never reads stdin as code."""
+    code = ("reparse", program, None)
+    n, i, filter_seen, from_file, reads_stdin = len(literals), 1, False, False, False
+    while i < n:
+        lit, pre = literals[i], prefixes[i] or ""
+        if lit == "--":
+            i += 1
+            break
+        if pre.startswith("-") and len(pre) > 1:
+            head = pre.split("=", 1)[0]
+            if lit is None and head not in _FILTER_TWO | _FILTER_ONE | _FILTER_FILE:
+                verdicts[i] = code  # an option spelt by the value may be one that takes the filter next
+            if head in _FILTER_TWO:
+                i += 3
+                continue
+            if head in _FILTER_FILE:
+                from_file = True
+                path = (lit.split("=", 1)[1] if lit is not None else None) if "=" in pre else \
+                    (literals[i + 1] if i + 1 < n else None)
+                if path is None:
+                    if "=" not in pre and i + 1 < n:
+                        verdicts[i + 1] = code  # the filter's file named by a value
+                elif _stdin_name(path):
+                    reads_stdin = True  # jq -f /dev/stdin: the input is the filter
+                i += 1 if "=" in pre else 2
+                continue
+            if head in _FILTER_ONE:
+                i += 1 if "=" in pre else 2
+                continue
+            if head in ("--args", "--jsonargs"):  # the operands after the filter are data ($ARGS)
+                i += 1
+                continue
+            i += 1
+            continue
+        if not filter_seen and not from_file:
+            filter_seen = True
+            if lit is None:
+                verdicts[i] = code
+        i += 1
+    if not filter_seen and not from_file and i < n and literals[i] is None:
+        verdicts[i] = code  # jq -- FILTER
+    return reads_stdin
+
+
 def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
     """Programs whose arguments follow no option table: fills verdicts and returns whether the program runs its
     standard input as code; None for the others."""
     n = len(literals)
+    if program in FILTER_PROGRAMS:  # jq FILTER [FILE…]: the first operand is a program (it reads $ENV, files)
+        return _filter_program(program, literals, prefixes, verdicts)
     if program == "trap":  # trap [-lp] [--] ACTION SIGNAL…
         i = 1
         while i < n and literals[i] is not None and literals[i].startswith("-") and literals[i] != "-":

@@ -88,7 +88,7 @@ def unsafe_substitution_rule(ctx: RuleContext):
       what="A `{{…}}` of a `<command>` reaches a program that parses it again as code: an argument of `eval`, "
            "`alias`, `trap` or `watch`, the script of a shell given -c (`sh`, `bash`, `dash`, `zsh`, `ksh`, … also "
            "combined: `bash -xc`, `sh -ec`), `su -c`, `script -c`, `flock FILE -c`, any word after `ssh HOST`, the "
-           "code of `python -c` (also `-Ic`, `-c…`), `perl -e`, `node -e`, `ruby -e`, `php -r`, `lua -e`, "
+           "code of `python -c` (also `-Ic`, `-c…`), `perl -e`, `node -e`, `ruby -e`, `php -r`, `lua -e`, `R -e`, `osascript -e`, `dc`, `m4`, `duckdb -c`, a `jq`/`yq` filter (its `--arg NAME VALUE` is data), `mlr`'s verbs, "
            "`env -S`, an `awk` program, a `sed` script, every operand of `make` (an assignment's $(shell …), a "
            "target pasted into a recipe), an option that loads a module the value names (`node --import`, "
            "`-r`, `python -m`, `perl -M`, `ruby -r`, …), an option value that is a command (`ssh -o`, `git -c`, "
