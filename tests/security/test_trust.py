@@ -35,7 +35,7 @@ def test_allow_read_from_the_project_lets_a_run_read_there_once_the_user_agrees(
     assert main(["run", path, "--model", "taskdsl/echo"]) == 2  # nobody agreed: nothing runs
     err = capsys.readouterr().err
     assert ("not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the plan "
-            "(--plan), then agree with --yes, or give a folder to read yourself with --allow-read") in err
+            "(taskdsl run --plan), then agree with --yes, or give a folder to read yourself with --allow-read") in err
     assert main(["run", path, "--model", "taskdsl/echo", "--yes"]) == 0
     assert main(["run", path, "--model", "taskdsl/echo", "--allow-read", "/etc"]) == 0  # the user's own flag
     path = write(tmp_path, "[]")
@@ -203,7 +203,7 @@ def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys,
     assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q"]) == 2
     assert capsys.readouterr().err == (
         "taskdsl run: not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the "
-        "plan (--plan), then agree with --yes, or give a folder to read yourself with --allow-read\n")
+        "plan (taskdsl run --plan), then agree with --yes, or give a folder to read yourself with --allow-read\n")
     assert not out.exists()  # no row ran
     assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q", "--yes"]) == 0
     assert [json.loads(line)["status"] for line in out.read_text(encoding="utf-8").splitlines()] == ["COMPLETE"] * 2
@@ -219,9 +219,9 @@ def test_render_reads_where_the_project_allows_only_once_the_user_allows_it_too(
     path = project / "r.task.xml"
     path.write_text('<task name="r"><description>Read</description><file_paths><path>../outside/notes.txt</path>'
                     '</file_paths></task>\n', encoding="utf-8")
-    assert main(["render", str(path)]) == 1  # a preview is no consent: the project's folder is not read
+    assert main(["render", str(path)]) == 2  # a preview is no consent: the project's folder is not read
     captured = capsys.readouterr()
-    assert "outside notes" not in captured.out and "is outside the project" in captured.err
+    assert "outside notes" not in captured.out and "widens what this run may do" in captured.err
     assert main(["render", str(path), "--allow-read", str(tmp_path / "outside")]) == 0
     assert "outside notes" in capsys.readouterr().out
 

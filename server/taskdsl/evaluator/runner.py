@@ -202,9 +202,11 @@ def refuse_unagreed(prepared: Prepared) -> None:
 
     config = find_config(prepared.path)
     shown = "; ".join(f"{key} {folder}" for key, folder in prepared.widened)
+    yourself = ", or give a folder to read yourself with --allow-read" if any(
+        key.endswith("allow_read") for key, _ in prepared.widened) else ""  # it widens nothing else
     raise TaskError("VALIDATION_ERROR", f"not run: the project's {config.name if config else 'configuration'} widens "
-                    f"what this run may do ({shown}); read the plan (--plan), then agree with --yes, or give a "
-                    "folder to read yourself with --allow-read", "not_agreed",
+                    f"what this run may do ({shown}); read the plan (taskdsl run --plan), then agree with --yes"
+                    f"{yourself}", "not_agreed",
                     {"widened": [list(w) for w in prepared.widened]})
 
 
