@@ -92,3 +92,17 @@ def test_a_misspelt_config_key_gets_an_unsafe_rename_that_fix_unsafe_fixes_appli
     assert out.splitlines() == ["taskdsl.toml:2:1: fixed TD901 Rename key 'timout' to 'timeout'",
                                 "taskdsl.toml:5:1: fixed TD901 Rename key 'max_concurency' to 'max_concurrency'"]
     assert (tmp_path / "taskdsl.toml").read_text() == '[run]\ntimeout = 5\n\n[models."openai/x"]\n"max_concurrency" = 2\n'
+
+
+def test_the_summary_says_which_files_were_reached_rather_than_named(tmp_path, monkeypatch, capsys):
+    """`check b.task.xml` checks the library file b calls too (what its run checks): the count said "in 2 files"
+    of one file named, with nothing to tell which the second was."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taskdsl.toml").write_text("")
+    (tmp_path / "lib.task.xml").write_text('<library><template name="shout" params="w"><task>'
+                                           '<description>{{w}}</description></task></template></library>\n')
+    (tmp_path / "b.task.xml").write_text('<task name="b"><description>x {{shout("hi")}}</description></task>\n')
+    assert main(["check", "b.task.xml"]) == 0
+    assert lines(capsys)[1] == ["0 errors, 0 warnings in 2 files (1 reached by the templates named)"]
+    assert main(["check", "."]) == 0  # named, not reached
+    assert lines(capsys)[1] == ["0 errors, 0 warnings in 2 files"]

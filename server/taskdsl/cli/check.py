@@ -31,6 +31,7 @@ class Report:
     fixed: list = field(default_factory=list)  # (path, line, col, code, title)
     usage_errors: list[str] = field(default_factory=list)
     files_checked: int = 0
+    files_reached: int = 0  # of those, the files named templates reach (a library they call): not named
     safe_fixes_only: bool = False  # --fix without --unsafe-fixes: the summary counts what those would fix
     configured: set = field(default_factory=set)  # the project roots whose configuration is reported
     fix: bool | None = None  # --fix: None without it, else whether unsafe fixes are applied too
@@ -48,6 +49,7 @@ class Targets:
     explicit: list[str] = field(default_factory=list)  # the templates named on the command line
     configuration: list[str] = field(default_factory=list)  # the configuration files named (absolute)
     elsewhere: dict = field(default_factory=dict)  # reached file (absolute) outside its entry's project → the entry
+    reached: int = 0  # files added because a named template reaches them
 
 
 #: the configuration files `check` takes by name (their project's configuration is checked)
@@ -138,6 +140,7 @@ def add_reached_files(targets: Targets, library) -> None:
         for other in reached_files(library, os.path.abspath(entry))[1:]:
             if other not in given:
                 given.add(other)
+                targets.reached += 1
                 relative = os.path.relpath(other)
                 files.append(other if relative.startswith("..") else relative)
                 if not within(os.path.realpath(other), root):
@@ -177,6 +180,7 @@ def check_command(args) -> int:
         targets = collect_files(args.paths, settings, report)
         library = build_library(targets, settings)
         add_reached_files(targets, library)
+        report.files_reached = targets.reached
         check_configuration(targets.configuration, report)
         jobs = getattr(args, "jobs", None) or default_jobs()
         fix = functools.partial(fix_source, unsafe=args.unsafe_fixes, elsewhere=targets.elsewhere)
@@ -378,6 +382,8 @@ def summary(report: Report) -> str:
     parts = [_plural(counts.get("error", 0), "error"), _plural(counts.get("warning", 0), "warning")]
     parts += [_plural(counts[kind], kind) for kind in ("info", "hint") if counts.get(kind)]
     line = f"{', '.join(parts)} in {_plural(files, 'file')}"
+    if report.files_reached:  # `check a.task.xml` checks the library files it calls too, as its run would
+        line += f" ({report.files_reached} reached by the templates named)"
     if report.fixed:
         line += f"; {_plural(len(report.fixed), 'fix', 'fixes')} applied"
     if report.safe_fixes_only and (unsafe := unsafe_fixes_left(report)):
