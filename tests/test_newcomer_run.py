@@ -117,6 +117,11 @@ def test_run_json_prints_every_refusal_as_json(project, capsys, argv, message):
                                           "prints its result (--json for JSON)"),
     (["--out", "r.jsonl", "--input", "ticket=x"], "--out needs --data ROWS.jsonl|ROWS.csv (a batch run); a single "
                                                   "run prints its result (--json for JSON)"),
+    (["--jobs", "3", "--executor", "ray", "--input", "ticket=x"], "--jobs and --executor need --data "
+                                                                   "ROWS.jsonl|ROWS.csv (a batch run); a single run "
+                                                                   "prints its result (--json for JSON)"),
+    (["--fail-fast", "--input", "ticket=x"], "--fail-fast needs --data ROWS.jsonl|ROWS.csv (a batch run); a single "
+                                             "run prints its result (--json for JSON)"),
     (["--data", "rows.jsonl", "--input", "ticket=x"], "--input/--inputs and --data do not go together: put the "
                                                       "inputs in the rows"),
     (["--data", "rows.jsonl", "--out", "outdir"], "--out outdir is a folder: give the file the results go to "

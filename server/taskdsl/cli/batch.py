@@ -94,8 +94,9 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     from taskdsl.task_system.replan import recover
 
     if not args.data:  # --out or --resume alone: they belong to a batch run
-        given = " and ".join(o for o, on in (("--out", args.out), ("--resume", args.resume),
-                                              ("--ignore-extra-columns", args.ignore_extra_columns)) if on)
+        from taskdsl.cli.run import batch_only_options
+
+        given = " and ".join(batch_only_options(args))
         return usage_error("run", f"{given} {'need' if ' and ' in given else 'needs'} --data ROWS.jsonl|ROWS.csv (a "
                                   "batch run); a single run prints its result (--json for JSON)", args.json)
     if inputs:

@@ -298,6 +298,15 @@ def _preload_models(model: str | None, quiet: bool) -> None:
         providers.preload_litellm()
 
 
+def batch_only_options(args) -> list[str]:
+    """The options of a batch run given (they mean nothing without --data: never silently ignored)."""
+    given = [("--out", getattr(args, "out", None)), ("--resume", getattr(args, "resume", False)),
+             ("--ignore-extra-columns", getattr(args, "ignore_extra_columns", False)),
+             ("--jobs", getattr(args, "jobs", None) is not None), ("--fail-fast", getattr(args, "fail_fast", False)),
+             ("--executor", getattr(args, "executor", "local") not in (None, "local"))]
+    return [option for option, on in given if on]
+
+
 def run_command(args) -> int:
     from taskdsl.evaluator.compiler import CompileError
     from taskdsl.evaluator.calls import configure
@@ -317,8 +326,7 @@ def run_command(args) -> int:
         from dataclasses import replace
 
         project = replace(project, run_agreed=True)
-    if getattr(args, "data", None) or getattr(args, "out", None) or getattr(args, "resume", False) or \
-            getattr(args, "ignore_extra_columns", False):
+    if getattr(args, "data", None) or batch_only_options(args):
         batch_command = args.batch_command  # cli/batch.py, set by cli/main.py (batch imports this module)
         if not args.plan:
             _preload_models(args.model or project.model, args.quiet)
