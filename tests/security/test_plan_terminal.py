@@ -99,3 +99,26 @@ def test_a_folder_named_like_the_home_is_shown_as_the_folder_the_run_reads(tmp_p
     done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "--plan", "t.task.xml", "--model", "taskdsl/echo"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "    ./~/x" in done.stdout.splitlines() and "    ./$HOME/y" in done.stdout.splitlines()
+
+
+def test_the_plan_says_which_listed_files_the_run_will_refuse(tmp_path):
+    """The plan listed a file outside the project under "read these files", and the run then refused it: a plan
+    that is not the run. It now says so, and what lets it (and a file that is not there)."""
+    outside, project = tmp_path / "out", tmp_path / "p"
+    outside.mkdir()
+    (project / "sub").mkdir(parents=True)
+    (outside / "n.txt").write_text("hi\n")
+    (project / "taskdsl.toml").write_text("")
+    (project / "n2.txt").write_text("in the project\n")
+    (project / "sub" / "r.task.xml").write_text(f'<task name="r"><description>d</description><file_paths>'
+                                                f'<path>{outside}/n.txt</path><path>../n2.txt</path>'
+                                                f'<path>../gone.txt</path></file_paths></task>\n')
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "--plan", "sub/r.task.xml", "--model",
+                           "taskdsl/echo"], cwd=project, capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert f"    {outside}/n.txt (refused when it runs: outside the project; --allow-read lets it)" in lines
+    assert f"    {project}/n2.txt" in lines and f"    {project}/gone.txt (not found)" in lines
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "--plan", "sub/r.task.xml", "--model",
+                           "taskdsl/echo", "--allow-read", str(outside)], cwd=project, capture_output=True, text=True,
+                          timeout=120)
+    assert f"    {outside}/n.txt" in done.stdout.splitlines()

@@ -84,6 +84,7 @@ class PlanView:
     allow_read: tuple[str, ...] = ()  # folders outside the project the run may read
     config_files: tuple[str, ...] = ()  # the configuration files the plan was made with
     widened: tuple[tuple[str, str], ...] = ()  # (key, folder) the project's own configuration widens (asked)
+    root: str = ""  # the project: a listed file outside it (and the allowed folders) is refused when it runs
     digest: str = field(default="", compare=False)
 
 
@@ -187,13 +188,32 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None, *, ca
         data=data[0] if data else None, rows=data[2] if data else None,
         read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))),
         allow_read=tuple(getattr(prepared, "allow_read", ()) or ()), config_files=_config_files(prepared.path),
-        widened=tuple(getattr(prepared, "widened", ()) or ()))
+        widened=tuple(getattr(prepared, "widened", ()) or ()), root=_project_root(prepared.path))
     if data:  # a batch: every row brings its own values
         view = PlanView(**{**view.__dict__, "inputs": tuple((name, "(each row's)") for name, _ in view.inputs)})
     if rows != 1:
         view = PlanView(**{**view.__dict__, "estimate": view.estimate * rows,
                            "fallbacks": tuple((m, c, e * rows) for m, c, e in view.fallbacks)})
     return PlanView(**{**view.__dict__, "digest": plan_digest(prepared, view, data[1] if data else None)})
+
+
+def _project_root(path: str) -> str:
+    from taskdsl.project.confine import project_root
+
+    return str(project_root(path))
+
+
+def _read_note(path: str, view: PlanView) -> str:
+    """What the run will do with a listed file outside the template's folder that it cannot read: the plan says
+    it (a file the run refuses is not one it reads)."""
+    from taskdsl.project.confine import read_refusal
+
+    if not view.root:  # a plan made by hand (no project): nothing to say
+        return ""
+    granted = (*view.allow_read, *(folder for key, folder in view.widened if key.endswith("allow_read")))
+    if read_refusal(path, view.root, granted) is not None:
+        return " (refused when it runs: outside the project; --allow-read lets it)"
+    return "" if os.path.exists(path) else " (not found)"
 
 
 def _config_files(path: str) -> tuple[str, ...]:
@@ -321,7 +341,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         # files in the template's folder may be counted; those outside it and those known only when it runs
         # are each shown
         lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths if not outside(p, view.folder)])
-        lines += [f"    {p}" for p in view.files.paths if outside(p, view.folder)]
+        lines += [f"    {p}{_read_note(p, view)}" for p in view.files.paths if outside(p, view.folder)]
         lines += [f"    {u} (known when it runs)" for u in view.files.unknown]
         files, total = view.read_limits
         lines.append(f"    (at most {files:,} files and {total:,} bytes in all)")
