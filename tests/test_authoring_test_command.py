@@ -112,6 +112,17 @@ def test_a_failing_test_answered_by_echo_without_a_fixture_says_so(project, caps
     assert "taskdsl/echo" not in out
 
 
+def test_a_replay_test_without_its_fixture_says_where_the_fixture_goes(project, capsys):
+    (project / "ask.task.xml").write_text('<task name="asker"><description>Say hi</description></task>\n',
+                                          encoding="utf-8")
+    write_tests(project, '<test name="r" task="asker" model="taskdsl/replay"><expect test="output == 1"/></test>',
+                "more.test.xml")
+    code, out, _ = run(capsys, "test", "more.test.xml")
+    assert code == 1
+    assert out.splitlines()[1].endswith("(a test's replay answers are more.replay.json beside more.test.xml: write it "
+                                        "there, or record it with `taskdsl test --record`)")
+
+
 def test_text_compared_with_a_number_says_the_output_is_text(project, capsys):
     write_tests(project, """<test name="a number" task="shout"><input name="word">5</input><expect test="output == 5"/></test>
 <test name="a boolean" task="shout"><input name="word">true</input><expect test="not (output != true)"/></test>

@@ -249,6 +249,10 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     except (TaskError, TemplateErrors, NotInLibrary, CompileError, UnreadableTemplate) as error:
         outcome = error_outcome(case, error, index)
         outcome.usage = (getattr(error, "details", None) or {}).get("dataUsage")
+        if getattr(error, "reason", None) == "replay_fixture" and not os.path.exists(fixture_path(case.file)):
+            return with_hint(outcome, f"a test's replay answers are {os.path.basename(fixture_path(case.file))} "
+                                      f"beside {os.path.basename(case.file)}: write it there, or record it with "
+                                      "`taskdsl test --record`")
         return with_hint(outcome, locals().get("hint"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
