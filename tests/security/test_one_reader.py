@@ -8,11 +8,11 @@ a link to /dev/zero took 2 GB of memory, a FIFO hung the run.)"""
 import ast
 
 from paths import REPO
+from scan_calls import WRITE_FLAGS, calls, mode_of, names, writes_mode
 
 PACKAGE = REPO / "server" / "taskdsl"
 READER = PACKAGE / "support" / "reading.py"
 WRITER = PACKAGE / "support" / "files.py"  # opens what it writes (and its folders): test_one_writer.py
-WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
 #: "path:what" → why it is not a read the one reader must make
 REVIEWED: dict[str, str] = {
     "evaluator/script.py:open(…) for reading": "/proc/PID/environ of the run's own children (finding its process "
@@ -28,32 +28,16 @@ REVIEWED: dict[str, str] = {
 
 
 def _mode_reads(call: ast.Call, position: int) -> bool:
-    mode = call.args[position] if len(call.args) > position else next(
-        (k.value for k in call.keywords if k.arg == "mode"), None)
-    if mode is None:
-        return True
-    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
-        return not any(c in mode.value for c in "wax+")
-    return True  # a mode computed at run time: counted as a read
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(node)
-            if isinstance(n, (ast.Attribute, ast.Name))}
+    mode = mode_of(call, position)
+    return mode is None or not writes_mode(mode) or not isinstance(mode, ast.Constant)
 
 
 def reads(tree: ast.AST):
     """(line, what) of every file a module opens for reading itself."""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        owner = func.value if isinstance(func, ast.Attribute) else None
-        owner_name = owner.id if isinstance(owner, ast.Name) else ""
+    for node, name, owner, owner_name in calls(tree):
         if name == "open" and owner_name == "os":
             flags = node.args[1] if len(node.args) > 1 else None
-            if flags is None or not _names(flags) & WRITE_FLAGS:
+            if flags is None or not names(flags) & WRITE_FLAGS:
                 yield node.lineno, "os.open for reading"
         elif name == "open" and (owner is None or owner_name in ("io", "codecs", "builtins")):
             if _mode_reads(node, 1):

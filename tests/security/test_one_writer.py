@@ -7,10 +7,10 @@ import ast
 from pathlib import Path
 
 from paths import REPO
+from scan_calls import WRITE_FLAGS, calls, mode_of, names, writes_mode
 
 PACKAGE = REPO / "server" / "taskdsl"
 WRITER = PACKAGE / "support" / "files.py"
-WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
 #: "path:what" → why it is not a write the one writer must make
 REVIEWED: dict[str, str] = {
     "authoring/testcases.py:tempfile.mkdtemp": "a test's scratch folder: a fresh name, 0700, made by mkdtemp itself",
@@ -19,32 +19,16 @@ REVIEWED: dict[str, str] = {
 
 
 def _mode_writes(call: ast.Call, position: int) -> bool:
-    mode = call.args[position] if len(call.args) > position else next(
-        (k.value for k in call.keywords if k.arg == "mode"), None)
-    if mode is None:
-        return False
-    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
-        return any(c in mode.value for c in "wax+")
-    return True  # a mode computed at run time: counted as a write
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(node)
-            if isinstance(n, (ast.Attribute, ast.Name))}
+    mode = mode_of(call, position)
+    return mode is not None and writes_mode(mode)
 
 
 def writes(tree: ast.AST):
     """(line, what) of every write a module makes itself."""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        owner = func.value if isinstance(func, ast.Attribute) else None
-        owner_name = owner.id if isinstance(owner, ast.Name) else ""
+    for node, name, owner, owner_name in calls(tree):
         if name == "open" and owner_name == "os":
             flags = node.args[1] if len(node.args) > 1 else None
-            if flags is not None and _names(flags) & WRITE_FLAGS:
+            if flags is not None and names(flags) & WRITE_FLAGS:
                 yield node.lineno, "os.open with write flags"
         elif name in ("open", "fdopen") and (owner is None or owner_name in ("io", "codecs", "os", "builtins")):
             if _mode_writes(node, 1):
