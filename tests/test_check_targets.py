@@ -106,3 +106,21 @@ def test_the_summary_says_which_files_were_reached_rather_than_named(tmp_path, m
     assert lines(capsys)[1] == ["0 errors, 0 warnings in 2 files (1 reached by the templates named)"]
     assert main(["check", "."]) == 0  # named, not reached
     assert lines(capsys)[1] == ["0 errors, 0 warnings in 2 files"]
+
+
+def test_a_folder_that_is_a_project_of_its_own_is_passed_over_and_said(tmp_path, monkeypatch, capsys):
+    """`check .` at a git root says nothing of sub/ (its own taskdsl.toml: another project, SPEC §17): a CI step
+    would miss its templates silently."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "taskdsl.toml").write_text("")
+    (tmp_path / "sub" / "m.task.xml").write_text("<task><description>x</description></task>\n")
+    note = "taskdsl check: skipped sub/: a project of its own (its configuration file); check it with `taskdsl check sub`"
+    assert main(["check", "."]) == 2
+    assert lines(capsys)[1] == [note, "taskdsl: error: .: no templates (**/*.task.xml, **/*.test.xml) in this folder"]
+    (tmp_path / "n.task.xml").write_text("<task><description>y</description></task>\n")
+    assert main(["check", "."]) == 0
+    assert lines(capsys)[1] == [note, "0 errors, 0 warnings in 1 file"]
+    assert main(["check", "sub"]) == 0
+    assert lines(capsys)[1] == ["0 errors, 0 warnings in 1 file"]

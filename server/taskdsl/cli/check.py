@@ -36,6 +36,7 @@ class Report:
     configured: set = field(default_factory=set)  # the project roots whose configuration is reported
     fix: bool | None = None  # --fix: None without it, else whether unsafe fixes are applied too
     not_fixed: list = field(default_factory=list)  # (path, why): reached files --fix leaves as they are
+    notes: list[str] = field(default_factory=list)  # said on stderr before the summary (projects passed over)
 
 
 @dataclass
@@ -113,6 +114,11 @@ def collect_files(paths: list[str], settings, report: Report) -> Targets:
             continue
         folder = os.path.abspath(path)
         inside = [f for f in targets.found.project_files if f.startswith(folder.rstrip(os.sep) + os.sep)]
+        nested = [n for n in getattr(targets.found, "nested", ()) if n.startswith(folder.rstrip(os.sep) + os.sep)]
+        for project in nested:  # SPEC §17: a folder with its own configuration is its own project
+            shown = os.path.relpath(project)
+            report.notes.append(f"skipped {shown}/: a project of its own (its configuration file); check it with "
+                                f"`taskdsl check {shown}`")
         if not inside:
             globs = ", ".join(settings.files)
             report.usage_errors.append(f"{raw}: no templates ({globs}) in this folder")
@@ -367,6 +373,8 @@ def write_report(report: Report, fmt: str, out, err) -> None:
                 line, col = document.position(diagnostic.span.start)
                 print(shown(f"{source.path}:{line + 1}:{col + 1}: {diagnostic.severity.value} {diagnostic.code} "
                             f"{diagnostic.message}"), file=out)
+    for note in report.notes:
+        print(f"taskdsl check: {note}", file=err)
     for problem in report.usage_errors:
         print(f"taskdsl: error: {problem}", file=err)
     if report.files_checked or not report.usage_errors:  # "0 errors in 0 files" after a bad path reads as a pass

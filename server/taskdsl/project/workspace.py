@@ -167,7 +167,7 @@ class _Ignores:
 
 
 def files_under(folder: str, patterns: Iterable[str] = DEFAULT_FILES, exclude: Iterable[str] = (),
-                top: str | None = None) -> list[str]:
+                top: str | None = None, nested: list | None = None) -> list[str]:
     """The files under one folder matching any pattern (relative to the folder), minus what is
     skipped, ignored or excluded. `.gitignore` files count from `top` (the project root) down."""
     folder = os.path.abspath(folder)
@@ -178,9 +178,11 @@ def files_under(folder: str, patterns: Iterable[str] = DEFAULT_FILES, exclude: I
     regexes = [glob_regex(p.lstrip("/")) for p in patterns]
     found = []
     for directory, subdirs, files in os.walk(folder):
-        subdirs[:] = sorted(d for d in subdirs if not skipped_folder(d)
-                            and not ignores.ignored(os.path.join(directory, d), is_dir=True)
-                            and not own_project(os.path.join(directory, d)))
+        kept = [d for d in subdirs if not skipped_folder(d)
+                and not ignores.ignored(os.path.join(directory, d), is_dir=True)]
+        if nested is not None:  # the projects of their own passed over (the caller may say so)
+            nested.extend(os.path.join(directory, d) for d in kept if own_project(os.path.join(directory, d)))
+        subdirs[:] = sorted(d for d in kept if not own_project(os.path.join(directory, d)))
         relative_dir = os.path.relpath(directory, folder)
         for name in sorted(files):
             relative = name if relative_dir == "." else f"{relative_dir}/{name}".replace(os.sep, "/")
@@ -214,6 +216,7 @@ class Discovered:
 
     project_files: list[str]
     library_files: list[str]
+    nested: tuple = ()  # folders under the roots that are projects of their own (SPEC §17): not walked
 
     @property
     def all(self) -> list[str]:
@@ -237,8 +240,9 @@ def discover(roots: Iterable[str | os.PathLike], settings=None, exclude: Iterabl
     roots = [os.path.abspath(os.fspath(r)) for r in roots]
     folders = [r for r in roots if os.path.isdir(r)]
     project = [r for r in roots if os.path.isfile(r)]
+    nested: list[str] = []
     for folder in folders:
-        project.extend(files_under(folder, patterns, skip, top=folder))
+        project.extend(files_under(folder, patterns, skip, top=folder, nested=nested))
     library = []
     for entry in library_path_entries(settings, folders):
         if os.path.isdir(entry):
@@ -247,7 +251,7 @@ def discover(roots: Iterable[str | os.PathLike], settings=None, exclude: Iterabl
             library.append(entry)
     project = list(dict.fromkeys(project))
     known = set(project)
-    return Discovered(project, [p for p in dict.fromkeys(library) if p not in known])
+    return Discovered(project, [p for p in dict.fromkeys(library) if p not in known], tuple(dict.fromkeys(nested)))
 
 
 def belongs(path: str, roots: Iterable[str], settings=None, exclude: Iterable[str] = ()) -> bool:
