@@ -230,3 +230,77 @@ def test_a_word_a_command_substitution_begins_is_in_option_position_like_the_val
     """Its output may begin with the value: env "$(printf %s {{x}})" true with x=-Ssh -c '…' ran a command
     (found while reading the mutants of _flow_up)."""
     assert [code for code, _ in errors(command)] == ["TD805"]
+
+
+# ---------------------------------------------------------------- TD804: why a command cannot be checked, and where
+
+QUOTED_HEREDOC = ("{{x}} is inside a here-document whose delimiter is quoted, where nothing is expanded: no value can be "
+                  "substituted there safely; unquote the delimiter (<<EOF), or read the value from $TASKDSL_INPUT_X in "
+                  "the script")
+
+
+def syntax(at: str) -> str:
+    return (f"the shell cannot parse this command (at {at!r}): close the quote, bracket or here-document, or fix the "
+            "syntax there")
+
+
+@pytest.mark.parametrize("command, problem, expected", [
+    # here-documents: the end line exactly the delimiter (<<- strips tabs, and only tabs, before it), a line of the
+    # body that is the delimiter (a nested here-document inside $(…)), a continuation in a command with an unquoted one
+    ("cat <<'EOF' > out\na\nEOF\nprintf '%s' {{x}} \\\n  >> out", None, []),
+    ("cat <<XEOF > out\n{{x}}\nXEOF\nprintf '%s' {{x}} \\\n >> out", (46, 48, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('cat <<EOF\n$(cat <<EOF\n{{x}}\nEOF\n)\nEOF\n', (4, 37, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<EOF\n$(cat <<EOF\nEOF\n)\n{{x}}\nEOF\n', (4, 37, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<-EOF\n$(cat <<-EOF\n\t{{x}}\n\tEOF\n)\nEOF\n', (4, 41, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<XEOF > out\n{{x}} \\\na\nXEOF\n', (23, 25, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('cat <<-EOF > out\n\t{{x}}\n\tEOF\n', None, [("TD801", QUOTED_HEREDOC)]),
+    ('cat <<-XEOF > out\n\t{{x}}\n\tXEOF\n', None, [("TD801", QUOTED_HEREDOC)]),
+    ('cat <<EOF > out\n{{x}}\n\tEOF\nEOF\n', None, []),
+    ('cat <<EOF > out\n\tEOF\n{{x}}\nEOF\n', (4, 20, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<-EOF > out\n EOF\n\t{{x}}\nEOF\n', (4, 21, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('echo {{x}} )', (11, 12, None), [("TD804", syntax(')'))]),
+    ('echo {{x}}; if true; then echo a; fi fi', (37, 39, None), [("TD804", syntax('fi'))]),
+    ('echo "$(echo {{x}} | )"', (21, 22, None), [("TD804", syntax(')"'))]),
+    ('echo {{x}} && ( echo a', (22, 22, None), [("TD804", syntax('a'))]),
+    ('echo {{x}} &&', (13, 13, None), [("TD804", syntax('&'))]),
+    ("printf '%s' {{x}} a\\\\\necho b", None, []),
+    ("printf '%s' {{x}} a\\\\\\\necho b", (21, 23, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ("printf '%s' {{x}} a\\\\\\\\\necho b", None, []),
+    ("printf '%s' {{x}} ab\\\\\\\necho b", (22, 24, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ('cat > out <<EOF\n{{x}} EOF a\nEOF\n', None, []),
+    ('cat <<-EOF > out\n{{x}}\nXEOF\nEOF\n', None, []),
+    ("echo " + "$(" * 40 + "{{x}}" + ")" * 40, (85, 90, 'deep'), [("TD804", shell.PROBLEMS['deep'])]),
+    ("echo " + "$(" * 41 + "{{x}}" + ")" * 41, (85, 93, 'deep'), [("TD804", shell.PROBLEMS['deep'])]),
+    ("echo " + "$(" * 41 + "x" + ")" * 41, (85, 89, 'deep'), [("TD804", shell.PROBLEMS['deep'])]),
+    ('echo coproc {{x}}', None, []),
+    ('[[ -n a ]]; echo {{x}}', (0, 10, 'bash_test'), [("TD804", shell.PROBLEMS['bash_test'])]),
+    ('echo [[ {{x}}', None, []),
+    ('(( 1 )); echo {{x}}', (0, 7, 'bash_test'), [("TD804", shell.PROBLEMS['bash_test'])]),
+    ('echo "((" {{x}}', None, []),
+    ('\\\ncat <<EOF > out\n{{x}}\nEOF\n', (0, 2, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ("\\\nprintf '%s' a{{x}}\\\nb", (20, 22, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ("\\\\\nprintf '%s' {{x}}", None, []),
+    ('# a\\\necho {{x}}', None, []),
+    ('\\\nprintf %s {{x}} \\', (18, 19, None), [("TD804", syntax('\\'))]),
+    ('cat <<-EOF > out\n{{x}}\n\tEOF\n', None, []),
+    ('cat <<-EOF > out\n{{x}}\n EOF\n\tEOF\n', (4, 27, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<-XEOF > out\n{{x}}\n\tXEOF\n', None, []),
+    ('sh 0<&0 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
+    ('echo a )', (7, 8, None), [("TD804", syntax(')'))]),
+    ("echo a '", (7, 8, None), [("TD804", syntax("'"))]),
+    ('echo a "', (7, 8, None), [("TD804", syntax('"'))]),
+    ('printf %s {{x}} \\', (16, 17, None), [("TD804", syntax('\\'))]),
+    ('for x in {{x}}; do\n', (18, 19, None), [("TD804", syntax('\n'))]),
+    ("echo {{x}} '", (11, 12, None), [("TD804", syntax("'"))]),
+    ('echo {{x}};   )', (0, 15, None), [("TD804", syntax('echo {{x}};   )'))]),
+    ('echo "{{x}}', (5, 11, None), [("TD804", syntax('"{{x}}'))]),
+])
+def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem, expected):
+    """The code and message the checker gives, and parse_problem's (start, end, reason) in the command as written
+    (a syntax error's reason is None: the message names the text there); the runner refuses the same commands."""
+    assert errors(command) == expected
+    if expected == []:
+        assert diagnostics(command) == []
+    found = shell.parse_problem(command)
+    assert (found if found is None else (found[0], found[1], next(
+        (key for key, text in shell.PROBLEMS.items() if text == found[2]), found[2]))) == problem
