@@ -304,3 +304,95 @@ def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem
     found = shell.parse_problem(command)
     assert (found if found is None else (found[0], found[1], next(
         (key for key, text in shell.PROBLEMS.items() if text == found[2]), found[2]))) == problem
+    if problem is not None and "{{" in command:  # the runner's refusal names the placeholder
+        with pytest.raises(shell.UnsafeCommand) as info:
+            shell.planned(command)
+        assert str(info.value) == ("{{x}} is in a command the shell grammar cannot parse (TD804): no value can be "
+                                   "substituted there safely; fix the command's syntax first")
+
+
+# ---------------------------------------------------------------- the program table: sed, xargs, trap, settings, stdin
+
+PARSES_AGAIN_X = '{{x}} is in text that `X` parses again as code: the value would become code; pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X'
+SH_CODE = '{{x}} is in text that `sh` parses again as code: the value would become code; pass it as a positional argument: sh -c \'… "$1"\' _ {{x}}'
+CODE_VARIABLE_F = '{{x}} is the value of $f%%, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable of another name'
+CODE_VARIABLE_A_B = '{{x}} is the value of $A-B, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable of another name'
+SH_OPTION = "{{x}} is where `sh` reads a leading '-' as an option, and one of its options runs a command (e.g. -c …): put -- before it"
+TRAP_CODE = '{{x}} is in text that `trap` parses again as code: the value would become code; pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X'
+SED_OPTION = "{{x}} is where `sed` reads a leading '-' as an option, and one of its options runs a command (e.g. --expression=…e): put -- before it"
+SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would become code; GNU sed runs shell commands from its script (the e command and flag); pass the value through a file, or use awk with ENVIRON["TASKDSL_INPUT_X"]'
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('echo {{x}} | xargs -I X X', [('error', 'TD803', PARSES_AGAIN_X)]),
+    ('printf %s {{x}} | sh /dev/fd', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh /procx/fd', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh /dev/stdin/', [('error', 'TD803', SH_CODE)]),
+    ("env 'f%%'={{x}} true", [('error', 'TD803', CODE_VARIABLE_F)]),
+    ('env A-B={{x}} true', [('error', 'TD803', CODE_VARIABLE_A_B)]),
+    ('env GIT_AUTHOR_NAME={{x}} true', []),
+    ('scp -o Port={{x}} a b', []),
+    ('sftp -o Port={{x}} host', []),
+    ('ssh -o "Port {{x}}" host true', []),
+    ('ssh -o "User {{x}}" host', []),
+    ('git -c user.name=a={{x}} status', []),
+    ('echo {{x}} | xargs -n 1 sh -c', [('error', 'TD803', SH_CODE)]),
+    ('echo {{x}} | xargs -I X sh -c X', [('error', 'TD803', SH_CODE)]),
+    ('echo {{x}} | xargs -I X sh -c \'printf %s "$1"\' _ X', []),
+    ("echo {{x}} | xargs -I X printf '%s' X", []),
+    ("echo {{x}} | xargs -I {} printf '%s' {}", []),
+    ("echo {{x}} | xargs --replace=X sh -c 'echo aX'", [('error', 'TD803', SH_CODE)]),
+    ('echo a | xargs --replace=% sh -c % {{x}}', []),
+    ("echo {{x}} | xargs -iX sh -c 'echo aX'", [('error', 'TD803', SH_CODE)]),
+    ("echo {{x}} | xargs -i sh -c 'echo a{}'", [('error', 'TD803', SH_CODE)]),
+    ("echo a | xargs -I '' sh {{x}}", [('error', 'TD805', SH_OPTION)]),
+    ('echo a | xargs -I {} sh -c {} {{x}}', []),
+    ('echo a | xargs -I{} sh -c {} {{x}}', []),
+    ('echo a | xargs -I {} echo {} {{x}}', []),
+    ('echo {{x}} | xargs -I X env X=1 printf a', []),
+    ('trap - {{x}}', []),
+    ("printf %s {{x}} | (trap - 'sh' EXIT; :)", []),
+    ('trap -p {{x}}', [('error', 'TD803', TRAP_CODE)]),
+    ('trap -l {{x}}', [('error', 'TD803', TRAP_CODE)]),
+    ('trap -- -- {{x}}', []),
+    ("printf %s {{x}} | (trap 'echo a' EXIT; :)", []),
+    ('sed -n -e p {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -f prog.sed {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed --posix{{x}} f', []),
+    ('sed --expr={{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --e{{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --{{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed p {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -n p "$f" {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed "$s" {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -n "$s" -- {{x}}', []),
+    ('sed -- {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -- p {{x}}', []),
+    ('sed -n -- p {{x}}', []),
+    ('sed -e p -- f {{x}}', []),
+    ('sed -n -- {{x}}', [('error', 'TD803', SED_CODE)]),
+    ('sed --expression {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --e {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -n -e p -- {{x}}', []),
+    ('sed -e p -- {{x}}', []),
+    ('sed -e p -e {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -n -e p "{{x}}"', [('error', 'TD805', SED_OPTION)]),
+    ('sed -E {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -n {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -l 5 {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -ei {{x}} f', [('error', 'TD805', SED_OPTION)]),
+    ('printf %s {{x}} | sed --file=/dev/stdin f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed -f/dev/stdin f', [('error', 'TD803', SED_CODE)]),
+    ('sed --file prog.sed -- {{x}}', []),
+    ('sed {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --file prog.sed {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -f prog.sed -- {{x}}', []),
+    ('sed -n -e p -f prog.sed -- {{x}}', []),
+    ('printf %s {{x}} | sed --file=prog.sed f', []),
+])
+def test_what_each_program_does_with_a_value_is_its_code_and_message(command, expected):
+    """sed's script (first operand, -e/--expression and its abbreviations, a value glued to short options or to --,
+    -f naming its standard input) and its file operands (TD805 without --); xargs's item where -I/-i/--replace put it;
+    trap's action and signals; ssh/scp/sftp -o and git -c settings that are data; script paths that are the standard
+    input in another spelling; variable names read as code."""
+    assert diagnostics(command) == expected
