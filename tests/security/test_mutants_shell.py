@@ -286,6 +286,8 @@ def syntax(at: str) -> str:
     ('cat <<-EOF > out\n{{x}}\n EOF\n\tEOF\n', (4, 27, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
     ('cat <<-XEOF > out\n{{x}}\n\tXEOF\n', None, []),
     ('sh 0<&0 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
+    ('sh 0>&1 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
+    ('echo a\\\nb', None, []),  # a continuation in a command without a {{…}} is no problem
     ('echo a )', (7, 8, None), [("TD804", syntax(')'))]),
     ("echo a '", (7, 8, None), [("TD804", syntax("'"))]),
     ('echo a "', (7, 8, None), [("TD804", syntax('"'))]),
@@ -396,3 +398,8 @@ def test_what_each_program_does_with_a_value_is_its_code_and_message(command, ex
     trap's action and signals; ssh/scp/sftp -o and git -c settings that are data; script paths that are the standard
     input in another spelling; variable names read as code."""
     assert diagnostics(command) == expected
+
+
+def test_every_placeholder_after_an_unsafe_one_is_still_judged():
+    """One placeholder in '…' (TD801) does not end the analysis: the next one, piped into sh, is TD803."""
+    assert [code for code, _ in errors("echo '{{x}}'; printf %s {{y}} | sh")] == ["TD801", "TD803"]
