@@ -288,6 +288,15 @@ def syntax(at: str) -> str:
     ('sh 0<&0 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
     ('sh 0>&1 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
     ('echo a\\\nb', None, []),  # a continuation in a command without a {{…}} is no problem
+    # a continuation: in a quoted here-document's redirection, after one letter at offset 0, after an X, the second
+    # of three, after an even run following a letter, at offset 0 in a command ending in a backslash
+    ("cat <<'EOF' > o\\\nut\na\nEOF\nprintf %s {{x}}", (15, 17, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ("cat <<'EOF' \\\n> out\na\nEOF\nprintf %s {{x}}", (12, 14, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('e\\\ncho {{x}}', (1, 3, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ('printf %s {{x}} X\\\nb', (17, 19, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ('printf %s {{x}} \\\n a\\\n b \\\nc', (20, 22, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ("printf '%s' {{x}} ab\\\\\necho b", None, []),
+    ('\\\ncat <<EOF\n{{x}}\nEOF\n\\', (0, 2, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
     ('echo a )', (7, 8, None), [("TD804", syntax(')'))]),
     ("echo a '", (7, 8, None), [("TD804", syntax("'"))]),
     ('echo a "', (7, 8, None), [("TD804", syntax('"'))]),
