@@ -336,6 +336,8 @@ SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would be
 
 @pytest.mark.parametrize("command, expected", [
     ('echo {{x}} | xargs -I X X', [('error', 'TD803', PARSES_AGAIN_X)]),
+    ('read BASH_ENV <<EOF\n{{x}}\nEOF\n', [('error', 'TD803', PARSES_AGAIN_X.replace('`X`', '`read`'))]),  # a name read as code
+    ('read A_B <<EOF\n{{x}}\nEOF\n', []),
     ('printf %s {{x}} | sh /dev/fd', [('error', 'TD803', SH_CODE)]),
     ('printf %s {{x}} | sh /procx/fd', [('error', 'TD803', SH_CODE)]),
     ('printf %s {{x}} | sh /dev/stdin/', [('error', 'TD803', SH_CODE)]),
