@@ -230,3 +230,187 @@ def test_a_word_a_command_substitution_begins_is_in_option_position_like_the_val
     """Its output may begin with the value: env "$(printf %s {{x}})" true with x=-Ssh -c '…' ran a command
     (found while reading the mutants of _flow_up)."""
     assert [code for code, _ in errors(command)] == ["TD805"]
+
+
+# ---------------------------------------------------------------- TD804: why a command cannot be checked, and where
+
+QUOTED_HEREDOC = ("{{x}} is inside a here-document whose delimiter is quoted, where nothing is expanded: no value can be "
+                  "substituted there safely; unquote the delimiter (<<EOF), or read the value from $TASKDSL_INPUT_X in "
+                  "the script")
+
+
+def syntax(at: str) -> str:
+    return (f"the shell cannot parse this command (at {at!r}): close the quote, bracket or here-document, or fix the "
+            "syntax there")
+
+
+@pytest.mark.parametrize("command, problem, expected", [
+    # here-documents: the end line exactly the delimiter (<<- strips tabs, and only tabs, before it), a line of the
+    # body that is the delimiter (a nested here-document inside $(…)), a continuation in a command with an unquoted one
+    ("cat <<'EOF' > out\na\nEOF\nprintf '%s' {{x}} \\\n  >> out", None, []),
+    ("cat <<XEOF > out\n{{x}}\nXEOF\nprintf '%s' {{x}} \\\n >> out", (46, 48, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('cat <<EOF\n$(cat <<EOF\n{{x}}\nEOF\n)\nEOF\n', (4, 37, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<EOF\n$(cat <<EOF\nEOF\n)\n{{x}}\nEOF\n', (4, 37, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<-EOF\n$(cat <<-EOF\n\t{{x}}\n\tEOF\n)\nEOF\n', (4, 41, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<XEOF > out\n{{x}} \\\na\nXEOF\n', (23, 25, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('cat <<-EOF > out\n\t{{x}}\n\tEOF\n', None, [("TD801", QUOTED_HEREDOC)]),
+    ('cat <<-XEOF > out\n\t{{x}}\n\tXEOF\n', None, [("TD801", QUOTED_HEREDOC)]),
+    ('cat <<EOF > out\n{{x}}\n\tEOF\nEOF\n', None, []),
+    ('cat <<EOF > out\n\tEOF\n{{x}}\nEOF\n', (4, 20, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<-EOF > out\n EOF\n\t{{x}}\nEOF\n', (4, 21, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('echo {{x}} )', (11, 12, None), [("TD804", syntax(')'))]),
+    ('echo {{x}}; if true; then echo a; fi fi', (37, 39, None), [("TD804", syntax('fi'))]),
+    ('echo "$(echo {{x}} | )"', (21, 22, None), [("TD804", syntax(')"'))]),
+    ('echo {{x}} && ( echo a', (22, 22, None), [("TD804", syntax('a'))]),
+    ('echo {{x}} &&', (13, 13, None), [("TD804", syntax('&'))]),
+    ("printf '%s' {{x}} a\\\\\necho b", None, []),
+    ("printf '%s' {{x}} a\\\\\\\necho b", (21, 23, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ("printf '%s' {{x}} a\\\\\\\\\necho b", None, []),
+    ("printf '%s' {{x}} ab\\\\\\\necho b", (22, 24, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ('cat > out <<EOF\n{{x}} EOF a\nEOF\n', None, []),
+    ('cat <<-EOF > out\n{{x}}\nXEOF\nEOF\n', None, []),
+    ("echo " + "$(" * 40 + "{{x}}" + ")" * 40, (85, 90, 'deep'), [("TD804", shell.PROBLEMS['deep'])]),
+    ("echo " + "$(" * 41 + "{{x}}" + ")" * 41, (85, 93, 'deep'), [("TD804", shell.PROBLEMS['deep'])]),
+    ("echo " + "$(" * 41 + "x" + ")" * 41, (85, 89, 'deep'), [("TD804", shell.PROBLEMS['deep'])]),
+    ('echo coproc {{x}}', None, []),
+    ('[[ -n a ]]; echo {{x}}', (0, 10, 'bash_test'), [("TD804", shell.PROBLEMS['bash_test'])]),
+    ('echo [[ {{x}}', None, []),
+    ('(( 1 )); echo {{x}}', (0, 7, 'bash_test'), [("TD804", shell.PROBLEMS['bash_test'])]),
+    ('echo "((" {{x}}', None, []),
+    ('\\\ncat <<EOF > out\n{{x}}\nEOF\n', (0, 2, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ("\\\nprintf '%s' a{{x}}\\\nb", (20, 22, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ("\\\\\nprintf '%s' {{x}}", None, []),
+    ('# a\\\necho {{x}}', None, []),
+    ('\\\nprintf %s {{x}} \\', (18, 19, None), [("TD804", syntax('\\'))]),
+    ('cat <<-EOF > out\n{{x}}\n\tEOF\n', None, []),
+    ('cat <<-EOF > out\n{{x}}\n EOF\n\tEOF\n', (4, 27, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
+    ('cat <<-XEOF > out\n{{x}}\n\tXEOF\n', None, []),
+    ('sh 0<&0 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
+    ('sh 0>&1 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
+    ('echo a\\\nb', None, []),  # a continuation in a command without a {{…}} is no problem
+    # a continuation: in a quoted here-document's redirection, after one letter at offset 0, after an X, the second
+    # of three, after an even run following a letter, at offset 0 in a command ending in a backslash
+    ("cat <<'EOF' > o\\\nut\na\nEOF\nprintf %s {{x}}", (15, 17, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ("cat <<'EOF' \\\n> out\na\nEOF\nprintf %s {{x}}", (12, 14, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('e\\\ncho {{x}}', (1, 3, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ('printf %s {{x}} X\\\nb', (17, 19, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ('printf %s {{x}} \\\n a\\\n b \\\nc', (20, 22, 'continuation'), [("TD804", shell.PROBLEMS['continuation'])]),
+    ("printf '%s' {{x}} ab\\\\\necho b", None, []),
+    ('\\\ncat <<EOF\n{{x}}\nEOF\n\\', (0, 2, 'heredoc_continuation'), [("TD804", shell.PROBLEMS['heredoc_continuation'])]),
+    ('echo a )', (7, 8, None), [("TD804", syntax(')'))]),
+    ("echo a '", (7, 8, None), [("TD804", syntax("'"))]),
+    ('echo a "', (7, 8, None), [("TD804", syntax('"'))]),
+    ('printf %s {{x}} \\', (16, 17, None), [("TD804", syntax('\\'))]),
+    ('for x in {{x}}; do\n', (18, 19, None), [("TD804", syntax('\n'))]),
+    ("echo {{x}} '", (11, 12, None), [("TD804", syntax("'"))]),
+    ('echo {{x}};   )', (0, 15, None), [("TD804", syntax('echo {{x}};   )'))]),
+    ('echo "{{x}}', (5, 11, None), [("TD804", syntax('"{{x}}'))]),
+])
+def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem, expected):
+    """The code and message the checker gives, and parse_problem's (start, end, reason) in the command as written
+    (a syntax error's reason is None: the message names the text there); the runner refuses the same commands."""
+    assert errors(command) == expected
+    if expected == []:
+        assert diagnostics(command) == []
+    found = shell.parse_problem(command)
+    assert (found if found is None else (found[0], found[1], next(
+        (key for key, text in shell.PROBLEMS.items() if text == found[2]), found[2]))) == problem
+    if problem is not None and "{{" in command:  # the runner's refusal names the placeholder
+        with pytest.raises(shell.UnsafeCommand) as info:
+            shell.planned(command)
+        assert str(info.value) == ("{{x}} is in a command the shell grammar cannot parse (TD804): no value can be "
+                                   "substituted there safely; fix the command's syntax first")
+
+
+# ---------------------------------------------------------------- the program table: sed, xargs, trap, settings, stdin
+
+PARSES_AGAIN_X = '{{x}} is in text that `X` parses again as code: the value would become code; pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X'
+SH_CODE = '{{x}} is in text that `sh` parses again as code: the value would become code; pass it as a positional argument: sh -c \'… "$1"\' _ {{x}}'
+CODE_VARIABLE_F = '{{x}} is the value of $f%%, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable of another name'
+CODE_VARIABLE_A_B = '{{x}} is the value of $A-B, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable of another name'
+SH_OPTION = "{{x}} is where `sh` reads a leading '-' as an option, and one of its options runs a command (e.g. -c …): put -- before it"
+TRAP_CODE = '{{x}} is in text that `trap` parses again as code: the value would become code; pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X'
+SED_OPTION = "{{x}} is where `sed` reads a leading '-' as an option, and one of its options runs a command (e.g. --expression=…e): put -- before it"
+SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would become code; GNU sed runs shell commands from its script (the e command and flag); pass the value through a file, or use awk with ENVIRON["TASKDSL_INPUT_X"]'
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('echo {{x}} | xargs -I X X', [('error', 'TD803', PARSES_AGAIN_X)]),
+    ('read BASH_ENV <<EOF\n{{x}}\nEOF\n', [('error', 'TD803', PARSES_AGAIN_X.replace('`X`', '`read`'))]),  # a name read as code
+    ('read A_B <<EOF\n{{x}}\nEOF\n', []),
+    ('printf %s {{x}} | sh /dev/fd', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh /procx/fd', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh /dev/stdin/', [('error', 'TD803', SH_CODE)]),
+    ("env 'f%%'={{x}} true", [('error', 'TD803', CODE_VARIABLE_F)]),
+    ('env A-B={{x}} true', [('error', 'TD803', CODE_VARIABLE_A_B)]),
+    ('env GIT_AUTHOR_NAME={{x}} true', []),
+    ('scp -o Port={{x}} a b', []),
+    ('sftp -o Port={{x}} host', []),
+    ('ssh -o "Port {{x}}" host true', []),
+    ('ssh -o "User {{x}}" host', []),
+    ('git -c user.name=a={{x}} status', []),
+    ('echo {{x}} | xargs -n 1 sh -c', [('error', 'TD803', SH_CODE)]),
+    ('echo {{x}} | xargs -I X sh -c X', [('error', 'TD803', SH_CODE)]),
+    ('echo {{x}} | xargs -I X sh -c \'printf %s "$1"\' _ X', []),
+    ("echo {{x}} | xargs -I X printf '%s' X", []),
+    ("echo {{x}} | xargs -I {} printf '%s' {}", []),
+    ("echo {{x}} | xargs --replace=X sh -c 'echo aX'", [('error', 'TD803', SH_CODE)]),
+    ('echo a | xargs --replace=% sh -c % {{x}}', []),
+    ("echo {{x}} | xargs -iX sh -c 'echo aX'", [('error', 'TD803', SH_CODE)]),
+    ("echo {{x}} | xargs -i sh -c 'echo a{}'", [('error', 'TD803', SH_CODE)]),
+    ("echo a | xargs -I '' sh {{x}}", [('error', 'TD805', SH_OPTION)]),
+    ('echo a | xargs -I {} sh -c {} {{x}}', []),
+    ('echo a | xargs -I{} sh -c {} {{x}}', []),
+    ('echo a | xargs -I {} echo {} {{x}}', []),
+    ('echo {{x}} | xargs -I X env X=1 printf a', []),
+    ('trap - {{x}}', []),
+    ("printf %s {{x}} | (trap - 'sh' EXIT; :)", []),
+    ('trap -p {{x}}', [('error', 'TD803', TRAP_CODE)]),
+    ('trap -l {{x}}', [('error', 'TD803', TRAP_CODE)]),
+    ('trap -- -- {{x}}', []),
+    ("printf %s {{x}} | (trap 'echo a' EXIT; :)", []),
+    ('sed -n -e p {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -f prog.sed {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed --posix{{x}} f', []),
+    ('sed --expr={{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --e{{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --{{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed p {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -n p "$f" {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed "$s" {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -n "$s" -- {{x}}', []),
+    ('sed -- {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -- p {{x}}', []),
+    ('sed -n -- p {{x}}', []),
+    ('sed -e p -- f {{x}}', []),
+    ('sed -n -- {{x}}', [('error', 'TD803', SED_CODE)]),
+    ('sed --expression {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --e {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -n -e p -- {{x}}', []),
+    ('sed -e p -- {{x}}', []),
+    ('sed -e p -e {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -n -e p "{{x}}"', [('error', 'TD805', SED_OPTION)]),
+    ('sed -E {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -n {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -l 5 {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -ei {{x}} f', [('error', 'TD805', SED_OPTION)]),
+    ('printf %s {{x}} | sed --file=/dev/stdin f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed -f/dev/stdin f', [('error', 'TD803', SED_CODE)]),
+    ('sed --file prog.sed -- {{x}}', []),
+    ('sed {{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed --file prog.sed {{x}}', [('error', 'TD805', SED_OPTION)]),
+    ('sed -f prog.sed -- {{x}}', []),
+    ('sed -n -e p -f prog.sed -- {{x}}', []),
+    ('printf %s {{x}} | sed --file=prog.sed f', []),
+])
+def test_what_each_program_does_with_a_value_is_its_code_and_message(command, expected):
+    """sed's script (first operand, -e/--expression and its abbreviations, a value glued to short options or to --,
+    -f naming its standard input) and its file operands (TD805 without --); xargs's item where -I/-i/--replace put it;
+    trap's action and signals; ssh/scp/sftp -o and git -c settings that are data; script paths that are the standard
+    input in another spelling; variable names read as code."""
+    assert diagnostics(command) == expected
+
+
+def test_every_placeholder_after_an_unsafe_one_is_still_judged():
+    """One placeholder in '…' (TD801) does not end the analysis: the next one, piped into sh, is TD803."""
+    assert [code for code, _ in errors("echo '{{x}}'; printf %s {{y}} | sh")] == ["TD801", "TD803"]
