@@ -326,8 +326,8 @@ def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem
 
 PARSES_AGAIN_X = '{{x}} is in text that `X` parses again as code: the value would become code; pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X'
 SH_CODE = '{{x}} is in text that `sh` parses again as code: the value would become code; pass it as a positional argument: sh -c \'… "$1"\' _ {{x}}'
-CODE_VARIABLE_F = '{{x}} is the value of $f%%, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable of another name'
-CODE_VARIABLE_A_B = '{{x}} is the value of $A-B, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable of another name'
+CODE_VARIABLE_F = '{{x}} is the value of $f%%, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable whose name has a lower-case letter, or read it from $TASKDSL_INPUT_X'
+CODE_VARIABLE_A_B = '{{x}} is the value of $A-B, which the shell or a program reads as code (expanded, run or loaded): the value would become code; pass it in a variable whose name has a lower-case letter, or read it from $TASKDSL_INPUT_X'
 SH_OPTION = "{{x}} is where `sh` reads a leading '-' as an option, and one of its options runs a command (e.g. -c …): put -- before it"
 TRAP_CODE = '{{x}} is in text that `trap` parses again as code: the value would become code; pass it as an argument after the code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X'
 SED_OPTION = "{{x}} is where `sed` reads a leading '-' as an option, and one of its options runs a command (e.g. --expression=…e): put -- before it"
@@ -337,7 +337,8 @@ SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would be
 @pytest.mark.parametrize("command, expected", [
     ('echo {{x}} | xargs -I X X', [('error', 'TD803', PARSES_AGAIN_X)]),
     ('read BASH_ENV <<EOF\n{{x}}\nEOF\n', [('error', 'TD803', PARSES_AGAIN_X.replace('`X`', '`read`'))]),  # a name read as code
-    ('read A_B <<EOF\n{{x}}\nEOF\n', []),
+    ('read A_B <<EOF\n{{x}}\nEOF\n', [('error', 'TD803', PARSES_AGAIN_X.replace('`X`', '`read`'))]),  # upper case: code
+    ('read a_b <<EOF\n{{x}}\nEOF\n', []),
     ('printf %s {{x}} | sh /dev/fd', [('error', 'TD803', SH_CODE)]),
     ('printf %s {{x}} | sh /procx/fd', [('error', 'TD803', SH_CODE)]),
     ('printf %s {{x}} | sh /dev/stdin/', [('error', 'TD803', SH_CODE)]),
