@@ -41,7 +41,17 @@ def test_a_gitignore_line_of_many_stars_is_not_applied(tmp_path):
     done = cli(tmp_path, "check", ".")
     assert (done.returncode, done.stderr) == (0, "0 errors, 0 warnings in 2 files\n")  # the other line still applies
     assert costly_gitignore_line("*a*a*b") and not costly_gitignore_line("**/*.py[cod]") \
-        and not costly_gitignore_line("*.egg-info/*")
+        and not costly_gitignore_line("*.egg-info/*") and not costly_gitignore_line("**/*.egg-info/**")
+    assert costly_gitignore_line("*a**a**a**b")  # pathspec reads a `**` inside a name as `*`
+
+
+def test_a_gitignore_line_of_double_stars_inside_a_name_is_not_applied(tmp_path):
+    (tmp_path / "taskdsl.toml").write_text('exclude = ["' + "*a*" * 6 + '*b"]\n')
+    (tmp_path / ".gitignore").write_text("*a" + "**a" * 10 + "**b\n")
+    (tmp_path / ("a" * 40)).mkdir()
+    (tmp_path / ("a" * 40) / "u.task.xml").write_text(TEMPLATE)
+    done = cli(tmp_path, "check", ".")
+    assert (done.returncode, done.stderr) == (0, "0 errors, 0 warnings in 1 file\n")
 
 
 def reference(pattern: str) -> re.Pattern:

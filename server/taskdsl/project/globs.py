@@ -7,6 +7,7 @@ any folders or none, `**` anything, '/' included; `\\` escapes the next characte
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _LITERAL, _ONE, _CLASS, _STAR, _OPTIONAL, _ANYTHING = range(6)
@@ -123,6 +124,8 @@ def _class_characters(body: str) -> frozenset:
 
 
 def costly_gitignore_line(line: str) -> bool:
-    """A .gitignore/exclude line whose regex (pathspec's) could backtrack exponentially: more single `*`
-    wildcards than MAX_GITIGNORE_STARS (a `**` is not counted)."""
-    return line.replace("**", "").count("*") > MAX_GITIGNORE_STARS
+    """A .gitignore/exclude line whose regex (pathspec's) could backtrack exponentially: more wildcards within
+    path segments than MAX_GITIGNORE_STARS. Each run of stars inside a segment counts once (pathspec reads `a**b`
+    as `a*b`); a `**` that is a whole segment (`**/x`, `x/**`) matches folders and is not counted."""
+    runs = sum(len(re.findall(r"\*+", segment)) for segment in line.strip().split("/") if segment != "**")
+    return runs > MAX_GITIGNORE_STARS
