@@ -113,3 +113,17 @@ def test_wrapped_base64_other_escapes_bare_cr_and_url_forms_are_masked_in_output
     trace = "".join(json.dumps(json.loads(line), ensure_ascii=False) for line in
                     (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines())
     assert spaced_leaks(json.loads(json.dumps(trace))) == [] and "***" in trace
+
+
+def test_a_global_named_like_a_secret_is_masked_as_an_input_of_that_name_is(tmp_path):
+    """`--global service_password=…` (and a [globals] value of that name) reached --json and the trace's command
+    line in clear, where an input of the same name is masked."""
+    (tmp_path / "taskdsl.toml").write_text('globals = { service_password = "placeholder" }\n')
+    (tmp_path / "g.task.xml").write_text('<task type="script" name="t"><description>d</description>'
+                                         '<command>echo {{service_password}}</command></task>\n')
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "g.task.xml", "--global",
+                           "service_password=hunter2hunter2", "--yes", "--json", "--trace", "trace.jsonl"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["content"] == "***"
+    assert "hunter2" not in done.stdout + done.stderr + (tmp_path / "trace.jsonl").read_text()

@@ -359,6 +359,7 @@ def run_command(args) -> int:
                              timeout=(args.timeout if args.timeout is not None
                                       else config.get("run", "timeout", default=DEFAULT_TIMEOUT)) or None)
 
+    secrets_of = {**global_values, **inputs}  # the values named like a secret, --global ones too, are masked
     try:
         result = asyncio.run(main())
         if spans is not None:
@@ -369,10 +370,10 @@ def run_command(args) -> int:
         if spans is not None:
             spans.close()
         if args.json:
-            print(masked_json({"error": e.to_json(), **progress.report()}, inputs))
-        print(masked(f"taskdsl run: {e}", inputs), file=sys.stderr)
+            print(masked_json({"error": e.to_json(), **progress.report()}, secrets_of))
+        print(masked(f"taskdsl run: {e}", secrets_of), file=sys.stderr)
         if why := not_replanned(e):
-            print(masked(f"  not re-planned: {why}", inputs), file=sys.stderr)
+            print(masked(f"  not re-planned: {why}", secrets_of), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
@@ -383,9 +384,9 @@ def run_command(args) -> int:
     if args.plan:
         return 0
     if args.json:
-        print(masked_json({**result.to_json(), **progress.report()}, inputs))
+        print(masked_json({**result.to_json(), **progress.report()}, secrets_of))
     else:
-        print(masked(result.content, inputs))
+        print(masked(result.content, secrets_of))
     return 0
 
 

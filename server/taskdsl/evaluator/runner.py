@@ -122,7 +122,8 @@ def prepared_state(prepared: Prepared, config: HandlerConfig, model: str | None 
                    allow_read: tuple[str, ...] | None = None, **options: Any) -> RunState:
     """`run_state` of a run of `prepared` (options: trace, dry, hooks; `allow_read` narrower than the plan's).
     Its secrets: the environment's, the configured key and the value of each input named like a secret."""
-    options["redactor"] = (options.get("redactor") or Redactor(extra=[config.api_key])).with_inputs(prepared.inputs)
+    options["redactor"] = (options.get("redactor") or Redactor(extra=[config.api_key])).with_inputs(
+        {**(getattr(prepared, "globals", None) or {}), **prepared.inputs})  # a global named like a secret is one
     return run_state(config, root=confine.project_root(prepared.path), library=prepared.library,
                      settings=prepared.settings, globals=prepared.globals, model=model,
                      allow_read=prepared.allow_read if allow_read is None else allow_read, read_limits=prepared.read_limits, commands=prepared.commands,
