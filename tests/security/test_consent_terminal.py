@@ -73,7 +73,7 @@ QUESTION = "\nRun it? [y/N] "
 @pytest.mark.parametrize("command", [
     ("run", "r.task.xml", "--model", "taskdsl/echo"),
     ("test", "r.test.xml"),
-    ("ask", "summarise the shared notes", "--model", "taskdsl/echo"),
+    ("ask", "summarise the shared notes", "--model", "taskdsl/echo", "--allow-reads"),
 ], ids=["run", "test", "ask"])
 def test_a_widened_run_asks_on_a_terminal_and_runs_only_after_a_yes(tmp_path, command):
     folder, outside = project(tmp_path)
@@ -94,7 +94,7 @@ def test_a_widened_run_asks_on_a_terminal_and_runs_only_after_a_yes(tmp_path, co
 
 def test_without_a_terminal_and_without_yes_a_widened_run_is_refused_unasked(tmp_path):
     folder, outside = project(tmp_path)
-    for command in (("test", "r.test.xml"), ("ask", "summarise the shared notes", "--model", "taskdsl/echo")):
+    for command in (("test", "r.test.xml"), ("ask", "summarise the shared notes", "--model", "taskdsl/echo", "--allow-reads")):
         done = subprocess.run([sys.executable, "-m", "taskdsl", *command], cwd=folder, stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode != 0
@@ -112,7 +112,23 @@ def test_taskdsl_test_asks_once_for_one_plan_run_twice(tmp_path):
 def test_yes_and_y_agree_without_a_question(tmp_path):
     folder, _ = project(tmp_path)
     for flag in ("--yes", "-y"):
-        code, out, shown = on_terminal(folder, "ask", "summarise the shared notes", "--model", "taskdsl/echo", flag,
+        code, out, shown = on_terminal(folder, "ask", "summarise the shared notes", "--model", "taskdsl/echo", "--allow-reads", flag,
                                        typed="n\n")
         assert code == 0, (out, shown)
         assert "Run it?" not in shown
+
+
+def test_a_failing_scripts_stderr_reaches_the_terminal_escaped(tmp_path):
+    """The run's error line quotes the script's last stderr line: a script (or what it printed from a download)
+    could clear the screen or rewrite the lines above with escape sequences."""
+    import subprocess
+    import sys
+
+    (tmp_path / "taskdsl.toml").write_text("")
+    (tmp_path / "t.task.xml").write_text('<task type="script" name="t"><description>d</description>'
+                                         "<command>printf 'x\\033[2J\\033[1Afake\\n' >&amp;2; exit 3</command></task>\n")
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "run", "t.task.xml", "--yes", "-q"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "\x1b" not in done.stderr and "\r" not in done.stderr
+    assert "x\\x1b[2J\\x1b[1Afake" in done.stderr

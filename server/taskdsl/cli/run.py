@@ -371,9 +371,12 @@ def run_command(args) -> int:
             spans.close()
         if args.json:
             print(masked_json({"error": e.to_json(), **progress.report()}, secrets_of))
-        print(masked(f"taskdsl run: {e}", secrets_of), file=sys.stderr)
+        from taskdsl.support.terminal import shown
+
+        # the message may quote a script's stderr or a model's words: what a terminal would act on is shown escaped
+        print(shown(masked(f"taskdsl run: {e}", secrets_of)), file=sys.stderr)
         if why := not_replanned(e):
-            print(masked(f"  not re-planned: {why}", secrets_of), file=sys.stderr)
+            print(shown(masked(f"  not re-planned: {why}", secrets_of)), file=sys.stderr)
         partial = e.details.get("partial_results")
         if partial:
             print(f"  partial results of {len(partial)} earlier step(s) (see --json)", file=sys.stderr)
