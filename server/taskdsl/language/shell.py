@@ -215,6 +215,10 @@ def unsafe_message(site: Site) -> str:
                 f"`--` or after the operands with no option before them (uv run -- python3 script.py \"$"
                 f"{env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}\"), and pass the value as an argument the "
                 f"command reads as data")
+    if site.context == "reparse" and site.program.startswith(NAMED):
+        return (f"{shown} is in a command that names a program at run time (`{site.program[len(NAMED):]}`), which may "
+                f"be alias, trap, eval or . and make a later word of the command code: the value would become code; "
+                f"name every program of the command in it")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -247,6 +251,8 @@ def unsafe_message(site: Site) -> str:
 
 #: how a TD803 site's program says the value reached it handed on, not as written
 HANDED = "handed on to "
+#: how a TD803 site's program says the command around the value names a program at run time ($f …, "$@")
+NAMED = "a command named at run time: "
 #: how a TD803 site's program says the value is an argument of a wrapper of RUN_SUBCOMMANDS before its command
 RUNS = "a wrapper: "
 
@@ -616,10 +622,9 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             result.append(Site(ph, context))
             continue
         site = _judge(final, ph, context, start, end, command, placeholders, final_spans)
-        if site.safe and site.context != "comment":
-            hidden = _hidden_reader(final)
-            if hidden:
-                site = Site(ph, "reparse", hidden)
+        hidden = _hidden_reader(final) if site.safe and site.context != "comment" else None
+        if hidden and not hidden.startswith(NAMED):
+            site = Site(ph, "reparse", hidden)
         if site.safe and site.context != "comment":
             if handed is None:
                 handed = _handed_on(final, command, placeholders, final_spans)
@@ -629,6 +634,8 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
                 if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
                     program = HANDED + program
                 site = Site(ph, later.context, program, later.option_at)
+        if hidden and site.safe:  # $say greet=eval: where no more precise finding holds (r={{x}}; $r: handed on)
+            site = Site(ph, "reparse", hidden)
         result.append(site)
     return tuple(result), None, None
 
@@ -891,16 +898,27 @@ def _in_test(tree, node) -> bool:
     return node is not None and node.type == "test_command"
 
 
+_BARE_ESCAPE = re.compile(r"\\(\n|.?)", re.S)
+_DOUBLE_ESCAPE = re.compile(r'\\([$`"\\\n])')
+
+
+def _unquoted(text: str, double: bool) -> str:
+    """The text the shell makes of a word's source after it removed the quoting: outside quotes a backslash keeps the
+    next character (and joins lines); inside "…" only before $ ` " \\ and a newline. Every reading of a word's text
+    (as a name, an option, or code: sh -c "\\$1") goes through here, by way of _literal and _prefix."""
+    return (_DOUBLE_ESCAPE if double else _BARE_ESCAPE).sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
 def _literal(tree: _Tree, node) -> str | None:
-    """The text a word stands for when it holds no expansion (quotes removed), else None."""
+    """The text a word stands for when it holds no expansion (quoting removed: _unquoted), else None."""
     if node.type == "word":
         text = tree.source(node)
-        return text.replace("\\", "") if "$" not in text and "`" not in text else None
+        return _unquoted(text, False) if "$" not in text and "`" not in text else None
     if node.type == "raw_string":
         return tree.source(node)[1:-1]
     if node.type == "string":
         if all(c.type == "string_content" for c in node.named_children):
-            return tree.source(node)[1:-1]
+            return _unquoted(tree.source(node)[1:-1], True)
         return None
     if node.type == "number":
         return tree.source(node)
@@ -1279,10 +1297,14 @@ def _substitution(tree, node, above):
     return above
 
 
+#: a word that expands to exactly one word: one quoted variable ("$f", "${TASKDSL_SUB_1}"), no "$@" or "${a[@]}"
+_ONE_WORD = re.compile(r'"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})"\Z')
+
+
 def _hidden_reader(tree) -> str | None:
     """A program anywhere in the command that runs as code what other commands write where it cannot be followed:
     inside >(…) (`exec > >(sh)`, `echo … > >(sh)`); or an alias definition (any command name may then be another
-    program). Every value of such a command is held to be code (fail closed)."""
+    program); or a program named at run time (NAMED: it may be alias, trap, eval or .). Every value of such a command is held to be code (fail closed)."""
     if "hidden" in tree.cache:
         return tree.cache["hidden"]
     found, stack = None, [tree.root]
@@ -1302,6 +1324,12 @@ def _hidden_reader(tree) -> str | None:
             if info is not None and info.program == "alias" and any(
                     "=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
                 found = "alias"
+            # $say greet=eval, "$@", $c for c in trap …: a program named at run time may be alias, trap, eval or .,
+            # whose literal arguments make a later word code (fail closed)
+            if info is not None and found is None and _literal(tree, info.words[0]) is None and not (
+                    len(info.words) == 1 and _ONE_WORD.match(tree.source(info.words[0]))):  # "$f" alone: no argument
+                source = tree.source(info.words[0])
+                found = NAMED + ("{{…}}" if SUB_PREFIX in source else source)
             # command alias s=sh, builtin alias …, eval "alias s=sh": a wrapped alias definition (fail closed)
             if info is not None and found is None and _literal(tree, info.words[0]) in ALIAS_WRAPPERS and any(
                     (_literal(tree, w) or _prefix(tree, w)).split()[:1] == ["alias"] for w in info.words[1:]):
@@ -1377,6 +1405,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
     expansions, assignments, arithmetic, calls, readers, functions, commands = [], [], [], [], [], set(), []
     printers = []  # pwd and dirs commands: what they print is $PWD or $DIRSTACK
+    code_assignments = []  # variable assignments, whose literal value may be code (_embedded_code)
     stack = [tree.root]
     while stack:
         node = stack.pop()
@@ -1386,6 +1415,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             if name is not None:
                 expansions.append((node, name))
         elif kind == "variable_assignment":
+            code_assignments.append(node)
             target = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
             if target is not None and target.type == "subscript":
@@ -1516,6 +1546,11 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
         for origin in origins:
             found.setdefault(origin, site)
 
+    for name, value in assignments:  # : "${GIT_SSH_COMMAND:=$s}", eval 'GIT_SSH_COMMAND=$s': a variable read as code
+        if name in taint and (isinstance(value, frozenset) or value.type == "expansion") and \
+                name not in _NOT_CODE_ASSIGNED and _code_variable(name):
+            reach(taint[name], Site(placeholders[0] if placeholders else None, "reparse", f"what reads ${name}"))
+
     dummy = Site(placeholders[0] if placeholders else None, "bare")
     written = {span[1] for span in spans}  # where the references the command's placeholders became end
     for node, name in expansions:
@@ -1540,6 +1575,10 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     program, text = code
                     for name in _code_uses_of(text, names, program in SHELLS):
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
+        for node in commands + code_assignments:  # GIT_SSH_COMMAND='eval "$r"', ssh -o ProxyCommand='sh -c "$r"'
+            for program, text in _embedded_code(tree, node):
+                for name in _code_uses_of(text, names, True):
+                    reach(taint[name], Site(dummy.placeholder, "reparse", program))
     for node in commands:  # eval "$c", eval "t=\\$$n", eval 'f() { sh; }': fail closed (below)
         info = _command_info(tree, node)
         for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
@@ -1577,6 +1616,9 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     return found
 
 
+#: names an assignment the analysis follows sets that no program reads as code (the positional parameters, getopts'
+#: OPTARG, cd's folder variables: where they go on is followed on its own)
+_NOT_CODE_ASSIGNED = frozenset({POSITIONAL, "OPTARG", "PWD", "OLDPWD", "DIRSTACK"})
 #: the variables cd and pushd set from their folder (and pwd and dirs print: _prints_folder)
 FOLDER_VARIABLES = ("PWD", "OLDPWD", "DIRSTACK")
 #: eval code that may define a function (f() …, function f …): a call outside the code runs what it defines
@@ -1687,12 +1729,8 @@ def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
     """(program, text) when word is shell code written in the command (eval 'eval "$r"', sh -c 'sh f')."""
     if verdict is None or verdict[0] != "reparse" or verdict[1] not in SHELL_CODE_RUNNERS:
         return None
-    text = _literal(tree, word)
-    if text is None:
-        return None
-    if word.type == "string":  # what the shell hands over: "\$r" is $r
-        text = re.sub(r'\\([$`"\\\n])', r"\1", text)
-    return verdict[1], text
+    text = _literal(tree, word)  # what the shell hands over: "\$r" is $r
+    return None if text is None else (verdict[1], text)
 
 
 #: a name no script can write: it stands for the names a script does not mention, which it reaches only where the
@@ -1801,6 +1839,49 @@ def _code_files(script: str) -> tuple:
     return tuple(code)
 
 
+#: a setting's name before its code (alias.x=, ProxyCommand=, exec=, --eval=, -oProxyCommand=)
+_CODE_SETTING = re.compile(r"(?:--?[A-Za-z][\w-]*=|[A-Za-z_][\w.-]*=)+")
+
+
+def _embedded_code(tree, node) -> list:
+    """(program, text) for the literal code a command gives a code position that is not a shell's own -c, eval or trap
+    (those: _shell_code), nor an interpreter's or awk's (their own language: _file_uses) – git -c alias.x='!sh f',
+    tar --checkpoint-action=exec='sh f', ssh -o ProxyCommand='sh f', env -S 'sh f', make --eval=…, zip -TT 'sh f' –
+    and the literal value of a variable read as code (GIT_SSH_COMMAND='sh f', env PAGER='sh f' …). Each text is read
+    as shell code, like sh -c code, for the files it runs and the variables it expands; text the grammar cannot
+    parse runs any file and reads any variable (fail closed)."""
+    found = []
+    if node.type == "variable_assignment":
+        target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        text = _literal(tree, value) if target is not None and value is not None and \
+            target.type == "variable_name" else None
+        if text is not None and _code_variable(tree.source(target)):
+            found.append((f"what reads ${tree.source(target)}", text))
+        return found
+    if node.type != "command":
+        return found
+    info = _command_info(tree, node)
+    if info is None:
+        return found
+    for name, word in _wrapper_assignments(tree, info.words):  # env GIT_SSH_COMMAND='sh f' git fetch
+        text = _literal(tree, word)
+        if text is not None and _code_variable(name):
+            found.append((f"what reads ${name}", text.split("=", 1)[1]))
+    for word, verdict in zip(info.words, info.verdicts):
+        text = _literal(tree, word)
+        if text is None or verdict is None or verdict[0] != "reparse" or verdict[1] in SHELL_CODE_RUNNERS or \
+                _program_name(verdict[1].split()[0]) in SCRIPT_READERS | FILE_CODE_READERS - {"make"} or \
+                verdict[1].startswith(("what reads $", HANDED, RUNS)):
+            continue
+        if text.startswith("-") and not _CODE_SETTING.match(text):
+            text = text[2:]  # env -S'sh f': after the option's letter
+        text = _CODE_SETTING.sub("", text, count=1) if _CODE_SETTING.match(text) else text
+        if verdict[1] in ("ssh", "scp", "sftp"):  # -o 'ProxyCommand sh f'
+            text = re.sub(r"\A\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s+", "", text, flags=re.I)
+        found.append((verdict[1], text.lstrip("!")))  # git's alias.x=!CMD
+    return found
+
+
 #: what a value handed on through a variable may become that the checker refuses
 _HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
 
@@ -1872,6 +1953,8 @@ def _file_hand_off(tree, taint) -> str | None:
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and value is not None:
                 code.extend(_code_variable_file(tree.source(target), _literal(tree, value)))
+            for _, text in _embedded_code(tree, node):  # GIT_SSH_COMMAND='sh f'
+                code.extend(_code_files(text))
         elif node.type == "command":
             info = _command_info(tree, node)
             for name, word in _wrapper_assignments(tree, _words(node)):  # env BASH_ENV=f bash -c …
@@ -1883,6 +1966,8 @@ def _file_hand_off(tree, taint) -> str | None:
                         code.append((verdict[1], None))
                         break
                 _file_uses(tree, node, info, outputs, inputs, code, piped)
+                for _, text in _embedded_code(tree, node):  # git -c alias.x='!sh f', env PAGER='sh f' …
+                    code.extend(_code_files(text))
                 for word, verdict in zip(info.words, info.verdicts):
                     found = _shell_code(tree, word, verdict)
                     if found is not None:  # sh -c 'sh f'
@@ -2242,7 +2327,7 @@ PROGRAMS = {
     "duckdb": _p(long_args="-c -cmd -s", long_code="-c -cmd -s", code_from=1, stdin=True, gnu=False),
     "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
-    "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True,
+    "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True, code_from=1,  # su USER ARG…: its shell's arguments
              aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
     "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False,
                   aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
@@ -2515,14 +2600,14 @@ def _prefix(tree, node) -> str:
             if part.type != "string_content" or tree.span(part)[0] != tree.span(node)[0] + 1 + len("".join(out)):
                 break
             out.append(tree.source(part))
-        return "".join(out)
+        return _unquoted("".join(out), True)
     text = _literal(tree, node)
     if text is not None:
         return text
     if node.type == "word":
         source = tree.source(node)
         cut = min((i for i in (source.find("$"), source.find("`")) if i >= 0), default=len(source))
-        return source[:cut].replace("\\", "")
+        return _unquoted(source[:cut], False)
     return ""
 
 
@@ -2600,7 +2685,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 if lit is None and not attached:  # the value is (in) the option's name
                     verdicts[i] = (option_kind or "option", program, None)
                 elif attached:
-                    if is_code and lit is None:
+                    if is_code:  # literal code too (tar --checkpoint-action=exec='sh f'): _embedded_code reads it
                         verdicts[i] = code
                     code_given |= head in spec.long_code or head in spec.script_args
                     if head in spec.script_args:
@@ -2625,6 +2710,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                         elif i + 1 < n and all(c in spec.code for c in letters[j + 1:]):
                             i += 1  # node -pe CODE: -p and -e, the code follows
                             verdicts[i] = code
+                        else:  # ssh -oProxyCommand='sh f': literal code, which _embedded_code reads
+                            verdicts[i] = _setting(program, letters[j + 1:], lit) or code
                     elif i + 1 < n:
                         i += 1
                         verdicts[i] = _setting(program, prefixes[i], literals[i]) or code
@@ -2679,6 +2766,9 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             after_value = spec.subcommand and operands > 0 and literals[i - 1] in GIT_VALUE_OPTIONS
             if not after_value:
                 verdicts[i] = (option_kind, program, None)
+        if spec.assigns and spec.command_at is not None and operands == spec.command_at and lit is None and \
+                "=" in (sources[i] or ""):  # env "$(echo NAME)=$r" …: a name computed at run time (fail closed)
+            verdicts[i] = ("reparse", "what reads $…", None)
         if spec.command_at is not None and operands == spec.command_at:
             sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:], alternatives)
             for k, verdict in enumerate(sub[1:], i + 1):
