@@ -634,7 +634,10 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
                 if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
                     program = HANDED + program
                 site = Site(ph, later.context, program, later.option_at)
-        if hidden and site.safe:  # $say greet=eval: where no more precise finding holds (r={{x}}; $r: handed on)
+        if hidden and site.safe and not (len(final.cache.get("own", ())) == 1 and final.cache["own"][0][0] < start
+                                         and end < final.cache["own"][0][1]):
+            # $say greet=eval: where no more precise finding holds (r={{x}}; $r: handed on); {{x}} --version alone
+            # is the value naming the program
             site = Site(ph, "reparse", hidden)
         result.append(site)
     return tuple(result), None, None
@@ -1307,7 +1310,7 @@ def _hidden_reader(tree) -> str | None:
     program); or a program named at run time (NAMED: it may be alias, trap, eval or .). Every value of such a command is held to be code (fail closed)."""
     if "hidden" in tree.cache:
         return tree.cache["hidden"]
-    found, stack = None, [tree.root]
+    found, stack, own = None, [tree.root], []
     while stack and found is None:
         node = stack.pop()
         if node.type == "process_substitution" and tree.source(node).startswith(">("):
@@ -1319,6 +1322,16 @@ def _hidden_reader(tree) -> str | None:
                 tree, node.children_by_field_name("redirect")[0]):
             # exec < FILE: the rest of the script reads FILE, which the command may have written a value into
             found = _reader_in(tree, tree.root)
+        if node.type == "declaration_command" and found is None and any(
+                c.type == "word" and tree.source(c).startswith("-") and "n" in tree.source(c)
+                for c in node.named_children):
+            # declare -n p=GIT_SSH_COMMAND: p={{x}} assigns the variable read as code (fail closed: any target that
+            # is one, or one named at run time)
+            for c in node.named_children:
+                value = c.child_by_field_name("value") if c.type == "variable_assignment" else None
+                target = _literal(tree, value) if value is not None else None
+                if value is not None and (target is None or _code_variable(target.split("[", 1)[0])):
+                    found = f"what reads ${target or '…'}"
         if node.type == "command":  # alias s=sh: dash expands aliases in scripts, s -c … runs sh (fail closed)
             info = _command_info(tree, node)
             if info is not None and info.program == "alias" and any(
@@ -1329,12 +1342,20 @@ def _hidden_reader(tree) -> str | None:
             if info is not None and found is None and _literal(tree, info.words[0]) is None and not (
                     len(info.words) == 1 and _ONE_WORD.match(tree.source(info.words[0]))):  # "$f" alone: no argument
                 source = tree.source(info.words[0])
-                found = NAMED + ("{{…}}" if SUB_PREFIX in source else source)
+                if re.fullmatch(r'"\$\{%s[0-9]+\}"' % SUB_PREFIX, source):
+                    own.append(tree.span(info.words[0]))  # {{x}} --version: the value names the program (below)
+                else:
+                    found = NAMED + ("{{…}}" if SUB_PREFIX in source else source)
             # command alias s=sh, builtin alias …, eval "alias s=sh": a wrapped alias definition (fail closed)
             if info is not None and found is None and _literal(tree, info.words[0]) in ALIAS_WRAPPERS and any(
                     (_literal(tree, w) or _prefix(tree, w)).split()[:1] == ["alias"] for w in info.words[1:]):
                 found = "alias"
         stack.extend(node.named_children)
+    if found is None and own:
+        # commands named by a value alone ({{x}} --version): the value picks the program (any program, as {{x}}
+        # alone), and its literal arguments hold no value; every OTHER value of the command is TD803
+        found = NAMED + "{{…}}"
+        tree.cache["own"] = own
     tree.cache["hidden"] = found
     return found
 
@@ -1872,6 +1893,11 @@ def _embedded_code(tree, node) -> list:
         if text is None or verdict is None or verdict[0] != "reparse" or verdict[1] in SHELL_CODE_RUNNERS or \
                 _program_name(verdict[1].split()[0]) in SCRIPT_READERS | FILE_CODE_READERS - {"make"} or \
                 verdict[1].startswith(("what reads $", HANDED, RUNS)):
+            continue
+        if verdict[1] == "git" and text.startswith("--config-env="):  # NAME=VAR: git reads $VAR as the setting
+            setting, _, variable = text[len("--config-env="):].partition("=")
+            if setting.lower() not in GIT_DATA_SETTINGS:
+                found.append(("git", f'eval "${{{variable}}}"' if _IDENTIFIER.fullmatch(variable) else "eval \"$@\""))
             continue
         if text.startswith("-") and not _CODE_SETTING.match(text):
             text = text[2:]  # env -S'sh f': after the option's letter
