@@ -1877,7 +1877,7 @@ def _embedded_code(tree, node) -> list:
         text = _literal(tree, value) if target is not None and value is not None and \
             target.type == "variable_name" else None
         if text is not None and _code_variable(tree.source(target)):
-            found.append((f"what reads ${tree.source(target)}", text))
+            found.append((f"${tree.source(target)}", text))
         return found
     if node.type != "command":
         return found
@@ -1887,7 +1887,7 @@ def _embedded_code(tree, node) -> list:
     for name, word in _wrapper_assignments(tree, info.words):  # env GIT_SSH_COMMAND='sh f' git fetch
         text = _literal(tree, word)
         if text is not None and _code_variable(name):
-            found.append((f"what reads ${name}", text.split("=", 1)[1]))
+            found.append((f"${name}", text.split("=", 1)[1]))
     for word, verdict in zip(info.words, info.verdicts):
         text = _literal(tree, word)
         if text is None or verdict is None or verdict[0] != "reparse" or verdict[1] in SHELL_CODE_RUNNERS or \
