@@ -417,6 +417,7 @@ def test_a_trap_named_at_run_time_is_td803(tmp_path, capsys, monkeypatch):
     "f=.; printf 'g() { eval \"$1\"; }' > lib.sh; $f ./lib.sh; g {{x}}",
     "set -- trap 'eval \"$r\"' EXIT; \"$@\"; r={{x}}",
     "$f a; echo {{x}}",
+    "$f; echo {{x}}",  # unquoted: the shell splits it into words, a program and its arguments
     "{{x}} greet=eval; greet echo {{y}}",  # a value that names a program makes the other values code
 ])
 def test_every_value_beside_a_program_named_at_run_time_is_td803(command):
@@ -451,6 +452,7 @@ def test_a_code_variable_assigned_in_another_spelling_is_td803(tmp_path, capsys,
 
 @pytest.mark.parametrize("command, program", [
     ('r={{x}}; : "${PS4:=$r}"; set -x', "what reads $PS4"),
+    ('r={{x}}; : "${PS4=$r}"; set -x', "what reads $PS4"),
     (': "${GIT_SSH_COMMAND:=$s}"; s={{x}}; git fetch', "what reads $GIT_SSH_COMMAND"),
     ("r={{x}}; eval ': ${GIT_SSH_COMMAND:=$r}'; git fetch", "what reads $GIT_SSH_COMMAND"),
     ("declare -n p=GIT_SSH_COMMAND; p={{x}}; export GIT_SSH_COMMAND; git fetch", "what reads $GIT_SSH_COMMAND"),
@@ -525,3 +527,8 @@ def test_literal_code_of_every_code_position_is_read(command, program):
 ])
 def test_literal_code_that_runs_no_written_file_and_no_value_stays_data(command):
     assert codes(command) == []
+
+
+def test_literal_code_that_may_run_its_standard_input_counts_as_running_a_written_file():
+    # fail closed: ssh with no remote command runs its standard input in the remote shell
+    assert codes("echo {{x}} > out.txt; GIT_SSH_COMMAND='ssh -i key' git fetch") == [("TD803", shell.HANDED + "ssh")]

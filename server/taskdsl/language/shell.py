@@ -26,7 +26,10 @@ reaches the program byte for byte, as one word. Programs that parse their argume
 would turn the value back into code: TD803. What each program does with its words is one table,
 PROGRAMS (which options take a value, which values and operands are code, where a wrapped command
 starts, whether it runs its standard input), read by one scanner (_scan) once per simple command;
-wrappers are peeled by the same scanner, and a program named at run time fails closed. A value in
+wrappers are peeled by the same scanner, and a program named at run time fails closed (given arguments, for every
+value of the command: it may be alias, trap, eval or .). A word's text is read as the shell hands it over
+(_unquoted: sh -c "\\$1" runs $1), and literal code in any code position or variable read as code is read as shell
+code for the variables it expands and the files it runs (_embedded_code). A value in
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
 inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
