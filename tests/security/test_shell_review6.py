@@ -532,3 +532,59 @@ def test_literal_code_that_runs_no_written_file_and_no_value_stays_data(command)
 def test_literal_code_that_may_run_its_standard_input_counts_as_running_a_written_file():
     # fail closed: ssh with no remote command runs its standard input in the remote shell
     assert codes("echo {{x}} > out.txt; GIT_SSH_COMMAND='ssh -i key' git fetch") == [("TD803", shell.HANDED + "ssh")]
+
+
+@pytest.mark.parametrize("command, program", [
+    ("echo {{x}} > f; env -S 'A=1 sh f'", "sh"),  # a command line's own assignments stay its own
+    ("echo {{x}} > f; env -SA=1\\ sh\\ f", "sh"),
+    ("r={{x}}; export r; make --eval='all: ; eval \"$$r\"' -f /dev/null", "make"),  # make's $$ is the shell's $
+])
+def test_literal_code_is_read_after_its_option_and_setting_only(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]
+
+
+# ---------------------------------------------------------------- 10. printf and wait options through a variable
+
+@pytest.mark.parametrize("command, program", [
+    ('r={{x}}; printf "$r" x', "printf"),  # bash: a value -va[$(cmd)] is printf -v with a subscript that runs cmd
+    ('r={{x}}; sleep 0 & wait "$r"', "wait"),
+])
+def test_a_value_handed_on_to_printf_or_wait_option_position_is_td801(command, program):
+    assert [(site.context, site.program) for site in shell.sites(command) if site.code] == [("name_option", program)]
+
+
+def test_printf_s_format_through_a_variable_is_refused_by_the_cli(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, 'r={{x}}; printf "$r" x', "-va[$(touch marker)]", "TD801",
+            "where bash's printf or wait reads a leading '-' as an option")
+
+
+@pytest.mark.parametrize("command", ['r={{x}}; printf -- "$r" x', 'r={{x}}; printf "%s" "$r"'])
+def test_printf_with_the_value_after_its_options_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 11. find -execdir changes directory
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -execdir sh stdin \\;",
+    "printf '%s\\n' {{x}} | find /dev/fd/ -maxdepth 1 -name 0 -execdir sh 0 \\;",
+])
+def test_find_execdir_runs_a_relative_script_in_the_folder_found(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`sh`")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find / -name stdin -okdir sh stdin \\;",  # / holds /dev
+    "printf '%s\\n' {{x}} | find \"$d\" -name a.sh -execdir sh a.sh \\;",  # a root named at run time
+    "printf '%s\\n' {{x}} | find ../.. -name a.sh -execdir sh a.sh \\;",
+])
+def test_find_execdir_under_a_root_that_may_hold_dev_is_td803(command):
+    assert codes(command) == [("TD803", "sh")]
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find . -name a.sh -execdir sh a.sh \\;",
+    'find src -name "*.txt" -execdir wc -l {} \\; ; echo {{x}}',
+])
+def test_find_execdir_under_a_folder_of_the_command_stays_data(command):
+    assert codes(command) == []

@@ -1147,7 +1147,7 @@ def _relative_script_after_cd(tree, info) -> str | None:
         if program in SCRIPT_READERS or program in FILE_CODE_READERS:
             break
         spec = PROGRAMS.get(program)
-        if k == 0 and (spec is None or spec.command_at is None):
+        if k == 0 and (spec is None or spec.command_at is None) and program != "find":
             return None
     else:
         return None
@@ -1226,6 +1226,20 @@ def _links_device(tree, words) -> bool:
                for t in texts if t is None or not t.startswith("-"))
 
 
+def _find_roots_state(texts) -> str:
+    """What find -execdir's folders are (_changes_directory): "known" when every root find searches is written in
+    the command and no folder under it may be /dev, /proc or /sys; else "unknown" (/, .., a root named at run
+    time)."""
+    roots = []
+    for text in texts:
+        if text is not None and (text.startswith("-") or text in ("(", "!", "\\(")):
+            break
+        roots.append(text)
+    return "unknown" if any(
+        t is None or t.startswith("~") or _globbed(t) or _under_device_folder(t) or ".." in t.split("/") or
+        (t.startswith("/") and os.path.normpath(t) == "/") for t in roots or ["."]) else "known"
+
+
 def _changes_directory(tree) -> str | None:
     """None when the command changes no directory; "known" when every cd/pushd (or folder-changing option: env
     -C, make -C, git -C) names a folder written in the command outside /dev, /proc and /sys; "linked" when it
@@ -1246,6 +1260,9 @@ def _changes_directory(tree) -> str | None:
                                                    _under_device_folder(t) for t in targets) else "known")
                 if _links_device(tree, words):
                     states.append("linked")
+                if name == "find" and any(_literal(tree, w) in ("-execdir", "-okdir") for w in words[1:]):
+                    # find -execdir: the command runs in the folder of each file found, anywhere under its roots
+                    states.append(_find_roots_state([_literal(tree, w) for w in words[1:]]))
                 if name in ("cd", "pushd", "popd"):
                     targets = [w for w in words[1:] if (_literal(tree, w) or "x")[:1] != "-" or
                                _literal(tree, w) == "-"]
@@ -1863,8 +1880,12 @@ def _code_files(script: str) -> tuple:
     return tuple(code)
 
 
-#: a setting's name before its code (alias.x=, ProxyCommand=, exec=, --eval=, -oProxyCommand=)
-_CODE_SETTING = re.compile(r"(?:--?[A-Za-z][\w-]*=|[A-Za-z_][\w.-]*=)+")
+#: a long option's name before its code (--to-command=, --eval=) and an option letter with a setting (-oNAME=)
+_CODE_OPTION = re.compile(r"--[A-Za-z][\w-]*=|-[A-Za-z](?=[A-Za-z_][\w.-]*=)")
+#: a setting's name before its code (alias.x=, core.sshCommand=, ProxyCommand=, exec=)
+_CODE_SETTING = re.compile(r"\A[A-Za-z_][\w.-]*=")
+#: programs whose code positions take NAME=CODE settings
+_SETTING_PROGRAMS = frozenset("git ssh scp sftp tar".split())
 
 
 def _embedded_code(tree, node) -> list:
@@ -1902,9 +1923,13 @@ def _embedded_code(tree, node) -> list:
             if setting.lower() not in GIT_DATA_SETTINGS:
                 found.append(("git", f'eval "${{{variable}}}"' if _IDENTIFIER.fullmatch(variable) else "eval \"$@\""))
             continue
-        if text.startswith("-") and not _CODE_SETTING.match(text):
-            text = text[2:]  # env -S'sh f': after the option's letter
-        text = _CODE_SETTING.sub("", text, count=1) if _CODE_SETTING.match(text) else text
+        if text.startswith("-"):  # --to-command=sh f, env -S'sh f': after the option
+            option = _CODE_OPTION.match(text)
+            text = text[option.end():] if option else text[2:]
+        if verdict[1] in _SETTING_PROGRAMS:  # git -c alias.x=!sh f, ssh -o ProxyCommand=sh f, tar … exec=sh f
+            text = _CODE_SETTING.sub("", text, count=1)
+        if verdict[1] == "make":  # make --eval: $$ is the shell's $
+            text = text.replace("$$", "$")
         if verdict[1] in ("ssh", "scp", "sftp"):  # -o 'ProxyCommand sh f'
             text = re.sub(r"\A\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s+", "", text, flags=re.I)
         found.append((verdict[1], text.lstrip("!")))  # git's alias.x=!CMD
@@ -1912,7 +1937,7 @@ def _embedded_code(tree, node) -> list:
 
 
 #: what a value handed on through a variable may become that the checker refuses
-_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
+_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name", "name_option"})
 
 
 def _code_variable_file(name: str, path: str | None) -> list:
