@@ -588,3 +588,33 @@ def test_find_execdir_under_a_root_that_may_hold_dev_is_td803(command):
 ])
 def test_find_execdir_under_a_folder_of_the_command_stays_data(command):
     assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 12. git subcommands' options that run a program
+
+@pytest.mark.parametrize("command", [
+    "git send-email --sendmail-cmd={{x}} a.patch",
+    "git send-email --sendmail-cmd {{x}} a.patch",
+    "git send-email --smtp-server={{x}} a.patch",  # a path that starts with / is a program git runs
+    "git daemon --access-hook={{x}}",
+    "git instaweb --httpd={{x}}",
+])
+def test_git_subcommand_options_that_run_a_program_are_code(command):
+    assert codes(command) == [("TD803", "git")]
+
+
+@pytest.mark.parametrize("command", [
+    "echo {{x}} > f; git send-email --sendmail-cmd='sh f' a.patch",
+    "echo {{x}} > f; git rebase -x 'A=1 sh f' main",  # a command's own assignment is not a setting
+    "echo {{x}} > f; tar --to-command='A=1 sh f' -xf a.tar",
+])
+def test_literal_code_of_git_subcommands_and_commands_with_assignments_is_read(command):
+    assert codes(command) == [("TD803", shell.HANDED + "sh")]
+
+
+@pytest.mark.parametrize("command", [
+    "git send-email --to={{x}} a.patch",
+    "git rebase -x 'make test' main; echo {{x}}",
+])
+def test_git_subcommand_data_options_stay_data(command):
+    assert codes(command) == []

@@ -1884,8 +1884,6 @@ def _code_files(script: str) -> tuple:
 _CODE_OPTION = re.compile(r"--[A-Za-z][\w-]*=|-[A-Za-z](?=[A-Za-z_][\w.-]*=)")
 #: a setting's name before its code (alias.x=, core.sshCommand=, ProxyCommand=, exec=)
 _CODE_SETTING = re.compile(r"\A[A-Za-z_][\w.-]*=")
-#: programs whose code positions take NAME=CODE settings
-_SETTING_PROGRAMS = frozenset("git ssh scp sftp tar".split())
 
 
 def _embedded_code(tree, node) -> list:
@@ -1926,8 +1924,10 @@ def _embedded_code(tree, node) -> list:
         if text.startswith("-"):  # --to-command=sh f, env -S'sh f': after the option
             option = _CODE_OPTION.match(text)
             text = text[option.end():] if option else text[2:]
-        if verdict[1] in _SETTING_PROGRAMS:  # git -c alias.x=!sh f, ssh -o ProxyCommand=sh f, tar … exec=sh f
-            text = _CODE_SETTING.sub("", text, count=1)
+        setting = _CODE_SETTING.match(text)
+        if setting and (verdict[1] in ("ssh", "scp", "sftp") or (verdict[1] == "git" and "." in setting.group()) or
+                        (verdict[1] == "tar" and setting.group() == "exec=")):
+            text = text[setting.end():]  # ssh -o ProxyCommand=sh f, git -c alias.x=!sh f, tar … exec=sh f
         if verdict[1] == "make":  # make --eval: $$ is the shell's $
             text = text.replace("$$", "$")
         if verdict[1] in ("ssh", "scp", "sftp"):  # -o 'ProxyCommand sh f'
@@ -2599,7 +2599,11 @@ GIT_SUBCOMMAND_CODE = {"rebase": frozenset({"-x", "--exec"}), "grep": frozenset(
                        "difftool": frozenset({"-x", "--extcmd"}), "bisect": frozenset(), "submodule": frozenset(),
                        "clone": frozenset({"-u", "--upload-pack"}), "fetch": frozenset({"--upload-pack"}),
                        "pull": frozenset({"--upload-pack"}), "ls-remote": frozenset({"--upload-pack"}),
-                       "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"})}
+                       "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"}),
+                       "send-email": frozenset({"--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd",
+                                                "--header-cmd"}),
+                       "daemon": frozenset({"--access-hook"}), "instaweb": frozenset({"-d", "--httpd", "-b",
+                                                                                      "--browser"})}
 #: git subcommands' options known to take the next word as their value (a value after any other option is in
 #: option position)
 GIT_VALUE_OPTIONS = frozenset("""-m --message -F --file -b -B -C -c -t --template -e --author --date --since
@@ -2722,9 +2726,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
         if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
             attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
-            if attached:
-                if lit is None:
-                    verdicts[i] = code
+            if attached:  # literal code too (git send-email --sendmail-cmd='sh f'): _embedded_code reads it
+                verdicts[i] = code
             elif i + 1 < n:
                 i += 1
                 verdicts[i] = code
