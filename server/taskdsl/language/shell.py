@@ -1359,11 +1359,18 @@ def _hidden_reader(tree) -> str | None:
                 found = "alias"
             # $say greet=eval, "$@", $c for c in trap …: a program named at run time may be alias, trap, eval or .,
             # whose literal arguments make a later word code (fail closed)
-            if info is not None and found is None and _literal(tree, info.words[0]) is None and not (
-                    len(info.words) == 1 and _ONE_WORD.match(tree.source(info.words[0]))):  # "$f" alone: no argument
-                source = tree.source(info.words[0])
+            first = _literal(tree, info.words[0]) if info is not None else None
+            wrapped = first is not None and info.program is not None and info.program != _program_name(first) and \
+                _named_at_run_time(info.program)  # command $say greet=eval: a wrapper's program
+            if info is not None and found is None and (wrapped or _literal(tree, info.words[0]) is None and not (
+                    len(info.words) == 1 and _ONE_WORD.match(tree.source(info.words[0])))):  # "$f" alone: no argument
+                name = info.words[0] if not wrapped else next(
+                    (w for w in info.words[1:] if _literal(tree, w) is None), info.words[0])
+                source = tree.source(name)
                 if re.fullmatch(r'"\$\{%s[0-9]+\}"' % SUB_PREFIX, source):
-                    own.append(tree.span(info.words[0]))  # {{x}} --version: the value names the program (below)
+                    own.append(tree.span(name))  # {{x}} --version, nice {{x}}: the value names the program (below)
+                elif wrapped:
+                    found = NAMED + info.program
                 else:
                     found = NAMED + ("{{…}}" if SUB_PREFIX in source else source)
             # command alias s=sh, builtin alias …, eval "alias s=sh": a wrapped alias definition (fail closed)
