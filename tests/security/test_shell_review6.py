@@ -531,9 +531,20 @@ def test_literal_code_of_every_code_position_is_read(command, program):
     "r={{x}}; tar --checkpoint=1 --checkpoint-action=exec='echo hi' -cf a.tar .",
     "r={{x}}; export r; ssh -o ProxyCommand='nc %h %p' h",
     "echo {{x}} > out.txt; git -c core.sshCommand='ssh -o BatchMode=yes' ls-remote ssh://h/r",
+    # a variable's value that is no shell code names no written file and no variable holding a value
+    "PATTERN='^(foo|bar)$'; echo {{x}} > out.txt; grep -E \"$PATTERN\" out.txt",
+    "r={{x}}; Q='it is (x'; printf '%s' \"$r\"",
 ])
 def test_literal_code_that_runs_no_written_file_and_no_value_stays_data(command):
     assert codes(command) == []
+
+
+@pytest.mark.parametrize("command, program", [
+    ("echo {{x}} > f; LESSOPEN='|sh f' less a", "$LESSOPEN"),  # text that is no shell code: the names it holds
+    ("r={{x}}; export r; Q='(eval \"$r\"' x", "$Q"),
+])
+def test_literal_code_the_grammar_cannot_parse_runs_what_it_names(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]
 
 
 def test_literal_code_that_may_run_its_standard_input_counts_as_running_a_written_file():

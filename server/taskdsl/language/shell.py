@@ -1625,7 +1625,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
         for node in commands + code_assignments:  # GIT_SSH_COMMAND='eval "$r"', ssh -o ProxyCommand='sh -c "$r"'
             for program, text in _embedded_code(tree, node):
-                for name in _code_uses_of(text, names, True):
+                for name in _embedded_uses(text, names):
                     reach(taint[name], Site(dummy.placeholder, "reparse", program))
     for node in commands:  # eval "$c", eval "t=\\$$n", eval 'f() { sh; }': fail closed (below)
         info = _command_info(tree, node)
@@ -1943,6 +1943,30 @@ def _embedded_code(tree, node) -> list:
     return found
 
 
+@lru_cache(maxsize=256)
+def _unparsable(text: str) -> bool:
+    try:
+        inner = _Tree(text)
+        return inner.root.has_error or _joins(inner) is not None
+    except RecursionError:
+        return True
+
+
+def _embedded_files(program, text) -> list:
+    """The files literal code of _embedded_code runs: read as shell code (_code_files); text the grammar cannot
+    parse (JSON='{"a": 1}', LESSOPEN='|sh f') runs a written file whose name or stem it mentions, as interpreter code
+    does (fail closed for the names it holds, not for every file)."""
+    return [(program, "\0code" + text)] if _unparsable(text) else list(_code_files(text))
+
+
+def _embedded_uses(text, names) -> frozenset:
+    """Of names (variables holding a value), those literal code of _embedded_code hands to code: read as shell code
+    run in a child process; text the grammar cannot parse uses every name it mentions (fail closed for them)."""
+    if _unparsable(text):
+        return frozenset(name for name in _IDENTIFIER.findall(text) if name in names)
+    return _code_uses_of(text, names, True)
+
+
 #: what a value handed on through a variable may become that the checker refuses
 _HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name", "name_option"})
 
@@ -2014,8 +2038,8 @@ def _file_hand_off(tree, taint) -> str | None:
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and value is not None:
                 code.extend(_code_variable_file(tree.source(target), _literal(tree, value)))
-            for _, text in _embedded_code(tree, node):  # GIT_SSH_COMMAND='sh f'
-                code.extend(_code_files(text))
+            for program, text in _embedded_code(tree, node):  # GIT_SSH_COMMAND='sh f'
+                code.extend(_embedded_files(program, text))
         elif node.type == "command":
             info = _command_info(tree, node)
             for name, word in _wrapper_assignments(tree, _words(node)):  # env BASH_ENV=f bash -c …
@@ -2027,8 +2051,8 @@ def _file_hand_off(tree, taint) -> str | None:
                         code.append((verdict[1], None))
                         break
                 _file_uses(tree, node, info, outputs, inputs, code, piped)
-                for _, text in _embedded_code(tree, node):  # git -c alias.x='!sh f', env PAGER='sh f' …
-                    code.extend(_code_files(text))
+                for program, text in _embedded_code(tree, node):  # git -c alias.x='!sh f', env PAGER='sh f' …
+                    code.extend(_embedded_files(program, text))
                 for word, verdict in zip(info.words, info.verdicts):
                     found = _shell_code(tree, word, verdict)
                     if found is not None:  # sh -c 'sh f'
