@@ -636,3 +636,31 @@ def test_literal_code_of_git_subcommands_and_commands_with_assignments_is_read(c
 ])
 def test_git_subcommand_data_options_stay_data(command):
     assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 11b. find -exec's command has find's standard input
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -exec sh {} \\;",  # {}: a script path named at run time
+    "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -exec sh {} +",
+])
+def test_find_exec_sh_of_the_file_found_runs_find_s_standard_input(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`find`")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find /dev/fd/ -name 0 -exec sh {} \\;",
+    "echo {{x}} | find /dev -name stdin -exec awk -f {} \\;",
+    "echo {{x}} | find . -exec sh \\;",
+])
+def test_find_exec_of_a_program_that_runs_its_standard_input_is_td803(command):
+    assert codes(command) == [("TD803", "find")]
+
+
+@pytest.mark.parametrize("command", [
+    'find . -name "*.sh" -exec sh {} \\; ; echo {{x}}',  # find's standard input holds no value
+    "echo {{x}} | find . -name a -exec cat {} \\;",
+    'echo {{x}} | find . -exec sh -c "cat" \\;',
+])
+def test_find_exec_that_runs_no_standard_input_stays_data(command):
+    assert codes(command) == []

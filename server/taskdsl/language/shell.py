@@ -2537,8 +2537,9 @@ STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 def _names_stdin(path: str | None) -> bool:
     """A script path that may be the program's standard input in any spelling: -, /dev/stdin, /dev//stdin,
     ../dev/stdin, any /dev/fd/N or /proc/…/fd/N (a descriptor may be a copy of it), a pattern (/dev/std[i]n)
-    (fail closed); a path given at run time (None) too."""
-    if path is None or path == "-" or _globbed(path):
+    (fail closed); a path given at run time (None) too, and one holding {} (find -exec sh {} ;, xargs -I{} sh {}:
+    the file found or the item read)."""
+    if path is None or path == "-" or _globbed(path) or "{}" in path:
         return True
     norm = re.sub(r"/+", "/", path)
     return norm.rstrip("/").endswith(("/stdin", "dev/stdin")) or "/fd/" in norm or norm.endswith("/fd") or \
@@ -3211,13 +3212,16 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
     if program in SEDS:
         return _sed(literals, prefixes, verdicts, option_kind)
     if program == "find":
-        i = 1
+        i, stdin = 1, False
         while i < n:
             text = literals[i]
             if text in FIND_EXEC:
                 end = next((j for j in range(i + 1, n) if literals[j] in (";", "+")), n)
                 if i + 1 < end:
-                    sub, _, _ = _scan(literals[i + 1:end], prefixes[i + 1:end], [p or "" for p in prefixes[i + 1:end]])
+                    # the command has find's standard input: … | find /dev -name stdin -exec sh {} ; runs it
+                    sub, sub_stdin, _ = _scan(literals[i + 1:end], prefixes[i + 1:end],
+                                              [p or "" for p in prefixes[i + 1:end]])
+                    stdin = stdin or sub_stdin
                     for k, verdict in enumerate(sub[1:], i + 2):
                         verdicts[k] = verdict if verdict is None or verdict[2] is None else (
                             *verdict[:2], verdict[2] + i + 1)
@@ -3229,7 +3233,7 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             if text is None and prefixes[i] == "":
                 verdicts[i] = ("option_exec", program, None)
             i += 1
-        return False
+        return stdin
     return None
 
 
