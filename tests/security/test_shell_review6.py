@@ -645,16 +645,16 @@ def test_git_subcommand_data_options_stay_data(command):
     "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -exec sh {} +",
 ])
 def test_find_exec_sh_of_the_file_found_runs_find_s_standard_input(tmp_path, capsys, monkeypatch, command):
-    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`find`")
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`sh`")
 
 
-@pytest.mark.parametrize("command", [
-    "printf '%s\\n' {{x}} | find /dev/fd/ -name 0 -exec sh {} \\;",
-    "echo {{x}} | find /dev -name stdin -exec awk -f {} \\;",
-    "echo {{x}} | find . -exec sh \\;",
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | find /dev/fd/ -name 0 -exec sh {} \\;", "sh"),
+    ("echo {{x}} | find /dev -name stdin -exec awk -f {} \\;", "awk"),
+    ("echo {{x}} | find . -exec sh \\;", "sh"),
 ])
-def test_find_exec_of_a_program_that_runs_its_standard_input_is_td803(command):
-    assert codes(command) == [("TD803", "find")]
+def test_find_exec_of_a_program_that_runs_its_standard_input_is_td803(command, program):
+    assert codes(command) == [("TD803", program)]
 
 
 @pytest.mark.parametrize("command", [

@@ -2726,8 +2726,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
     special = _special(program, literals, prefixes, verdicts, option_kind)
-    if special is not None:
-        return verdicts, special, program
+    if special is not None:  # (find … -exec sh {} ;: the program that runs the standard input, a true value)
+        return verdicts, bool(special), special if isinstance(special, str) else program
     if spec is None:
         for i in range(1, n):
             if option_kind and literals[i] == "--":
@@ -3219,9 +3219,9 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
                 end = next((j for j in range(i + 1, n) if literals[j] in (";", "+")), n)
                 if i + 1 < end:
                     # the command has find's standard input: … | find /dev -name stdin -exec sh {} ; runs it
-                    sub, sub_stdin, _ = _scan(literals[i + 1:end], prefixes[i + 1:end],
-                                              [p or "" for p in prefixes[i + 1:end]])
-                    stdin = stdin or sub_stdin
+                    sub, sub_stdin, inner = _scan(literals[i + 1:end], prefixes[i + 1:end],
+                                                  [p or "" for p in prefixes[i + 1:end]])
+                    stdin = stdin or (sub_stdin and inner)  # the program that runs it (a true value)
                     for k, verdict in enumerate(sub[1:], i + 2):
                         verdicts[k] = verdict if verdict is None or verdict[2] is None else (
                             *verdict[:2], verdict[2] + i + 1)
