@@ -664,3 +664,26 @@ def test_find_exec_of_a_program_that_runs_its_standard_input_is_td803(command, p
 ])
 def test_find_exec_that_runs_no_standard_input_stays_data(command):
     assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 13. programs that run code given to an option
+
+@pytest.mark.parametrize("command, program", [
+    ("socat - EXEC:{{x}}", "socat"),  # every address is code: EXEC:, SYSTEM:
+    ("ncat --sh-exec {{x}} h 1", "ncat"),
+    ("nc -e {{x}} h 1", "nc"),
+    ("gnuplot -e {{x}}", "gnuplot"),
+    ("echo {{x}} | gnuplot", "gnuplot"),
+    ("guile -c {{x}}", "guile"),
+    ("erl -eval {{x}}", "erl"),
+    ("elixir -e {{x}}", "elixir"),
+    ("lldb -o {{x}}", "lldb"),
+    ("parallel {{x}} ::: a", "parallel"),  # its command template runs through a shell
+])
+def test_programs_that_run_code_given_to_an_option_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", ["nc -z h {{x}}", "elixir script.exs {{x}}", "gnuplot plot.gp {{x}}"])
+def test_their_data_arguments_stay_data(command):
+    assert codes(command) == []

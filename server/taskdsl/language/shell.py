@@ -2408,6 +2408,18 @@ PROGRAMS = {
     "m4": _p(args="DUIo", first_code=True, stdin=True, exec_options=True),
     "R": _p(code="e", stdin=True, exec_options=True),
     "osascript": _p(code="e", first_code=True, stdin=True, exec_options=True),
+    # programs that run a command or code given to an option (GTFOBins): nc -e CMD, socat's EXEC:/SYSTEM: addresses
+    # (every address is code: fail closed), gnuplot -e (its `system`), guile -c, erl -eval, elixir -e, lldb -o,
+    # parallel's command template (every operand: it runs them through a shell)
+    **{name: _p(args="pswiqWIOx", code="ec", long_code="--sh-exec --exec --lua-exec", exec_options=True, gnu=False)
+       for name in "nc ncat netcat".split()},
+    "socat": _p(all_code=True, gnu=False, exec_options=True),
+    "gnuplot": _p(code="e", stdin=True, exec_options=True, gnu=False),
+    "guile": _p(args="lLx", code="ce", stdin=True, exec_options=True),
+    "erl": _p(long_code="-eval -s -run", gnu=False, exec_options=True),
+    "elixir": _p(code="e", long_code="--eval", exec_options=True, gnu=False),
+    "lldb": _p(code="oOsS", long_code="--one-line --one-line-before-file", exec_options=True),
+    "parallel": _p(all_code=True, gnu=False, exec_options=True),
     "mlr": _p(all_code=True, gnu=False),
     "duckdb": _p(long_args="-c -cmd -s", long_code="-c -cmd -s", code_from=1, stdin=True, gnu=False),
     "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
