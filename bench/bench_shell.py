@@ -44,6 +44,10 @@ SHAPES = {
     # each eval's code is analysed for the names it mentions, not for every name of the command around it
     "eval chain": lambda n: "r={{x}}; " + "; ".join(f"eval 's{k}=$r'" for k in range(n)) + '; eval "$r"',
     "files": lambda n: "; ".join(f"printf %s {{{{x}}}} > f{k}; cat f{k} > g{k}; python3 p.py g{k}" for k in range(n)),
+    # literal code in code positions and code variables, read as shell code; programs named at run time
+    "literal code": lambda n: "; ".join(f"printf %s {{{{x}}}} > f{k}; GIT_SSH_COMMAND='sh g{k}' git -c "
+                                        f"alias.a{k}='!sh h{k}' a{k}" for k in range(n)),
+    "named at run time": lambda n: "; ".join(f"$f{k} a; echo {{{{x}}}}" for k in range(n)),
 }
 
 

@@ -346,3 +346,344 @@ def test_a_value_jq_reads_as_data_stays_data(command):
 def test_a_jq_filter_from_a_value_runs_nothing_and_reads_no_environment(tmp_path, capsys, monkeypatch):
     """The filter `$ENV | keys` printed every variable name of the run's environment; a value is refused instead."""
     refused(tmp_path, capsys, monkeypatch, 'echo "{}" | jq ".a + {{x}}"', "$ENV", "TD803", "`jq`")
+
+
+# ---------------------------------------------------------------- 6. shell code written inside "…"
+# The shell removes the backslashes of "\$1" before sh -c reads the script: the script is $1, which runs the value.
+# Every reading of a word's text as code takes the text the shell hands over (shell._unquoted, through _literal).
+
+@pytest.mark.parametrize("command, program", [
+    ('sh -c "\\$1" _ {{x}}', "sh"),
+    ('bash -c "eval \\"\\$1\\"" _ {{x}}', "bash"),
+    ('sh -c "sh -c \\"\\$1\\" _ \\"\\$1\\"" _ {{x}}', "sh"),  # nested
+    ('sh -c "a=\\$1; \\$a" _ {{x}}', "sh"),
+    ('env sh -c "\\$1" _ {{x}}', "sh"),
+    ('timeout 5 sh -c "\\$1" _ {{x}}', "sh"),
+])
+def test_a_script_in_double_quotes_is_read_as_the_shell_hands_it_over(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format(program))
+
+
+@pytest.mark.parametrize("command, program", [
+    ('sh -c "\\${1}" _ {{x}}', shell.HANDED + "sh"),
+    ('sh -c "\\$*" _ {{x}}', shell.HANDED + "sh"),
+    ('bash -c "\\${@}" _ {{x}}', shell.HANDED + "bash"),
+    ('sh -c "\\$0" {{x}}', shell.HANDED + "sh"),
+    ('sh -c "x=\\"\\$1\\"; \\$x" _ {{x}}', shell.HANDED + "sh"),
+    ('find . -maxdepth 0 -exec sh -c "\\$1" _ {{x}} \\;', shell.HANDED + "sh"),
+    ('xargs -I{} sh -c "\\$1" _ {{x}}', shell.HANDED + "sh"),
+    ('echo {{x}} | xargs -I{} sh -c "\\$1" _ {}', "sh"),
+    # su USER ARG…: the arguments after the user are its shell's (util-linux), so its -c script's $1
+    ('su -c "\\$1" root -- _ {{x}}', "su"),
+    ('su -c \'$1\' root _ {{x}}', "su"),
+])
+def test_double_quoted_scripts_through_wrappers_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", [
+    'sh -c "printf \'%s\\n\' \\"\\$1\\"" _ {{x}}',  # the script reads $1 as data
+    'bash -c "echo \\"\\$1\\" >&2" _ {{x}}',
+    'sh -c "echo \\\\\\$1" _ {{x}}',  # \\\$1: a backslash and the text $1, no expansion
+])
+def test_double_quoted_scripts_that_read_their_arguments_as_data_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 7. a program named at run time
+# It may be alias, trap, eval or ., whose literal arguments make a later word code: every other value of the command
+# is TD803 (fail closed). The corpus keeps its codes: its one command named at run time is a value alone (018).
+
+NAMED = "is in a command that names a program at run time (`{}`), which may be alias, trap, eval or . and make a " \
+        "later word of the command code: the value would become code; name every program of the command in it"
+
+
+@pytest.mark.parametrize("command, shown", [
+    ("say=alias; $say greet=eval\ngreet echo {{x}}", "$say"),
+    ("set -- eval 'g() { sh -c \"$1\"; }'; \"$@\"; g {{x}}", '"$@"'),
+    ("for a in alias; do $a e=eval; done\ne {{x}}", "$a"),
+])
+def test_a_program_named_at_run_time_makes_the_other_values_code(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", NAMED.format(shown))
+
+
+def test_a_trap_named_at_run_time_is_td803(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "cleanup=trap; $cleanup 'eval \"$r\"' EXIT; r={{x}}; echo \"$r\"",
+            "touch marker", "TD803", HANDED.format("$cleanup"))
+
+
+@pytest.mark.parametrize("command", [
+    "f=command; $f eval 'g() { eval \"$1\"; }'; g {{x}}",
+    "f=.; printf 'g() { eval \"$1\"; }' > lib.sh; $f ./lib.sh; g {{x}}",
+    "set -- trap 'eval \"$r\"' EXIT; \"$@\"; r={{x}}",
+    "$f a; echo {{x}}",
+    "$f; echo {{x}}",  # unquoted: the shell splits it into words, a program and its arguments
+    "{{x}} greet=eval; greet echo {{y}}",  # a value that names a program makes the other values code
+    "say=alias; command $say greet=eval; greet echo {{x}}",  # the program a wrapper runs
+    "say=alias; builtin $say greet=eval; greet echo {{x}}",
+    "env $f a; echo {{x}}",
+    "x=$(timeout 5 \"$@\"); echo {{x}}",
+    "nice {{x}}; echo {{y}}",
+])
+def test_every_value_beside_a_program_named_at_run_time_is_td803(command):
+    found = codes(command)
+    assert found and all(code == "TD803" for code, _ in found)
+    assert len(found) == command.count("{{") - command.startswith(("{{", "nice {{"))
+
+
+@pytest.mark.parametrize("command", [
+    "{{x}} --version",  # the value names the program, as {{x}} alone: its arguments hold no value
+    "{{x}}",
+    "nice {{x}}",  # through a wrapper too
+    "command {{x}} --version",
+    '"$f"; echo {{x}}',  # one word, no argument: no alias, trap or eval can be given code
+    'cmd=ls; "$cmd"; printf "%s" {{x}}',
+])
+def test_a_program_named_at_run_time_without_arguments_or_by_the_value_alone_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 8. variables read as code, other spellings
+
+CODE_VARIABLE = "is the value of ${}, which the shell or a program reads as code"
+
+
+@pytest.mark.parametrize("command, name", [
+    ('s={{x}}; : "${GIT_SSH_COMMAND:=$s}"; export GIT_SSH_COMMAND; git --version', "GIT_SSH_COMMAND"),
+    ('s={{x}}; : "${GIT_SSH_COMMAND=$s}"; export GIT_SSH_COMMAND; git --version', "GIT_SSH_COMMAND"),
+    ('r={{x}}; env "$(echo GIT_SSH_COMMAND)=$r" git --version', "…"),  # a name computed at run time
+])
+def test_a_code_variable_assigned_in_another_spelling_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", CODE_VARIABLE.format(name))
+
+
+@pytest.mark.parametrize("command, program", [
+    ('r={{x}}; : "${PS4:=$r}"; set -x', "what reads $PS4"),
+    ('r={{x}}; : "${PS4=$r}"; set -x', "what reads $PS4"),
+    (': "${GIT_SSH_COMMAND:=$s}"; s={{x}}; git fetch', "what reads $GIT_SSH_COMMAND"),
+    ("r={{x}}; eval ': ${GIT_SSH_COMMAND:=$r}'; git fetch", "what reads $GIT_SSH_COMMAND"),
+    ("declare -n p=GIT_SSH_COMMAND; p={{x}}; export GIT_SSH_COMMAND; git fetch", "what reads $GIT_SSH_COMMAND"),
+    ("typeset -n p=GIT_SSH_COMMAND; r={{x}}; p=$r; git fetch", "what reads $GIT_SSH_COMMAND"),
+    ('declare -n p="$n"; p={{x}}', "what reads $…"),
+    ("r={{x}}; export r; git --config-env=core.sshCommand=r ls-remote ssh://h/r", shell.HANDED + "git"),
+])
+def test_code_variables_through_defaults_namerefs_and_config_env_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", [
+    's={{x}}; : "${name:=$s}"; printf "%s" "$name"',
+    "declare -n p=mylist; p={{x}}",
+    "r={{x}}; export r; git --config-env=user.name=r commit -m hi",
+    'r={{x}}; env "name=$r" printenv name',
+])
+def test_data_variables_in_those_spellings_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 9. literal code in other code positions
+# Literal code given to a code option or a code variable (not a shell's -c, eval or trap) is read as shell code, for
+# the files it runs and the variables it expands; what the grammar cannot parse runs anything (fail closed).
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} > note.txt; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='sh note.txt' "
+     "note.txt", "sh"),
+    ("printf '%s\\n' {{x}} > w.sh; GIT_SSH_COMMAND='sh w.sh' git ls-remote ssh://example.invalid/r", "sh"),
+    ("r={{x}}; export r; GIT_SSH_COMMAND='eval \"$r\"' git ls-remote ssh://example.invalid/r", "$GIT_SSH_COMMAND"),
+])
+def test_literal_code_in_a_code_position_is_read_for_files_and_variables(tmp_path, capsys, monkeypatch, command,
+                                                                         program):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", HANDED.format(program))
+
+
+@pytest.mark.parametrize("command, program", [
+    ("echo {{x}} > f; git -c alias.x='!sh f' x", "sh"),
+    ("echo {{x}} > f; git -c core.sshCommand='sh f' ls-remote ssh://h/r", "sh"),
+    ("echo {{x}} > f; git -c core.pager='sh f' -p log", "sh"),
+    ("echo {{x}} > f; tar -cf /dev/null -I 'sh f' f", "sh"),
+    ("echo {{x}} > f; ssh -o ProxyCommand='sh f' h", "sh"),
+    ("echo {{x}} > f; ssh -o 'ProxyCommand sh f' h", "sh"),
+    ("echo {{x}} > f; ssh -oProxyCommand='sh f' h", "sh"),
+    ("echo {{x}} > f; env -S 'sh f'", "sh"),
+    ("echo {{x}} > f; make --eval='all: ; sh f' -f /dev/null", "make"),
+    ("echo {{x}} > f; zip -T -TT 'sh f' z.zip f", "sh"),
+    ("echo {{x}} > f; rsync -e 'sh f' a b", "sh"),
+    ("echo {{x}} > f; sort --compress-program='sh f' a", "sh"),
+    ("echo {{x}} > f; PAGER='sh f' man ls", "sh"),
+    ("echo {{x}} > f; env GIT_EXTERNAL_DIFF='sh f' git diff", "sh"),
+    ("echo {{x}} > f; PROMPT_COMMAND='sh f' bash -ic :", "sh"),
+    ("r={{x}}; export r; git -c core.sshCommand='eval \"$r\"' ls-remote ssh://h/r", "git"),
+    ("r={{x}}; export r; git -c alias.x='!eval \"$r\"' x", "git"),
+    ("r={{x}}; export r; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='sh -c \"eval \\\"\\$r\\\"\"' f",
+     "tar"),
+    ("r={{x}}; export r; env -S 'sh -c \"eval \\\"\\$r\\\"\"'", "env"),
+    ("r={{x}}; export r; zip -T -TT 'eval \"$r\" #' z.zip f", "zip"),
+    ("r={{x}}; export r; ssh -o ProxyCommand='eval \"$r\"' h", "ssh"),
+    ("r={{x}}; export r; env GIT_SSH_COMMAND='eval \"$r\"' git fetch", "$GIT_SSH_COMMAND"),
+])
+def test_literal_code_of_every_code_position_is_read(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]
+
+
+@pytest.mark.parametrize("command", [
+    "echo {{x}} > out.txt; git -c alias.x='!echo hi' x",
+    "r={{x}}; GIT_SSH_COMMAND='ssh -i key' git fetch",
+    "r={{x}}; tar --checkpoint=1 --checkpoint-action=exec='echo hi' -cf a.tar .",
+    "r={{x}}; export r; ssh -o ProxyCommand='nc %h %p' h",
+    "echo {{x}} > out.txt; git -c core.sshCommand='ssh -o BatchMode=yes' ls-remote ssh://h/r",
+    # a variable's value that is no shell code names no written file and no variable holding a value
+    "PATTERN='^(foo|bar)$'; echo {{x}} > out.txt; grep -E \"$PATTERN\" out.txt",
+    "r={{x}}; Q='it is (x'; printf '%s' \"$r\"",
+])
+def test_literal_code_that_runs_no_written_file_and_no_value_stays_data(command):
+    assert codes(command) == []
+
+
+@pytest.mark.parametrize("command, program", [
+    ("echo {{x}} > f; LESSOPEN='|sh f' less a", "$LESSOPEN"),  # text that is no shell code: the names it holds
+    ("r={{x}}; export r; Q='(eval \"$r\"' x", "$Q"),
+])
+def test_literal_code_the_grammar_cannot_parse_runs_what_it_names(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]
+
+
+def test_literal_code_that_may_run_its_standard_input_counts_as_running_a_written_file():
+    # fail closed: ssh with no remote command runs its standard input in the remote shell
+    assert codes("echo {{x}} > out.txt; GIT_SSH_COMMAND='ssh -i key' git fetch") == [("TD803", shell.HANDED + "ssh")]
+
+
+@pytest.mark.parametrize("command, program", [
+    ("echo {{x}} > f; env -S 'A=1 sh f'", "sh"),  # a command line's own assignments stay its own
+    ("echo {{x}} > f; env -SA=1\\ sh\\ f", "sh"),
+    ("r={{x}}; export r; make --eval='all: ; eval \"$$r\"' -f /dev/null", "make"),  # make's $$ is the shell's $
+])
+def test_literal_code_is_read_after_its_option_and_setting_only(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]
+
+
+# ---------------------------------------------------------------- 10. printf and wait options through a variable
+
+@pytest.mark.parametrize("command, program", [
+    ('r={{x}}; printf "$r" x', "printf"),  # bash: a value -va[$(cmd)] is printf -v with a subscript that runs cmd
+    ('r={{x}}; sleep 0 & wait "$r"', "wait"),
+])
+def test_a_value_handed_on_to_printf_or_wait_option_position_is_td801(command, program):
+    assert [(site.context, site.program) for site in shell.sites(command) if site.code] == [("name_option", program)]
+
+
+def test_printf_s_format_through_a_variable_is_refused_by_the_cli(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, 'r={{x}}; printf "$r" x', "-va[$(touch marker)]", "TD801",
+            "where bash's printf or wait reads a leading '-' as an option")
+
+
+@pytest.mark.parametrize("command", ['r={{x}}; printf -- "$r" x', 'r={{x}}; printf "%s" "$r"'])
+def test_printf_with_the_value_after_its_options_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 11. find -execdir changes directory
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -execdir sh stdin \\;",
+    "printf '%s\\n' {{x}} | find /dev/fd/ -maxdepth 1 -name 0 -execdir sh 0 \\;",
+])
+def test_find_execdir_runs_a_relative_script_in_the_folder_found(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`sh`")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find / -name stdin -okdir sh stdin \\;",  # / holds /dev
+    "printf '%s\\n' {{x}} | find \"$d\" -name a.sh -execdir sh a.sh \\;",  # a root named at run time
+    "printf '%s\\n' {{x}} | find ../.. -name a.sh -execdir sh a.sh \\;",
+])
+def test_find_execdir_under_a_root_that_may_hold_dev_is_td803(command):
+    assert codes(command) == [("TD803", "sh")]
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find . -name a.sh -execdir sh a.sh \\;",
+    'find src -name "*.txt" -execdir wc -l {} \\; ; echo {{x}}',
+])
+def test_find_execdir_under_a_folder_of_the_command_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 12. git subcommands' options that run a program
+
+@pytest.mark.parametrize("command", [
+    "git send-email --sendmail-cmd={{x}} a.patch",
+    "git send-email --sendmail-cmd {{x}} a.patch",
+    "git send-email --smtp-server={{x}} a.patch",  # a path that starts with / is a program git runs
+    "git daemon --access-hook={{x}}",
+    "git instaweb --httpd={{x}}",
+])
+def test_git_subcommand_options_that_run_a_program_are_code(command):
+    assert codes(command) == [("TD803", "git")]
+
+
+@pytest.mark.parametrize("command", [
+    "echo {{x}} > f; git send-email --sendmail-cmd='sh f' a.patch",
+    "echo {{x}} > f; git rebase -x 'A=1 sh f' main",  # a command's own assignment is not a setting
+    "echo {{x}} > f; tar --to-command='A=1 sh f' -xf a.tar",
+])
+def test_literal_code_of_git_subcommands_and_commands_with_assignments_is_read(command):
+    assert codes(command) == [("TD803", shell.HANDED + "sh")]
+
+
+@pytest.mark.parametrize("command", [
+    "git send-email --to={{x}} a.patch",
+    "git rebase -x 'make test' main; echo {{x}}",
+])
+def test_git_subcommand_data_options_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 11b. find -exec's command has find's standard input
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -exec sh {} \\;",  # {}: a script path named at run time
+    "printf '%s\\n' {{x}} | find /dev -maxdepth 1 -name stdin -exec sh {} +",
+])
+def test_find_exec_sh_of_the_file_found_runs_find_s_standard_input(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker", "TD803", "`sh`")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | find /dev/fd/ -name 0 -exec sh {} \\;", "sh"),
+    ("echo {{x}} | find /dev -name stdin -exec awk -f {} \\;", "awk"),
+    ("echo {{x}} | find . -exec sh \\;", "sh"),
+])
+def test_find_exec_of_a_program_that_runs_its_standard_input_is_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", [
+    'find . -name "*.sh" -exec sh {} \\; ; echo {{x}}',  # find's standard input holds no value
+    "echo {{x}} | find . -name a -exec cat {} \\;",
+    'echo {{x}} | find . -exec sh -c "cat" \\;',
+])
+def test_find_exec_that_runs_no_standard_input_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 13. programs that run code given to an option
+
+@pytest.mark.parametrize("command, program", [
+    ("socat - EXEC:{{x}}", "socat"),  # every address is code: EXEC:, SYSTEM:
+    ("ncat --sh-exec {{x}} h 1", "ncat"),
+    ("nc -e {{x}} h 1", "nc"),
+    ("gnuplot -e {{x}}", "gnuplot"),
+    ("echo {{x}} | gnuplot", "gnuplot"),
+    ("guile -c {{x}}", "guile"),
+    ("erl -eval {{x}}", "erl"),
+    ("elixir -e {{x}}", "elixir"),
+    ("lldb -o {{x}}", "lldb"),
+    ("parallel {{x}} ::: a", "parallel"),  # its command template runs through a shell
+])
+def test_programs_that_run_code_given_to_an_option_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", ["nc -z h {{x}}", "elixir script.exs {{x}}", "gnuplot plot.gp {{x}}"])
+def test_their_data_arguments_stay_data(command):
+    assert codes(command) == []

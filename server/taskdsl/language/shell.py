@@ -26,7 +26,10 @@ reaches the program byte for byte, as one word. Programs that parse their argume
 would turn the value back into code: TD803. What each program does with its words is one table,
 PROGRAMS (which options take a value, which values and operands are code, where a wrapped command
 starts, whether it runs its standard input), read by one scanner (_scan) once per simple command;
-wrappers are peeled by the same scanner, and a program named at run time fails closed. A value in
+wrappers are peeled by the same scanner, and a program named at run time fails closed (given arguments, for every
+value of the command: it may be alias, trap, eval or .). A word's text is read as the shell hands it over
+(_unquoted: sh -c "\\$1" runs $1), and literal code in any code position or variable read as code is read as shell
+code for the variables it expands and the files it runs (_embedded_code). A value in
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
 inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
@@ -215,6 +218,10 @@ def unsafe_message(site: Site) -> str:
                 f"`--` or after the operands with no option before them (uv run -- python3 script.py \"$"
                 f"{env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}\"), and pass the value as an argument the "
                 f"command reads as data")
+    if site.context == "reparse" and site.program.startswith(NAMED):
+        return (f"{shown} is in a command that names a program at run time (`{site.program[len(NAMED):]}`), which may "
+                f"be alias, trap, eval or . and make a later word of the command code: the value would become code; "
+                f"name every program of the command in it")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -247,6 +254,8 @@ def unsafe_message(site: Site) -> str:
 
 #: how a TD803 site's program says the value reached it handed on, not as written
 HANDED = "handed on to "
+#: how a TD803 site's program says the command around the value names a program at run time ($f …, "$@")
+NAMED = "a command named at run time: "
 #: how a TD803 site's program says the value is an argument of a wrapper of RUN_SUBCOMMANDS before its command
 RUNS = "a wrapper: "
 
@@ -616,10 +625,9 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             result.append(Site(ph, context))
             continue
         site = _judge(final, ph, context, start, end, command, placeholders, final_spans)
-        if site.safe and site.context != "comment":
-            hidden = _hidden_reader(final)
-            if hidden:
-                site = Site(ph, "reparse", hidden)
+        hidden = _hidden_reader(final) if site.safe and site.context != "comment" else None
+        if hidden and not hidden.startswith(NAMED):
+            site = Site(ph, "reparse", hidden)
         if site.safe and site.context != "comment":
             if handed is None:
                 handed = _handed_on(final, command, placeholders, final_spans)
@@ -629,6 +637,11 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
                 if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
                     program = HANDED + program
                 site = Site(ph, later.context, program, later.option_at)
+        if hidden and site.safe and not (len(final.cache.get("own", ())) == 1 and final.cache["own"][0][0] < start
+                                         and end < final.cache["own"][0][1]):
+            # $say greet=eval: where no more precise finding holds (r={{x}}; $r: handed on); {{x}} --version alone
+            # is the value naming the program
+            site = Site(ph, "reparse", hidden)
         result.append(site)
     return tuple(result), None, None
 
@@ -891,16 +904,27 @@ def _in_test(tree, node) -> bool:
     return node is not None and node.type == "test_command"
 
 
+_BARE_ESCAPE = re.compile(r"\\(\n|.?)", re.S)
+_DOUBLE_ESCAPE = re.compile(r'\\([$`"\\\n])')
+
+
+def _unquoted(text: str, double: bool) -> str:
+    """The text the shell makes of a word's source after it removed the quoting: outside quotes a backslash keeps the
+    next character (and joins lines); inside "…" only before $ ` " \\ and a newline. Every reading of a word's text
+    (as a name, an option, or code: sh -c "\\$1") goes through here, by way of _literal and _prefix."""
+    return (_DOUBLE_ESCAPE if double else _BARE_ESCAPE).sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
 def _literal(tree: _Tree, node) -> str | None:
-    """The text a word stands for when it holds no expansion (quotes removed), else None."""
+    """The text a word stands for when it holds no expansion (quoting removed: _unquoted), else None."""
     if node.type == "word":
         text = tree.source(node)
-        return text.replace("\\", "") if "$" not in text and "`" not in text else None
+        return _unquoted(text, False) if "$" not in text and "`" not in text else None
     if node.type == "raw_string":
         return tree.source(node)[1:-1]
     if node.type == "string":
         if all(c.type == "string_content" for c in node.named_children):
-            return tree.source(node)[1:-1]
+            return _unquoted(tree.source(node)[1:-1], True)
         return None
     if node.type == "number":
         return tree.source(node)
@@ -1123,7 +1147,7 @@ def _relative_script_after_cd(tree, info) -> str | None:
         if program in SCRIPT_READERS or program in FILE_CODE_READERS:
             break
         spec = PROGRAMS.get(program)
-        if k == 0 and (spec is None or spec.command_at is None):
+        if k == 0 and (spec is None or spec.command_at is None) and program != "find":
             return None
     else:
         return None
@@ -1202,6 +1226,20 @@ def _links_device(tree, words) -> bool:
                for t in texts if t is None or not t.startswith("-"))
 
 
+def _find_roots_state(texts) -> str:
+    """What find -execdir's folders are (_changes_directory): "known" when every root find searches is written in
+    the command and no folder under it may be /dev, /proc or /sys; else "unknown" (/, .., a root named at run
+    time)."""
+    roots = []
+    for text in texts:
+        if text is not None and (text.startswith("-") or text in ("(", "!", "\\(")):
+            break
+        roots.append(text)
+    return "unknown" if any(
+        t is None or t.startswith("~") or _globbed(t) or _under_device_folder(t) or ".." in t.split("/") or
+        (t.startswith("/") and os.path.normpath(t) == "/") for t in roots or ["."]) else "known"
+
+
 def _changes_directory(tree) -> str | None:
     """None when the command changes no directory; "known" when every cd/pushd (or folder-changing option: env
     -C, make -C, git -C) names a folder written in the command outside /dev, /proc and /sys; "linked" when it
@@ -1222,6 +1260,9 @@ def _changes_directory(tree) -> str | None:
                                                    _under_device_folder(t) for t in targets) else "known")
                 if _links_device(tree, words):
                     states.append("linked")
+                if name == "find" and any(_literal(tree, w) in ("-execdir", "-okdir") for w in words[1:]):
+                    # find -execdir: the command runs in the folder of each file found, anywhere under its roots
+                    states.append(_find_roots_state([_literal(tree, w) for w in words[1:]]))
                 if name in ("cd", "pushd", "popd"):
                     targets = [w for w in words[1:] if (_literal(tree, w) or "x")[:1] != "-" or
                                _literal(tree, w) == "-"]
@@ -1279,13 +1320,17 @@ def _substitution(tree, node, above):
     return above
 
 
+#: a word that expands to exactly one word: one quoted variable ("$f", "${TASKDSL_SUB_1}"), no "$@" or "${a[@]}"
+_ONE_WORD = re.compile(r'"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})"\Z')
+
+
 def _hidden_reader(tree) -> str | None:
     """A program anywhere in the command that runs as code what other commands write where it cannot be followed:
     inside >(…) (`exec > >(sh)`, `echo … > >(sh)`); or an alias definition (any command name may then be another
-    program). Every value of such a command is held to be code (fail closed)."""
+    program); or a program named at run time (NAMED: it may be alias, trap, eval or .). Every value of such a command is held to be code (fail closed)."""
     if "hidden" in tree.cache:
         return tree.cache["hidden"]
-    found, stack = None, [tree.root]
+    found, stack, own = None, [tree.root], []
     while stack and found is None:
         node = stack.pop()
         if node.type == "process_substitution" and tree.source(node).startswith(">("):
@@ -1297,16 +1342,47 @@ def _hidden_reader(tree) -> str | None:
                 tree, node.children_by_field_name("redirect")[0]):
             # exec < FILE: the rest of the script reads FILE, which the command may have written a value into
             found = _reader_in(tree, tree.root)
+        if node.type == "declaration_command" and found is None and any(
+                c.type == "word" and tree.source(c).startswith("-") and "n" in tree.source(c)
+                for c in node.named_children):
+            # declare -n p=GIT_SSH_COMMAND: p={{x}} assigns the variable read as code (fail closed: any target that
+            # is one, or one named at run time)
+            for c in node.named_children:
+                value = c.child_by_field_name("value") if c.type == "variable_assignment" else None
+                target = _literal(tree, value) if value is not None else None
+                if value is not None and (target is None or _code_variable(target.split("[", 1)[0])):
+                    found = f"what reads ${target or '…'}"
         if node.type == "command":  # alias s=sh: dash expands aliases in scripts, s -c … runs sh (fail closed)
             info = _command_info(tree, node)
             if info is not None and info.program == "alias" and any(
                     "=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
                 found = "alias"
+            # $say greet=eval, "$@", $c for c in trap …: a program named at run time may be alias, trap, eval or .,
+            # whose literal arguments make a later word code (fail closed)
+            first = _literal(tree, info.words[0]) if info is not None else None
+            wrapped = first is not None and info.program is not None and info.program != _program_name(first) and \
+                _named_at_run_time(info.program)  # command $say greet=eval: a wrapper's program
+            if info is not None and found is None and (wrapped or _literal(tree, info.words[0]) is None and not (
+                    len(info.words) == 1 and _ONE_WORD.match(tree.source(info.words[0])))):  # "$f" alone: no argument
+                name = info.words[0] if not wrapped else next(
+                    (w for w in info.words[1:] if _literal(tree, w) is None), info.words[0])
+                source = tree.source(name)
+                if re.fullmatch(r'"\$\{%s[0-9]+\}"' % SUB_PREFIX, source):
+                    own.append(tree.span(name))  # {{x}} --version, nice {{x}}: the value names the program (below)
+                elif wrapped:
+                    found = NAMED + info.program
+                else:
+                    found = NAMED + ("{{…}}" if SUB_PREFIX in source else source)
             # command alias s=sh, builtin alias …, eval "alias s=sh": a wrapped alias definition (fail closed)
             if info is not None and found is None and _literal(tree, info.words[0]) in ALIAS_WRAPPERS and any(
                     (_literal(tree, w) or _prefix(tree, w)).split()[:1] == ["alias"] for w in info.words[1:]):
                 found = "alias"
         stack.extend(node.named_children)
+    if found is None and own:
+        # commands named by a value alone ({{x}} --version): the value picks the program (any program, as {{x}}
+        # alone), and its literal arguments hold no value; every OTHER value of the command is TD803
+        found = NAMED + "{{…}}"
+        tree.cache["own"] = own
     tree.cache["hidden"] = found
     return found
 
@@ -1377,6 +1453,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     (TASKDSL_SUB_<n>, or a name of initial), the Site (context, program, option_at) it reaches."""
     expansions, assignments, arithmetic, calls, readers, functions, commands = [], [], [], [], [], set(), []
     printers = []  # pwd and dirs commands: what they print is $PWD or $DIRSTACK
+    code_assignments = []  # variable assignments, whose literal value may be code (_embedded_code)
     stack = [tree.root]
     while stack:
         node = stack.pop()
@@ -1386,6 +1463,7 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
             if name is not None:
                 expansions.append((node, name))
         elif kind == "variable_assignment":
+            code_assignments.append(node)
             target = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
             if target is not None and target.type == "subscript":
@@ -1516,6 +1594,11 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
         for origin in origins:
             found.setdefault(origin, site)
 
+    for name, value in assignments:  # : "${GIT_SSH_COMMAND:=$s}", eval 'GIT_SSH_COMMAND=$s': a variable read as code
+        if name in taint and (isinstance(value, frozenset) or value.type == "expansion") and \
+                name not in _NOT_CODE_ASSIGNED and _code_variable(name):
+            reach(taint[name], Site(placeholders[0] if placeholders else None, "reparse", f"what reads ${name}"))
+
     dummy = Site(placeholders[0] if placeholders else None, "bare")
     written = {span[1] for span in spans}  # where the references the command's placeholders became end
     for node, name in expansions:
@@ -1540,6 +1623,10 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
                     program, text = code
                     for name in _code_uses_of(text, names, program in SHELLS):
                         reach(taint[name], Site(dummy.placeholder, "reparse", program))
+        for node in commands + code_assignments:  # GIT_SSH_COMMAND='eval "$r"', ssh -o ProxyCommand='sh -c "$r"'
+            for program, text in _embedded_code(tree, node):
+                for name in _embedded_uses(text, names):
+                    reach(taint[name], Site(dummy.placeholder, "reparse", program))
     for node in commands:  # eval "$c", eval "t=\\$$n", eval 'f() { sh; }': fail closed (below)
         info = _command_info(tree, node)
         for word, verdict in zip(info.words if info else (), info.verdicts if info else ()):
@@ -1577,6 +1664,9 @@ def _handed_on(tree, command, placeholders, spans, initial: dict | None = None) 
     return found
 
 
+#: names an assignment the analysis follows sets that no program reads as code (the positional parameters, getopts'
+#: OPTARG, cd's folder variables: where they go on is followed on its own)
+_NOT_CODE_ASSIGNED = frozenset({POSITIONAL, "OPTARG", "PWD", "OLDPWD", "DIRSTACK"})
 #: the variables cd and pushd set from their folder (and pwd and dirs print: _prints_folder)
 FOLDER_VARIABLES = ("PWD", "OLDPWD", "DIRSTACK")
 #: eval code that may define a function (f() …, function f …): a call outside the code runs what it defines
@@ -1687,12 +1777,8 @@ def _shell_code(tree, word, verdict) -> tuple[str, str] | None:
     """(program, text) when word is shell code written in the command (eval 'eval "$r"', sh -c 'sh f')."""
     if verdict is None or verdict[0] != "reparse" or verdict[1] not in SHELL_CODE_RUNNERS:
         return None
-    text = _literal(tree, word)
-    if text is None:
-        return None
-    if word.type == "string":  # what the shell hands over: "\$r" is $r
-        text = re.sub(r'\\([$`"\\\n])', r"\1", text)
-    return verdict[1], text
+    text = _literal(tree, word)  # what the shell hands over: "\$r" is $r
+    return None if text is None else (verdict[1], text)
 
 
 #: a name no script can write: it stands for the names a script does not mention, which it reaches only where the
@@ -1801,8 +1887,88 @@ def _code_files(script: str) -> tuple:
     return tuple(code)
 
 
+#: a long option's name before its code (--to-command=, --eval=) and an option letter with a setting (-oNAME=)
+_CODE_OPTION = re.compile(r"--[A-Za-z][\w-]*=|-[A-Za-z](?=[A-Za-z_][\w.-]*=)")
+#: a setting's name before its code (alias.x=, core.sshCommand=, ProxyCommand=, exec=)
+_CODE_SETTING = re.compile(r"\A[A-Za-z_][\w.-]*=")
+
+
+def _embedded_code(tree, node) -> list:
+    """(program, text) for the literal code a command gives a code position that is not a shell's own -c, eval or trap
+    (those: _shell_code), nor an interpreter's or awk's (their own language: _file_uses) – git -c alias.x='!sh f',
+    tar --checkpoint-action=exec='sh f', ssh -o ProxyCommand='sh f', env -S 'sh f', make --eval=…, zip -TT 'sh f' –
+    and the literal value of a variable read as code (GIT_SSH_COMMAND='sh f', env PAGER='sh f' …). Each text is read
+    as shell code, like sh -c code, for the files it runs and the variables it expands; text the grammar cannot
+    parse runs any file and reads any variable (fail closed)."""
+    found = []
+    if node.type == "variable_assignment":
+        target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        text = _literal(tree, value) if target is not None and value is not None and \
+            target.type == "variable_name" else None
+        if text is not None and _code_variable(tree.source(target)):
+            found.append((f"${tree.source(target)}", text))
+        return found
+    if node.type != "command":
+        return found
+    info = _command_info(tree, node)
+    if info is None:
+        return found
+    for name, word in _wrapper_assignments(tree, info.words):  # env GIT_SSH_COMMAND='sh f' git fetch
+        text = _literal(tree, word)
+        if text is not None and _code_variable(name):
+            found.append((f"${name}", text.split("=", 1)[1]))
+    for word, verdict in zip(info.words, info.verdicts):
+        text = _literal(tree, word)
+        if text is None or verdict is None or verdict[0] != "reparse" or verdict[1] in SHELL_CODE_RUNNERS or \
+                _program_name(verdict[1].split()[0]) in SCRIPT_READERS | FILE_CODE_READERS - {"make"} or \
+                verdict[1].startswith(("what reads $", HANDED, RUNS)):
+            continue
+        if verdict[1] == "git" and text.startswith("--config-env="):  # NAME=VAR: git reads $VAR as the setting
+            setting, _, variable = text[len("--config-env="):].partition("=")
+            if setting.lower() not in GIT_DATA_SETTINGS:
+                found.append(("git", f'eval "${{{variable}}}"' if _IDENTIFIER.fullmatch(variable) else "eval \"$@\""))
+            continue
+        if text.startswith("-"):  # --to-command=sh f, env -S'sh f': after the option
+            option = _CODE_OPTION.match(text)
+            text = text[option.end():] if option else text[2:]
+        setting = _CODE_SETTING.match(text)
+        if setting and (verdict[1] in ("ssh", "scp", "sftp") or (verdict[1] == "git" and "." in setting.group()) or
+                        (verdict[1] == "tar" and setting.group() == "exec=")):
+            text = text[setting.end():]  # ssh -o ProxyCommand=sh f, git -c alias.x=!sh f, tar … exec=sh f
+        if verdict[1] == "make":  # make --eval: $$ is the shell's $
+            text = text.replace("$$", "$")
+        if verdict[1] in ("ssh", "scp", "sftp"):  # -o 'ProxyCommand sh f'
+            text = re.sub(r"\A\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s+", "", text, flags=re.I)
+        found.append((verdict[1], text.lstrip("!")))  # git's alias.x=!CMD
+    return found
+
+
+@lru_cache(maxsize=256)
+def _unparsable(text: str) -> bool:
+    try:
+        inner = _Tree(text)
+        return inner.root.has_error or _joins(inner) is not None
+    except RecursionError:
+        return True
+
+
+def _embedded_files(program, text) -> list:
+    """The files literal code of _embedded_code runs: read as shell code (_code_files); text the grammar cannot
+    parse (JSON='{"a": 1}', LESSOPEN='|sh f') runs a written file whose name or stem it mentions, as interpreter code
+    does (fail closed for the names it holds, not for every file)."""
+    return [(program, "\0code" + text)] if _unparsable(text) else list(_code_files(text))
+
+
+def _embedded_uses(text, names) -> frozenset:
+    """Of names (variables holding a value), those literal code of _embedded_code hands to code: read as shell code
+    run in a child process; text the grammar cannot parse uses every name it mentions (fail closed for them)."""
+    if _unparsable(text):
+        return frozenset(name for name in _IDENTIFIER.findall(text) if name in names)
+    return _code_uses_of(text, names, True)
+
+
 #: what a value handed on through a variable may become that the checker refuses
-_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name"})
+_HANDED_CONTEXTS = frozenset({"reparse", "option", "arithmetic", "name", "name_option"})
 
 
 def _code_variable_file(name: str, path: str | None) -> list:
@@ -1872,6 +2038,8 @@ def _file_hand_off(tree, taint) -> str | None:
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and value is not None:
                 code.extend(_code_variable_file(tree.source(target), _literal(tree, value)))
+            for program, text in _embedded_code(tree, node):  # GIT_SSH_COMMAND='sh f'
+                code.extend(_embedded_files(program, text))
         elif node.type == "command":
             info = _command_info(tree, node)
             for name, word in _wrapper_assignments(tree, _words(node)):  # env BASH_ENV=f bash -c …
@@ -1883,6 +2051,8 @@ def _file_hand_off(tree, taint) -> str | None:
                         code.append((verdict[1], None))
                         break
                 _file_uses(tree, node, info, outputs, inputs, code, piped)
+                for program, text in _embedded_code(tree, node):  # git -c alias.x='!sh f', env PAGER='sh f' …
+                    code.extend(_embedded_files(program, text))
                 for word, verdict in zip(info.words, info.verdicts):
                     found = _shell_code(tree, word, verdict)
                     if found is not None:  # sh -c 'sh f'
@@ -2238,11 +2408,23 @@ PROGRAMS = {
     "m4": _p(args="DUIo", first_code=True, stdin=True, exec_options=True),
     "R": _p(code="e", stdin=True, exec_options=True),
     "osascript": _p(code="e", first_code=True, stdin=True, exec_options=True),
+    # programs that run a command or code given to an option (GTFOBins): nc -e CMD, socat's EXEC:/SYSTEM: addresses
+    # (every address is code: fail closed), gnuplot -e (its `system`), guile -c, erl -eval, elixir -e, lldb -o,
+    # parallel's command template (every operand: it runs them through a shell)
+    **{name: _p(args="pswiqWIOx", code="ec", long_code="--sh-exec --exec --lua-exec", exec_options=True, gnu=False)
+       for name in "nc ncat netcat".split()},
+    "socat": _p(all_code=True, gnu=False, exec_options=True),
+    "gnuplot": _p(code="e", stdin=True, exec_options=True, gnu=False),
+    "guile": _p(args="lLx", code="ce", stdin=True, exec_options=True),
+    "erl": _p(long_code="-eval -s -run", gnu=False, exec_options=True),
+    "elixir": _p(code="e", long_code="--eval", exec_options=True, gnu=False),
+    "lldb": _p(code="oOsS", long_code="--one-line --one-line-before-file", exec_options=True),
+    "parallel": _p(all_code=True, gnu=False, exec_options=True),
     "mlr": _p(all_code=True, gnu=False),
     "duckdb": _p(long_args="-c -cmd -s", long_code="-c -cmd -s", code_from=1, stdin=True, gnu=False),
     "eval": _p(all_code=True, gnu=False), "alias": _p(all_code=True, gnu=False),
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
-    "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True,
+    "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True, code_from=1,  # su USER ARG…: its shell's arguments
              aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
     "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False,
                   aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
@@ -2367,8 +2549,9 @@ STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 def _names_stdin(path: str | None) -> bool:
     """A script path that may be the program's standard input in any spelling: -, /dev/stdin, /dev//stdin,
     ../dev/stdin, any /dev/fd/N or /proc/…/fd/N (a descriptor may be a copy of it), a pattern (/dev/std[i]n)
-    (fail closed); a path given at run time (None) too."""
-    if path is None or path == "-" or _globbed(path):
+    (fail closed); a path given at run time (None) too, and one holding {} (find -exec sh {} ;, xargs -I{} sh {}:
+    the file found or the item read)."""
+    if path is None or path == "-" or _globbed(path) or "{}" in path:
         return True
     norm = re.sub(r"/+", "/", path)
     return norm.rstrip("/").endswith(("/stdin", "dev/stdin")) or "/fd/" in norm or norm.endswith("/fd") or \
@@ -2460,7 +2643,11 @@ GIT_SUBCOMMAND_CODE = {"rebase": frozenset({"-x", "--exec"}), "grep": frozenset(
                        "difftool": frozenset({"-x", "--extcmd"}), "bisect": frozenset(), "submodule": frozenset(),
                        "clone": frozenset({"-u", "--upload-pack"}), "fetch": frozenset({"--upload-pack"}),
                        "pull": frozenset({"--upload-pack"}), "ls-remote": frozenset({"--upload-pack"}),
-                       "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"})}
+                       "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"}),
+                       "send-email": frozenset({"--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd",
+                                                "--header-cmd"}),
+                       "daemon": frozenset({"--access-hook"}), "instaweb": frozenset({"-d", "--httpd", "-b",
+                                                                                      "--browser"})}
 #: git subcommands' options known to take the next word as their value (a value after any other option is in
 #: option position)
 GIT_VALUE_OPTIONS = frozenset("""-m --message -F --file -b -B -C -c -t --template -e --author --date --since
@@ -2515,14 +2702,14 @@ def _prefix(tree, node) -> str:
             if part.type != "string_content" or tree.span(part)[0] != tree.span(node)[0] + 1 + len("".join(out)):
                 break
             out.append(tree.source(part))
-        return "".join(out)
+        return _unquoted("".join(out), True)
     text = _literal(tree, node)
     if text is not None:
         return text
     if node.type == "word":
         source = tree.source(node)
         cut = min((i for i in (source.find("$"), source.find("`")) if i >= 0), default=len(source))
-        return source[:cut].replace("\\", "")
+        return _unquoted(source[:cut], False)
     return ""
 
 
@@ -2551,8 +2738,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
     special = _special(program, literals, prefixes, verdicts, option_kind)
-    if special is not None:
-        return verdicts, special, program
+    if special is not None:  # (find … -exec sh {} ;: the program that runs the standard input, a true value)
+        return verdicts, bool(special), special if isinstance(special, str) else program
     if spec is None:
         for i in range(1, n):
             if option_kind and literals[i] == "--":
@@ -2583,9 +2770,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
         if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
             attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
-            if attached:
-                if lit is None:
-                    verdicts[i] = code
+            if attached:  # literal code too (git send-email --sendmail-cmd='sh f'): _embedded_code reads it
+                verdicts[i] = code
             elif i + 1 < n:
                 i += 1
                 verdicts[i] = code
@@ -2600,7 +2786,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 if lit is None and not attached:  # the value is (in) the option's name
                     verdicts[i] = (option_kind or "option", program, None)
                 elif attached:
-                    if is_code and lit is None:
+                    if is_code:  # literal code too (tar --checkpoint-action=exec='sh f'): _embedded_code reads it
                         verdicts[i] = code
                     code_given |= head in spec.long_code or head in spec.script_args
                     if head in spec.script_args:
@@ -2625,6 +2811,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                         elif i + 1 < n and all(c in spec.code for c in letters[j + 1:]):
                             i += 1  # node -pe CODE: -p and -e, the code follows
                             verdicts[i] = code
+                        else:  # ssh -oProxyCommand='sh f': literal code, which _embedded_code reads
+                            verdicts[i] = _setting(program, letters[j + 1:], lit) or code
                     elif i + 1 < n:
                         i += 1
                         verdicts[i] = _setting(program, prefixes[i], literals[i]) or code
@@ -2679,6 +2867,9 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             after_value = spec.subcommand and operands > 0 and literals[i - 1] in GIT_VALUE_OPTIONS
             if not after_value:
                 verdicts[i] = (option_kind, program, None)
+        if spec.assigns and spec.command_at is not None and operands == spec.command_at and lit is None and \
+                "=" in (sources[i] or ""):  # env "$(echo NAME)=$r" …: a name computed at run time (fail closed)
+            verdicts[i] = ("reparse", "what reads $…", None)
         if spec.command_at is not None and operands == spec.command_at:
             sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:], alternatives)
             for k, verdict in enumerate(sub[1:], i + 1):
@@ -3033,13 +3224,16 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
     if program in SEDS:
         return _sed(literals, prefixes, verdicts, option_kind)
     if program == "find":
-        i = 1
+        i, stdin = 1, False
         while i < n:
             text = literals[i]
             if text in FIND_EXEC:
                 end = next((j for j in range(i + 1, n) if literals[j] in (";", "+")), n)
                 if i + 1 < end:
-                    sub, _, _ = _scan(literals[i + 1:end], prefixes[i + 1:end], [p or "" for p in prefixes[i + 1:end]])
+                    # the command has find's standard input: … | find /dev -name stdin -exec sh {} ; runs it
+                    sub, sub_stdin, inner = _scan(literals[i + 1:end], prefixes[i + 1:end],
+                                                  [p or "" for p in prefixes[i + 1:end]])
+                    stdin = stdin or (sub_stdin and inner)  # the program that runs it (a true value)
                     for k, verdict in enumerate(sub[1:], i + 2):
                         verdicts[k] = verdict if verdict is None or verdict[2] is None else (
                             *verdict[:2], verdict[2] + i + 1)
@@ -3051,7 +3245,7 @@ def _special(program, literals, prefixes, verdicts, option_kind) -> bool | None:
             if text is None and prefixes[i] == "":
                 verdicts[i] = ("option_exec", program, None)
             i += 1
-        return False
+        return stdin
     return None
 
 
