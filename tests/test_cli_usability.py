@@ -160,7 +160,8 @@ def test_a_misspelt_short_argument_name_gets_an_unsafe_rename(project, capsys):
     code, out, err = run(capsys, "check", "--fix", "main.task.xml")
     assert code == 1 and (project / "main.task.xml").read_text() == main_xml
     # the file main reaches (where pair is defined) is checked too, as a run checks it
-    assert err.strip().endswith("2 errors, 0 warnings in 2 files; 1 more fix with --unsafe-fixes")
+    assert err.strip().endswith("2 errors, 0 warnings in 2 files (1 reached by the templates named); 1 more fix with "
+                                "--unsafe-fixes")
     code, out, err = run(capsys, "check", "--fix", "--unsafe-fixes", "main.task.xml")
     assert code == 0
     assert '<input name="b">y</input>' in (project / "main.task.xml").read_text()

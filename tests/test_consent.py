@@ -86,7 +86,8 @@ def test_the_plan_shows_commands_as_they_run_models_cost_files_and_masked_inputs
         f"    estimated cost: about ${expected:.4f} or more",
         "  read these files:",
         "    notes.md",
-        f"    {os.path.realpath(project.parent / 'shared.md')}",
+        f"    {os.path.realpath(project.parent / 'shared.md')} (refused when it runs: outside the project; --allow-read "
+        "lets it)",
         "    (at most 1,000 files and 50,000,000 bytes in all)",
         "  with the inputs:",
         "    api_key = ***",

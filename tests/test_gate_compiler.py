@@ -188,7 +188,7 @@ def test_check_of_an_entry_reports_the_library_file_it_calls(tmp_path, capsys, m
     out, err = capsys.readouterr()
     assert out.splitlines() == ["lib.task.xml:3:28: error TD402 {{whoo}} names nothing visible: template 'greet' sees "
                                 "only its params and globals (visible: who); did you mean 'who'?"]
-    assert err.splitlines()[-1] == "1 error, 0 warnings in 2 files"
+    assert err.splitlines()[-1] == "1 error, 0 warnings in 2 files (1 reached by the templates named)"
 
 
 def _cli_error_lines(folder: Path, *argv: str) -> tuple[int, list[str]]:
