@@ -687,3 +687,17 @@ def test_programs_that_run_code_given_to_an_option_are_td803(command, program):
 @pytest.mark.parametrize("command", ["nc -z h {{x}}", "elixir script.exs {{x}}", "gnuplot plot.gp {{x}}"])
 def test_their_data_arguments_stay_data(command):
     assert codes(command) == []
+
+
+# ---------------------------------------------------------------- perl -n/-p: <> opens its operands
+
+@pytest.mark.parametrize("command", ["perl -ne 'print' -- {{x}}", "perl -ne 'print' {{x}}", "perl -lane 'print' {{x}}",
+                                     "perl -pi.bak -e 's/a/b/' -- {{x}}"])
+def test_perl_looping_over_its_operands_opens_a_value_as_a_command(tmp_path, capsys, monkeypatch, command):
+    """perl -n/-p reads its operands with <>, whose two-argument open runs a name ending in `|`: `touch marker|` ran,
+    and TD805's own quick fix (insert `--`) led there."""
+    refused(tmp_path, capsys, monkeypatch, command, "touch marker|", "TD803", "`perl`")
+
+
+def test_perl_given_a_value_as_an_argument_of_its_code_stays_data():
+    assert codes("perl -e 'print $ARGV[0]' -- {{x}}") == []

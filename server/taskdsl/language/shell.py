@@ -2923,7 +2923,29 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     if not stdin and program in IN_SHELL_CODE:  # … | eval sh, … | (trap 'sh' EXIT; :): the code has its input
         words = [literals[k] for k in range(1, n) if verdicts[k] is not None and verdicts[k][0] == "reparse"]
         stdin = bool(words) and _script_reads_stdin(None if None in words else " ".join(words))
+    if program in PERLS and _perl_loops_over_files(literals):
+        # perl -n/-p reads its operands with <>, the two-argument open: a name ending in | runs a command
+        for k in range(1, n):  # an option position too: its -- fix (TD805) would leave the value to <>
+            if literals[k] is None and (verdicts[k] is None or verdicts[k][0].startswith("option")):
+                verdicts[k] = code
     return verdicts, stdin, program
+
+
+PERLS = frozenset("perl perl5".split())
+
+
+def _perl_loops_over_files(literals) -> bool:
+    """Whether perl is given -n or -p (also bundled: -lne, -pi.bak), so its operands are opened by <>."""
+    for word in literals[1:]:
+        if word is None or not word.startswith("-") or word.startswith("--") or len(word) < 2:
+            continue
+        letters = word[1:]
+        for cut in "eEiIMmxC0l":  # the letters after one of these are its value, not more flags
+            if cut in letters and cut != "l":
+                letters = letters[:letters.index(cut)]
+        if "n" in letters or "p" in letters:
+            return True
+    return False
 
 
 #: programs that run a command given after a subcommand and its options: program → subcommand → how many operands
