@@ -43,6 +43,7 @@ def test_a_gitignore_line_of_many_stars_is_not_applied(tmp_path):
     assert costly_gitignore_line("*a*a*b") and not costly_gitignore_line("**/*.py[cod]") \
         and not costly_gitignore_line("*.egg-info/*") and not costly_gitignore_line("**/*.egg-info/**")
     assert costly_gitignore_line("*a**a**a**b")  # pathspec reads a `**` inside a name as `*`
+    assert costly_gitignore_line("**/a/**/a/**/a/**/b") and not costly_gitignore_line("**/build/**")
 
 
 def test_a_gitignore_line_of_double_stars_inside_a_name_is_not_applied(tmp_path):

@@ -97,3 +97,15 @@ def test_each_invisible_interleaving_is_masked_in_process():
     assert redactor.text("ab\bc") == "ab\bc"
     # upper-casing is a transformation masking does not undo (docs/security.md: cannot be masked)
     assert redactor.text(SECRET.upper()) == SECRET.upper()
+
+
+def test_the_other_separators_a_terminal_shows_as_nothing_are_masked_too():
+    """BEL, SOH, SO/SI, the soft hyphen, the invisible times and its siblings, the combining grapheme joiner and a
+    variation selector between a secret's characters showed the key on a terminal."""
+    from taskdsl.support.redaction import Redactor
+
+    redactor = Redactor([SECRET])
+    for separator in ("\a", "\x01", "\x0e", "\x0f", "\x1f", "\u00ad", "\u2061", "\u2062", "\u2063", "\u2064",
+                      "\u034f", "\ufe0f", "\u200e", "\u202e"):
+        assert redactor.text(f"before {separator.join(SECRET)} after") == "before *** after", repr(separator)
+    assert redactor.text("tab\tstays") == "tab\tstays"  # a tab shows as space: not a gap

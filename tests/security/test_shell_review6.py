@@ -701,3 +701,10 @@ def test_perl_looping_over_its_operands_opens_a_value_as_a_command(tmp_path, cap
 
 def test_perl_given_a_value_as_an_argument_of_its_code_stays_data():
     assert codes("perl -e 'print $ARGV[0]' -- {{x}}") == []
+
+
+@pytest.mark.parametrize("command", ["docker {{x}}", "kubectl {{x}} get pods", "uv {{x}}"])
+def test_a_value_as_the_subcommand_of_a_subcommand_wrapper_is_td803_not_a_crash(command):
+    """`docker {{x}}` raised KeyError inside the analysis: four rules failed with tracebacks and a misleading TD804."""
+    assert [code for code, _ in codes(command)] == ["TD803"]
+    assert shell.parse_problem(command) is None

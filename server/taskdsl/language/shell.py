@@ -2980,8 +2980,8 @@ def _run_subcommand(program, literals, prefixes, sources, alternatives) -> tuple
     at = 0
     if "" not in table:
         at = next((k for k in range(1, n) if literals[k] is None or not literals[k].startswith("-")), n)
-        if at < n and literals[at] is not None:
-            at = at if literals[at] in table else -at
+        if at < n:  # a value as the subcommand (docker {{x}}) is one the table does not know: fail closed
+            at = at if literals[at] is not None and literals[at] in table else -at
     sub = "" if at == 0 else literals[abs(at)] if abs(at) < n else None
     code = ("reparse", RUNS + (f"{program} {sub}".strip() if sub else program), None)
     if at <= 0 and "" not in table or at >= n:  # no subcommand, or one the table does not know: fail closed

@@ -127,5 +127,7 @@ def costly_gitignore_line(line: str) -> bool:
     """A .gitignore/exclude line whose regex (pathspec's) could backtrack exponentially: more wildcards within
     path segments than MAX_GITIGNORE_STARS. Each run of stars inside a segment counts once (pathspec reads `a**b`
     as `a*b`); a `**` that is a whole segment (`**/x`, `x/**`) matches folders and is not counted."""
-    runs = sum(len(re.findall(r"\*+", segment)) for segment in line.strip().split("/") if segment != "**")
-    return runs > MAX_GITIGNORE_STARS
+    segments = line.strip().split("/")
+    runs = sum(len(re.findall(r"\*+", segment)) for segment in segments if segment != "**")
+    # whole-segment `**` backtrack too when chained (`**/a/**/a/…/**/b`): more than two of them, not applied
+    return runs > MAX_GITIGNORE_STARS or segments.count("**") > MAX_GITIGNORE_STARS

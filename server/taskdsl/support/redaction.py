@@ -30,8 +30,12 @@ _ESCAPE = (r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
            r"|\x1b[ -/]+[0-~]"
            r"|\x1b[0-~]")
 #: characters a terminal (or `less`) shows as nothing: NUL (a secret printed as UTF-16LE has one after each
-#: character), DEL, and the zero-width space, non-joiner, joiner, word joiner and byte-order mark
-_INVISIBLE = "\x00\x7f\u200b\u200c\u200d\u2060\ufeff"
+#: character), the other C0 controls but TAB, LF, CR, BS and ESC (handled apart), DEL, the soft hyphen, the
+#: combining grapheme joiner, the Arabic letter mark, the Mongolian vowel separator, the zero-width space,
+#: non-joiner, joiner and direction marks, the bidirectional embeddings, the word joiner and the invisible
+#: operators, the deprecated format characters, the variation selectors and the byte-order mark
+_INVISIBLE = ("\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e"
+              "\u2060-\u2064\u206a-\u206f\ufe00-\ufe0f\ufeff")
 #: what may sit between a secret's characters (or an encoded form's) in output and still show it: line
 #: breaks and bare carriage returns (a value split or wrapped across lines: base64 at 76 columns as MIME
 #: writes it, 64 as PEM does), terminal escape sequences, invisible characters, and a character struck
