@@ -395,6 +395,23 @@ def test_a_replanned_script_needs_the_same_consent(notes):
     assert not (notes / "pwned").exists()
 
 
+def test_a_task_that_names_a_paid_model_the_user_did_not_choose_is_not_run(notes):
+    """The answer's <model> was obeyed: a hostile answer naming openai/gpt-4o had it called at once, no question."""
+    replay = [{"contains": "Request: condense my meeting notes",
+               "answer": '<task name="notes_summary"><description>Summarise the notes</description>'
+                         '<model>openai/gpt-4o</model></task>'},
+              {"contains": "Summarise the notes", "answer": "a summary"}]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", replay=replay)
+    assert done.returncode == 0  # --model given: every task uses it, the answer's <model> is not called
+    environment = {**os.environ, "TASKDSL_MODEL": "taskdsl/replay", "TASKDSL_REPLAY_FILE": str(notes / "replay.json")}
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "ask", REQUEST], cwd=notes, env=environment,
+                          capture_output=True, text=True, timeout=300)  # the model chosen by the environment
+    assert done.returncode == 4
+    assert done.stderr.splitlines()[-1] == (
+        "taskdsl ask: not run: the task calls models you did not choose (openai/gpt-4o), which may cost money; run "
+        "again with --model M (every task then uses M), or save it and run it with taskdsl run")
+
+
 def test_a_task_that_reads_files_runs_only_with_allow_reads(notes):
     """The model chooses what the task reads, and the run sends it to the model: a hostile answer read the project's
     .env and .git/config. Like shell commands, reads are shown and run only with --allow-reads."""

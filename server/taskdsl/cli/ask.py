@@ -9,8 +9,8 @@ ask    uses a matching template or has a model write a task (taskdsl.task_system
          2  a usage problem (bad option, empty request, a --save path that cannot be written)
          3  no task: the model's answer is not XML (XML_PARSE_ERROR) or still has checker errors
             after the repair rounds (VALIDATION_ERROR); the last diagnostics are printed
-         4  not run: the task runs shell commands and --allow-scripts was not given, or reads files and
-            --allow-reads was not given
+         4  not run: the task runs shell commands and --allow-scripts was not given, reads files and
+            --allow-reads was not given, or calls a model that may cost money other than the one chosen
 With --replan N, a failed run sends the task and its failure back to the model for a different
 task (checked, repaired, and run under the same consent), at most N times.
 The library is the templates under --library (repeatable; default: the current folder) and
@@ -228,6 +228,19 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
+    chosen = args.model or default_model()
+    named = _unchosen_models(prepared, chosen, args.model)
+    if named:  # a model the answer names that may cost money: the user chose one model, not these
+        report["error"] = {"type": "VALIDATION_ERROR", "reason": "model_not_agreed", "models": named,
+                           "message": f"the task calls models you did not choose ({', '.join(named)})"}
+        if not args.json:
+            print(answer.xml, end="")
+            _error("ask", f"not run: the task calls models you did not choose ({', '.join(named)}), which may cost "
+                          "money; run again with --model M (every task then uses M), or save it and run it with "
+                          "taskdsl run")
+        else:
+            print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
+        return EXIT_SCRIPTS_REFUSED, None
     reads = _reads(prepared)
     if reads and not args.allow_reads:  # which files a run reads (and sends to a model) is the user's choice
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "reads_not_allowed", "files": reads,
@@ -249,6 +262,15 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         return None, _as_task_error(error)
     report["result"] = result.to_json()
     return _finish(args, report, result.content), None
+
+
+def _unchosen_models(prepared, chosen: str, override: str | None) -> list[str]:
+    """The models the task's run calls that may cost money and are not the one the user chose."""
+    from taskdsl.evaluator import cost
+    from taskdsl.language.models import costs_money
+
+    calls = cost.plan_calls(prepared.node, prepared.library, chosen, override)
+    return [name for name in dict.fromkeys(name for name, _ in calls) if name != chosen and costs_money(name)]
 
 
 def _reads(prepared) -> list[str]:
