@@ -708,3 +708,13 @@ def test_a_value_as_the_subcommand_of_a_subcommand_wrapper_is_td803_not_a_crash(
     """`docker {{x}}` raised KeyError inside the analysis: four rules failed with tracebacks and a misleading TD804."""
     assert [code for code, _ in codes(command)] == ["TD803"]
     assert shell.parse_problem(command) is None
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | script -q /dev/null", "script"),  # an interactive shell reading its input
+    ("printf '%s\\n' {{x}} | gdb -q -nx", "gdb"), ("printf '%s\\n' {{x}} | gdb -batch", "gdb"),  # shell CMD
+    ("printf '%s\\n' {{x}} | runuser root", "runuser"), ("echo {{x}} | crontab -", "crontab"),
+    ("strace -o {{x}} true", "strace"),  # strace -o '|cmd' runs cmd
+])
+def test_programs_that_run_their_input_or_an_output_name_as_commands_are_td803(command, program):
+    assert ("TD803", program) in codes(command)

@@ -2426,11 +2426,13 @@ PROGRAMS = {
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
     "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True, code_from=1,  # su USER ARG…: its shell's arguments
              aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
-    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False,
+    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False, stdin=True, stdin_always=True,
                   aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
     "sg": _p(code="c", code_from=1, gnu=False),
-    "script": _p(args="EIOTBmt", code="c", aliases="c=--command E=--echo I=--log-in O=--log-out T=--log-timing "
-                 "B=--log-io m=--logging-format"),
+    # script without -c runs an interactive shell that reads its standard input as commands
+    "script": _p(args="EIOTBmt", code="c", stdin=True, stdin_always=True, aliases="c=--command E=--echo I=--log-in O=--log-out "
+                 "T=--log-timing B=--log-io m=--logging-format"),
+    "crontab": _p(args="ucs", first_code=True, stdin=True, stdin_always=True),  # a schedule runs its command lines
     "ssh": _p(args="bcDEeFIiJLlmOopQRSWw", code="o", code_from=1, stdin=True, gnu=False, exec_options=True),
     "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
     "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
@@ -2481,7 +2483,7 @@ PROGRAMS = {
     "flock": _p(args="wE", code="c", command_at=1,
                 aliases="c=--command w=--timeout w=--wait E=--conflict-exit-code"),
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
-    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEoOpPsSuUX", command_at=0, gnu=False, exec_options=True),
+    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True),  # -o '|cmd' runs cmd
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
     "toybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
@@ -2530,7 +2532,7 @@ PROGRAMS = {
     # gdb reads -NAME as --NAME (getopt_long_only, abbreviations too): -ex is --ex, -eval-command=… --eval-command
     "gdb": _p(args="xecspdbD", long_args="--command --init-command --ix --x --cd --directory --data-directory --pid "
               "--core --exec --symbols --se --tty --interpreter --baud --ui", long_code="--ex --eval-command --iex "
-              "--init-eval-command", exec_options=True, long_only=True,
+              "--init-eval-command", exec_options=True, long_only=True, stdin=True, stdin_always=True,  # shell CMD from stdin
               script_args="-x --command --x --init-command --ix"),
     "source": _p(stdin=True, gnu=False), ".": _p(stdin=True, gnu=False),  # source /dev/stdin
     "compgen": _p(args="AGoPSX", code="WCF"), "complete": _p(args="AGoPSX", code="WCF"),  # -W is expanded
