@@ -229,6 +229,7 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
     from taskdsl.evaluator.runner import execute
 
     scratch = tempfile.mkdtemp(prefix="taskdsl-test-")
+    hint = None  # why echo answered, once the case is prepared
     try:
         prepared = prepared or prepare_case(case, index, settings)
         if agree is not None:
@@ -253,7 +254,7 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
             return with_hint(outcome, f"a test's replay answers are {os.path.basename(fixture_path(case.file))} "
                                       f"beside {os.path.basename(case.file)}: write it there, or record it with "
                                       "`taskdsl test --record`")
-        return with_hint(outcome, locals().get("hint"))
+        return with_hint(outcome, hint)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     outcome = judge(case, result.value, None)

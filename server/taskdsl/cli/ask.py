@@ -247,7 +247,9 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
                            "message": "the task reads files: read it, then run again with --allow-reads"}
         if not args.json:
             print(answer.xml, end="")
-            shown = "\n".join(f"  {terminal_line(r)}" for r in reads)
+            from taskdsl.support.terminal import shown as escaped
+
+            shown = "\n".join(f"  {escaped(r)}" for r in reads)
             _error("ask", f"not run: the task reads files (and sends them to the model)\n{shown}\nread it, then run "
                           "again with --allow-reads")
         else:
@@ -280,12 +282,6 @@ def _reads(prepared) -> list[str]:
 
     files = consent.with_memory(consent.read_files(prepared.node, prepared.library), prepared)
     return [*files.paths, *files.unknown]
-
-
-def terminal_line(text: str) -> str:
-    from taskdsl.support.terminal import shown
-
-    return shown(text)
 
 
 def _origin(answer, model: str) -> str:
