@@ -94,7 +94,7 @@ def test_the_plan_shows_commands_as_they_run_models_cost_files_and_masked_inputs
         "    topic = rain ***",
         "Asked because it executes shell commands, it calls a model that may cost money and it reads files "
         "outside the template's folder.",
-        f"Plan {view.digest[:12]}",
+        f"Plan {view.digest[:consent.PLAN_DIGITS]}",
     ])
 
 

@@ -82,7 +82,7 @@ async def test_an_unchanged_plan_runs_after_consent_and_the_question_shows_it(as
     assert lines[0] == f"Running '{task_name(path)}' ({path.name}) will:"
     assert lines[1:3] == [f"  run this shell command in {os.path.realpath(ws)}:", f"    $ touch {old.name}"]
     assert lines[-3] == "Asked because it executes shell commands."
-    assert lines[-2].startswith("Plan ") and len(lines[-2]) == len("Plan ") + 12
+    assert lines[-2].startswith("Plan ") and len(lines[-2]) == len("Plan ") + 32
     assert lines[-1] == "Run it? (set taskdsl.run.allowScripts in your user settings to skip this question)"
 
 

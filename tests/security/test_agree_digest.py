@@ -91,9 +91,19 @@ def test_a_batch_runs_only_the_plan_reviewed(project):
     assert (project / "ran.txt").read_text(encoding="utf-8") == "ran\n" * 3
 
 
-@pytest.mark.parametrize("given", ["xyz", "abc", "g" * 12])
+@pytest.mark.parametrize("given", ["xyz", "abc", "g" * 32])
 def test_a_digest_that_is_not_one_is_a_usage_error(project, given):
     done = taskdsl(project, "run", "r.task.xml", "--model", "taskdsl/echo", "--agree", given)
     assert done.returncode == 2
-    assert (f"argument --agree: expected the plan's digest as --plan prints it (12 to 64 hex digits, e.g. "
-            f"896ff3b46fce), got '{given}'") in done.stderr
+    assert (f"argument --agree: expected the plan's digest as --plan prints it on its Plan line (32 to 64 hex "
+            f"digits), got '{given}'") in done.stderr
+
+
+def test_the_plan_line_has_128_bits_and_a_shorter_prefix_agrees_to_nothing(project):
+    """12 hex digits (48 bits) let a repository's author craft two plans that share them with a birthday
+    search of minutes (the reviewer pins the benign one, CI runs the other); 32 digits cost ~2^64."""
+    digest = planned(project)
+    assert len(digest) == 32 and int(digest, 16) >= 0
+    done = taskdsl(project, "run", "r.task.xml", "--model", "taskdsl/echo", "--agree", digest[:12])
+    assert done.returncode == 2 and "(32 to 64 hex digits)" in done.stderr
+    assert not (project / "ran.txt").exists()

@@ -28,5 +28,5 @@ def test_the_plan_digest_covers_the_models(tmp_path, capsys, monkeypatch):
     digests = []
     for model in ("taskdsl/echo", "openai/gpt-4o"):
         assert main(["run", "a.task.xml", "--plan", "--model", model]) == 0
-        digests.append(re.search(r"Plan ([0-9a-f]{12})", capsys.readouterr().out).group(1))
+        digests.append(re.search(r"Plan ([0-9a-f]{32})", capsys.readouterr().out).group(1))
     assert digests[0] != digests[1]

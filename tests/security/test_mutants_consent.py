@@ -64,7 +64,7 @@ def test_the_question_for_a_batch_shows_every_part_of_the_plan(tmp_path):
         "Asked because it executes shell commands, it calls a model that may cost money, it reads files chosen "
         "only when it runs (listed above) and the project's configuration widens what it may read, write or run "
         "(allow_read, trace_dir, library_paths).",
-        "Plan 0123456789ab",
+        "Plan " + "0123456789abcdef" * 2,
     ]
 
 
@@ -86,14 +86,14 @@ def test_the_question_for_a_plan_that_runs_nothing_costly(tmp_path):
         "    allow_read = /srv/shared",
         "Asked because it calls a model that may cost money and the project's configuration widens what it may "
         "read, write or run (allow_read, trace_dir, library_paths).",
-        "Plan 0123456789ab",
+        "Plan " + "0123456789abcdef" * 2,
     ]
     assert render_plan(plan, ["cost"]).splitlines()[-2:] == [
         "Asked because it calls a model that may cost money.",
-        "Plan 0123456789ab",
+        "Plan " + "0123456789abcdef" * 2,
     ]
     assert render_plan(view(folder, estimate=0.9999)).splitlines() == [
-        "Running 'job' (job.task.xml) will:", "  run nothing that executes or calls a model", "Plan 0123456789ab"]
+        "Running 'job' (job.task.xml) will:", "  run nothing that executes or calls a model", "Plan " + "0123456789abcdef" * 2]
     one_dollar = view(folder, models=(("gpt-4o", True),), estimate=1.0)
     assert "    estimated cost: about $1.00 or more" in render_plan(one_dollar).splitlines()
     just_under = view(folder, models=(("gpt-4o", True),), estimate=0.99994)

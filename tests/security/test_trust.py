@@ -192,7 +192,7 @@ def test_on_a_terminal_taskdsl_run_shows_what_the_project_widens_and_takes_the_u
         assert f"    library_paths = {tmp_path / 'shared'} (templates from there" in screen.written
         assert screen.written.endswith("Asked because the project's configuration widens what it may read, write "
                                        "or run (allow_read, trace_dir, library_paths).\nPlan " + consent.plan_view(
-                                           prepared, "taskdsl/echo", None).digest[:12] + "\nRun it? [y/N] ")
+                                           prepared, "taskdsl/echo", None).digest[:consent.PLAN_DIGITS] + "\nRun it? [y/N] ")
 
 
 def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys, monkeypatch):

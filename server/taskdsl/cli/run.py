@@ -73,15 +73,17 @@ def add_yes_option(p) -> None:
 def add_agree_option(p) -> None:
     "--agree DIGEST (run): --yes for exactly the plan --plan printed."
     p.add_argument("--agree", metavar="DIGEST", type=_digest,
-                   help="run only the plan whose digest --plan printed (its 'Plan …' line, 12 or more hex digits), "
+                   help="run only the plan whose digest --plan printed (its 'Plan …' line, 32 or more hex digits), "
                         "agreeing to it as --yes does; a plan that changed since is refused, naming both digests")
 
 
 def _digest(value: str) -> str:
+    from taskdsl.evaluator.consent import PLAN_DIGITS
+
     digest = value.strip().lower()
-    if len(digest) < 12 or len(digest) > 64 or any(c not in "0123456789abcdef" for c in digest):
-        raise argparse.ArgumentTypeError(f"expected the plan's digest as --plan prints it (12 to 64 hex digits, "
-                                         f"e.g. 896ff3b46fce), got {value!r}")
+    if len(digest) < PLAN_DIGITS or len(digest) > 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise argparse.ArgumentTypeError(f"expected the plan's digest as --plan prints it on its Plan line "
+                                         f"({PLAN_DIGITS} to 64 hex digits), got {value!r}")
     return digest
 
 
@@ -96,7 +98,8 @@ def check_agreed_plan(prepared, args, default_model: str, model: str | None, dat
 
     digest = consent.plan_view(prepared, default_model, model, data=data).digest
     if not digest.startswith(agreed):
-        raise TaskError("VALIDATION_ERROR", f"the plan is {digest[:12]}, not the {agreed} you agreed to with --agree: "
+        raise TaskError("VALIDATION_ERROR", f"the plan is {digest[:consent.PLAN_DIGITS]}, not the {agreed} you "
+                        "agreed to with --agree: "
                         "the template, its inputs, models, files or configuration changed since --plan printed it; "
                         "run --plan again to review the new plan", "plan_changed",
                         {"agreed": agreed, "plan": digest})

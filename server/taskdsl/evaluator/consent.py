@@ -37,6 +37,9 @@ from taskdsl.support.redaction import SECRET_NAME, Redactor, secret_values
 
 LIST_LIMIT = 10  # files in the folder and inputs shown; the rest are counted (commands, outside reads: all)
 VALUE_LIMIT = 80  # characters of an input's value shown
+# hex digits of the plan's sha256 shown and required by --agree: 128 bits, so two plans an author
+# crafts to share them cost ~2^64 hashes (12 digits, 48 bits, were a birthday search of minutes)
+PLAN_DIGITS = 32
 
 REASON_SCRIPTS = "scripts"
 REASON_COST = "cost"
@@ -373,5 +376,5 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
     if why:
         words = [REASON_WORDS[r] if r != REASON_FILES or _reads_outside(view) else FILES_CHOSEN_AT_RUN for r in why]
         lines.append("Asked because " + (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + ".")
-    lines.append(f"Plan {view.digest[:12]}")
+    lines.append(f"Plan {view.digest[:PLAN_DIGITS]}")
     return terminal_text(lines)
