@@ -20,10 +20,10 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 from dataclasses import dataclass
 from typing import Any
 from taskdsl.support import jsontext
+from taskdsl.support.files import not_private
 
 FORMAT_VERSION = 1
 MAX_ENTRY_BYTES = 20_000_000
@@ -50,11 +50,9 @@ def _private(top: str, folder: str) -> bool:
     top = os.path.abspath(top)
     while True:
         try:
-            info = os.lstat(here)
+            if not_private(os.lstat(here)):
+                return False
         except OSError:
-            return False
-        if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o022 or (
-                hasattr(os, "geteuid") and info.st_uid != os.geteuid()):
             return False
         if here == top:
             return True

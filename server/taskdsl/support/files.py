@@ -78,16 +78,24 @@ def private_folder(path: str) -> str:
                 fd = child
         finally:
             os.close(fd)
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        raise UnsafeWrite(path, "is a symbolic link; give the folder itself")
-    if not stat.S_ISDIR(info.st_mode):
-        raise UnsafeWrite(path, "is not a folder")
-    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-        raise UnsafeWrite(path, f"belongs to another user (uid {info.st_uid}); choose a folder of your own")
-    if info.st_mode & 0o022:
-        raise UnsafeWrite(path, "is writable by other users; make it private (chmod 700) or choose another folder")
+    problem = not_private(os.lstat(path))
+    if problem:
+        raise UnsafeWrite(path, problem)
     return path
+
+
+def not_private(info: os.stat_result) -> str | None:
+    """Why a folder (its lstat) is not one only the user can write into, or None when it is: the one
+    predicate for the writer's folders and for what the answer cache trusts to read back."""
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link; give the folder itself"
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a folder"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return f"belongs to another user (uid {info.st_uid}); choose a folder of your own"
+    if info.st_mode & 0o022:
+        return "is writable by other users; make it private (chmod 700) or choose another folder"
+    return None
 
 
 def create(folder: str, name: str, *, mode: int = PRIVATE):
