@@ -332,7 +332,7 @@ async def test_dotted_and_indexed_access_on_json_values(tmp_path):
           <inputs><input name="data">{"user": {"name": "Ada"}, "tags": ["a", "b"], "odd key": 7}</input></inputs>
         </task>""")
     assert result.content.startswith("Ada b 7")
-    with pytest.raises(TaskError, match=r"task 't': 'data' has no member 'nope' \(in \{\{data.nope\}\}\)"):
+    with pytest.raises(TaskError, match=r"task 't': 'data' has no member 'nope' \(it has a\) \(in \{\{data.nope\}\}\)"):
         await run(tmp_path, """<task name="t"><instructions>{{data.nope}}</instructions>
             <inputs><input name="data">{"a": 1}</input></inputs></task>""", check=False)
 

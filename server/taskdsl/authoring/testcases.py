@@ -165,7 +165,7 @@ def judge(case: TestCase, output: Any, error: Any) -> Outcome:
         except (expr.ExprError, expr.ExprEvalError) as e:
             return Outcome(case, FAILED, f"expect {written(test)}: {e}; output: {preview(output, inputs=case.inputs)}", output, number)
         if not held:
-            hint = expr.text_against_literal(test, output)
+            hint = expr.why_not(test, output)
             return Outcome(case, FAILED, f"expect {written(test)} does not hold; output: {preview(output, inputs=case.inputs)}"
                            + (f" ({hint})" if hint else ""), output, number)
     return Outcome(case, PASSED, output=output)

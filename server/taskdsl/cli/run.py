@@ -195,6 +195,14 @@ class Progress:
     def __call__(self, event: dict) -> None:
         from taskdsl.features.run_result import MARKS, STATUS_DEGRADED
 
+        if event["event"] == "note":  # e.g. a cond case that did not hold by a likely mistake
+            from taskdsl.support.terminal import shown
+
+            self.recorder.on_event(event)
+            if not self.quiet:
+                print(f"{'  ' * event['path'].count('/')}! {event['path'] or 'cond'}: {shown(event['message'])}",
+                      file=self.stream or sys.stderr, flush=True)
+            return
         if event["event"] == "replan" and not self.quiet:  # the step's line follows when the structure is done
             print(f"{'  ' * event['path'].count('/')}↻ {event['path']}: {event['error']}, re-planned (level "
                   f"{event['depth']}): {replan_summary(event['structure'])}", file=self.stream or sys.stderr, flush=True)

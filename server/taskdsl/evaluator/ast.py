@@ -160,6 +160,9 @@ def follow(value: Any, path: tuple, shown: str) -> Any:
             value = value[step]
         elif isinstance(value, list) and isinstance(step, int) and -len(value) <= step < len(value):
             value = value[step]
+        elif isinstance(value, dict) and isinstance(step, str):
+            has, near = cond_expr.members_instead(value, step)
+            raise KeyError(f"'{shown}' has no member {step!r} ({has})" + (f": did you mean {near!r}?" if near else ""))
         else:
             raise KeyError(f"'{shown}' has no member {step!r}")
     return value
@@ -798,10 +801,20 @@ class Cond:
             if chosen:
                 ctx.run.trace.write(event="cond", path=ctx.path, chosen=f"case[{number}]", test=case.test_text)
                 return await case.body.eval(env, ctx.at(f"case[{number}]"))
+            self.note_why_not(number, case, output, ctx)
         if self.default is not None:
             ctx.run.trace.write(event="cond", path=ctx.path, chosen="default")
             return await self.default.eval(env, ctx.at("default"))
         return TaskResult("", COMPLETE, {"cond": "no case matched", "dataUsage": usage.data_usage([], "", "", None)})
+
+    def note_why_not(self, number: int, case: Case, output: Any, ctx: Ctx) -> None:
+        """A case that did not hold because of what looks like a mistake (a member the output does not
+        have, text compared with a number) is said, not only skipped: the run goes on as written."""
+        hint = cond_expr.why_not(case.test_text, output)
+        if hint:
+            message = f"cond case {number} (test {case.test_text!r}) did not hold: {hint}"
+            ctx.run.trace.write(event="note", path=ctx.path, message=message)
+            ctx.run.emit(event="note", path=ctx.path, message=message)
 
     async def every_case(self, env: Env, ctx: Ctx) -> TaskResult:
         """A dry run's <cond> whose tested output only a run knows: every case and the default, each at

@@ -36,6 +36,7 @@ class StepRecord:
     started: float = 0.0
     cached: bool = False  # a model call answered from the answer cache (evaluator/calls.py)
     fallback: tuple[str, str] | None = None  # (the model asked, the fallback that answered)
+    notes: tuple[str, ...] = ()  # what the run said of the step as it went (a cond case that held by a likely mistake)
 
     def to_json(self) -> dict:
         return {"path": self.path, "kind": self.kind, "name": self.name, "status": self.status,
@@ -43,9 +44,11 @@ class StepRecord:
                 "error": self.error, **self.call_facts()}
 
     def call_facts(self) -> dict:
-        "How its model call answered, when it was not the plain way: cached, or by a fallback."
+        """How its model call answered, when it was not the plain way: cached, or by a fallback; and
+        what the run noted of it."""
         return {**({"cached": True} if self.cached else {}),
-                **({"fallback": {"asked": self.fallback[0], "answered": self.fallback[1]}} if self.fallback else {})}
+                **({"fallback": {"asked": self.fallback[0], "answered": self.fallback[1]}} if self.fallback else {}),
+                **({"notes": list(self.notes)} if self.notes else {})}
 
     def call_words(self) -> list[str]:
         words = ["cached"] if self.cached else []
@@ -79,6 +82,11 @@ class StepRecorder:
             self.steps.append(step)
             self._open.setdefault(path, []).append(step)
             return step
+        if kind == "note":
+            stack = self._open.get(path)
+            if stack:
+                stack[-1].notes += (str(event.get("message") or ""),)
+            return None
         if kind in ("end", "error"):
             stack = self._open.get(path)
             if not stack:

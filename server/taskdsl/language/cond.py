@@ -477,6 +477,74 @@ def holds(text_or_expr: str | Expr, output: Any) -> bool:
     return truthy(evaluate(expr, output))
 
 
+def why_not(text: str, output: Any) -> str | None:
+    """Why a test that did not hold may be a mistake rather than a no: a member the output does not
+    have (`output.lable` where the output has `label`: null, so the test quietly fails) or text
+    compared with a number. None when nothing suggests one. The one hint for a run's <cond> and a
+    test's `expect`."""
+    try:
+        expr = parse_expr(text)
+    except ExprError:
+        return None
+    return missing_member(expr, output, text) or text_against_literal(expr, output)
+
+
+def members_instead(holder: dict, key: str) -> tuple[str, str | None]:
+    """What an object lacking `key` has instead ("it has label, score"), and the member `key` is
+    likely a misspelling of (or None): for a <cond> test and a {{…}} placeholder alike."""
+    members = sorted(holder)
+    near = difflib.get_close_matches(key, members, n=1, cutoff=0.6)
+    has = (f"it has {', '.join(members[:10])}" + (", …" if len(members) > 10 else "")) if members \
+        else "it is an empty object"
+    return has, (near[0] if near else None)
+
+
+def missing_member(expr: Expr, output: Any, text: str) -> str | None:
+    """The first `.name` or `[index]` compared with a value (`output.lable == 'negative'`) that the
+    object it is applied to does not have, said with the members it does have. A missing member is
+    null, so such a comparison quietly fails; a member tested alone or against null is left alone
+    (`output.error`, `output.error == null`: the usual ways to ask whether it is there)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Not):
+            stack.append(node.arg)
+        elif isinstance(node, Binary) and node.op in ("and", "or"):
+            stack.extend((node.right, node.left))
+        elif isinstance(node, Binary):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(other, Literal) and other.value is None:
+                    continue
+                said = _lacking(side, output, text)
+                if said:
+                    return said
+    return None
+
+
+def _lacking(node: Expr, output: Any, text: str) -> str | None:
+    "What the innermost missing step of a member chain (output.a.b[0]) lacks, or None."
+    chain = []
+    while isinstance(node, (Member, Index)):
+        chain.append(node)
+        node = node.obj
+    for step in reversed(chain):  # from output outwards: the first step that is not there
+        try:
+            holder = evaluate(step.obj, output)
+            key = step.name if isinstance(step, Member) else evaluate(step.index, output)
+        except ExprEvalError:
+            return None
+        shown = text[step.obj.offset:step.obj.offset + step.obj.length] or "output"
+        if isinstance(holder, dict) and isinstance(key, str) and key not in holder:
+            has, near = members_instead(holder, key)
+            return f"{shown} has no member '{key}' ({has})" + (f": did you mean {shown}.{near}?" if near else "")
+        if isinstance(holder, str) and isinstance(step, Member):
+            return (f"{shown} is text, not a JSON object: it has no member '{key}'; declare "
+                    "<output_format type=\"json\"/> on the task so its output is read as JSON")
+        if holder is None:
+            return None
+    return None
+
+
 def text_against_literal(text_or_expr: str | Expr, output: Any) -> str | None:
     """Why a comparison in a test could not hold: a text (a task's plain output) compared with a number
     or a boolean (`output == 5` on the text "5"; JSON equality never makes them equal). None when no
