@@ -289,3 +289,17 @@ async def test_a_batch_takes_global_values_as_a_single_run_does(tmp_path):
     assert code == 0, err
     assert [r["content"] for r in results(tmp_path)] == [out.strip(), "bo on row 2 (north)", "bo on row 3 (north)"]
     assert out.strip() == "bo on row 1 (north)"
+
+
+async def test_the_batch_plan_names_an_optional_input_only_a_later_row_gives(tmp_path):
+    """The plan is made from the first row; an input with a default the first row leaves out but another row
+    gives is still an input of the run, and the plan (whose digest --agree pins) names it."""
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "say.task.xml").write_text(
+        '<task name="say"><instructions>Say {{text}} {{tone}}</instructions>'
+        '<inputs><input name="text"/><input name="tone">neutral</input></inputs></task>\n', encoding="utf-8")
+    (tmp_path / "rows.jsonl").write_text('{"text": "a"}\n{"text": "b", "tone": "warm"}\n', encoding="utf-8")
+    code, plan, err = await taskdsl_async(tmp_path, "run", "say.task.xml", "--model", "taskdsl/echo",
+                                          "--data", "rows.jsonl", "--plan")
+    assert code == 0, err
+    assert "  with the inputs:\n    text = (each row's)\n    tone = (each row's)\n" in plan

@@ -150,9 +150,11 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
 
             print(masked_json({"error": e.to_json()}))
         return 2
+    # the plan names every input a row gives, not only the first row's (an optional one some rows set)
+    planned = (args.data, digest, len(rows), tuple(sorted({name for row in rows for name in row.inputs})))
     if args.plan:
         try:
-            print_plan(first, default, args.model, cache=handler.cache is not None, data=(args.data, digest, len(rows)))
+            print_plan(first, default, args.model, cache=handler.cache is not None, data=planned)
         except TaskError as e:  # a run the plan shows would be refused (an unusable memory matcher)
             print(masked(f"taskdsl run: {e}"), file=sys.stderr)
             return 1
@@ -160,7 +162,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     try:  # what the project's own configuration widens: agreed once for the batch (--yes), else no row runs
         from taskdsl.evaluator.runner import refuse_unagreed
 
-        check_agreed_plan(first, args, default, args.model, data=(args.data, digest, len(rows)))  # --agree DIGEST
+        check_agreed_plan(first, args, default, args.model, data=planned)  # --agree DIGEST
         refuse_unagreed(first)
     except TaskError as e:
         print(masked(f"taskdsl run: {e.message}"), file=sys.stderr)

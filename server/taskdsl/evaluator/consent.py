@@ -169,10 +169,11 @@ def shown_inputs(inputs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def plan_view(prepared: Any, default_model: str, model: str | None = None, *, cache: bool = False,
-              data: tuple[str, str, int] | None = None) -> PlanView:
+              data: tuple | None = None) -> PlanView:
     """The plan of a prepared run whose atomic tasks default to `default_model`, every one of
     them using `model` when it is given (the run's override). `cache`: the run reuses cached
-    answers; `data`: a batch's (rows file, its sha256, number of rows): one plan for every row."""
+    answers; `data`: a batch's (rows file, its sha256, number of rows[, the names of the inputs the rows
+    give]): one plan for every row."""
     calls = cost.plan_calls(prepared.node, prepared.library, default_model, model)
     primaries = list(dict.fromkeys(name for name, _ in calls))
     fallbacks = tuple((name, prepared.fallbacks[name],
@@ -192,8 +193,11 @@ def plan_view(prepared: Any, default_model: str, model: str | None = None, *, ca
         read_limits=tuple(getattr(prepared, "read_limits", (1_000, 50_000_000))),
         allow_read=tuple(getattr(prepared, "allow_read", ()) or ()), config_files=_config_files(prepared.path),
         widened=tuple(getattr(prepared, "widened", ()) or ()), root=_project_root(prepared.path))
-    if data:  # a batch: every row brings its own values
-        view = PlanView(**{**view.__dict__, "inputs": tuple((name, "(each row's)") for name, _ in view.inputs)})
+    if data:  # a batch: every row brings its own values (any row's input, not only the first row's)
+        per_row = set(data[3]) if len(data) > 3 else {name for name, _ in view.inputs}
+        given = {name: "(each row's)" for name in per_row}
+        given.update((name, shown) for name, shown in view.inputs if name not in per_row)  # the same for every row
+        view = PlanView(**{**view.__dict__, "inputs": tuple(sorted(given.items()))})
     if rows != 1:
         view = PlanView(**{**view.__dict__, "estimate": view.estimate * rows,
                            "fallbacks": tuple((m, c, e * rows) for m, c, e in view.fallbacks)})
