@@ -153,3 +153,64 @@ def test_a_run_whose_environment_holds_a_secret_that_is_not_utf8_runs_and_masks_
                           capture_output=True, text=True)
     assert done.returncode == 0 and "Error" not in done.stderr, done.stderr
     assert "YWJj/2RlZmdoMQ" not in done.stdout and "***Q==" in done.stdout
+
+
+# ---- the survivors of the run after the invisible separators and escaped forms were added
+
+def test_a_secret_escaped_in_json_or_a_python_literal_is_masked_whole():
+    """A secret holding a quote, a backslash, a tab and a letter outside ASCII, as a JSON string (both
+    ways of writing non-ASCII) and a Python repr write it: each form masked whole, not one character
+    short at either end."""
+    import json
+
+    secret = 'pa"ss\\wörd\tX1'
+    forms = {"json": json.dumps(secret, ensure_ascii=False)[1:-1], "json ascii": json.dumps(secret)[1:-1],
+             "repr": repr(secret)[1:-1]}
+    assert len(set(forms.values())) == 3  # three different texts, each a form of its own
+    for name, form in forms.items():
+        assert Redactor([secret]).text(f"<{form}>") == "<***>", name
+
+
+def test_a_secret_with_a_slash_and_a_space_is_masked_as_quote_plus_writes_it_keeping_the_slash():
+    from urllib.parse import quote_plus
+
+    secret = "open sesame/now42"
+    assert quote_plus(secret, safe="/") == "open+sesame/now42"
+    assert Redactor([secret]).text("?q=open+sesame/now42&x") == "?q=***&x"
+
+
+def test_an_encoded_percent_in_the_secret_itself_is_not_read_in_either_case():
+    """The secret as written is matched as written; only its encoded forms take `%XX` in either case."""
+    assert Redactor(["pass%2Fword1"]).text("pass%2Fword1 pass%2fword1") == "*** pass%2fword1"
+
+
+def test_a_number_or_a_numeric_key_that_shows_a_secret_becomes_the_mask_and_no_other_does():
+    redactor = Redactor(["123456789"])
+    assert redactor.mask({123456789: "v", 5: "w", 1.5: 123456789, True: False, "a": [123456789, 7]}) == \
+        {"***": "v", 5: "w", 1.5: "***", True: False, "a": ["***", 7]}
+
+
+def test_secrets_split_by_gaps_are_masked_each_and_the_text_between_is_kept():
+    redactor = Redactor(["SECRETVALUE1"])
+    assert redactor.text("S\nECRETVALUE1") == "***"  # the gap right after the first character
+    assert redactor.text("a SECRET\nVALUE1 and SECRET\nVALUE1 b") == "a *** and *** b"
+
+
+def test_with_inputs_masks_every_leaf_of_an_input_named_like_a_secret():
+    base = Redactor(["already-secret"])
+    inputs = {"api_token": {"user": "ada-lovelace", "pins": [12345678, "short", {"inner": "deep-secret-1"}],
+                            "flag": True, "none": None}, "topic": "weather-today"}
+    redactor = base.with_inputs(inputs)
+    assert set(redactor.secrets) == {"already-secret", "ada-lovelace", "12345678", "deep-secret-1"}
+    assert redactor.text("ada-lovelace 12345678 deep-secret-1 short weather-today already-secret") == \
+        "*** *** *** short weather-today ***"
+    assert base.with_inputs({"topic": "weather-today"}) is base  # nothing new: the same redactor
+    assert base.with_inputs(None) is base
+
+
+def test_json_and_repr_mask_before_encoding():
+    secret = 'he said "hi"\\now'
+    redactor = Redactor([secret])
+    assert redactor.json({"k": secret, secret: 1}) == '{"k": "***", "***": 1}'
+    assert redactor.json([secret], indent=1) == '[\n "***"\n]'
+    assert redactor.repr({"k": secret}) == "{'k': '***'}"
