@@ -213,3 +213,48 @@ def test_confinement_says_what_is_outside_where_it_leads_and_how_to_allow_it(roo
         + how.format(folder=elsewhere))
     assert read_refusal(str(root / "link.txt"), str(root), allowed=[str(elsewhere)]) is None
     assert read_refusal("/proc/self/environ", "/") == "'/proc/self/environ' is under /proc, which a run never reads"
+
+
+# ---- taskdsl's own files (the answer cache, the configuration): own= and follow_links=False
+
+@pytest.mark.parametrize("mode, refused_too", [(0o600, False), (0o644, False), (0o664, True), (0o646, True)])
+def test_own_refuses_a_file_others_may_write_and_reads_the_users_own(tmp_path, mode, refused_too):
+    entry = tmp_path / "entry.json"
+    entry.write_bytes(b"{}")
+    os.chmod(entry, mode)
+    assert read_bytes(str(entry), 100) == b"{}"  # without own= any mode is read
+    if refused_too:
+        error = refused(entry, own=True)
+        assert (str(error), error.kind) == (f"'{entry}' belongs to another user or others may write it", "owner")
+    else:
+        assert read_bytes(str(entry), 100, own=True) == b"{}"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file away")
+def test_own_refuses_another_users_file_even_when_only_they_may_write_it(tmp_path):
+    entry = tmp_path / "entry.json"
+    entry.write_bytes(b"{}")
+    os.chmod(entry, 0o600)
+    os.chown(entry, 12345, 12345)
+    assert read_bytes(str(entry), 100) == b"{}"
+    error = refused(entry, own=True)
+    assert (str(error), error.kind) == (f"'{entry}' belongs to another user or others may write it", "owner")
+
+
+def test_follow_links_false_refuses_a_link_and_the_default_follows_it(tmp_path):
+    (tmp_path / "real.txt").write_bytes(b"data")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
+    assert read_bytes(str(tmp_path / "link.txt"), 100) == b"data"
+    with pytest.raises(OSError) as info:
+        read_bytes(str(tmp_path / "link.txt"), 100, follow_links=False)
+    assert info.value.errno == errno.ELOOP and not isinstance(info.value, ReadRefused)
+    assert read_bytes(str(tmp_path / "real.txt"), 100, follow_links=False) == b"data"
+
+
+def test_follow_links_false_still_opens_a_fifo_without_blocking(tmp_path):
+    """Not following links must not drop the other flags: a FIFO nobody writes is refused at once,
+    not waited on (the test would hang)."""
+    fifo = tmp_path / "entry.json"
+    os.mkfifo(fifo)
+    error = refused(fifo, follow_links=False, own=True)
+    assert (str(error), error.kind) == (f"'{fifo}' is not a regular file (a device, a pipe or a folder)", "device")
