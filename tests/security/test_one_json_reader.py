@@ -100,3 +100,23 @@ def test_inputs_and_rows_nested_too_deeply_are_refused_with_a_message(project):
     (project / "rows.jsonl").write_text('{"x": ' + DEEP + "}\n")
     done = cli(project, "run", "t.task.xml", "--data", "rows.jsonl", "--model", "taskdsl/echo")
     assert done.returncode == 2 and "rows.jsonl:1: not valid JSON: nested too deeply" in done.stderr
+
+
+def test_an_answer_nested_under_the_decoders_limit_but_past_ours_is_text_and_test_reports_it(project):
+    """950 levels: Python's decoder takes it, but comparing it (`output == output`) recursed past the
+    stack; past jsontext.MAX_DEPTH it is not JSON, so the test fails on a text, with no traceback."""
+    from taskdsl.support.jsontext import MAX_DEPTH
+
+    nested = "[" * 950 + "]" * 950
+    (project / "t.replay.json").write_text(json.dumps({"answers": [{"answer": nested}]}))
+    (project / "t.test.xml").write_text('<tests><test name="deep" task="t" model="taskdsl/replay">'
+                                        '<expect test="output == output"/></test></tests>')
+    done = cli(project, "test")
+    assert done.stdout.splitlines()[-1] == "1 passed, 0 failed"  # a text equals itself
+    at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    from taskdsl.support import jsontext
+
+    assert jsontext.depth(jsontext.loads(at_limit)) == MAX_DEPTH
+    with pytest.raises(json.JSONDecodeError, match=f"more than {MAX_DEPTH} levels"):
+        jsontext.loads("[" + at_limit + "]")
+    assert jsontext.loads("[" + "[]," * 300 + "[]]") == [[]] * 301  # wide, not deep
