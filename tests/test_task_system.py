@@ -311,11 +311,29 @@ async def test_a_huge_answer_is_refused_unparsed(library, monkeypatch):
 def test_a_task_with_shell_commands_runs_only_with_allow_scripts(library):
     refused = taskdsl(library, "ask", "count the words of a text", "--model", "taskdsl/echo")
     assert refused.returncode == 4
-    assert "not run: the task runs shell commands" in refused.stderr
-    assert "wc -w" in refused.stderr
+    lines = refused.stderr.splitlines()
+    assert lines[-3] == "taskdsl ask: not run: the task runs shell commands"
+    assert lines[-2].startswith("  $ ") and "wc -w" in lines[-2]
+    # asking again asks the model again: its next answer may be another task, so the way to run the one read is
+    # to save it and run that file
+    assert lines[-1] == ("to run this task and not another, save it (--save FILE), read it, then `taskdsl run FILE`; "
+                         "asking again with --allow-scripts runs the model's next answer, which may be another task")
     allowed = taskdsl(library, "ask", "count the words of a text", "--model", "taskdsl/echo", "--allow-scripts")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.strip() == "6"  # the request's own words: "count the words of a text"
+    assert "running the task's shell commands:\n  $ " in allowed.stderr  # what ran unread is said
+
+
+def test_a_saved_task_that_was_refused_is_run_from_the_file_read(library):
+    refused = taskdsl(library, "ask", "count the words of a text", "--model", "taskdsl/echo", "--save", "count.task.xml")
+    assert refused.returncode == 4
+    assert refused.stderr.splitlines()[-1] == (
+        "read count.task.xml, then run that file with `taskdsl run count.task.xml` (asking again with --allow-scripts "
+        "runs the model's next answer, which may be another task)")
+    assert (library / "count.task.xml").is_file()
+    ran = subprocess.run([sys.executable, "-m", "taskdsl", "run", "count.task.xml", "--input",
+                          "request=one two three"], cwd=library, capture_output=True, text=True, timeout=120)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "3"), ran.stderr
 
 
 # --------------------------------------------------------------------------- re-planning a failed run
@@ -424,7 +442,9 @@ def test_a_task_that_reads_files_runs_only_with_allow_reads(notes):
     assert done.returncode == 4
     assert done.stderr.splitlines()[-3:] == [
         "taskdsl ask: not run: the task reads files (and sends them to the model)",
-        f"  {(notes / '.env').resolve()}", "read it, then run again with --allow-reads"]
+        f"  {(notes / '.env').resolve()}",
+        "to run this task and not another, save it (--save FILE), read it, then `taskdsl run FILE`; asking again with "
+        "--allow-reads runs the model's next answer, which may be another task"]
     done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--allow-reads", replay=replay)
     assert done.returncode == 0, done.stderr
 

@@ -25,6 +25,8 @@ import json
 import os
 import sys
 
+from taskdsl.support.terminal import for_output, shown as escaped
+
 SHOWN_DIAGNOSTICS = 10
 MAX_REPLANS = 5
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_NO_TASK, EXIT_SCRIPTS_REFUSED = 0, 1, 2, 3, 4
@@ -218,13 +220,13 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
 
     agree(prepared, args, default_model(), args.model)  # --yes or the terminal's answer, else it refuses: not_agreed
     commands = list(prepared.commands)
+    listed = "\n".join(f"  $ {escaped(' '.join(c.split())[:160])}" for c in commands)
     if commands and not args.allow_scripts:
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,
-                           "message": "the task runs shell commands: read it, then run again with --allow-scripts"}
+                           "message": f"the task runs shell commands: {_to_run_it(args)}"}
         if not args.json:
-            print(answer.xml, end="")
-            shown = "\n".join(f"  $ {' '.join(c.split())[:160]}" for c in commands)
-            _error("ask", f"not run: the task runs shell commands\n{shown}\nread it, then run again with --allow-scripts")
+            print(for_output(answer.xml, sys.stdout), end="")
+            _error("ask", f"not run: the task runs shell commands\n{listed}\n{_to_run_it(args)}")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
@@ -234,7 +236,7 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "model_not_agreed", "models": named,
                            "message": f"the task calls models you did not choose ({', '.join(named)})"}
         if not args.json:
-            print(answer.xml, end="")
+            print(for_output(answer.xml, sys.stdout), end="")
             _error("ask", f"not run: the task calls models you did not choose ({', '.join(named)}), which may cost "
                           "money; run again with --model M (every task then uses M), or save it and run it with "
                           "taskdsl run")
@@ -244,17 +246,19 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
     reads = _reads(prepared)
     if reads and not args.allow_reads:  # which files a run reads (and sends to a model) is the user's choice
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "reads_not_allowed", "files": reads,
-                           "message": "the task reads files: read it, then run again with --allow-reads"}
+                           "message": f"the task reads files: {_to_run_it(args, '--allow-reads')}"}
         if not args.json:
-            print(answer.xml, end="")
-            from taskdsl.support.terminal import shown as escaped
-
+            print(for_output(answer.xml, sys.stdout), end="")
             shown = "\n".join(f"  {escaped(r)}" for r in reads)
-            _error("ask", f"not run: the task reads files (and sends them to the model)\n{shown}\nread it, then run "
-                          "again with --allow-reads")
+            _error("ask", f"not run: the task reads files (and sends them to the model)\n{shown}\n"
+                          f"{_to_run_it(args, '--allow-reads')}")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
+    if commands:  # --allow-scripts runs this answer, which no one may have read: what it runs is said first
+        _say(args, f"running the task's shell commands:\n{listed}")
+    if reads:
+        _say(args, "reading (and sending to the model):\n" + "\n".join(f"  {escaped(r)}" for r in reads))
     from taskdsl.task_system import replan
 
     try:
@@ -264,6 +268,16 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
         return None, _as_task_error(error)
     report["result"] = result.to_json()
     return _finish(args, report, result.content), None
+
+
+def _to_run_it(args, option: str = "--allow-scripts") -> str:
+    """How to run the task just shown, and not another: asking again asks the model again, and its
+    next answer may be another task (what --allow-scripts or --allow-reads then runs unseen)."""
+    if args.save:
+        return (f"read {args.save}, then run that file with `taskdsl run {args.save}` (asking again with {option} "
+                "runs the model's next answer, which may be another task)")
+    return (f"to run this task and not another, save it (--save FILE), read it, then `taskdsl run FILE`; asking "
+            f"again with {option} runs the model's next answer, which may be another task")
 
 
 def _unchosen_models(prepared, chosen: str, override: str | None) -> list[str]:
@@ -316,6 +330,7 @@ def _finish(args, report: dict, text: str) -> int:
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
     else:
+        text = for_output(text, sys.stdout)
         print(text, end="" if text.endswith("\n") else "\n")
     return EXIT_OK
 

@@ -400,7 +400,9 @@ def run_command(args) -> int:
     if args.json:
         print(masked_json({**result.to_json(), **progress.report()}, secrets_of))
     else:
-        print(masked(result.content, secrets_of))
+        from taskdsl.support.terminal import for_output
+
+        print(for_output(masked(result.content, secrets_of), sys.stdout))
     return 0
 
 

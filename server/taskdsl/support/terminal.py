@@ -21,3 +21,20 @@ def shown(line: str) -> str:
     if all(not acts_on_terminal(c) for c in line):
         return line
     return "".join(repr(c)[1:-1] if acts_on_terminal(c) else c for c in line)
+
+
+def shown_text(text: str) -> str:
+    "text of many lines as `shown` writes each line: its line breaks kept, every other control escaped."
+    return "\n".join(shown(line) for line in text.split("\n"))
+
+
+def for_output(text: str, stream) -> str:
+    """What a command prints on its standard output from something it did not write (a model's answer,
+    a script's output, a model-written template): as it is when stdout is a file or a pipe (the bytes a
+    program reading it wants), `shown_text` on a terminal, where an escape in it would act (OSC 52
+    sets the clipboard, CSI clears the screen and moves the cursor to write over what was shown)."""
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return shown_text(text) if terminal else text
