@@ -433,3 +433,35 @@ def test_a_refused_launch_sends_terminated_its_text_as_it_is_and_exits_cleanly(p
         assert code == 0 and "Fatal Python error" not in stderr, stderr
     finally:
         dap.close()
+
+
+def test_a_tests_plan_takes_the_fixture_the_run_answers_from(tmp_path):
+    """The plan of a debugged test and its run use one copy of the replay fixture (read once through the
+    reader): a fixture the reader refuses (larger than its 50 MB limit here) is no fixture for either,
+    so the plan shows the test's own model, priced, and asks; the plan once said `taskdsl/replay (free)`
+    from a second look at the file while the run called the paid model unasked."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "taskdsl.toml").write_text("", encoding="utf-8")
+    (tmp_path / "s.task.xml").write_text('<task name="s"><instructions>Say {{text}}</instructions>'
+                                         '<inputs><input name="text"/></inputs></task>\n', encoding="utf-8")
+    (tmp_path / "s.test.xml").write_text('<tests><test name="t1" task="s" model="openai/gpt-4o">'
+                                         '<input name="text">hi</input><expect test="output"/></test></tests>\n',
+                                         encoding="utf-8")
+    launch = {"program": str(tmp_path / "s.test.xml"), "test": "t1"}
+
+    def plan():
+        shown = subprocess.run([sys.executable, "-m", "taskdsl", "debug", "--plan"], input=json.dumps(launch),
+                               capture_output=True, text=True, cwd=str(tmp_path), timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        return json.loads(shown.stdout)
+
+    with open(tmp_path / "s.replay.json", "wb") as fixture:
+        fixture.truncate(51_000_000)  # sparse: the reader refuses it by its size
+    refused = plan()
+    assert refused["reasons"] == ["cost"] and "call openai/gpt-4o (priced)" in refused["plan"]
+    (tmp_path / "s.replay.json").write_text(json.dumps({"answers": [{"answer": "hi"}]}), encoding="utf-8")
+    pinned = plan()
+    assert pinned["reasons"] == [] and "call taskdsl/replay (free)" in pinned["plan"]

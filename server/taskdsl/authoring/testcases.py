@@ -103,12 +103,6 @@ def _number(text: str | None, kind, default):
         return default
 
 
-def replay_fixture(test_file: str) -> str | None:
-    """`name.replay.json` beside `name.test.xml`, when there is one: recorded answers for the file's model calls."""
-    path = fixture_path(test_file)
-    return path if os.path.isfile(path) else None
-
-
 def fixture_path(test_file: str) -> str:
     base = test_file[: -len(".test.xml")] if test_file.endswith(".test.xml") else os.path.splitext(test_file)[0]
     return base + REPLAY_SUFFIX

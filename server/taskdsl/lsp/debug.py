@@ -176,7 +176,6 @@ class Adapter:
         self._next_breakpoint = 0
         self.prepared = None
         self.case = None  # a launch of one <test> (authoring.testcases.TestCase)
-        self.fixture: str | None = None
         self.settings = None  # the project's settings, read at launch
         self.launch_args: dict = {}
         self.configured = False
@@ -452,7 +451,8 @@ class Adapter:
         if self.case is not None:
             from taskdsl.authoring import testcases
 
-            planned = testcases.planned_model(self.case, model, self.fixture)
+            pinned = getattr(prepared, "replay", None)  # the copy the run answers from: one lookup, not two
+            planned = testcases.planned_model(self.case, model, pinned and pinned[0])
         view = consent.plan_view(prepared, self.default_model, planned)
         why = consent.reasons(view)
         self.view, self.why = view, why
@@ -478,7 +478,6 @@ class Adapter:
         if not cases:
             return f"{program} has no <test name=\"{name}\">", model
         self.case = cases[0]
-        self.fixture = testcases.replay_fixture(self.case.file)
         index = project_index(program, project)
         return testcases.prepare_case(self.case, index, project), model or self.case.model
 
