@@ -10,9 +10,12 @@ SETTINGS = MANIFEST["contributes"]["configuration"]["properties"]
 
 
 def test_consent_the_interpreter_and_read_permissions_are_machine_scoped():
-    # "resource" and "machine-overridable" settings can be set by a workspace's .vscode/settings.json
+    # "resource" and "machine-overridable" settings can be set by a workspace's .vscode/settings.json; where runs
+    # write (trace.dir: a trusted repository chose a folder its shell sources) and which folders' templates a run
+    # compiles (libraryPaths) are the user's, as the project's own trace_dir and library_paths are asked about
     scopes = {name: SETTINGS[name]["scope"] for name in
-              ("taskdsl.run.allowScripts", "taskdsl.server.python", "taskdsl.run.allowRead")}
+              ("taskdsl.run.allowScripts", "taskdsl.server.python", "taskdsl.run.allowRead", "taskdsl.trace.dir",
+               "taskdsl.libraryPaths")}
     assert scopes == dict.fromkeys(scopes, "machine")
 
 
