@@ -109,3 +109,28 @@ def test_the_other_separators_a_terminal_shows_as_nothing_are_masked_too():
                       "\u034f", "\ufe0f", "\u200e", "\u202e"):
         assert redactor.text(f"before {separator.join(SECRET)} after") == "before *** after", repr(separator)
     assert redactor.text("tab\tstays") == "tab\tstays"  # a tab shows as space: not a gap
+
+
+# Unicode 15.1 DerivedCoreProperties.txt, Default_Ignorable_Code_Point: the whole set, as Unicode lists it
+DEFAULT_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                     (0x180B, 0x180D), (0x180E, 0x180E), (0x180F, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+                     (0x2060, 0x2064), (0x2065, 0x2065), (0x2066, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F),
+                     (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+                     (0xE0000, 0xE0000), (0xE0001, 0xE0001), (0xE0002, 0xE001F), (0xE0020, 0xE007F),
+                     (0xE0080, 0xE00FF), (0xE0100, 0xE01EF), (0xE01F0, 0xE0FFF))
+
+
+def test_every_default_ignorable_code_point_and_c1_control_between_a_secrets_characters_is_masked():
+    """A list of some invisible characters left the others: a script printing the key joined by U+E0020 (a tag
+    character) showed it in clear on a terminal. Every Default_Ignorable_Code_Point is taken, and the C1 controls."""
+    from taskdsl.support.redaction import Redactor
+
+    redactor = Redactor([SECRET])
+    points = [p for low, high in DEFAULT_IGNORABLE for p in range(low, high + 1)] + list(range(0x80, 0xA0))
+    assert len(points) == 4174 + 32
+    left = [hex(p) for p in points if redactor.text(f"before {chr(p).join(SECRET)} after") != "before *** after"]
+    assert left == []
+    # the 8-bit CSI and OSC introducers: a sequence on a terminal reading 8-bit controls, nothing on one reading UTF-8
+    assert redactor.text(f"a {SECRET[:5]}\x9b31m{SECRET[5:]} b") == "a *** b"
+    assert redactor.text(f"a {SECRET[:5]}\x9d0;title\x07{SECRET[5:]} b") == "a *** b"
+    assert redactor.text("caf\u00e9 \u3042 \U0001f600 stay") == "caf\u00e9 \u3042 \U0001f600 stay"  # visible: kept

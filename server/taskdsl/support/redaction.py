@@ -24,23 +24,31 @@ MASK = "***"
 #: a terminal escape sequence: CSI (`ESC [ … final`, colour and cursor moves, also as the C1 byte 0x9B), OSC
 #: (`ESC ] … BEL` or `… ESC \`, titles and links), DCS/SOS/PM/APC strings, character-set designations
 #: (`ESC ( B`) and the other two-byte escapes (`ESC 7`, `ESC =`, `ESC M`)
-_ESCAPE = (r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-           r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
-           r"|\x1b[PX^_][^\x1b]*\x1b\\"
-           r"|\x1b[ -/]+[0-~]"
-           r"|\x1b[0-~]")
+_CSI_TAIL, _OSC_TAIL = r"[0-?]*[ -/]*[@-~]", r"[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+_OTHER_ESCAPES = r"|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[ -/]+[0-~]|\x1b[0-~]"
+_ESCAPE = rf"(?:\x1b\[|\x9b){_CSI_TAIL}|(?:\x1b\]|\x9d){_OSC_TAIL}{_OTHER_ESCAPES}"
+#: the same with the 8-bit CSI and OSC introducers left out (see _GAPS_UTF8)
+_ESCAPE_7BIT = rf"\x1b\[{_CSI_TAIL}|\x1b\]{_OSC_TAIL}{_OTHER_ESCAPES}"
 #: characters a terminal (or `less`) shows as nothing: NUL (a secret printed as UTF-16LE has one after each
-#: character), the other C0 controls but TAB, LF, CR, BS and ESC (handled apart), DEL, the soft hyphen, the
-#: combining grapheme joiner, the Arabic letter mark, the Mongolian vowel separator, the zero-width space,
-#: non-joiner, joiner and direction marks, the bidirectional embeddings, the word joiner and the invisible
-#: operators, the deprecated format characters, the variation selectors and the byte-order mark
-_INVISIBLE = ("\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e"
-              "\u2060-\u2064\u206a-\u206f\ufe00-\ufe0f\ufeff")
+#: character), the other C0 controls but TAB, LF, CR, BS and ESC (handled apart), DEL, the C1 controls, and
+#: every Default_Ignorable_Code_Point of Unicode (DerivedCoreProperties.txt, the whole set, not a choice of
+#: it: the soft hyphen, the combining grapheme joiner, the Hangul fillers, the Khmer inherent vowels, the
+#: Mongolian variation selectors and vowel separator, the zero-width and direction marks, the bidirectional
+#: controls, the invisible operators, the variation selectors, the byte-order mark, the halfwidth filler,
+#: the interlinear annotations' reserved block, the shorthand and musical format controls, the tags and the
+#: variation selectors supplement with the rest of plane 14)
+_INVISIBLE = ("\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5"
+              "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+              "\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff")
 #: what may sit between a secret's characters (or an encoded form's) in output and still show it: line
 #: breaks and bare carriage returns (a value split or wrapped across lines: base64 at 76 columns as MIME
 #: writes it, 64 as PEM does), terminal escape sequences, invisible characters, and a character struck
 #: over by a backspace (`S\bS` shows as S, `_\bS` as an underlined S: the character before it is the gap)
 _GAPS = re.compile(rf"(?:{_ESCAPE}|\r|\n|[{_INVISIBLE}]|[^\n]?\x08)+")
+#: the same where the 8-bit CSI and OSC introducers are single characters: a terminal reading UTF-8 shows
+#: U+009B and U+009D as nothing and the letter after each as itself, one reading 8-bit controls takes the
+#: two as a sequence; a text holding either is matched both ways
+_GAPS_UTF8 = re.compile(rf"(?:{_ESCAPE_7BIT}|\r|\n|[{_INVISIBLE}]|[^\n]?\x08)+")
 _MAY_GAP = re.compile(rf"[\x1b\x9b\x9d\r\n\x08{_INVISIBLE}]")
 _HEX = re.compile(r"%[0-9A-F]{2}")
 
@@ -147,9 +155,14 @@ class Redactor:
         value = self._pattern.sub(MASK, value)
         if not _MAY_GAP.search(value):
             return value
+        value = self._gapped(value, _GAPS)
+        return self._gapped(value, _GAPS_UTF8) if "\x9b" in value or "\x9d" in value else value
+
+    def _gapped(self, value: str, gaps: re.Pattern[str]) -> str:
+        "value with every secret that shows once its gaps (as `gaps` finds them) are taken out masked."
         # the text without its gaps, and where each kept piece starts in both
         kept_at, value_at, pieces, length, end = [], [], [], 0, 0
-        for gap in _GAPS.finditer(value):
+        for gap in gaps.finditer(value):
             if gap.start() > end:
                 kept_at.append(length)
                 value_at.append(end)
