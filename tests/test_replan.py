@@ -453,9 +453,19 @@ def test_a_structure_calling_a_paid_model_the_plan_did_not_call_is_not_run(proje
                    answers=[{"contains": [REPARSE, "INVALID_OUTPUT"], "answer": paid}] + RELEASE_ANSWERS[1:])
     error = failed(done, "INVALID_OUTPUT", "schema_mismatch")
     assert error["details"]["not_replanned"] == (
-        "the structure calls models the run's plan did not (gpt-4o-mini): they may cost money and the run's "
-        "consent did not cover them")
+        "the structure calls models the run's plan did not (gpt-4o-mini): each call sends its prompt to that "
+        "model's provider and may cost money, and the run's consent did not cover them")
     assert error["details"]["models"] == ["gpt-4o-mini"]
+
+
+def test_a_structure_calling_a_free_remote_model_the_plan_did_not_call_is_not_run_either(project):
+    (project / "release.task.xml").write_text(RELEASE.replace(
+        '  <output_format', '  <model>taskdsl/replay</model>\n  <output_format'), encoding="utf-8")
+    free = VERSION_ONLY.replace("  <output_format", "  <model>gemini/gemma-3-27b-it</model>\n  <output_format")
+    done = taskdsl(project, "run", "release.task.xml", "--json",
+                   answers=[{"contains": [REPARSE, "INVALID_OUTPUT"], "answer": free}] + RELEASE_ANSWERS[1:])
+    error = failed(done, "INVALID_OUTPUT", "schema_mismatch")
+    assert error["details"]["models"] == ["gemini/gemma-3-27b-it"]
 
 
 def test_a_structure_running_a_planned_command_with_its_own_values_is_refused(project):

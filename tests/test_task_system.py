@@ -426,8 +426,24 @@ def test_a_task_that_names_a_paid_model_the_user_did_not_choose_is_not_run(notes
                           capture_output=True, text=True, timeout=300)  # the model chosen by the environment
     assert done.returncode == 4
     assert done.stderr.splitlines()[-1] == (
-        "taskdsl ask: not run: the task calls models you did not choose (openai/gpt-4o), which may cost money; run "
-        "again with --model M (every task then uses M), or save it and run it with taskdsl run")
+        "taskdsl ask: not run: the task calls models you did not choose (openai/gpt-4o), which would receive its "
+        "prompts and may cost money; run again with --model M (every task then uses M), or save it and run it with "
+        "taskdsl run")
+
+
+def test_a_task_that_names_a_free_remote_model_the_user_did_not_choose_is_not_run_either(notes):
+    """A price of zero is not consent: a free remote model still receives the prompt, the files it reads included,
+    at a provider the user did not choose (litellm prices gemini/gemma-3-27b-it at 0)."""
+    replay = [{"contains": "Request: condense my meeting notes",
+               "answer": '<task name="notes_summary"><description>Summarise the notes</description>'
+                         '<model>gemini/gemma-3-27b-it</model></task>'},
+              {"contains": "Summarise the notes", "answer": "a summary"}]
+    environment = {**os.environ, "TASKDSL_MODEL": "taskdsl/replay", "TASKDSL_REPLAY_FILE": str(notes / "replay.json")}
+    (notes / "replay.json").write_text(json.dumps({"answers": replay}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "taskdsl", "ask", REQUEST], cwd=notes, env=environment,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 4
+    assert "not run: the task calls models you did not choose (gemini/gemma-3-27b-it)" in done.stderr.splitlines()[-1]
 
 
 def test_a_task_that_reads_files_runs_only_with_allow_reads(notes):

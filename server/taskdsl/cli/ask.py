@@ -237,8 +237,8 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
                            "message": f"the task calls models you did not choose ({', '.join(named)})"}
         if not args.json:
             print(for_output(answer.xml, sys.stdout), end="")
-            _error("ask", f"not run: the task calls models you did not choose ({', '.join(named)}), which may cost "
-                          "money; run again with --model M (every task then uses M), or save it and run it with "
+            _error("ask", f"not run: the task calls models you did not choose ({', '.join(named)}), which would "
+                          "receive its prompts and may cost money; run again with --model M (every task then uses M), or save it and run it with "
                           "taskdsl run")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
@@ -281,12 +281,13 @@ def _to_run_it(args, option: str = "--allow-scripts") -> str:
 
 
 def _unchosen_models(prepared, chosen: str, override: str | None) -> list[str]:
-    """The models the task's run calls that may cost money and are not the one the user chose."""
+    """The models the task's run calls, other than the one the user chose and taskdsl's offline ones."""
     from taskdsl.evaluator import cost
-    from taskdsl.language.models import costs_money
+    from taskdsl.language.models import offline
 
     calls = cost.plan_calls(prepared.node, prepared.library, chosen, override)
-    return [name for name in dict.fromkeys(name for name, _ in calls) if name != chosen and costs_money(name)]
+    # free or not: a call sends the prompt (files included) to the model's provider, which the user did not choose
+    return [name for name in dict.fromkeys(name for name, _ in calls) if name != chosen and not offline(name)]
 
 
 def _reads(prepared) -> list[str]:

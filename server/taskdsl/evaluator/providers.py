@@ -72,7 +72,9 @@ class Provider(Protocol):
 
 
 def is_offline(model: str | None) -> bool:
-    return bool(model) and model.startswith(f"{PROVIDER}/")
+    from taskdsl.language.models import offline
+
+    return offline(model)
 
 
 # --------------------------------------------------------------------------- offline models

@@ -27,6 +27,12 @@ from pathlib import Path
 BUILTIN_MODELS = ("taskdsl/echo", "taskdsl/replay")
 
 
+def offline(model: str | None) -> bool:
+    """One of taskdsl's own models: nothing leaves the machine. Any other model sends its prompt to a
+    provider, whatever litellm says it costs (a free remote model too)."""
+    return bool(model) and model.startswith("taskdsl/")
+
+
 def builtin_model_problem(name: str) -> str | None:
     """Under taskdsl/ only the built-in offline models exist (TD601, an error: the run refuses)."""
     from difflib import get_close_matches

@@ -127,11 +127,17 @@ async def recover(node, error: TaskError, scope: Env, ctx, names: list[str]) -> 
                      proposal=structure, files=unlisted)
     from taskdsl.evaluator import cost
 
-    models = unagreed_models([name for name, _ in cost.plan_calls(prepared.node, prepared.library, model,
-                                                                    run.model_override)], run)
+    from taskdsl.language.models import offline
+
+    agreed = run.agreed_models() if run.agreed_models else frozenset()
+    called = cost.plan_calls(prepared.node, prepared.library, model, run.model_override)
+    # the model chose these: any model the plan did not call is refused, free or not (a call sends the prompt,
+    # files included, to that model's provider), but taskdsl's own offline ones
+    models = [name for name in dict.fromkeys(name for name, _ in called) if name not in agreed and not offline(name)]
     if models:
-        raise stands(error, f"the structure calls models the run's plan did not ({', '.join(models)}): they may cost "
-                            "money and the run's consent did not cover them", proposal=structure, models=models)
+        raise stands(error, f"the structure calls models the run's plan did not ({', '.join(models)}): each call "
+                            "sends its prompt to that model's provider and may cost money, and the run's consent did "
+                            "not cover them", proposal=structure, models=models)
     attempt["structure"] = structure
     run.sources.update(prepared.sources)  # a task of it that fails in turn is shown to the model as written
     run.replans.append(attempt)
