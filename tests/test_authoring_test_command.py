@@ -300,3 +300,30 @@ def test_a_replay_fixture_answers_a_task_that_names_no_model(tmp_path, capsys, m
     code, out, err = run(capsys, "test", ".")
     assert "PASS judge.test.xml::green sky" in out and "PASS judge.test.xml::named echo" in out, out + err
     assert code == 0
+
+
+@pytest.mark.parametrize("kind", ["link outside", "too large"])
+def test_a_fixture_the_reader_refuses_is_an_error_not_a_call_to_the_real_model(project, capsys, tmp_path, kind):
+    """A replay fixture is read as every file a run reads (inside the project, at most 50 MB); one that is there but
+    refused fails its tests with the reason, rather than letting them call the paid model they name."""
+    (project / "ask.task.xml").write_text('<task name="asker"><description>Say hi</description></task>\n',
+                                          encoding="utf-8")
+    write_tests(project, '<test name="r" task="asker" model="openai/gpt-4o"><expect test="output == \'hi\'"/></test>',
+                "more.test.xml")
+    fixture = project / "more.replay.json"
+    if kind == "link outside":
+        elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere.json"
+        elsewhere.write_text(json.dumps({"answers": [{"answer": "hi"}]}), encoding="utf-8")
+        fixture.symlink_to(elsewhere)
+        why = f"is outside the project ({project}) (it is '{elsewhere}')"
+    else:
+        with open(fixture, "wb") as big:
+            big.truncate(51_000_000)
+        why = "is larger than 50,000,000 bytes"
+    code, out, _ = run(capsys, "test", "more.test.xml")
+    assert code == 1
+    assert out.splitlines()[0] == "ERROR more.test.xml::r"
+    assert out.splitlines()[1].startswith("     more.replay.json was not read: ")
+    assert why in out.splitlines()[1]
+    assert out.splitlines()[1].endswith(": fix it or remove it (without it the test's model calls go to the models "
+                                        "it names)")

@@ -465,3 +465,26 @@ def test_a_tests_plan_takes_the_fixture_the_run_answers_from(tmp_path):
     (tmp_path / "s.replay.json").write_text(json.dumps({"answers": [{"answer": "hi"}]}), encoding="utf-8")
     pinned = plan()
     assert pinned["reasons"] == [] and "call taskdsl/replay (free)" in pinned["plan"]
+
+
+def test_a_replay_fixture_that_links_outside_the_project_is_no_fixture(tmp_path):
+    """A fixture is read as every file a run reads: inside the project. A link to answers elsewhere is not
+    taken (the plan then shows the test's own model, and asks)."""
+    import json
+    import subprocess
+    import sys
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "taskdsl.toml").write_text("", encoding="utf-8")
+    (project / "s.task.xml").write_text('<task name="s"><instructions>Say hi</instructions></task>\n', encoding="utf-8")
+    (project / "s.test.xml").write_text('<tests><test name="t1" task="s" model="openai/gpt-4o">'
+                                        '<expect test="output"/></test></tests>\n', encoding="utf-8")
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"answers": [{"answer": "hi"}]}), encoding="utf-8")
+    (project / "s.replay.json").symlink_to(tmp_path / "elsewhere.json")
+    shown = subprocess.run([sys.executable, "-m", "taskdsl", "debug", "--plan"],
+                           input=json.dumps({"program": str(project / "s.test.xml"), "test": "t1"}),
+                           capture_output=True, text=True, cwd=str(project), timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    plan = json.loads(shown.stdout)
+    assert plan["reasons"] == ["cost"] and "call openai/gpt-4o (priced)" in plan["plan"]

@@ -181,20 +181,30 @@ def prepare_case(case: TestCase, index, settings=None, read=None):
     text = read(definition.path) if read is not None else None
     prepared = prepare(index, definition.path, definition.name, dict(case.inputs), settings=settings, text=text,
                        read=read or disk_reader)
-    prepared.replay = pinned_fixture(case.file) if prepared.calls_models else None
+    prepared.replay, prepared.replay_refused = None, None
+    if prepared.calls_models:
+        try:
+            prepared.replay = pinned_fixture(case.file)
+        except OSError as error:  # there, but not read: the test must not quietly call its real model instead
+            prepared.replay_refused = (f"{os.path.basename(fixture_path(case.file))} was not read: "
+                                       f"{getattr(error, 'why', None) or error.strerror or error}")
     return prepared
 
 
 def pinned_fixture(test_file: str) -> tuple[str, str] | None:
     """The replay fixture beside test_file as it is now, (path, text), read once: the plan holds it,
     its digest covers it, and the run answers from this copy (a fixture deleted or changed after the
-    user agreed cannot turn the plan's offline calls into paid ones)."""
+    user agreed cannot turn the plan's offline calls into paid ones). None when there is none; OSError
+    when there is one the reader refuses (a link out of the project, too large, not a file)."""
+    from taskdsl.project.confine import project_root
     from taskdsl.support.reading import read_bytes
 
     path = fixture_path(test_file)
-    try:
-        data = read_bytes(path, 50_000_000)
-    except OSError:
+    try:  # inside the test's project, as every file a run reads: not a link to a file elsewhere
+        data = read_bytes(path, 50_000_000, root=project_root(test_file))
+    except FileNotFoundError:
+        if os.path.lexists(path):  # a link to nothing
+            raise
         return None
     return path, data.decode("utf-8", errors="replace")
 
@@ -230,6 +240,10 @@ async def _run_case(case: TestCase, index, settings, model: str | None, recorder
             agree(prepared, model or case.model)
         # with a replay fixture every model but an offline one answers from it (the copy the plan pinned:
         # never looked for again); the case's model (or --model) wins over each task's <model>
+        refused = None if recorder else getattr(prepared, "replay_refused", None)
+        if refused:
+            return Outcome(case, ERROR, f"{refused}: fix it or remove it (without it the test's model calls go to "
+                                        "the models it names)")
         pinned = None if recorder else prepared.replay
         config = case_config(case, settings, pinned, recorder)
         from taskdsl.evaluator.calls import configure
