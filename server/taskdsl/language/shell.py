@@ -222,6 +222,21 @@ def unsafe_message(site: Site) -> str:
         return (f"{shown} is in a command that names a program at run time (`{site.program[len(NAMED):]}`), which may "
                 f"be alias, trap, eval or . and make a later word of the command code: the value would become code; "
                 f"name every program of the command in it")
+    if site.context == "reparse" and site.program.startswith(REBOUND):
+        return (f"{shown} is in a command that rebinds what a program name runs (`{site.program[len(REBOUND):]}`: "
+                f"hash -p, BASH_CMDS, alias, enable -f, PATH or a variable that loads code, a file the command "
+                f"writes run as a program): a later command may be a shell that runs the value; the value would "
+                f"become code; name each program by its usual name and leave PATH and the table alone")
+    if site.context == "reparse" and site.program.startswith(ARITHMETIC_NAME):
+        return (f"{shown} is in a command whose arithmetic names `{site.program[len(ARITHMETIC_NAME):]}`, whose value "
+                f"the checker cannot show is a number: bash evaluates a name's value as an expression (a[$(cmd)] "
+                f"runs cmd), and it may hold the value; the value would become code; compute in a program that reads "
+                f"values as data (awk -v n=…, test \"$n\" -gt 3)")
+    if site.context == "reparse" and site.program.startswith(OPAQUE_CODE):
+        return (f"{shown} is in a command that runs literal code the checker cannot read as shell code "
+                f"(`{site.program[len(OPAQUE_CODE):]}`) while it exports a value or writes the script it runs: that "
+                f"code may run the value; the value would become code; pass the value as an argument the code "
+                f"reads as data, and export no variable holding it")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -642,6 +657,10 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             # $say greet=eval: where no more precise finding holds (r={{x}}; $r: handed on); {{x}} --version alone
             # is the value naming the program
             site = Site(ph, "reparse", hidden)
+        if site.safe and site.context != "comment":
+            unknowable = _unknowable(final)
+            if unknowable is not None:
+                site = Site(ph, "reparse", unknowable)
         result.append(site)
     return tuple(result), None, None
 
@@ -3358,3 +3377,244 @@ def _script_fix(tree, script, command, placeholders, spans) -> tuple:
     if any(c in text.replace('"$', "") for c in "$`\\'"):
         return ()
     return ((start, end, f"'{text}' _ " + " ".join(names)),)
+
+
+# ---------------------------------------------------------------- what a command makes unknowable (fail closed)
+#
+# Three classes of shapes leave the checker unable to know what a later word of the command does, whatever the
+# words are: a program name rebound (hash -p, BASH_CMDS, alias, enable -f, PATH and the variables that load code, a
+# file the command writes run as a program or a script), arithmetic on a name whose value the analysis cannot show
+# is a number (bash evaluates a name's value as an expression, a[$(cmd)] included), and literal code in a language
+# the analysis does not read while the command exports a value to it. In a command that holds a value, each makes
+# every value of the command TD803. Literal shell code the command gives sh -c, eval, trap, su -c … is searched too.
+
+REBOUND = "a command that rebinds program names: "
+ARITHMETIC_NAME = "arithmetic on a name: "
+OPAQUE_CODE = "literal code the checker cannot read: "
+
+#: variables whose value changes which program (or library, or loadable builtin) a name runs, whatever the value:
+#: a folder searched first, bash's own tables. (Variables that name one file to load, BASH_ENV, ENV, LD_PRELOAD,
+#: are code variables: a value there, or a file the command writes named there, is refused where it stands.)
+PROGRAM_VARIABLES = frozenset("PATH LD_LIBRARY_PATH BASH_CMDS BASH_ALIASES BASH_LOADABLES_PATH".split())
+#: variables bash itself keeps numeric, and the special parameters: an arithmetic name that is one is a number
+NUMERIC_NAMES = frozenset("RANDOM SRANDOM SECONDS LINENO BASHPID PPID UID EUID OPTIND HISTCMD EPOCHSECONDS".split())
+#: programs that make a file under a name the command may then run (ln -sf /bin/sh ./cat)
+FILE_MAKERS = frozenset("ln link cp install mv rsync tee dd".split())
+#: builtins that set variables named by their operands
+_NAME_SETTERS = frozenset("read mapfile readarray getopts".split())
+#: programs whose literal code is in a language of its own (the other code _embedded_code reads as shell code)
+OPAQUE_READERS = (SCRIPT_READERS | FILE_CODE_READERS) - SHELLS - {"make", "source", "."}
+#: arithmetic identifiers: a name not glued to a number's digits (0x1f, 2#101)
+_ARITH_NAME = re.compile(r"(?<![\w#@])[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(r"\A[-+]?(?:0[xX][0-9a-fA-F]+|[0-9]+(?:#[0-9A-Za-z@_]+)?)\Z")
+#: an exporting declaration or set -a
+_EXPORTING = re.compile(r"\A-[a-zA-Z]*x")
+
+
+def _unknowable(tree) -> str | None:
+    """Why no later word of the command can be judged (REBOUND…, ARITHMETIC_NAME…, OPAQUE_CODE…, or "alias"), or
+    None. One pass over the command and over each literal shell code text it holds (parsed once per text)."""
+    if "unknowable" not in tree.cache:
+        facts = _Facts()
+        _gather(tree, facts, 0)
+        tree.cache["unknowable"] = facts.verdict()
+    return tree.cache["unknowable"]
+
+
+class _Facts:
+    """What _gather finds in a command and the shell code it holds."""
+
+    def __init__(self):
+        self.rebound = None  # the first rebinding found
+        self.written = set()  # base names of files the command writes, links or copies
+        self.run_paths = []  # (base name, shown) of programs run by a path (./cat)
+        self.scripts = []  # (base name, shown) of script operands of interpreters given values
+        self.integer = set()  # names declared -i
+        self.unknown = set()  # names assigned something that may not be a number
+        self.assigned_to = []  # (name, value text): assignments, for the integer names
+        self.arithmetic = []  # texts bash evaluates as arithmetic
+        self.exported = False  # the command exports an expansion's value to the programs it runs
+        self.opaque = None  # literal code in a language the analysis does not read
+
+    def verdict(self):
+        if self.rebound:
+            return self.rebound
+        for base, shown in self.run_paths:
+            if base in self.written:
+                return REBOUND + shown
+        for base, shown in self.scripts:
+            if base in self.written:
+                return OPAQUE_CODE + shown
+        for name, value in self.assigned_to:
+            if name in self.integer:
+                self.arithmetic.append(value)
+        for text in self.arithmetic:
+            for name in _ARITH_NAME.findall(text):
+                if name in self.unknown or name.startswith(INPUT_PREFIX) or name.startswith(SUB_PREFIX):
+                    return ARITHMETIC_NAME + name
+            if re.search(r"\$(?:[0-9@*]|\{[0-9@*])", text):  # $1, "$@": the positional parameters
+                return ARITHMETIC_NAME + "$1"
+        if self.exported and self.opaque:
+            return OPAQUE_CODE + self.opaque
+        return None
+
+
+def _gather(tree, facts: _Facts, depth: int) -> None:
+    if depth > MAX_NESTING:
+        facts.rebound = facts.rebound or REBOUND + "code nested too deep"
+        return
+    stack = [tree.root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        stack.extend(node.named_children)
+        if kind == "variable_assignment":
+            target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if target is not None and target.type == "subscript":
+                index = target.child_by_field_name("index")
+                if index is not None:
+                    facts.arithmetic.append(tree.source(index))
+                target = target.child_by_field_name("name")
+            name = tree.source(target) if target is not None else ""
+            if name in PROGRAM_VARIABLES:
+                facts.rebound = facts.rebound or REBOUND + name
+            text = tree.source(value) if value is not None else ""
+            if not _NUMBER.match(text) and not (value is not None and value.type == "arithmetic_expansion") and \
+                    not _arithmetic_statement(tree, node):
+                facts.unknown.add(name)
+            facts.assigned_to.append((name, text))
+            parent = tree.parent(node)
+            if parent is not None and parent.type == "command" and value is not None and _has_expansion(value):
+                facts.exported = True  # x=$r prog: exported to prog
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                name = tree.source(variable)
+                if name in PROGRAM_VARIABLES:
+                    facts.rebound = facts.rebound or REBOUND + name
+                values = node.children_by_field_name("value")
+                if not values or any(not _NUMBER.match(tree.source(v)) for v in values):
+                    facts.unknown.add(name)
+                facts.assigned_to.extend((name, tree.source(v)) for v in values)
+        elif kind == "c_style_for_statement":  # its header only
+            body = node.child_by_field_name("body")
+            facts.arithmetic.append(tree.text[tree.span(node)[0]:tree.span(body)[0]] if body is not None else "")
+        elif kind == "arithmetic_expansion" or (
+                kind in ("compound_statement", "command_substitution") and tree.source(node).startswith(("((", "$(("))):
+            facts.arithmetic.append(tree.source(node))  # $((…)) inside ${u:-…} reads as $( (…) ) to the grammar
+        elif kind == "subscript":
+            index = node.child_by_field_name("index")
+            if index is not None:
+                facts.arithmetic.append(tree.source(index))
+        elif kind == "expansion" and _SUBSTRING.match(tree.source(node)):
+            facts.arithmetic.append(tree.source(node)[_SUBSTRING.match(tree.source(node)).end():])
+        elif kind == "binary_expression" and _in_test(tree, node):
+            operator = node.child_by_field_name("operator")
+            if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
+                facts.arithmetic.extend(tree.source(side) for side in (node.child_by_field_name("left"),
+                                                                      node.child_by_field_name("right")) if side)
+        elif kind == "declaration_command":
+            flags = [tree.source(c) for c in node.named_children if c.type == "word" and tree.source(c)[:1] in "-+"]
+            first = tree.source(node).split(None, 1)[0]
+            integer = any(f.startswith("-") and "i" in f for f in flags)
+            if first == "export" or any(_EXPORTING.match(f) for f in flags):
+                facts.exported = True  # export r (fail closed: any variable)
+            for c in node.named_children:
+                target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                if target is not None and target.type == "subscript":
+                    target = target.child_by_field_name("name")
+                if target is None or target.type not in ("variable_name", "word"):
+                    continue
+                name = tree.source(target)
+                if name in PROGRAM_VARIABLES:
+                    facts.rebound = facts.rebound or REBOUND + name
+                if integer and not name.startswith(("-", "+")):
+                    facts.integer.add(name)
+        elif kind == "file_redirect" and any(tree.source(c) in _WRITES for c in node.children if not c.is_named):
+            target = node.child_by_field_name("destination")
+            text = _literal(tree, target) if target is not None else None
+            if text is not None:
+                facts.written.add(os.path.basename(text.rstrip("/")) or text)
+        elif kind == "command":
+            _gather_command(tree, node, facts, depth)
+
+
+def _arithmetic_statement(tree, node) -> bool:
+    """An assignment bash reads inside arithmetic (for ((i=0; …)), its value an arithmetic text checked itself."""
+    parent = tree.parent(node)
+    return parent is not None and parent.type in ("c_style_for_statement", "arithmetic_expansion", "binary_expression")
+
+
+def _has_expansion(node) -> bool:
+    stack = [node]
+    while stack:
+        part = stack.pop()
+        if part.type in _EXPANSIONS or part.type in ("command_substitution", "arithmetic_expansion"):
+            return True
+        stack.extend(part.named_children)
+    return False
+
+
+def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
+    info = _command_info(tree, node)
+    if info is None:
+        return
+    literals = [_literal(tree, w) for w in info.words]
+    first = literals[0]
+    name = _program_name(first) if first is not None else None
+    flags = "".join(w[1:] for w in literals[1:] if w is not None and w.startswith("-") and not w.startswith("--"))
+    if name == "hash" and ("p" in flags or None in literals[1:]):
+        facts.rebound = facts.rebound or REBOUND + "hash -p"
+    if name == "enable" and ("f" in flags or None in literals[1:]):
+        facts.rebound = facts.rebound or REBOUND + "enable -f"
+    if info.program == "alias" and any("=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
+        facts.rebound = facts.rebound or "alias"
+    if name == "set" and ("a" in flags or "allexport" in literals):
+        facts.exported = True
+    if name in _NAME_SETTERS or (name == "printf" and "-v" in literals):
+        for word in literals[1:]:
+            if word is not None and not word.startswith("-"):
+                facts.unknown.add(word)
+                if word in PROGRAM_VARIABLES:
+                    facts.rebound = facts.rebound or REBOUND + word
+    if name == "let":
+        facts.arithmetic.extend(w if w is not None else "$1" for w in literals[1:])
+    for k, word in enumerate(info.words[1:], 1):  # env PATH=… cat, sudo LD_PRELOAD=… cat
+        prefix = _prefix(tree, word)
+        if "=" in prefix and prefix.split("=", 1)[0] in PROGRAM_VARIABLES and any(
+                w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]):
+            facts.rebound = facts.rebound or REBOUND + prefix.split("=", 1)[0]
+        if "=" in prefix and any(w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]) and \
+                _has_expansion(word):
+            facts.exported = True
+    if first is not None and "/" in first:
+        facts.run_paths.append((os.path.basename(first.rstrip("/")), first))
+    if name in FILE_MAKERS:
+        for word in literals[1:]:
+            if word is not None and not word.startswith("-"):
+                word = word[3:] if name == "dd" and word.startswith("of=") else word
+                facts.written.add(os.path.basename(word.rstrip("/")) or word)
+                if word in (".", "./") or word.endswith("/"):  # ln -s /bin/sh . : every name it copies
+                    facts.written.update(os.path.basename(w.rstrip("/")) for w in literals[1:] if w)
+    if name in SCRIPT_READERS and None in literals[1:]:
+        for word in literals[1:]:
+            if word is not None and not word.startswith("-"):
+                facts.scripts.append((os.path.basename(word.rstrip("/")) or word, f"{first} {word}"))
+    for word, verdict in zip(info.words, info.verdicts):
+        code = _shell_code(tree, word, verdict)
+        if code is not None:
+            _gather_code(code[1], facts, depth + 1)
+        elif verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is not None and \
+                facts.opaque is None and _program_name(verdict[1].split()[0]) in OPAQUE_READERS:
+            facts.opaque = f"{verdict[1]} {_literal(tree, word)[:40]}"
+
+
+def _gather_code(script: str, facts: _Facts, depth: int) -> None:
+    """_gather over literal shell code of the command (sh -c '…', eval '…'); code it cannot parse rebinds anything."""
+    try:
+        inner = _Tree(script)
+    except RecursionError:
+        inner = None
+    if inner is None or inner.root.has_error:
+        return  # judged where it stands (_script_reads_stdin, _code_uses fail closed)
+    _gather(inner, facts, depth)

@@ -1,0 +1,140 @@
+"""The shell shapes the seventh review (attack 8) left open, each through the real CLI: before the change, `taskdsl
+check` reported no error and `taskdsl run --input x=…` ran a command from the value. Each is closed by a rule that
+fails closed for its whole class (docs/security.md, "What a command makes unknowable" and "Wrappers"); the forms that
+carry data still check clean."""
+
+import pytest
+
+from taskdsl.language import shell
+
+from tests.security.test_shell_review import refused
+
+REBOUND = "is in a command that rebinds what a program name runs (`{}`"
+ARITHMETIC = "is in a command whose arithmetic names `{}`, whose value the checker cannot show is a number"
+OPAQUE = "is in a command that runs literal code the checker cannot read as shell code"
+PAYLOAD = "touch marker"
+ARITH_PAYLOAD = "a[$(touch marker)]"
+
+
+def codes(command):
+    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
+
+
+# ---------------------------------------------------------------- program names rebound (items 4, 4b/6b, 5, 6)
+
+@pytest.mark.parametrize("command, shown", [
+    ("printf '%s\\n' {{x}} | bash -c 'hash -p /bin/sh cat; cat'", "hash -p"),
+    ("hash -p /bin/sh cat; printf '%s\\n' {{x}} | cat", "hash -p"),
+    ("printf '%s\\n' {{x}} | bash -c 'BASH_CMDS[cat]=/bin/sh; cat'", "BASH_CMDS"),
+    ("printf '%s\\n' {{x}} | bash -c 'BASH_CMDS=([cat]=/bin/sh); cat'", "BASH_CMDS"),
+    ("printf '%s\\n' {{x}} | bash -c 'BASH_ALIASES[cat]=sh; shopt -s expand_aliases\ncat'", "BASH_ALIASES"),
+    ("ln -sf /bin/sh ./cat; printf '%s\\n' {{x}} | ./cat", "./cat"),
+    ("cp /bin/sh ./cat; printf '%s\\n' {{x}} | ./cat", "./cat"),
+    ("mkdir -p b; ln -sf /bin/sh b/cat; printf '%s\\n' {{x}} | PATH=b:$PATH cat", "PATH"),
+    ("mkdir -p b; ln -sf /bin/sh b/cat; export PATH=b:$PATH; printf '%s\\n' {{x}} | cat", "PATH"),
+    ("mkdir -p b; ln -sf /bin/sh b/cat; printf '%s\\n' {{x}} | env PATH=b:/usr/bin cat", "PATH"),
+])
+def test_a_program_name_rebound_makes_every_value_td803(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, PAYLOAD, "TD803", REBOUND.format(shown))
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | bash -c 'shopt -s expand_aliases; alias cat=sh\ncat'",
+    "printf '%s\\n' {{x}} | bash -O expand_aliases -c 'alias cat=sh\ncat'",
+])
+def test_an_alias_inside_literal_bash_code_makes_every_value_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, PAYLOAD, "TD803", "is in a command that defines an alias")
+
+
+@pytest.mark.parametrize("command", [
+    "enable -f ./x.so cat; printf '%s\\n' {{x}} | cat",
+    "install /bin/sh ./cat; printf '%s\\n' {{x}} | ./cat",
+    "mkdir d; cp /bin/sh d/; mv d/sh d/cat; printf '%s\\n' {{x}} | d/cat",
+    "cat /bin/sh > ./cat; chmod +x ./cat; printf '%s\\n' {{x}} | ./cat",
+    "printf '%s\\n' {{x}} | bash -c 'LD_LIBRARY_PATH=. cat'",
+    "hash -p /bin/sh cat; cat <<EOF\n{{x}}\nEOF",
+])
+def test_rebinding_variants(command):
+    assert [code for code, _ in codes(command)] == ["TD803"]
+    assert codes(command)[0][1].startswith(shell.REBOUND) or codes(command)[0][1] == "alias"
+
+
+@pytest.mark.parametrize("command", [
+    "hash -r; printf '%s\\n' {{x}} | cat",  # forgetting the table rebinds nothing
+    "./build.sh; printf '%s\\n' {{x}} | cat",  # a program by its path that the command does not write
+    "cp a.txt b.txt; printf '%s\\n' {{x}} | ./tool",
+    "printf '%s' {{x}} > out; BASH_ENV=setup.sh bash -c :",  # a code variable naming a file not written: precise
+])
+def test_commands_that_rebind_nothing_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- arithmetic on names (items 3, 13)
+
+@pytest.mark.parametrize("command, name", [
+    ("n={{x}} bash -c 'declare -i m; m=n; echo \"count $m\"'", "n"),
+    ("n={{x}}; export n; bash -c 'echo \"${u:-$((n))}\"'", "n"),
+    ("bash -c 'n=$1; declare -i m; m=n' _ {{x}}", "n"),
+])
+def test_arithmetic_on_a_name_that_may_hold_the_value_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, ARITH_PAYLOAD, "TD803", ARITHMETIC.format(name))
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | bash -c 'read -r l; declare -i m; m=l'",
+    "n={{x}}; declare -i m; m=n",
+    "n={{x}}; declare -i m; m+=n",
+    "n={{x}}; typeset -i k=0; k+=n",
+    "n={{x}}; declare -ai m; m[0]=n",
+    "n={{x}}; arr=(a b); i=n; echo \"${arr[$i]}\"",
+    "n={{x}}; echo \"${u:-$((n))}\"",
+    "bash -c 'echo $(( TASKDSL_INPUT_X + 1 ))'; echo {{x}}",
+    "n={{x}}; for m in n; do declare -i k=m; done",
+])
+def test_arithmetic_on_names_variants(command):
+    assert codes(command) == [("TD803", codes(command)[0][1])]
+    assert codes(command)[0][1].startswith(shell.ARITHMETIC_NAME)
+
+
+@pytest.mark.parametrize("command", [
+    "bash -c 'count=5; (( count > 3 )) && printf \"%s\\n\" \"$1\"' _ {{x}}",  # names the command sets to numbers
+    "bash -c 'for ((i = 0; i < 3; i++)); do printf \"%s\\n\" \"$1\"; done' _ {{x}}",
+    "bash -c 'echo $(( LINES + 1 ))'; echo {{x}}",  # a name from the environment that holds no value
+    "n=3; echo $((n + 1)) {{x}}",
+])
+def test_arithmetic_on_names_that_hold_numbers_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- literal code the analysis cannot read (item 20, 13)
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; export r; gdb -batch -ex 'shell eval \"$r\"'",
+    "r={{x}}; export r; vim -es -c '!eval \"$r\"' -c q",
+])
+def test_literal_code_of_another_language_with_an_exported_value_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, PAYLOAD, "TD803", OPAQUE)
+
+
+def test_a_script_the_command_writes_and_runs_with_the_value_is_td803(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "printf 'eval \"$1\"' > s.sh; sh s.sh {{x}}", PAYLOAD, "TD803", OPAQUE)
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}} gdb -batch -ex 'shell eval \"$r\"'",
+    "r={{x}}; set -a; perl -e 'system($ENV{r})'",
+    "printf 'eval \"$1\"' > s.py; python3 s.py {{x}}",
+])
+def test_opaque_code_variants(command):
+    assert codes(command) == [("TD803", codes(command)[0][1])]
+    assert codes(command)[0][1].startswith(shell.OPAQUE_CODE)
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; trap 'rm -f \"$tmp\"' EXIT; printf '%s' \"$r\"",  # trap code that holds no value
+    "python3 -c 'import sys; print(sys.argv[1])' {{x}}",  # literal code, no value exported to it
+    "awk '{ print $1 }' {{x}}",
+    "sh ./setup.sh {{x}}",  # a script the command does not write
+])
+def test_literal_code_without_an_exported_value_stays_data(command):
+    assert codes(command) == []
