@@ -138,3 +138,121 @@ def test_opaque_code_variants(command):
 ])
 def test_literal_code_without_an_exported_value_stays_data(command):
     assert codes(command) == []
+
+
+# ---------------------------------------------------------------- wrappers judged by an allowlist (items 11, 14, 15,
+# 17, 19; git --config-env)
+
+ASSIGNED = "stands where `{}` reads NAME=VALUE assignments before its command (after -- too) or the command itself"
+UNKNOWN = "comes after `{}`, an option the checker does not know for this program"
+ENV_PAYLOAD = "BASH_ENV=$(touch marker)"
+
+
+@pytest.mark.parametrize("command", [
+    "env -- {{x}} bash -c 'echo built'",  # what TD805's fix wrote for env {{x}} …
+    "env {{x}} bash -c 'echo built'",
+    "env -{{x}} true",
+])
+def test_a_value_where_env_reads_assignments_is_td803_with_or_without_double_dash(tmp_path, capsys, monkeypatch,
+                                                                                 command):
+    refused(tmp_path, capsys, monkeypatch, command, ENV_PAYLOAD, "TD803", ASSIGNED.format("env"))
+
+
+def test_env_gets_no_double_dash_fix(tmp_path):
+    from taskdsl.rules.checker import check_text
+    text = ('<task type="script" name="s">\n  <command>env {{x}} bash -c :</command>\n'
+            '  <inputs><input name="x">a</input></inputs>\n</task>\n')
+    found = [d for d in check_text(text).diagnostics if d.code in ("TD803", "TD805")]
+    assert [d.code for d in found] == ["TD803"]
+    assert all(not d.fixes for d in found)
+
+
+@pytest.mark.parametrize("command, shown", [
+    ("env -P /bin {{x}} bash -c :", "env -P"),
+    ("env --argv0 x {{x}} bash -c :", "env --argv0"),
+    ("env -a x {{x}} bash -c :", "env -a"),
+])
+def test_a_wrapper_option_outside_the_allowlist_is_td803(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, ENV_PAYLOAD, "TD803", UNKNOWN.format(shown))
+
+
+def test_a_value_where_sudo_reads_assignments_is_td803(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "sudo {{x}} bash -c :", ENV_PAYLOAD, "TD803", ASSIGNED.format("sudo"))
+
+
+@pytest.mark.parametrize("command, wrapper", [
+    ("printf '%s' {{x}} | xargs env", "env"),
+    ("printf '%s' {{x}} | xargs nice", "nice"),
+    ("printf '%s' {{x}} | xargs timeout 5", "timeout"),
+    ("printf '%s\\n' {{x}} | xargs -I{} env {} bash -c 'echo built'", "env"),
+])
+def test_xargs_handing_the_value_to_a_wrapper_is_td803(tmp_path, capsys, monkeypatch, command, wrapper):
+    value = ENV_PAYLOAD if "-I{}" in command else "A=1 sh -c 'touch marker'"
+    refused(tmp_path, capsys, monkeypatch, command, value, "TD803", f"`xargs {wrapper}` parses again as code")
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s' {{x}} | xargs nohup",
+    "printf '%s' {{x}} | xargs command",
+    "printf '%s' {{x}} | xargs stdbuf -oL",
+    "printf '%s' {{x}} | xargs sudo",
+    "r={{x}}; printf '%s' \"$r\" | xargs env",
+    "printf '%s\\n' {{x}} | xargs -I % env % bash -c :",
+    "printf '%s\\n' {{x}} | xargs -i env {} bash -c :",
+    "printf '%s\\n' {{x}} | xargs -I{} env A=1 {} bash -c :",
+    "printf '%s\\n' {{x}} | xargs -I{} sudo {} bash -c :",
+    "printf '%s\\n' {{x}} | xargs -I{} nice env {} bash -c :",
+])
+def test_xargs_to_a_wrapper_variants(command):
+    assert [code for code, _ in codes(command)] == ["TD803"]
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | env -S sh", "env -S"),
+    ("printf '%s\\n' {{x}} | sudo -s", "sudo -s"),
+    ("printf '%s\\n' {{x}} | sudo -i", "sudo -i"),
+    ("printf '%s\\n' {{x}} | sftp -b - host", "sftp"),
+    ("printf '%s\\n' {{x}} | Rscript -", "Rscript"),
+    ("sudo -s grep -- {{x}} f", "sudo -s"),  # sudo -s CMD…: the shell parses the words again
+])
+def test_programs_that_read_commands_on_their_input_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+def test_env_split_string_that_is_a_shell_reading_its_input_is_td803(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "printf '%s\\n' {{x}} | env -S sh", PAYLOAD, "TD803",
+            "`env -S` parses again as code")
+
+
+def test_runuser_with_a_user_option_is_a_wrapper(tmp_path, capsys, monkeypatch):
+    refused(tmp_path, capsys, monkeypatch, "r={{x}}; export r; runuser -u root -- sh -c 'eval \"$r\"'", PAYLOAD,
+            "TD803", "`sh`")
+
+
+@pytest.mark.parametrize("command", [
+    "x={{x}} git --config-env core.sshCommand=x ls-remote ssh://example.invalid/r || true",
+    "x={{x}}; export x; git --config-env core.pager=x log",
+])
+def test_git_config_env_in_its_two_word_form_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, PAYLOAD, "TD803", "`git`")
+
+
+@pytest.mark.parametrize("command", [
+    'env FOO=bar prog "$TASKDSL_INPUT_X"',
+    "printf '%s\\n' {{x}} | xargs printf '%s\\n'",
+    "printf '%s\\n' {{x}} | xargs -0 -r -n1 printf '%s\\n'",
+    "printf '%s\\n' {{x}} | xargs -I{} grep -- {} f",
+    "nice -n 5 grep -- {{x}} f",
+    "nice -5 grep -- {{x}} f",
+    "env FOO=bar grep -- {{x}} f",
+    "env -i LANG=C grep -- {{x}} f",
+    "sudo -u bob grep -- {{x}} f",
+    "timeout -s KILL 5 grep -- {{x}} f",
+    "stdbuf -oL grep -- {{x}} f",
+    "runuser -u bob -- grep -- {{x}} f",
+    "printf '%s\\n' {{x}} | runuser -u bob -- cat",
+    "printf '%s\\n' {{x}} | env -S 'printf %s'",
+    "x={{x}}; git --config-env user.name=x commit -m hi",
+])
+def test_wrappers_with_options_they_list_stay_data(command):
+    assert codes(command) == []

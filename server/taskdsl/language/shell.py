@@ -237,6 +237,18 @@ def unsafe_message(site: Site) -> str:
                 f"(`{site.program[len(OPAQUE_CODE):]}`) while it exports a value or writes the script it runs: that "
                 f"code may run the value; the value would become code; pass the value as an argument the code "
                 f"reads as data, and export no variable holding it")
+    if site.context == "reparse" and site.program.startswith(ASSIGNED):
+        name = site.program[len(ASSIGNED):]
+        return (f"{shown} stands where `{name}` reads NAME=VALUE assignments before its command (after -- too) or "
+                f"the command itself: the value may set any variable (BASH_ENV, LD_PRELOAD) or name the program; the "
+                f"value would become code; give the variable a fixed name ({name} NAME=\"${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}\" …) "
+                f"or pass the value as an argument of the command")
+    if site.context == "reparse" and site.program.startswith(UNKNOWN_OPTION):
+        shown_option = site.program[len(UNKNOWN_OPTION):]
+        return (f"{shown} comes after `{shown_option}`, an option the checker does not know for this program, which "
+                f"runs a command given after its own options: the option may take the next word or change what runs, "
+                f"so the checker cannot tell which word is the command; the value would become code; use the options "
+                f"docs/security.md lists for it, or write the command without the wrapper")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -649,7 +661,7 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             later = handed.get(f"{SUB_PREFIX}{number}")
             if later is not None:
                 program = later.program
-                if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
+                if later.context == "reparse" and not program.startswith(("what reads $", HANDED, ASSIGNED, UNKNOWN_OPTION)):
                     program = HANDED + program
                 site = Site(ph, later.context, program, later.option_at)
         if hidden and site.safe and not (len(final.cache.get("own", ())) == 1 and final.cache["own"][0][0] < start
@@ -1936,8 +1948,11 @@ def _embedded_code(tree, node) -> list:
         text = _literal(tree, word)
         if text is not None and _code_variable(name):
             found.append((f"${name}", text.split("=", 1)[1]))
-    for word, verdict in zip(info.words, info.verdicts):
+    for k, (word, verdict) in enumerate(zip(info.words, info.verdicts)):
         text = _literal(tree, word)
+        if text is not None and verdict is not None and verdict[1] == "git" and k > 1 and \
+                _git_config_env(_literal(tree, info.words[k - 1])):
+            text = "--config-env=" + text  # git --config-env NAME=VAR: the two-word form
         if text is None or verdict is None or verdict[0] != "reparse" or verdict[1] in SHELL_CODE_RUNNERS or \
                 _program_name(verdict[1].split()[0]) in SCRIPT_READERS | FILE_CODE_READERS - {"make"} or \
                 verdict[1].startswith(("what reads $", HANDED, RUNS)):
@@ -2369,6 +2384,12 @@ class Program:
     long_load: frozenset = frozenset()  # long options whose value names a module it loads (node --import=data:…)
     long_only: bool = False  # -NAME of more than one letter is the long option --NAME (getopt_long_only: gdb)
     aliases: tuple = ()  # (short letter, long option) pairs: two spellings of one option
+    # a wrapper judged by an allowlist of its options (_wrapper_option): every other option fails closed
+    flags: str | None = None  # short options that take no value (None: the wrapper's options are not judged)
+    long_flags: frozenset = frozenset()  # long options that take no value (or only an attached =VALUE)
+    optional: str = ""  # short options whose value, if any, is glued to them (xargs -i{}, -e, -l)
+    shell_flags: str = ""  # short options that make it run its command through a shell (sudo -s, -i)
+    long_shell_flags: frozenset = frozenset()
 
 
 #: which fields say the same of a short option and a long one, strongest first: an option spelt both ways is
@@ -2380,7 +2401,7 @@ def _p(**kw) -> Program:
     """A table entry. aliases ("e=--execute O=--output-document") names the two spellings of an option once: both
     get what either is listed as, so a short option and its long form cannot disagree. A module option's long
     form also takes a value."""
-    for key in ("long_args", "long_code", "script_args", "long_load"):
+    for key in ("long_args", "long_code", "script_args", "long_load", "long_flags", "long_shell_flags"):
         kw[key] = frozenset(kw.get(key, "").split())
     pairs = tuple(tuple(pair.split("=", 1)) for pair in kw.pop("aliases", "").split())
     for short, long in pairs:
@@ -2445,7 +2466,9 @@ PROGRAMS = {
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
     "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True, code_from=1,  # su USER ARG…: its shell's arguments
              aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
-    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False, stdin=True, stdin_always=True,
+    # runuser -u USER CMD…: a wrapper (_wrapper_spec); runuser USER ARG…: its shell's arguments, as su
+    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", code_from=1, gnu=False, stdin=True,
+                  stdin_always=True, flags="lmpfP", long_flags="--login --preserve-environment --fast --pty",
                   aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
     "sg": _p(code="c", code_from=1, gnu=False),
     # script without -c runs an interactive shell that reads its standard input as commands
@@ -2454,7 +2477,7 @@ PROGRAMS = {
     "crontab": _p(args="ucs", first_code=True, stdin=True, stdin_always=True),  # a schedule runs its command lines
     "ssh": _p(args="bcDEeFIiJLlmOopQRSWw", code="o", code_from=1, stdin=True, gnu=False, exec_options=True),
     "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
-    "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
+    "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True, script_args="-b"),  # sftp -b - : !cmd runs
     "git": _p(args="C", long_args="--git-dir --work-tree --namespace --exec-path", code="c",
               long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
@@ -2486,23 +2509,43 @@ PROGRAMS = {
                        "U=--user-agent i=--input-file B=--base t=--tries T=--timeout w=--wait Q=--quota l=--level "
                        "A=--accept R=--reject D=--domains X=--exclude-directories I=--include-directories"),
     "emacs": _p(long_code="--eval", exec_options=True),
-    "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True,
-              aliases="S=--split-string u=--unset C=--chdir"),
+    # a wrapper's options are judged by an allowlist (flags=…): an option it does not list fails closed (env -P,
+    # --argv0, sudo's options of another version), since it may take the next word or change what runs
+    "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True, flags="i0v",
+              long_flags="--ignore-environment --null --debug --help --version --default-signal --ignore-signal "
+              "--block-signal --list-signal-handling", aliases="S=--split-string u=--unset C=--chdir"),
     "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
-                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True),
-    "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False, assigns=True), "doas": _p(args="uC", command_at=0, gnu=False),
-    "command": _p(command_at=0, gnu=False), "exec": _p(args="a", command_at=0, gnu=False),
-    "builtin": _p(command_at=0, gnu=False), "nohup": _p(command_at=0, gnu=False),
-    "setsid": _p(command_at=0, gnu=False), "time": _p(args="fo", command_at=0, gnu=False),
-    "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False),
-    "stdbuf": _p(args="ioe", long_args="--input --output --error", command_at=0, gnu=False),
-    "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
-    "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
-    "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
-    "flock": _p(args="wE", code="c", command_at=1,
+                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True,
+                flags="0rtpx", optional="iel", long_flags="--null --no-run-if-empty --verbose --interactive --exit "
+                "--open-tty --show-limits --help --version"),
+    # sudo -s/-i and doas -s run the command through a shell, which parses its words again (and read their input)
+    "sudo": _p(args="ugCDhprtUTc", command_at=0, gnu=False, assigns=True, stdin=True, flags="AbEHnPSkKlvBeNV",
+               shell_flags="si", long_shell_flags="--shell --login",
+               long_flags="--askpass --background --preserve-env --set-home --non-interactive --preserve-groups "
+               "--stdin --reset-timestamp --remove-timestamp --list --validate --bell --edit --help --version",
+               aliases="u=--user g=--group C=--close-from D=--chdir h=--host p=--prompt r=--role t=--type "
+                       "U=--other-user T=--command-timeout R=--chroot"),
+    "doas": _p(args="uC", command_at=0, gnu=False, stdin=True, flags="nL", shell_flags="s"),
+    "command": _p(command_at=0, gnu=False, flags="pvV"), "exec": _p(args="a", command_at=0, gnu=False, flags="cl"),
+    "builtin": _p(command_at=0, gnu=False, flags=""), "nohup": _p(command_at=0, gnu=False, flags=""),
+    "setsid": _p(command_at=0, gnu=False, flags="cfw", long_flags="--ctty --fork --wait"),
+    "time": _p(args="fo", command_at=0, gnu=False, flags="pvaq",
+               long_flags="--portability --verbose --append --quiet", aliases="f=--format o=--output"),
+    "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False, flags="0123456789"),
+    "stdbuf": _p(args="ioe", long_args="--input --output --error", command_at=0, gnu=False, flags=""),
+    "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False,
+                 flags="t", long_flags="--ignore"),
+    "taskset": _p(command_at=1, gnu=False, flags="acp", long_flags="--all-tasks --cpu-list --pid"),
+    "chrt": _p(args="TPD", command_at=1, gnu=False, flags="abdfiormRpv", long_flags="--all-tasks --batch "
+               "--deadline --fifo --idle --other --rr --reset-on-fork --max --pid --verbose",
+               aliases="T=--sched-runtime P=--sched-period D=--sched-deadline"),
+    "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False, flags="", long_flags="--skip-chdir"),
+    "flock": _p(args="wE", code="c", command_at=1, flags="sxeunoF", long_flags="--shared --exclusive --unlock "
+                "--nonblock --nb --close --no-fork --verbose",
                 aliases="c=--command w=--timeout w=--wait E=--conflict-exit-code"),
-    "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
-    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True),  # -o '|cmd' runs cmd
+    "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False, flags="v",
+                  long_flags="--preserve-status --foreground --verbose"),
+    "unbuffer": _p(command_at=0, gnu=False, flags="p"), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True),  # -o '|cmd' runs cmd
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
     "toybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
@@ -2530,7 +2573,7 @@ PROGRAMS = {
                exec_options=True),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
-    "Rscript": _p(code="e", long_load="--default-packages", exec_options=True),
+    "Rscript": _p(code="e", long_load="--default-packages", exec_options=True, stdin=True),  # Rscript -
     "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
     "pwsh": _p(code="c", long_code="-Command -command -c -EncodedCommand -encodedcommand -ec -e", stdin=True,
                gnu=False, exec_options=True),
@@ -2755,7 +2798,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             verdicts = [a if a is not None and (a[0] == "reparse" or b is None) else b for a, b in zip(own, verdicts)]
             stdin, inner = (stdin, inner) if stdin else (own_stdin, own_inner)
         return verdicts, stdin, inner
-    spec = PROGRAMS.get(program)
+    spec = _wrapper_spec(program, PROGRAMS.get(program), literals)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
     special = _special(program, literals, prefixes, verdicts, option_kind)
@@ -2776,6 +2819,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
     code = ("reparse", program, None)
     script_files = []  # awk -f FILE, make -f FILE: where the program reads its code
+    shell_run = None  # sudo -s: the option that makes the wrapper run its command through a shell
     while i < n:
         lit, pre = literals[i], prefixes[i]
         if open_ and lit == "--":
@@ -2788,6 +2832,16 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
         if option and spec.long_only and not pre.startswith("--") and len(pre.split("=", 1)[0]) > 2:
             pre, lit = "-" + pre, None if lit is None else "-" + lit  # gdb -eval-command=… is --eval-command=…
+        if option and spec.flags is not None:  # a wrapper judged by an allowlist of its options
+            judged = _wrapper_option(spec, pre, lit)
+            if judged == "unknown":
+                unknown, shown = _unknown_option(program, pre, literals, i)
+                return unknown, True, shown
+            if judged == "value" and spec.assigns:  # env -{{x}}: an option or an assignment
+                verdicts[i] = ("reparse", ASSIGNED + program, None)
+                i += 1
+                continue
+            shell_run = shell_run or (judged if judged.startswith("-") else None)
         sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
         if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
             attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
@@ -2891,6 +2945,18 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         if spec.assigns and spec.command_at is not None and operands == spec.command_at and lit is None and \
                 "=" in (sources[i] or ""):  # env "$(echo NAME)=$r" …: a name computed at run time (fail closed)
             verdicts[i] = ("reparse", "what reads $…", None)
+        if spec.assigns and spec.command_at is not None and operands == spec.command_at and lit is None and \
+                "=" not in pre and (verdicts[i] is None or verdicts[i][0] != "reparse"):
+            # env -- {{x}} prog, env {{x}} prog: env reads a NAME=VALUE operand as an assignment, after -- too (the
+            # value may set BASH_ENV), else as its command: no -- makes it data
+            verdicts[i] = ("reparse", ASSIGNED + program, None)  # (and read as the command below: env $f a)
+        if spec.command_at is not None and operands <= spec.command_at and lit is None and verdicts[i] is None:
+            verdicts[i] = ("wrapped", program, None)  # where the wrapper reads its operands or its command's name
+        if spec.command_at is not None and operands == spec.command_at and shell_run:
+            for k in range(i, n):  # sudo -s CMD ARG…: the shell parses the words joined again
+                if literals[k] is None:
+                    verdicts[k] = ("reparse", f"{program} {shell_run}", None)
+            return verdicts, True, f"{program} {shell_run}"
         if spec.command_at is not None and operands == spec.command_at:
             sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:], alternatives)
             for k, verdict in enumerate(sub[1:], i + 1):
@@ -2910,6 +2976,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                     stdin, inner = True, alt_inner
             if program == "xargs":
                 stdin = _xargs_reads_code(literals, prefixes, sources, i)
+                if stdin and _is_wrapper(inner):  # xargs env: the items become env's assignments or command line
+                    inner = f"xargs {inner}"
+            if program == "env" and not stdin:  # env -S 'sh -x' FILE: the split string's program reads it
+                stdin = _env_split_reads_stdin(literals, i)
             return verdicts, stdin, inner if stdin else program
         if code_flag and operands == 0:
             verdicts[i] = ("reparse", program, i if program in SHELLS else None)
@@ -2930,6 +3000,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         i += 1
     if program == "xargs":  # no command: echo
         return verdicts, False, program
+    if shell_run:  # sudo -s with no command: a shell reading its standard input
+        return verdicts, True, f"{program} {shell_run}"
+    if program == "env" and _env_split_reads_stdin(literals, n):  # … | env -S sh
+        return verdicts, True, "env -S"
     if old_code:  # fail closed: any value after old-style letters that include a command option is code
         for k in range(2, n):
             if literals[k] is None:
@@ -3146,7 +3220,10 @@ def _xargs_reads_code(literals, prefixes, sources, start) -> bool:
         if 0 in marked:
             return True  # the item is the command's name
     verdicts, _, _ = _scan(words, pres, srcs)
-    return any(verdicts[k] is not None and verdicts[k][0] == "reparse" for k in marked)
+    # an item where a wrapper reads its options, assignments or its command's name (xargs env, xargs nice, xargs
+    # -I{} sudo {} …): several words of the item become a command line, or set BASH_ENV (fail closed)
+    return any(verdicts[k] is not None and (verdicts[k][0] in ("reparse", "wrapped") or (
+        verdicts[k][0].startswith("option") and _is_wrapper(verdicts[k][1]))) for k in marked)
 
 
 #: programs whose first operand is a program in their own language (a filter): jq and its kin. Options that take
@@ -3618,3 +3695,98 @@ def _gather_code(script: str, facts: _Facts, depth: int) -> None:
     if inner is None or inner.root.has_error:
         return  # judged where it stands (_script_reads_stdin, _code_uses fail closed)
     _gather(inner, facts, depth)
+
+
+# ---------------------------------------------------------------- wrappers judged by an allowlist of their options
+
+ASSIGNED = "where a wrapper reads assignments: "
+UNKNOWN_OPTION = "after an option the checker does not know: "
+
+
+def _is_wrapper(program) -> bool:
+    spec = PROGRAMS.get(program)
+    return (spec is not None and spec.command_at is not None) or program in RUN_SUBCOMMANDS
+
+
+def _wrapper_spec(program, spec, literals):
+    """The table entry for this use of program: runuser -u USER CMD… (or --user) is a wrapper whose command is its
+    first operand; runuser USER ARG… hands its operands to the user's shell (as su does)."""
+    if program == "runuser" and spec is not None and any(
+            w is not None and (w in ("-u", "--user") or w.startswith("--user=") or
+                               (w.startswith("-u") and not w.startswith("--"))) for w in literals[1:]):
+        from dataclasses import replace
+        return replace(spec, command_at=0, code_from=None, stdin=False, stdin_always=False)
+    return spec
+
+
+def _wrapper_option(spec, pre, lit) -> str:
+    """What a wrapper judged by its allowlist reads in an option word: "known", "unknown", "value" (a value in the
+    option's word, whose letters are not known) or the shell option (-s: the command runs through a shell)."""
+    if lit is None and pre in ("-", "--"):
+        return "value"
+    head = pre.split("=", 1)[0]
+    if pre.startswith("--"):
+        head = _long_option(head, spec) if head not in spec.long_flags | spec.long_shell_flags else head
+        if head in spec.long_shell_flags:
+            return head
+        known = spec.long_args | spec.long_code | spec.long_load | spec.long_flags
+        return "known" if head in known else "unknown"
+    shell = None
+    for j, ch in enumerate(pre[1:]):
+        if ch in spec.args or ch in spec.code or ch in spec.optional:
+            break  # the rest of the word is its value
+        if ch in spec.shell_flags:
+            shell = shell or f"-{ch}"
+            continue
+        if ch not in spec.flags:
+            return "unknown"
+    return shell or "known"
+
+
+def _unknown_option(program, pre, literals, i) -> tuple[list, str]:
+    """Verdicts for a wrapper given an option its allowlist does not hold: every value from there on is code (the
+    option may take the next word, so which word is the command is not known, or change what runs: env -P, --argv0)."""
+    shown = UNKNOWN_OPTION + f"{program} {pre.split('=', 1)[0] or '-…'}"
+    return [None] * i + [("reparse", shown, None) if lit is None else None for lit in literals[i:]], shown
+
+
+def _env_split_reads_stdin(literals, end) -> bool:
+    """env -S STRING [ARG…]: env splits STRING into a program and its arguments; does that command (with the operands
+    after it) run its standard input as code (env -S sh, env -S 'bash -x')? A string given at run time does (fail closed)."""
+    for k in range(1, end):
+        word = literals[k]
+        if word is None:
+            continue
+        text = None
+        if word in ("-S", "--split-string") and k + 1 < end:
+            text = literals[k + 1]
+            rest = k + 2
+        elif word.startswith("--split-string="):
+            text, rest = word.split("=", 1)[1], k + 1
+        elif word.startswith("-S") and not word.startswith("--"):
+            text, rest = word[2:], k + 1
+        elif word.startswith("-") and not word.startswith("--") and "S" in word[1:]:
+            letters = word[1:]
+            text = letters[letters.index("S") + 1:] or (literals[k + 1] if k + 1 < end else "")
+            rest = k + 1 if letters[letters.index("S") + 1:] else k + 2
+        else:
+            continue
+        if text is None:
+            return True
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return True
+        words = words + [w for w in literals[rest:]]
+        if not words:
+            return False
+        if words[0] is None:
+            return True
+        _, stdin, _ = _scan(words, [w or "" for w in words], [w or "\0" for w in words])
+        return stdin
+    return False
+
+
+def _git_config_env(word) -> bool:
+    """git's --config-env given its NAME=VAR as the next word (also an abbreviation git accepts: --config-e)."""
+    return word is not None and len(word) >= len("--config-e") and "--config-env".startswith(word)
