@@ -256,3 +256,14 @@ def test_git_config_env_in_its_two_word_form_is_td803(tmp_path, capsys, monkeypa
 ])
 def test_wrappers_with_options_they_list_stay_data(command):
     assert codes(command) == []
+
+
+def test_the_docs_name_every_wrapper_judged_by_an_allowlist_and_the_rebinding_variables():
+    from paths import REPO
+
+    text = (REPO / "docs" / "security.md").read_text(encoding="utf-8")
+    judged = sorted(name for name, spec in shell.PROGRAMS.items() if spec.flags is not None)
+    start = text.index("**Wrappers\n  are judged by an allowlist of their options**")
+    listed = text[start:text.index("the table lists every option it skips", start)]
+    assert [name for name in judged if f"`{name}`" not in listed] == []
+    assert all(f"`{name}`" in text for name in shell.PROGRAM_VARIABLES)
