@@ -53,6 +53,10 @@ def test_an_alias_inside_literal_bash_code_makes_every_value_td803(tmp_path, cap
     "cat /bin/sh > ./cat; chmod +x ./cat; printf '%s\\n' {{x}} | ./cat",
     "printf '%s\\n' {{x}} | bash -c 'LD_LIBRARY_PATH=. cat'",
     "hash -p /bin/sh cat; cat <<EOF\n{{x}}\nEOF",
+    "builtin hash -p /bin/sh cat; printf '%s\\n' {{x}} | cat",
+    "ln -sf /bin/sh ./cat; printf '%s\\n' {{x}} | env ./cat",  # the attacker's variants through a wrapper
+    "ln -sf /bin/sh ./cat; printf '%s\\n' {{x}} | xargs -0 ./cat -c",
+    "ln -sf /bin/sh ./cat; printf '%s\\n' {{x}} | nice env ./cat",
 ])
 def test_rebinding_variants(command):
     assert [code for code, _ in codes(command)] == ["TD803"]
@@ -63,6 +67,8 @@ def test_rebinding_variants(command):
     "hash -r; printf '%s\\n' {{x}} | cat",  # forgetting the table rebinds nothing
     "./build.sh; printf '%s\\n' {{x}} | cat",  # a program by its path that the command does not write
     "cp a.txt b.txt; printf '%s\\n' {{x}} | ./tool",
+    "cp notes.txt ./b.txt; nice -n 5 grep -- {{x}} ./b.txt",  # a written file a wrapped program reads
+    "cp notes.txt ./b.txt; wc -l ./b.txt {{x}}",
     "printf '%s' {{x}} > out; BASH_ENV=setup.sh bash -c :",  # a code variable naming a file not written: precise
 ])
 def test_commands_that_rebind_nothing_stay_data(command):

@@ -3540,11 +3540,11 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
     if depth > MAX_NESTING:
         facts.rebound = facts.rebound or REBOUND + "code nested too deep"
         return
-    stack = [tree.root]
+    stack = [(tree.root, False)]  # (node, inside a text already kept as arithmetic: kept once, so linear)
     while stack:
-        node = stack.pop()
+        node, inside = stack.pop()
         kind = node.type
-        stack.extend(node.named_children)
+        arithmetic = len(facts.arithmetic)
         if kind == "variable_assignment":
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and target.type == "subscript":
@@ -3614,6 +3614,10 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
                 facts.written.add(os.path.basename(text.rstrip("/")) or text)
         elif kind == "command":
             _gather_command(tree, node, facts, depth)
+        kept = len(facts.arithmetic) > arithmetic
+        if inside and kept and kind != "command":  # already read as part of the text around it
+            del facts.arithmetic[arithmetic:]
+        stack.extend((child, inside or kept) for child in node.named_children)
 
 
 def _arithmetic_statement(tree, node) -> bool:
@@ -3637,6 +3641,10 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
     if info is None:
         return
     literals = [_literal(tree, w) for w in info.words]
+    while len(literals) > 1 and literals[0] is not None and _program_name(literals[0]) in ("command", "builtin"):
+        literals = literals[1:]  # command hash -p …, builtin enable -f …: the builtin itself
+        while len(literals) > 1 and literals[0] is not None and literals[0].startswith("-"):
+            literals = literals[1:]
     first = literals[0]
     name = _program_name(first) if first is not None else None
     flags = "".join(w[1:] for w in literals[1:] if w is not None and w.startswith("-") and not w.startswith("--"))
@@ -3666,6 +3674,15 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
             facts.exported = True
     if first is not None and "/" in first:
         facts.run_paths.append((os.path.basename(first.rstrip("/")), first))
+    if name is not None and _is_wrapper(name):  # env ./cat, timeout 5 ./cat, nice env ./cat: the path it runs
+        for word in literals[1:]:
+            if word is None or word.startswith("-") or _ASSIGNMENT_WORD.match(word) or \
+                    re.fullmatch(r"[0-9.]+[smhd]?", word):
+                continue
+            if "/" in word:
+                facts.run_paths.append((os.path.basename(word.rstrip("/")), word))
+            if not _is_wrapper(_program_name(word)):
+                break
     if name in FILE_MAKERS:
         for word in literals[1:]:
             if word is not None and not word.startswith("-"):
