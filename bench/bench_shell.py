@@ -52,9 +52,8 @@ SHAPES = {
     # options, in literal shell code too
     "arithmetic names": lambda n: "declare -i m; " + "; ".join(f"n{k}=3; m=n{k}; echo $(( n{k} + a[n{k}] )) {{{{x}}}}"
                                                                for k in range(n)),
-    "nested arithmetic": lambda n: "echo {{x}} $(( " + "a[" * 30 + "1" + "]" * 30 + " )) " + " ".join(
-        ["$(( 1 + 2 ))"] * n),
-    "wrapper options": lambda n: "; ".join(f"env -i A=1 nice -n 1 timeout -s KILL 5 xargs -0 -r printf %s {{{{x}}}}"
+    "nested arithmetic": lambda n: "; ".join(["echo {{x}} " + "$(( 1 + " * 8 + "n" + " ))" * 8] * n),
+    "wrapper options": lambda n: "; ".join(f"env -i LANG=C nice -n 1 timeout -s KILL 5 xargs -0 -r printf %s {{{{x}}}}"
                                            for k in range(n)),
     "bash -c code": lambda n: "bash -c '" + "; ".join(f"v{k}=1; (( v{k} > 0 )) && printf %s \"$1\"" for k in range(n))
                               + "' _ {{x}}",
