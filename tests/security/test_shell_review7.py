@@ -273,3 +273,24 @@ def test_the_docs_name_every_wrapper_judged_by_an_allowlist_and_the_rebinding_va
     listed = text[start:text.index("the table lists every option it skips", start)]
     assert [name for name in judged if f"`{name}`" not in listed] == []
     assert all(f"`{name}`" in text for name in shell.PROGRAM_VARIABLES)
+
+
+@pytest.mark.parametrize("command, prefix", [
+    # the spellings docs/security.md names for each class
+    ("read PATH < p.txt; printf '%s\\n' {{x}} | cat", shell.REBOUND),
+    ("printf '%s\\n' {{x}} | env LD_LIBRARY_PATH=. cat", shell.REBOUND),
+    ("dd if=/bin/sh of=./cat; printf '%s\\n' {{x}} | ./cat", shell.REBOUND),
+    ("tee ./cat < /bin/sh > /dev/null; printf '%s\\n' {{x}} | ./cat", shell.REBOUND),
+    ("rsync /bin/sh ./cat; printf '%s\\n' {{x}} | ./cat", shell.REBOUND),
+    ("r={{x}}; declare -x r; gdb -batch -ex 'shell eval \"$r\"'", shell.OPAQUE_CODE),
+    ("r={{x}}; env n=\"$r\" perl -e 'system($ENV{n})'", shell.OPAQUE_CODE),
+    ("i={{x}}; n=i; echo \"${arr[n]}\"", shell.ARITHMETIC_NAME),
+    ("printf '%s\\n' {{x}} | bash -c 'printf -v n %s \"$(cat)\"; echo $(( n ))'", shell.ARITHMETIC_NAME),
+])
+def test_the_documented_spellings_of_each_class(command, prefix):
+    assert [code for code, _ in codes(command)] == ["TD803"]
+    assert codes(command)[0][1].startswith(prefix)
+
+
+def test_bash_numbers_in_arithmetic_stay_data():
+    assert codes("bash -c 'echo $(( RANDOM % 6 + LINENO ))'; printf '%s\\n' {{x}}") == []
