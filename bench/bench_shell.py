@@ -48,6 +48,15 @@ SHAPES = {
     "literal code": lambda n: "; ".join(f"printf %s {{{{x}}}} > f{k}; GIT_SSH_COMMAND='sh g{k}' git -c "
                                         f"alias.a{k}='!sh h{k}' a{k}" for k in range(n)),
     "named at run time": lambda n: "; ".join(f"$f{k} a; echo {{{{x}}}}" for k in range(n)),
+    # what a command makes unknowable (arithmetic names, rebound names, literal code) and wrappers judged by their
+    # options, in literal shell code too
+    "arithmetic names": lambda n: "declare -i m; " + "; ".join(f"n{k}=3; m=n{k}; echo $(( n{k} + a[n{k}] )) {{{{x}}}}"
+                                                               for k in range(n)),
+    "nested arithmetic": lambda n: "; ".join(["echo {{x}} " + "$(( 1 + " * 8 + "n" + " ))" * 8] * n),
+    "wrapper options": lambda n: "; ".join(f"env -i LANG=C nice -n 1 timeout -s KILL 5 xargs -0 -r printf %s {{{{x}}}}"
+                                           for k in range(n)),
+    "bash -c code": lambda n: "bash -c '" + "; ".join(f"v{k}=1; (( v{k} > 0 )) && printf %s \"$1\"" for k in range(n))
+                              + "' _ {{x}}",
 }
 
 

@@ -231,6 +231,23 @@ SINKS = [
     ("uv run sh -c \"printf '[%s]' {{x}}\" >> out", None),
     ("ZIP={{x}} true; printf '[%s]' a >> out", None),
     ("{ zip_opts={{x}}; printf '[%s]' \"$zip_opts\" >> out; }", lambda v: f"[{v}]"),
+    # the seventh review: wrappers judged by their options, xargs into a wrapper, names rebound, arithmetic on
+    # names, programs reading commands on their input, literal code reading an exported value
+    ("env -- {{x}} bash -c \"printf '[%s]' a >> out\"", None), ("env -P /bin {{x}} printf '[%s]' a >> out", None),
+    ("sudo {{x}} printf '[%s]' a >> out", None), ("printf '%s' {{x}} | xargs env >> out", None),
+    ("printf '%s' {{x}} | xargs nice >> out", None),
+    ("printf '%s\\n' {{x}} | xargs -I{} env {} bash -c \"printf '[%s]' a >> out\"", None),
+    ("printf '%s\\n' {{x}} | bash -c 'hash -p /bin/sh cat; cat' >> out", None),
+    ("printf '%s\\n' {{x}} | bash -c 'BASH_CMDS[cat]=/bin/sh; cat' >> out", None),
+    ("ln -sf /bin/sh ./cat; printf '%s\\n' {{x}} | ./cat >> out", None),
+    ("n={{x}} bash -c 'declare -i m; m=n; printf \"[%s]\" \"$m\" >> out'", None),
+    ("bash -c 'n=$1; declare -i m; m=n; printf \"[%s]\" \"$m\" >> out' _ {{x}}", None),
+    ("printf '%s\\n' {{x}} | env -S sh >> out", None),
+    ("printf 'eval \"$1\"' > s.sh; sh s.sh {{x}} >> out", None),
+    ("x={{x}} git --config-env core.pager=x -p log >> out", None),
+    ("env FOO=bar printf '[%s]' {{x}} >> out", lambda v: f"[{v}]"),
+    ("nice -n 5 printf '[%s]' {{x}} >> out", lambda v: f"[{v}]"),
+    ("printf '%s' {{x}} | xargs -0 printf '[%s]' >> out", lambda v: f"[{v}]" if v else "[]"),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [
@@ -245,7 +262,7 @@ WRAPS = [
 HOSTILE_VALUES = ["$(touch MARKER)", "`touch MARKER`", "'", '"', " ", "\n", "*", "-n", "--help", "a[$(touch MARKER)]",
                   "x; touch MARKER", "\x00", "\udcff", "EOF", "\nEOF\ntouch MARKER\n", "$((1+1))", "\\", "]",
                   "-oProxyCommand=touch MARKER", "--checkpoint-action=exec=touch MARKER", "-Ssh -c 'touch MARKER'",
-                  "\\\n"]
+                  "\\\n", "BASH_ENV=$(touch MARKER)", "A=1 sh -c 'touch MARKER'", "n"]
 hostile_values = st.lists(st.one_of(st.sampled_from(HOSTILE_VALUES), st.text(max_size=4)), max_size=5).map("".join)
 
 

@@ -222,6 +222,33 @@ def unsafe_message(site: Site) -> str:
         return (f"{shown} is in a command that names a program at run time (`{site.program[len(NAMED):]}`), which may "
                 f"be alias, trap, eval or . and make a later word of the command code: the value would become code; "
                 f"name every program of the command in it")
+    if site.context == "reparse" and site.program.startswith(REBOUND):
+        return (f"{shown} is in a command that rebinds what a program name runs (`{site.program[len(REBOUND):]}`: "
+                f"hash -p, BASH_CMDS, alias, enable -f, PATH or a variable that loads code, a file the command "
+                f"writes run as a program): a later command may be a shell that runs the value; the value would "
+                f"become code; name each program by its usual name and leave PATH and the table alone")
+    if site.context == "reparse" and site.program.startswith(ARITHMETIC_NAME):
+        return (f"{shown} is in a command whose arithmetic names `{site.program[len(ARITHMETIC_NAME):]}`, whose value "
+                f"the checker cannot show is a number: bash evaluates a name's value as an expression (a[$(cmd)] "
+                f"runs cmd), and it may hold the value; the value would become code; compute in a program that reads "
+                f"values as data (awk -v n=…, test \"$n\" -gt 3)")
+    if site.context == "reparse" and site.program.startswith(OPAQUE_CODE):
+        return (f"{shown} is in a command that runs literal code the checker cannot read as shell code "
+                f"(`{site.program[len(OPAQUE_CODE):]}`) while it exports a value or writes the script it runs: that "
+                f"code may run the value; the value would become code; pass the value as an argument the code "
+                f"reads as data, and export no variable holding it")
+    if site.context == "reparse" and site.program.startswith(ASSIGNED):
+        name = site.program[len(ASSIGNED):]
+        return (f"{shown} stands where `{name}` reads NAME=VALUE assignments before its command (after -- too) or "
+                f"the command itself: the value may set any variable (BASH_ENV, LD_PRELOAD) or name the program; the "
+                f"value would become code; give the variable a fixed name ({name} NAME=\"${env_name(site.placeholder) or INPUT_PREFIX + '<NAME>'}\" …) "
+                f"or pass the value as an argument of the command")
+    if site.context == "reparse" and site.program.startswith(UNKNOWN_OPTION):
+        shown_option = site.program[len(UNKNOWN_OPTION):]
+        return (f"{shown} comes after `{shown_option}`, an option the checker does not know for this program, which "
+                f"runs a command given after its own options: the option may take the next word or change what runs, "
+                f"so the checker cannot tell which word is the command; the value would become code; use the options "
+                f"docs/security.md lists for it, or write the command without the wrapper")
     if site.context == "reparse" and site.program == "alias":
         return (f"{shown} is in a command that defines an alias, and sh expands aliases in scripts: a command "
                 f"name there may stand for a program that runs the value as code (alias s=sh; s -c {shown}); "
@@ -634,7 +661,7 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             later = handed.get(f"{SUB_PREFIX}{number}")
             if later is not None:
                 program = later.program
-                if later.context == "reparse" and not program.startswith(("what reads $", HANDED)):
+                if later.context == "reparse" and not program.startswith(("what reads $", HANDED, ASSIGNED, UNKNOWN_OPTION)):
                     program = HANDED + program
                 site = Site(ph, later.context, program, later.option_at)
         if hidden and site.safe and not (len(final.cache.get("own", ())) == 1 and final.cache["own"][0][0] < start
@@ -642,6 +669,10 @@ def _analysis_of(command: str, placeholders) -> tuple[tuple[Site, ...], tuple[in
             # $say greet=eval: where no more precise finding holds (r={{x}}; $r: handed on); {{x}} --version alone
             # is the value naming the program
             site = Site(ph, "reparse", hidden)
+        if site.safe and site.context != "comment":
+            unknowable = _unknowable(final)
+            if unknowable is not None:
+                site = Site(ph, "reparse", unknowable)
         result.append(site)
     return tuple(result), None, None
 
@@ -1917,8 +1948,11 @@ def _embedded_code(tree, node) -> list:
         text = _literal(tree, word)
         if text is not None and _code_variable(name):
             found.append((f"${name}", text.split("=", 1)[1]))
-    for word, verdict in zip(info.words, info.verdicts):
+    for k, (word, verdict) in enumerate(zip(info.words, info.verdicts)):
         text = _literal(tree, word)
+        if text is not None and verdict is not None and verdict[1] == "git" and k > 1 and \
+                _git_config_env(_literal(tree, info.words[k - 1])):
+            text = "--config-env=" + text  # git --config-env NAME=VAR: the two-word form
         if text is None or verdict is None or verdict[0] != "reparse" or verdict[1] in SHELL_CODE_RUNNERS or \
                 _program_name(verdict[1].split()[0]) in SCRIPT_READERS | FILE_CODE_READERS - {"make"} or \
                 verdict[1].startswith(("what reads $", HANDED, RUNS)):
@@ -2350,6 +2384,12 @@ class Program:
     long_load: frozenset = frozenset()  # long options whose value names a module it loads (node --import=data:…)
     long_only: bool = False  # -NAME of more than one letter is the long option --NAME (getopt_long_only: gdb)
     aliases: tuple = ()  # (short letter, long option) pairs: two spellings of one option
+    # a wrapper judged by an allowlist of its options (_wrapper_option): every other option fails closed
+    flags: str | None = None  # short options that take no value (None: the wrapper's options are not judged)
+    long_flags: frozenset = frozenset()  # long options that take no value (or only an attached =VALUE)
+    optional: str = ""  # short options whose value, if any, is glued to them (xargs -i{}, -e, -l)
+    shell_flags: str = ""  # short options that make it run its command through a shell (sudo -s, -i)
+    long_shell_flags: frozenset = frozenset()
 
 
 #: which fields say the same of a short option and a long one, strongest first: an option spelt both ways is
@@ -2361,7 +2401,7 @@ def _p(**kw) -> Program:
     """A table entry. aliases ("e=--execute O=--output-document") names the two spellings of an option once: both
     get what either is listed as, so a short option and its long form cannot disagree. A module option's long
     form also takes a value."""
-    for key in ("long_args", "long_code", "script_args", "long_load"):
+    for key in ("long_args", "long_code", "script_args", "long_load", "long_flags", "long_shell_flags"):
         kw[key] = frozenset(kw.get(key, "").split())
     pairs = tuple(tuple(pair.split("=", 1)) for pair in kw.pop("aliases", "").split())
     for short, long in pairs:
@@ -2426,7 +2466,9 @@ PROGRAMS = {
     "watch": _p(args="nqd", long_args="--interval --differences", all_code=True, gnu=False),
     "su": _p(args="sgGw", code="c", long_code="--session-command", stdin=True, code_from=1,  # su USER ARG…: its shell's arguments
              aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment"),
-    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", command_at=1, gnu=False, stdin=True, stdin_always=True,
+    # runuser -u USER CMD…: a wrapper (_wrapper_spec); runuser USER ARG…: its shell's arguments, as su
+    "runuser": _p(args="sgGwu", code="c", long_code="--session-command", code_from=1, gnu=False, stdin=True,
+                  stdin_always=True, flags="lmpfP", long_flags="--login --preserve-environment --fast --pty",
                   aliases="c=--command s=--shell g=--group G=--supp-group w=--whitelist-environment u=--user"),
     "sg": _p(code="c", code_from=1, gnu=False),
     # script without -c runs an interactive shell that reads its standard input as commands
@@ -2435,7 +2477,7 @@ PROGRAMS = {
     "crontab": _p(args="ucs", first_code=True, stdin=True, stdin_always=True),  # a schedule runs its command lines
     "ssh": _p(args="bcDEeFIiJLlmOopQRSWw", code="o", code_from=1, stdin=True, gnu=False, exec_options=True),
     "scp": _p(args="cDFiJlPS", code="oS", exec_options=True),
-    "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True),
+    "sftp": _p(args="BbcDFiJlPRs", code="oS", exec_options=True, script_args="-b"),  # sftp -b - : !cmd runs
     "git": _p(args="C", long_args="--git-dir --work-tree --namespace --exec-path", code="c",
               long_code="--config-env --upload-pack --receive-pack --exec", exec_options=True, subcommand=True),
     "tar": _p(args="bCfgHKLNTVX", code="IF", long_code="--use-compress-program --to-command --checkpoint-action "
@@ -2467,23 +2509,43 @@ PROGRAMS = {
                        "U=--user-agent i=--input-file B=--base t=--tries T=--timeout w=--wait Q=--quota l=--level "
                        "A=--accept R=--reject D=--domains X=--exclude-directories I=--include-directories"),
     "emacs": _p(long_code="--eval", exec_options=True),
-    "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True,
-              aliases="S=--split-string u=--unset C=--chdir"),
+    # a wrapper's options are judged by an allowlist (flags=…): an option it does not list fails closed (env -P,
+    # --argv0, sudo's options of another version), since it may take the next word or change what runs
+    "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True, flags="i0v",
+              long_flags="--ignore-environment --null --debug --help --version --default-signal --ignore-signal "
+              "--block-signal --list-signal-handling", aliases="S=--split-string u=--unset C=--chdir"),
     "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
-                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True),
-    "sudo": _p(args="ugCDhprtUT", command_at=0, gnu=False, assigns=True), "doas": _p(args="uC", command_at=0, gnu=False),
-    "command": _p(command_at=0, gnu=False), "exec": _p(args="a", command_at=0, gnu=False),
-    "builtin": _p(command_at=0, gnu=False), "nohup": _p(command_at=0, gnu=False),
-    "setsid": _p(command_at=0, gnu=False), "time": _p(args="fo", command_at=0, gnu=False),
-    "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False),
-    "stdbuf": _p(args="ioe", long_args="--input --output --error", command_at=0, gnu=False),
-    "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False),
-    "taskset": _p(command_at=1, gnu=False), "chrt": _p(args="TPD", command_at=1, gnu=False),
-    "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False),
-    "flock": _p(args="wE", code="c", command_at=1,
+                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True,
+                flags="0rtpx", optional="iel", long_flags="--null --no-run-if-empty --verbose --interactive --exit "
+                "--open-tty --show-limits --help --version"),
+    # sudo -s/-i and doas -s run the command through a shell, which parses its words again (and read their input)
+    "sudo": _p(args="ugCDhprtUTc", command_at=0, gnu=False, assigns=True, stdin=True, flags="AbEHnPSkKlvBeNV",
+               shell_flags="si", long_shell_flags="--shell --login",
+               long_flags="--askpass --background --preserve-env --set-home --non-interactive --preserve-groups "
+               "--stdin --reset-timestamp --remove-timestamp --list --validate --bell --edit --help --version",
+               aliases="u=--user g=--group C=--close-from D=--chdir h=--host p=--prompt r=--role t=--type "
+                       "U=--other-user T=--command-timeout R=--chroot"),
+    "doas": _p(args="uC", command_at=0, gnu=False, stdin=True, flags="nL", shell_flags="s"),
+    "command": _p(command_at=0, gnu=False, flags="pvV"), "exec": _p(args="a", command_at=0, gnu=False, flags="cl"),
+    "builtin": _p(command_at=0, gnu=False, flags=""), "nohup": _p(command_at=0, gnu=False, flags=""),
+    "setsid": _p(command_at=0, gnu=False, flags="cfw", long_flags="--ctty --fork --wait"),
+    "time": _p(args="fo", command_at=0, gnu=False, flags="pvaq",
+               long_flags="--portability --verbose --append --quiet", aliases="f=--format o=--output"),
+    "nice": _p(args="n", long_args="--adjustment", command_at=0, gnu=False, flags="0123456789"),
+    "stdbuf": _p(args="ioe", long_args="--input --output --error", command_at=0, gnu=False, flags=""),
+    "ionice": _p(args="cnpPu", long_args="--class --classdata --pid --pgid --uid", command_at=0, gnu=False,
+                 flags="t", long_flags="--ignore"),
+    "taskset": _p(command_at=1, gnu=False, flags="acp", long_flags="--all-tasks --cpu-list --pid"),
+    "chrt": _p(args="TPD", command_at=1, gnu=False, flags="abdfiormRpv", long_flags="--all-tasks --batch "
+               "--deadline --fifo --idle --other --rr --reset-on-fork --max --pid --verbose",
+               aliases="T=--sched-runtime P=--sched-period D=--sched-deadline"),
+    "chroot": _p(long_args="--userspec --groups", command_at=1, gnu=False, flags="", long_flags="--skip-chdir"),
+    "flock": _p(args="wE", code="c", command_at=1, flags="sxeunoF", long_flags="--shared --exclusive --unlock "
+                "--nonblock --nb --close --no-fork --verbose",
                 aliases="c=--command w=--timeout w=--wait E=--conflict-exit-code"),
-    "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False),
-    "unbuffer": _p(command_at=0, gnu=False), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True),  # -o '|cmd' runs cmd
+    "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False, flags="v",
+                  long_flags="--preserve-status --foreground --verbose"),
+    "unbuffer": _p(command_at=0, gnu=False, flags="p"), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True),  # -o '|cmd' runs cmd
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
     "toybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
@@ -2511,7 +2573,7 @@ PROGRAMS = {
                exec_options=True),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
-    "Rscript": _p(code="e", long_load="--default-packages", exec_options=True),
+    "Rscript": _p(code="e", long_load="--default-packages", exec_options=True, stdin=True),  # Rscript -
     "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
     "pwsh": _p(code="c", long_code="-Command -command -c -EncodedCommand -encodedcommand -ec -e", stdin=True,
                gnu=False, exec_options=True),
@@ -2736,7 +2798,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             verdicts = [a if a is not None and (a[0] == "reparse" or b is None) else b for a, b in zip(own, verdicts)]
             stdin, inner = (stdin, inner) if stdin else (own_stdin, own_inner)
         return verdicts, stdin, inner
-    spec = PROGRAMS.get(program)
+    spec = _wrapper_spec(program, PROGRAMS.get(program), literals)
     option_kind = "option_exec" if (spec is not None and spec.exec_options) or program in SEDS else (
         "option" if program in OPTION_PROGRAMS else None)
     special = _special(program, literals, prefixes, verdicts, option_kind)
@@ -2757,6 +2819,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
     code = ("reparse", program, None)
     script_files = []  # awk -f FILE, make -f FILE: where the program reads its code
+    shell_run = None  # sudo -s: the option that makes the wrapper run its command through a shell
     while i < n:
         lit, pre = literals[i], prefixes[i]
         if open_ and lit == "--":
@@ -2769,6 +2832,16 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
         if option and spec.long_only and not pre.startswith("--") and len(pre.split("=", 1)[0]) > 2:
             pre, lit = "-" + pre, None if lit is None else "-" + lit  # gdb -eval-command=… is --eval-command=…
+        if option and spec.flags is not None:  # a wrapper judged by an allowlist of its options
+            judged = _wrapper_option(spec, pre, lit)
+            if judged == "unknown":
+                unknown, shown = _unknown_option(program, pre, literals, i)
+                return unknown, True, shown
+            if judged == "value" and spec.assigns:  # env -{{x}}: an option or an assignment
+                verdicts[i] = ("reparse", ASSIGNED + program, None)
+                i += 1
+                continue
+            shell_run = shell_run or (judged if judged.startswith("-") else None)
         sub_code = GIT_SUBCOMMAND_CODE.get(first_operand, ()) if spec.subcommand and operands > 0 else ()
         if option and (pre.split("=", 1)[0] in sub_code or pre[:2] in sub_code):  # git rebase -x CMD
             attached = ("=" in pre if pre.startswith("--") else len(pre) > 2) or lit is None
@@ -2872,6 +2945,18 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         if spec.assigns and spec.command_at is not None and operands == spec.command_at and lit is None and \
                 "=" in (sources[i] or ""):  # env "$(echo NAME)=$r" …: a name computed at run time (fail closed)
             verdicts[i] = ("reparse", "what reads $…", None)
+        if spec.assigns and spec.command_at is not None and operands == spec.command_at and lit is None and \
+                "=" not in pre and (verdicts[i] is None or verdicts[i][0] != "reparse"):
+            # env -- {{x}} prog, env {{x}} prog: env reads a NAME=VALUE operand as an assignment, after -- too (the
+            # value may set BASH_ENV), else as its command: no -- makes it data
+            verdicts[i] = ("reparse", ASSIGNED + program, None)  # (and read as the command below: env $f a)
+        if spec.command_at is not None and operands <= spec.command_at and lit is None and verdicts[i] is None:
+            verdicts[i] = ("wrapped", program, None)  # where the wrapper reads its operands or its command's name
+        if spec.command_at is not None and operands == spec.command_at and shell_run:
+            for k in range(i, n):  # sudo -s CMD ARG…: the shell parses the words joined again
+                if literals[k] is None:
+                    verdicts[k] = ("reparse", f"{program} {shell_run}", None)
+            return verdicts, True, f"{program} {shell_run}"
         if spec.command_at is not None and operands == spec.command_at:
             sub, stdin, inner = _scan(literals[i:], prefixes[i:], sources[i:], alternatives)
             for k, verdict in enumerate(sub[1:], i + 1):
@@ -2891,6 +2976,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                     stdin, inner = True, alt_inner
             if program == "xargs":
                 stdin = _xargs_reads_code(literals, prefixes, sources, i)
+                if stdin and _is_wrapper(inner):  # xargs env: the items become env's assignments or command line
+                    inner = f"xargs {inner}"
+            if program == "env" and not stdin:  # env -S 'sh -x' FILE: the split string's program reads it
+                stdin = _env_split_reads_stdin(literals, i)
             return verdicts, stdin, inner if stdin else program
         if code_flag and operands == 0:
             verdicts[i] = ("reparse", program, i if program in SHELLS else None)
@@ -2911,6 +3000,10 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         i += 1
     if program == "xargs":  # no command: echo
         return verdicts, False, program
+    if shell_run:  # sudo -s with no command: a shell reading its standard input
+        return verdicts, True, f"{program} {shell_run}"
+    if program == "env" and _env_split_reads_stdin(literals, n):  # … | env -S sh
+        return verdicts, True, "env -S"
     if old_code:  # fail closed: any value after old-style letters that include a command option is code
         for k in range(2, n):
             if literals[k] is None:
@@ -3127,7 +3220,10 @@ def _xargs_reads_code(literals, prefixes, sources, start) -> bool:
         if 0 in marked:
             return True  # the item is the command's name
     verdicts, _, _ = _scan(words, pres, srcs)
-    return any(verdicts[k] is not None and verdicts[k][0] == "reparse" for k in marked)
+    # an item where a wrapper reads its options, assignments or its command's name (xargs env, xargs nice, xargs
+    # -I{} sudo {} …): several words of the item become a command line, or set BASH_ENV (fail closed)
+    return any(verdicts[k] is not None and (verdicts[k][0] in ("reparse", "wrapped") or (
+        verdicts[k][0].startswith("option") and _is_wrapper(verdicts[k][1]))) for k in marked)
 
 
 #: programs whose first operand is a program in their own language (a filter): jq and its kin. Options that take
@@ -3358,3 +3454,356 @@ def _script_fix(tree, script, command, placeholders, spans) -> tuple:
     if any(c in text.replace('"$', "") for c in "$`\\'"):
         return ()
     return ((start, end, f"'{text}' _ " + " ".join(names)),)
+
+
+# ---------------------------------------------------------------- what a command makes unknowable (fail closed)
+#
+# Three classes of shapes leave the checker unable to know what a later word of the command does, whatever the
+# words are: a program name rebound (hash -p, BASH_CMDS, alias, enable -f, PATH and the variables that load code, a
+# file the command writes run as a program or a script), arithmetic on a name whose value the analysis cannot show
+# is a number (bash evaluates a name's value as an expression, a[$(cmd)] included), and literal code in a language
+# the analysis does not read while the command exports a value to it. In a command that holds a value, each makes
+# every value of the command TD803. Literal shell code the command gives sh -c, eval, trap, su -c … is searched too.
+
+REBOUND = "a command that rebinds program names: "
+ARITHMETIC_NAME = "arithmetic on a name: "
+OPAQUE_CODE = "literal code the checker cannot read: "
+
+#: variables whose value changes which program (or library, or loadable builtin) a name runs, whatever the value:
+#: a folder searched first, bash's own tables. (Variables that name one file to load, BASH_ENV, ENV, LD_PRELOAD,
+#: are code variables: a value there, or a file the command writes named there, is refused where it stands.)
+PROGRAM_VARIABLES = frozenset("PATH LD_LIBRARY_PATH BASH_CMDS BASH_ALIASES BASH_LOADABLES_PATH".split())
+#: variables bash itself keeps numeric, and the special parameters: an arithmetic name that is one is a number
+NUMERIC_NAMES = frozenset("RANDOM SRANDOM SECONDS LINENO BASHPID PPID UID EUID OPTIND HISTCMD EPOCHSECONDS".split())
+#: programs that make a file under a name the command may then run (ln -sf /bin/sh ./cat)
+FILE_MAKERS = frozenset("ln link cp install mv rsync tee dd".split())
+#: builtins that set variables named by their operands
+_NAME_SETTERS = frozenset("read mapfile readarray getopts".split())
+#: programs whose literal code is in a language of its own (the other code _embedded_code reads as shell code)
+OPAQUE_READERS = (SCRIPT_READERS | FILE_CODE_READERS) - SHELLS - {"make", "source", "."}
+#: arithmetic identifiers: a name not glued to a number's digits (0x1f, 2#101)
+_ARITH_NAME = re.compile(r"(?<![\w#@])[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(r"\A[-+]?(?:0[xX][0-9a-fA-F]+|[0-9]+(?:#[0-9A-Za-z@_]+)?)\Z")
+#: an exporting declaration or set -a
+_EXPORTING = re.compile(r"\A-[a-zA-Z]*x")
+
+
+def _unknowable(tree) -> str | None:
+    """Why no later word of the command can be judged (REBOUND…, ARITHMETIC_NAME…, OPAQUE_CODE…, or "alias"), or
+    None. One pass over the command and over each literal shell code text it holds (parsed once per text)."""
+    if "unknowable" not in tree.cache:
+        facts = _Facts()
+        _gather(tree, facts, 0)
+        tree.cache["unknowable"] = facts.verdict()
+    return tree.cache["unknowable"]
+
+
+class _Facts:
+    """What _gather finds in a command and the shell code it holds."""
+
+    def __init__(self):
+        self.rebound = None  # the first rebinding found
+        self.written = set()  # base names of files the command writes, links or copies
+        self.run_paths = []  # (base name, shown) of programs run by a path (./cat)
+        self.scripts = []  # (base name, shown) of script operands of interpreters given values
+        self.integer = set()  # names declared -i
+        self.unknown = set()  # names assigned something that may not be a number
+        self.assigned_to = []  # (name, value text): assignments, for the integer names
+        self.arithmetic = []  # texts bash evaluates as arithmetic
+        self.exported = False  # the command exports an expansion's value to the programs it runs
+        self.opaque = None  # literal code in a language the analysis does not read
+
+    def verdict(self):
+        if self.rebound:
+            return self.rebound
+        for base, shown in self.run_paths:
+            if base in self.written:
+                return REBOUND + shown
+        for base, shown in self.scripts:
+            if base in self.written:
+                return OPAQUE_CODE + shown
+        for name, value in self.assigned_to:
+            if name in self.integer:
+                self.arithmetic.append(value)
+        for text in self.arithmetic:
+            for name in _ARITH_NAME.findall(text):
+                if name in self.unknown or name.startswith(INPUT_PREFIX) or name.startswith(SUB_PREFIX):
+                    return ARITHMETIC_NAME + name
+            if re.search(r"\$(?:[0-9@*]|\{[0-9@*])", text):  # $1, "$@": the positional parameters
+                return ARITHMETIC_NAME + "$1"
+        if self.exported and self.opaque:
+            return OPAQUE_CODE + self.opaque
+        return None
+
+
+def _gather(tree, facts: _Facts, depth: int) -> None:
+    if depth > MAX_NESTING:
+        facts.rebound = facts.rebound or REBOUND + "code nested too deep"
+        return
+    stack = [(tree.root, False)]  # (node, inside a text already kept as arithmetic: kept once, so linear)
+    while stack:
+        node, inside = stack.pop()
+        kind = node.type
+        arithmetic = len(facts.arithmetic)
+        if kind == "variable_assignment":
+            target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if target is not None and target.type == "subscript":
+                index = target.child_by_field_name("index")
+                if index is not None:
+                    facts.arithmetic.append(tree.source(index))
+                target = target.child_by_field_name("name")
+            name = tree.source(target) if target is not None else ""
+            if name in PROGRAM_VARIABLES:
+                facts.rebound = facts.rebound or REBOUND + name
+            text = tree.source(value) if value is not None else ""
+            if not _NUMBER.match(text) and not (value is not None and value.type == "arithmetic_expansion") and \
+                    not _arithmetic_statement(tree, node):
+                facts.unknown.add(name)
+            facts.assigned_to.append((name, text))
+            parent = tree.parent(node)
+            if parent is not None and parent.type == "command" and value is not None and _has_expansion(value):
+                facts.exported = True  # x=$r prog: exported to prog
+        elif kind == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None:
+                name = tree.source(variable)
+                if name in PROGRAM_VARIABLES:
+                    facts.rebound = facts.rebound or REBOUND + name
+                values = node.children_by_field_name("value")
+                if not values or any(not _NUMBER.match(tree.source(v)) for v in values):
+                    facts.unknown.add(name)
+                facts.assigned_to.extend((name, tree.source(v)) for v in values)
+        elif kind == "c_style_for_statement":  # its header only
+            body = node.child_by_field_name("body")
+            facts.arithmetic.append(tree.text[tree.span(node)[0]:tree.span(body)[0]] if body is not None else "")
+        elif kind == "arithmetic_expansion" or (
+                kind in ("compound_statement", "command_substitution") and tree.source(node).startswith(("((", "$(("))):
+            facts.arithmetic.append(tree.source(node))  # $((…)) inside ${u:-…} reads as $( (…) ) to the grammar
+        elif kind == "subscript":
+            index = node.child_by_field_name("index")
+            if index is not None:
+                facts.arithmetic.append(tree.source(index))
+        elif kind == "expansion" and _SUBSTRING.match(tree.source(node)):
+            facts.arithmetic.append(tree.source(node)[_SUBSTRING.match(tree.source(node)).end():])
+        elif kind == "binary_expression" and _in_test(tree, node):
+            operator = node.child_by_field_name("operator")
+            if operator is not None and tree.source(operator) not in STRING_TEST_OPERATORS:
+                facts.arithmetic.extend(tree.source(side) for side in (node.child_by_field_name("left"),
+                                                                      node.child_by_field_name("right")) if side)
+        elif kind == "declaration_command":
+            flags = [tree.source(c) for c in node.named_children if c.type == "word" and tree.source(c)[:1] in "-+"]
+            first = tree.source(node).split(None, 1)[0]
+            integer = any(f.startswith("-") and "i" in f for f in flags)
+            if first == "export" or any(_EXPORTING.match(f) for f in flags):
+                facts.exported = True  # export r (fail closed: any variable)
+            for c in node.named_children:
+                target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                if target is not None and target.type == "subscript":
+                    target = target.child_by_field_name("name")
+                if target is None or target.type not in ("variable_name", "word"):
+                    continue
+                name = tree.source(target)
+                if name in PROGRAM_VARIABLES:
+                    facts.rebound = facts.rebound or REBOUND + name
+                if integer and not name.startswith(("-", "+")):
+                    facts.integer.add(name)
+        elif kind == "file_redirect" and any(tree.source(c) in _WRITES for c in node.children if not c.is_named):
+            target = node.child_by_field_name("destination")
+            text = _literal(tree, target) if target is not None else None
+            if text is not None:
+                facts.written.add(os.path.basename(text.rstrip("/")) or text)
+        elif kind == "command":
+            _gather_command(tree, node, facts, depth)
+        kept = len(facts.arithmetic) > arithmetic
+        if inside and kept and kind != "command":  # already read as part of the text around it
+            del facts.arithmetic[arithmetic:]
+        stack.extend((child, inside or kept) for child in node.named_children)
+
+
+def _arithmetic_statement(tree, node) -> bool:
+    """An assignment bash reads inside arithmetic (for ((i=0; …)), its value an arithmetic text checked itself."""
+    parent = tree.parent(node)
+    return parent is not None and parent.type in ("c_style_for_statement", "arithmetic_expansion", "binary_expression")
+
+
+def _has_expansion(node) -> bool:
+    stack = [node]
+    while stack:
+        part = stack.pop()
+        if part.type in _EXPANSIONS or part.type in ("command_substitution", "arithmetic_expansion"):
+            return True
+        stack.extend(part.named_children)
+    return False
+
+
+def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
+    info = _command_info(tree, node)
+    if info is None:
+        return
+    literals = [_literal(tree, w) for w in info.words]
+    while len(literals) > 1 and literals[0] is not None and _program_name(literals[0]) in ("command", "builtin"):
+        literals = literals[1:]  # command hash -p …, builtin enable -f …: the builtin itself
+        while len(literals) > 1 and literals[0] is not None and literals[0].startswith("-"):
+            literals = literals[1:]
+    first = literals[0]
+    name = _program_name(first) if first is not None else None
+    flags = "".join(w[1:] for w in literals[1:] if w is not None and w.startswith("-") and not w.startswith("--"))
+    if name == "hash" and ("p" in flags or None in literals[1:]):
+        facts.rebound = facts.rebound or REBOUND + "hash -p"
+    if name == "enable" and ("f" in flags or None in literals[1:]):
+        facts.rebound = facts.rebound or REBOUND + "enable -f"
+    if info.program == "alias" and any("=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
+        facts.rebound = facts.rebound or "alias"
+    if name == "set" and ("a" in flags or "allexport" in literals):
+        facts.exported = True
+    if name in _NAME_SETTERS or (name == "printf" and "-v" in literals):
+        for word in literals[1:]:
+            if word is not None and not word.startswith("-"):
+                facts.unknown.add(word)
+                if word in PROGRAM_VARIABLES:
+                    facts.rebound = facts.rebound or REBOUND + word
+    if name == "let":
+        facts.arithmetic.extend(w if w is not None else "$1" for w in literals[1:])
+    for k, word in enumerate(info.words[1:], 1):  # env PATH=… cat, sudo LD_PRELOAD=… cat
+        prefix = _prefix(tree, word)
+        if "=" in prefix and prefix.split("=", 1)[0] in PROGRAM_VARIABLES and any(
+                w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]):
+            facts.rebound = facts.rebound or REBOUND + prefix.split("=", 1)[0]
+        if "=" in prefix and any(w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]) and \
+                _has_expansion(word):
+            facts.exported = True
+    if first is not None and "/" in first:
+        facts.run_paths.append((os.path.basename(first.rstrip("/")), first))
+    if name is not None and _is_wrapper(name):  # env ./cat, timeout 5 ./cat, nice env ./cat: the path it runs
+        for word in literals[1:]:
+            if word is None or word.startswith("-") or _ASSIGNMENT_WORD.match(word) or \
+                    re.fullmatch(r"[0-9.]+[smhd]?", word):
+                continue
+            if "/" in word:
+                facts.run_paths.append((os.path.basename(word.rstrip("/")), word))
+            if not _is_wrapper(_program_name(word)):
+                break
+    if name in FILE_MAKERS:
+        for word in literals[1:]:
+            if word is not None and not word.startswith("-"):
+                word = word[3:] if name == "dd" and word.startswith("of=") else word
+                facts.written.add(os.path.basename(word.rstrip("/")) or word)
+                if word in (".", "./") or word.endswith("/"):  # ln -s /bin/sh . : every name it copies
+                    facts.written.update(os.path.basename(w.rstrip("/")) for w in literals[1:] if w)
+    if name in SCRIPT_READERS and None in literals[1:]:
+        for word in literals[1:]:
+            if word is not None and not word.startswith("-"):
+                facts.scripts.append((os.path.basename(word.rstrip("/")) or word, f"{first} {word}"))
+    for word, verdict in zip(info.words, info.verdicts):
+        code = _shell_code(tree, word, verdict)
+        if code is not None:
+            _gather_code(code[1], facts, depth + 1)
+        elif verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is not None and \
+                facts.opaque is None and _program_name(verdict[1].split()[0]) in OPAQUE_READERS:
+            facts.opaque = f"{verdict[1]} {_literal(tree, word)[:40]}"
+
+
+def _gather_code(script: str, facts: _Facts, depth: int) -> None:
+    """_gather over literal shell code of the command (sh -c '…', eval '…'); code it cannot parse rebinds anything."""
+    try:
+        inner = _Tree(script)
+    except RecursionError:
+        inner = None
+    if inner is None or inner.root.has_error:
+        return  # judged where it stands (_script_reads_stdin, _code_uses fail closed)
+    _gather(inner, facts, depth)
+
+
+# ---------------------------------------------------------------- wrappers judged by an allowlist of their options
+
+ASSIGNED = "where a wrapper reads assignments: "
+UNKNOWN_OPTION = "after an option the checker does not know: "
+
+
+def _is_wrapper(program) -> bool:
+    spec = PROGRAMS.get(program)
+    return (spec is not None and spec.command_at is not None) or program in RUN_SUBCOMMANDS
+
+
+def _wrapper_spec(program, spec, literals):
+    """The table entry for this use of program: runuser -u USER CMD… (or --user) is a wrapper whose command is its
+    first operand; runuser USER ARG… hands its operands to the user's shell (as su does)."""
+    if program == "runuser" and spec is not None and any(
+            w is not None and (w in ("-u", "--user") or w.startswith("--user=") or
+                               (w.startswith("-u") and not w.startswith("--"))) for w in literals[1:]):
+        from dataclasses import replace
+        return replace(spec, command_at=0, code_from=None, stdin=False, stdin_always=False)
+    return spec
+
+
+def _wrapper_option(spec, pre, lit) -> str:
+    """What a wrapper judged by its allowlist reads in an option word: "known", "unknown", "value" (a value in the
+    option's word, whose letters are not known) or the shell option (-s: the command runs through a shell)."""
+    if lit is None and pre in ("-", "--"):
+        return "value"
+    head = pre.split("=", 1)[0]
+    if pre.startswith("--"):
+        head = _long_option(head, spec) if head not in spec.long_flags | spec.long_shell_flags else head
+        if head in spec.long_shell_flags:
+            return head
+        known = spec.long_args | spec.long_code | spec.long_load | spec.long_flags
+        return "known" if head in known else "unknown"
+    shell = None
+    for j, ch in enumerate(pre[1:]):
+        if ch in spec.args or ch in spec.code or ch in spec.optional:
+            break  # the rest of the word is its value
+        if ch in spec.shell_flags:
+            shell = shell or f"-{ch}"
+            continue
+        if ch not in spec.flags:
+            return "unknown"
+    return shell or "known"
+
+
+def _unknown_option(program, pre, literals, i) -> tuple[list, str]:
+    """Verdicts for a wrapper given an option its allowlist does not hold: every value from there on is code (the
+    option may take the next word, so which word is the command is not known, or change what runs: env -P, --argv0)."""
+    shown = UNKNOWN_OPTION + f"{program} {pre.split('=', 1)[0] or '-…'}"
+    return [None] * i + [("reparse", shown, None) if lit is None else None for lit in literals[i:]], shown
+
+
+def _env_split_reads_stdin(literals, end) -> bool:
+    """env -S STRING [ARG…]: env splits STRING into a program and its arguments; does that command (with the operands
+    after it) run its standard input as code (env -S sh, env -S 'bash -x')? A string given at run time does (fail closed)."""
+    for k in range(1, end):
+        word = literals[k]
+        if word is None:
+            continue
+        text = None
+        if word in ("-S", "--split-string") and k + 1 < end:
+            text = literals[k + 1]
+            rest = k + 2
+        elif word.startswith("--split-string="):
+            text, rest = word.split("=", 1)[1], k + 1
+        elif word.startswith("-S") and not word.startswith("--"):
+            text, rest = word[2:], k + 1
+        elif word.startswith("-") and not word.startswith("--") and "S" in word[1:]:
+            letters = word[1:]
+            text = letters[letters.index("S") + 1:] or (literals[k + 1] if k + 1 < end else "")
+            rest = k + 1 if letters[letters.index("S") + 1:] else k + 2
+        else:
+            continue
+        if text is None:
+            return True
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return True
+        words = words + [w for w in literals[rest:]]
+        if not words:
+            return False
+        if words[0] is None:
+            return True
+        _, stdin, _ = _scan(words, [w or "" for w in words], [w or "\0" for w in words])
+        return stdin
+    return False
+
+
+def _git_config_env(word) -> bool:
+    """git's --config-env given its NAME=VAR as the next word (also an abbreviation git accepts: --config-e)."""
+    return word is not None and len(word) >= len("--config-e") and "--config-env".startswith(word)

@@ -105,7 +105,14 @@ def unsafe_substitution_rule(ctx: RuleContext):
            "value the command hands on and runs later: a variable or the positional parameters holding it, "
            "expanded where code is read (`r={{x}}; eval \"$r\"`, `set -- sh -c {{x}}; \"$@\"`, "
            "`sh -c 'eval \"$1\"' _ {{x}}`), or a file it was written to that the command runs "
-           "(`printf '%s' {{x}} > f; sh f`).",
+           "(`printf '%s' {{x}} > f; sh f`). A value where a wrapper reads its options or assignments is TD803: "
+           "`env` and `sudo` read `NAME=VALUE` before their command also after `--` (`env -- {{x}} prog`), an "
+           "option a wrapper's allowlist does not hold may take the next word or change what runs (`env -P`, "
+           "`--argv0`), and `xargs env` or `xargs -I{} env {}` makes the items a command line or an assignment. "
+           "And every value of a command is TD803 when the command makes later words unknowable: it rebinds a "
+           "program name (`hash -p`, `BASH_CMDS`, an alias, `enable -f`, `PATH`, a file it writes run as a "
+           "program), does arithmetic on a name that may hold a value (`n={{x}}; declare -i m; m=n`), or runs "
+           "literal code of another language with a value exported to it or a script it wrote.",
       why="The value reaches such a program byte for byte, and the program then reads it as code: a value "
           "`$(touch x)` runs touch. Passing the value as an argument after the code keeps it data.",
       bad="<command>sh -c \"echo {{name}} | tr a-z A-Z\"</command>",
@@ -159,16 +166,16 @@ def unparsable_command_rule(ctx: RuleContext):
 
 @rule("TD805", Severity.WARNING, "{{…}} where a program reads a leading '-' as an option",
       what="A `{{…}}` starts an argument, or completes an option's name (`tar --{{x}}`), before any `--` of a "
-           "program whose options can run commands or write files. It is an **error** (the run refuses) when one of the program's options runs a command: env "
-           "(-S), tar (--to-command, -I), find (-exec), xargs, git (--upload-pack, -c), rsync (-e), ssh and scp "
+           "program whose options can run commands or write files. It is an **error** (the run refuses) when one of the program's options runs a command: "
+           "tar (--to-command, -I), find (-exec), xargs, git (--upload-pack, -c), rsync (-e), ssh and scp "
            "(-oProxyCommand), zip, sort, man, tcpdump, make, wget, sed, awk, shells and interpreters (-c, -e). "
            "It is a warning for the others whose options write files (curl, wget, cp, mv, tee, …). The lists "
            "follow GTFOBins, https://gtfobins.github.io, and SonarSource's argument injection vectors, "
            "https://sonarsource.github.io/argument-injection-vectors/. echo, printf '%s' and programs whose "
-           "options cannot do harm are not reported.",
+           "options cannot do harm are not reported. (env and sudo, which read NAME=VALUE operands after `--` "
+           "too, report TD803 there instead, with no fix.)",
       why="The value reaches the program as one word, but a word starting with '-' is an option there: "
-          "`env {{x}} true` with the value `--split-string=sh -c …` or `tar {{x}} …` with "
-          "`--checkpoint-action=exec=…` runs a command. Where an option runs a command the value would be "
+          "`tar {{x}} …` with `--checkpoint-action=exec=…` or `find {{x}}` with `-exec …` runs a command. Where an option runs a command the value would be "
           "code, so it is an error there, as TD803 is; elsewhere a warning.",
       bad="<command>tar -cf out.tar {{path}}</command>",
       good="<command>tar -cf out.tar -- {{path}}</command>",
