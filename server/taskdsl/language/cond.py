@@ -504,6 +504,18 @@ def missing_member(expr: Expr, output: Any, text: str) -> str | None:
     object it is applied to does not have, said with the members it does have. A missing member is
     null, so such a comparison quietly fails; a member tested alone or against null is left alone
     (`output.error`, `output.error == null`: the usual ways to ask whether it is there)."""
+    for node in comparisons(expr):
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(other, Literal) and other.value is None:
+                continue
+            said = _lacking(side, output, text)
+            if said:
+                return said
+    return None
+
+
+def comparisons(expr: Expr):
+    "The comparisons of a test (`==`, `<`, `in`, …), left to right, through `and`, `or` and `not`."
     stack = [expr]
     while stack:
         node = stack.pop()
@@ -512,13 +524,7 @@ def missing_member(expr: Expr, output: Any, text: str) -> str | None:
         elif isinstance(node, Binary) and node.op in ("and", "or"):
             stack.extend((node.right, node.left))
         elif isinstance(node, Binary):
-            for side, other in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(other, Literal) and other.value is None:
-                    continue
-                said = _lacking(side, output, text)
-                if said:
-                    return said
-    return None
+            yield node
 
 
 def _lacking(node: Expr, output: Any, text: str) -> str | None:
@@ -550,14 +556,8 @@ def text_against_literal(text_or_expr: str | Expr, output: Any) -> str | None:
     or a boolean (`output == 5` on the text "5"; JSON equality never makes them equal). None when no
     comparison of the test is of that kind."""
     expr = parse_expr(text_or_expr) if isinstance(text_or_expr, str) else text_or_expr
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Not):
-            stack.append(node.arg)
-        elif isinstance(node, Binary) and node.op in ("and", "or"):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, Binary) and node.op != "in":
+    for node in comparisons(expr):
+        if node.op != "in":
             for side, other in ((node.left, node.right), (node.right, node.left)):
                 if not isinstance(other, Literal) or not isinstance(other.value, (int, float, bool)):
                     continue
