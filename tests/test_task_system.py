@@ -324,6 +324,25 @@ def test_a_task_with_shell_commands_runs_only_with_allow_scripts(library):
     assert "running the task's shell commands:\n  $ " in allowed.stderr  # what ran unread is said
 
 
+def test_a_task_that_runs_commands_and_reads_files_is_refused_once_for_both(notes):
+    """Both are said in one refusal, the files as the plan shows them (one outside the project: the run refuses it),
+    not one refusal, then another once the first option is given."""
+    replay = [{"contains": "Request: condense my meeting notes",
+               "answer": '<task type="script" name="notes_summary"><description>Count the notes</description>'
+                         '<command>wc -l notes.txt</command>'
+                         '<file_paths><path>notes.txt</path><path>/etc/hostname</path></file_paths></task>'}]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", replay=replay)
+    assert done.returncode == 4
+    assert done.stderr.splitlines()[-6:] == [
+        "taskdsl ask: not run: the task runs shell commands",
+        "  $ wc -l notes.txt",
+        "and it reads files (and sends them to the model)",
+        "  notes.txt",
+        "  /etc/hostname (refused when it runs: outside the project; --allow-read lets it)",
+        "to run this task and not another, save it (--save FILE), read it, then `taskdsl run FILE`; asking again with "
+        "--allow-scripts --allow-reads runs the model's next answer, which may be another task"]
+
+
 def test_a_saved_task_that_was_refused_is_run_from_the_file_read(library):
     refused = taskdsl(library, "ask", "count the words of a text", "--model", "taskdsl/echo", "--save", "count.task.xml")
     assert refused.returncode == 4
@@ -458,7 +477,7 @@ def test_a_task_that_reads_files_runs_only_with_allow_reads(notes):
     assert done.returncode == 4
     assert done.stderr.splitlines()[-3:] == [
         "taskdsl ask: not run: the task reads files (and sends them to the model)",
-        f"  {(notes / '.env').resolve()}",
+        "  .env",
         "to run this task and not another, save it (--save FILE), read it, then `taskdsl run FILE`; asking again with "
         "--allow-reads runs the model's next answer, which may be another task"]
     done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--allow-reads", replay=replay)
@@ -541,3 +560,30 @@ def test_the_runtime_library_ranks_as_match_does(library):
     assert found[0][0] is prepared.library.by_name["word_count"]  # the runtime definition, ready to run
     cli = taskdsl(library, "match", "count the words of my essay", "--json", "--limit", "1")
     assert round(found[0][1], 3) == json.loads(cli.stdout)[0]["score"]
+
+
+def test_a_task_is_checked_against_the_project_it_runs_in_not_only_the_library(notes):
+    """`--library sub` is where templates come from; the task runs where the user is, in that project, whose
+    templates the run checks it against. A task that "checks" against the library alone but duplicates a project
+    template's name was refused by its run without saying why; it is now sent back for repair like any error."""
+    (notes / "first.task.xml").write_text('<task name="notes_summary"><description>Older</description></task>\n',
+                                          encoding="utf-8")
+    (notes / "sub").mkdir()
+    replay = [{"contains": "Request: condense my meeting notes",
+               "answer": '<task name="notes_summary"><description>Summarise the notes</description></task>'}]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--library", "sub", replay=replay)
+    assert done.returncode == 3, done.stderr
+    assert "answer 1: 1 checker error(s): TD502; sent back for repair" in done.stderr
+    assert "TD502" in done.stderr and "checks" not in done.stderr.splitlines()[1]
+
+
+def test_the_task_reads_relative_to_where_it_runs_not_the_library(notes):
+    (notes / "lib").mkdir()
+    replay = [{"contains": "Request: condense my meeting notes",
+               "answer": '<task name="notes_summary"><description>Summarise the notes</description>'
+                         '<file_paths><path>notes.md</path></file_paths></task>'},
+              {"contains": "Summarise the notes", "answer": "a summary"}]
+    done = taskdsl(notes, "ask", REQUEST, "--model", "taskdsl/replay", "--library", "lib", "--allow-reads",
+                   replay=replay)
+    assert done.returncode == 0, done.stderr
+    assert "reading (and sending to the model):\n  notes.md\n" in done.stderr  # the project's notes.md, not lib's

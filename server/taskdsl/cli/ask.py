@@ -153,12 +153,14 @@ def ask_command(args) -> int:
     if library is None:
         return EXIT_USAGE
     roots = library_roots(args)
-    folder = roots[0] if os.path.isdir(roots[0]) else os.path.dirname(roots[0])
-    path = os.path.abspath(args.save) if args.save else os.path.join(folder, "ask_request.task.xml")
+    # the task is run where the user is (or where it is saved): its relative file paths, its project and
+    # the folder its commands run in are those of a `taskdsl run` of the saved file, never --library's
+    path = os.path.abspath(args.save) if args.save else os.path.join(os.getcwd(), "ask_request.task.xml")
+    checked = _run_index(path, roots)  # what the run will check it with: checked here against the same
     model = args.model or default_model()
     report: dict = {"saved": None, "result": None, "error": None}
     try:
-        answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model)))
+        answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model), **checked))
     except TaskError as error:
         if error.reason == "echo_cannot_write":
             _error("ask", error.message)
@@ -185,10 +187,21 @@ def ask_command(args) -> int:
         _say(args, f"the run failed: {error}\nre-planning ({args.replan - replans_left + 1} of {args.replan})")
         report["replans"].append({"xml": answer.xml, "error": error.to_json()})
         try:
-            answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model), failed=(answer.xml, error)))
+            answer = asyncio.run(ask.decompose(args.text, library, path, ask.handler_ask(model), failed=(answer.xml, error),
+                                               **checked))
         except TaskError as failure:
             return _failed(args, report, failure, EXIT_NO_TASK if failure.reason in ask.NO_TASK_REASONS else EXIT_RUN_FAILED)
     raise AssertionError("unreachable: the last round returns")
+
+
+def _run_index(path: str, roots: list[str]) -> dict:
+    """The index and settings a run of the task at `path` checks it with (runner.prepare_file's, with the
+    --library folders as its library paths), as decompose's keyword arguments."""
+    from taskdsl.evaluator import runner
+    from taskdsl.project.config import settings_for
+
+    settings = runner.command_line_settings(settings_for(path)[0], library_paths=tuple(roots))
+    return {"index": runner.project_index(path, settings), "settings": settings}
 
 
 def _save(args, report: dict, answer, path: str) -> int | None:
@@ -221,44 +234,49 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
     agree(prepared, args, default_model(), args.model)  # --yes or the terminal's answer, else it refuses: not_agreed
     commands = list(prepared.commands)
     listed = "\n".join(f"  $ {escaped(' '.join(c.split())[:160])}" for c in commands)
-    if commands and not args.allow_scripts:
-        report["error"] = {"type": "VALIDATION_ERROR", "reason": "scripts_not_allowed", "commands": commands,
-                           "message": f"the task runs shell commands: {_to_run_it(args)}"}
-        if not args.json:
-            print(for_output(answer.xml, sys.stdout), end="")
-            _error("ask", f"not run: the task runs shell commands\n{listed}\n{_to_run_it(args)}")
-        else:
-            print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
-        return EXIT_SCRIPTS_REFUSED, None
     chosen = args.model or default_model()
     named = _unchosen_models(prepared, chosen, args.model)
-    if named:  # a model the answer names that may cost money: the user chose one model, not these
+    if named:  # a model the answer names: the user chose one model, not these (no option lets them)
         report["error"] = {"type": "VALIDATION_ERROR", "reason": "model_not_agreed", "models": named,
                            "message": f"the task calls models you did not choose ({', '.join(named)})"}
         if not args.json:
             print(for_output(answer.xml, sys.stdout), end="")
             _error("ask", f"not run: the task calls models you did not choose ({', '.join(named)}), which would "
-                          "receive its prompts and may cost money; run again with --model M (every task then uses M), or save it and run it with "
-                          "taskdsl run")
+                          "receive its prompts and may cost money; run again with --model M (every task then uses "
+                          "M), or save it and run it with taskdsl run")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
-    reads = _reads(prepared)
-    if reads and not args.allow_reads:  # which files a run reads (and sends to a model) is the user's choice
-        report["error"] = {"type": "VALIDATION_ERROR", "reason": "reads_not_allowed", "files": reads,
-                           "message": f"the task reads files: {_to_run_it(args, '--allow-reads')}"}
+    from taskdsl.evaluator import consent
+
+    view = consent.plan_view(prepared, default_model(), args.model)
+    reads = [*view.files.paths, *view.files.unknown]
+    read_lines = "\n".join(f"  {escaped(line)}" for line in consent.read_lines(view))
+    # what the user has not allowed, said at once (not one refusal, then another after the first option)
+    refused = [("scripts_not_allowed", "--allow-scripts", "runs shell commands", listed)] * bool(
+        commands and not args.allow_scripts) + [("reads_not_allowed", "--allow-reads",
+                                                 "reads files (and sends them to the model)", read_lines)] * bool(
+        reads and not args.allow_reads)
+    if refused:
+        options = " ".join(option for _, option, _, _ in refused)
+        report["error"] = {"type": "VALIDATION_ERROR", "reason": refused[0][0],
+                           "reasons": [reason for reason, _, _, _ in refused],
+                           **({"commands": commands} if commands and not args.allow_scripts else {}),
+                           **({"files": reads} if reads and not args.allow_reads else {}),
+                           "message": f"the task {' and '.join(what for _, _, what, _ in refused)}: "
+                                      f"{_to_run_it(args, options)}"}
         if not args.json:
             print(for_output(answer.xml, sys.stdout), end="")
-            shown = "\n".join(f"  {escaped(r)}" for r in reads)
-            _error("ask", f"not run: the task reads files (and sends them to the model)\n{shown}\n"
-                          f"{_to_run_it(args, '--allow-reads')}")
+            said = "\n".join(f"{'not run: the task' if n == 0 else 'and it'} {what}\n{lines}"
+                             for n, (_, _, what, lines) in enumerate(refused))
+            _error("ask", f"{said}\n{_to_run_it(args, options)}")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         return EXIT_SCRIPTS_REFUSED, None
     if commands:  # --allow-scripts runs this answer, which no one may have read: what it runs is said first
         _say(args, f"running the task's shell commands:\n{listed}")
     if reads:
-        _say(args, "reading (and sending to the model):\n" + "\n".join(f"  {escaped(r)}" for r in reads))
+        _say(args, f"reading (and sending to the model):\n{read_lines}")
     from taskdsl.task_system import replan
 
     try:
@@ -288,15 +306,6 @@ def _unchosen_models(prepared, chosen: str, override: str | None) -> list[str]:
     calls = cost.plan_calls(prepared.node, prepared.library, chosen, override)
     # free or not: a call sends the prompt (files included) to the model's provider, which the user did not choose
     return [name for name in dict.fromkeys(name for name, _ in calls) if name != chosen and not offline(name)]
-
-
-def _reads(prepared) -> list[str]:
-    """The files the task's run reads: the paths it lists (and those its references reach), and what only the
-    run knows (a command's output, a description, the memory index)."""
-    from taskdsl.evaluator import consent
-
-    files = consent.with_memory(consent.read_files(prepared.node, prepared.library), prepared)
-    return [*files.paths, *files.unknown]
 
 
 def _origin(answer, model: str) -> str:

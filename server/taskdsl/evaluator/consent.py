@@ -210,6 +210,15 @@ def _project_root(path: str) -> str:
     return str(project_root(path))
 
 
+def read_lines(view: PlanView) -> list[str]:
+    """The files a run reads, a line each, as the plan shows them (and `taskdsl ask` before it runs a
+    task): those in the template's folder may be counted, those outside it are each shown with what the
+    run will do with them, and those known only when it runs are said so."""
+    return [*_capped([_shown_path(p, view.folder) for p in view.files.paths if not outside(p, view.folder)], ""),
+            *[f"{p}{_read_note(p, view)}" for p in view.files.paths if outside(p, view.folder)],
+            *[f"{u} (known when it runs)" for u in view.files.unknown]]
+
+
 def _read_note(path: str, view: PlanView) -> str:
     """What the run will do with a listed file outside the template's folder that it cannot read: the plan says
     it (a file the run refuses is not one it reads)."""
@@ -345,11 +354,7 @@ def render_plan(view: PlanView, why: list[str] | None = None) -> str:
         lines.append("    answers already in the cache are reused: cached calls cost nothing")
     if view.files.paths or view.files.unknown:
         lines.append("  read these files:")
-        # files in the template's folder may be counted; those outside it and those known only when it runs
-        # are each shown
-        lines += _capped([f"    {_shown_path(p, view.folder)}" for p in view.files.paths if not outside(p, view.folder)])
-        lines += [f"    {p}{_read_note(p, view)}" for p in view.files.paths if outside(p, view.folder)]
-        lines += [f"    {u} (known when it runs)" for u in view.files.unknown]
+        lines += [f"    {line}" for line in read_lines(view)]
         files, total = view.read_limits
         lines.append(f"    (at most {files:,} files and {total:,} bytes in all)")
         if view.allow_read:

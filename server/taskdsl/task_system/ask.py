@@ -309,24 +309,30 @@ def handler_ask(model: str, replay_file: str | None = None, config=None, budget=
     return ask
 
 
-async def decompose(request: str, library, path: str, ask: Ask, failed: tuple | None = None) -> Answer:
+async def decompose(request: str, library, path: str, ask: Ask, failed: tuple | None = None, *,
+                    index=None, settings=None) -> Answer:
     """A checked task document for the request (see the module doc); with `failed` (the task xml
-    and TaskError of a failed run) always a model's new task, told why the old one failed.
+    and TaskError of a failed run) always a model's new task, told why the old one failed. `library`
+    is what the request is matched against and the prompt shows; `index` and `settings` are what the
+    run of the answer at `path` will be checked with (the project's index and settings: one gate, so a
+    task that "checks" here is never refused by the run), `library` when not given.
     Raises TaskError: XML_PARSE_ERROR (a hostile answer, or the last one is not XML),
     VALIDATION_ERROR (the last answer still has checker errors: in details["diagnostics"]), or
     the model call's own error."""
     request = request[:MAX_REQUEST_CHARS]
+    checked = library if index is None else index
     match = usable_match(library, request) if failed is None else None
     if match is not None:
         xml, inputs = calling_task(match, request, task_name_for(path))
-        errors = check_answer(xml, path, library)
+        errors = check_answer(xml, path, checked, settings)
         if not errors:
             return Answer(xml, "library", match, inputs)
     if getattr(ask, "model", None) == ECHO_MODEL:  # refused before any prompt is built (§17)
         from taskdsl.evaluator.results import TaskError
 
         raise TaskError("VALIDATION_ERROR", ECHO_CANNOT_WRITE, "echo_cannot_write", {"model": ECHO_MODEL})
-    answer = await write_checked(ask, lambda previous: build_prompt(request, library, previous, failed), path, library)
+    answer = await write_checked(ask, lambda previous: build_prompt(request, library, previous, failed), path, checked,
+                                 settings=settings)
     answer.match = best_match(library, request)
     return answer
 
