@@ -496,6 +496,8 @@ def test_whole_lines_span_the_reads_and_an_overlong_line_is_skipped(tmp_path):
     assert _lines(tmp_path, b"a\n" + big + b"\nb\n", longest=(1 << 20) - 10) == [b"a", b"b"]
     huge = b"z" * ((3 << 20) + 7)  # over three reads: skipped from the read that passes the bound to its end
     assert _lines(tmp_path, huge + b"\nb\n" + huge, longest=1 << 20) == [b"b"]
+    many = [b"line"] * 500_000  # 2.5 MB after the skipped line: the reads after it keep each line
+    assert _lines(tmp_path, b"z" * ((1 << 20) + 5) + b"\n" + b"line\n" * len(many), longest=1 << 19) == many
     line = b"q" * (1 << 20)  # exactly one read: as long as the bound is kept, one byte longer is skipped
     assert _lines(tmp_path, line + b"\nb\n", longest=1 << 20) == [line, b"b"]
     assert _lines(tmp_path, line + b"\nb\n", longest=(1 << 20) - 1) == [b"b"]
