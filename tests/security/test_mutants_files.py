@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from taskdsl.support.files import (LineAppender, UnsafeWrite, create, open_stream, private_folder, state_folder,
-                                   write_bytes, write_private, write_text)
+from taskdsl.support.files import (LineAppender, UnsafeWrite, create, create_new, open_stream, private_folder,
+                                   state_folder, write_bytes, write_private, write_text)
 
 OTHER_USER = 65534  # nobody
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root (CI is root)")
@@ -306,8 +306,10 @@ def test_files_are_utf8_whatever_the_locale(tmp_path):
     handle, _ = create(str(tmp_path / "here"), "r.md")
     with handle:
         handle.write("✓")
+    create_new(str(tmp_path / "here.xml"), "✓", root=str(tmp_path))
     code = textwrap.dedent(f"""
-        from taskdsl.support.files import create, open_stream
+        from taskdsl.support.files import create, create_new, open_stream
+        create_new({str(tmp_path / 'new.xml')!r}, "<task>ünïcode ✓</task>", root={str(tmp_path)!r})
         with open_stream({str(tmp_path / 't.jsonl')!r}) as handle:
             handle.write("ünïcode ✓")
         handle, path = create({str(tmp_path / 'runs')!r}, "r.md")
@@ -321,3 +323,194 @@ def test_files_are_utf8_whatever_the_locale(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "t.jsonl").read_bytes() == "ünïcode ✓".encode("utf-8")
     assert (tmp_path / "runs" / "r.md").read_bytes() == "résumé ✓".encode("utf-8")
+    assert (tmp_path / "new.xml").read_bytes() == "<task>ünïcode ✓</task>".encode("utf-8")
+
+
+# --- the survivors of the run on the writer that walks a project's root without links (docs/security.md) ---
+
+
+def project(tmp_path):
+    root = tmp_path / "project"
+    root.mkdir(mode=0o700)
+    return root
+
+
+def test_a_write_just_outside_the_project_is_refused_naming_the_folder(tmp_path):
+    root = project(tmp_path)
+    for path in (tmp_path / "out.md", tmp_path / "sibling" / "out.md"):  # the root's parent, and beside it
+        with pytest.raises(UnsafeWrite) as info:
+            write_text(str(path), "x", root=str(root), make_folders=True)
+        assert str(info.value) == f"{path.parent}: is outside the project ({root}); taskdsl writes only inside it"
+        assert info.value.filename == str(path.parent)
+    assert sorted(os.listdir(tmp_path)) == ["project"]
+    with pytest.raises(UnsafeWrite) as info:
+        create_new(str(tmp_path / "extracted.xml"), "<task/>", root=str(root))
+    assert str(info.value) == f"{tmp_path}: is outside the project ({root}); taskdsl writes only inside it"
+    assert sorted(os.listdir(tmp_path)) == ["project"]
+
+
+def test_the_project_root_itself_is_written_into(tmp_path):
+    root = project(tmp_path)
+    assert write_text(str(root / "a.xml"), "<a/>", root=str(root)) == str(root / "a.xml")
+    assert (root / "a.xml").read_text(encoding="utf-8") == "<a/>"
+
+
+def test_a_missing_folder_in_the_project_is_named_whole_when_none_may_be_made(tmp_path):
+    root = project(tmp_path)
+    (root / "a").mkdir(mode=0o700)
+    for write in (lambda: write_text(str(root / "a" / "b" / "c" / "r.json"), "x", root=str(root)),
+                  lambda: create_new(str(root / "a" / "b" / "c" / "r.json"), "x", root=str(root))):
+        with pytest.raises(FileNotFoundError) as info:
+            write()
+        assert (info.value.errno, info.value.strerror, info.value.filename) == (
+            errno.ENOENT, "no such folder", str(root / "a" / "b"))
+        assert str(info.value) == f"[Errno 2] no such folder: '{root / 'a' / 'b'}'"
+    assert os.listdir(root / "a") == []  # create_new never makes a folder
+
+
+def test_each_folder_made_in_the_project_is_0700_whatever_the_umask(tmp_path):
+    root = project(tmp_path)
+    old = os.umask(0)
+    try:
+        write_text(str(root / "a" / "b" / "r.json"), "x", root=str(root), make_folders=True)
+    finally:
+        os.umask(old)
+    assert [mode(root / p) for p in ("a", "a/b")] == [0o700, 0o700]
+    assert mode(root / "a" / "b" / "r.json") == 0o600
+
+
+def test_a_link_planted_in_the_project_is_refused_naming_it_and_where_it_points(tmp_path):
+    root = project(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "fixtures").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeWrite) as info:
+        write_text(str(root / "fixtures" / "sub" / "r.json"), "x", root=str(root), make_folders=True)
+    assert str(info.value) == (f"{root / 'fixtures'}: is a symbolic link (to {tmp_path / 'elsewhere'}); taskdsl "
+                               "does not write through links: nothing was created or written")
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_a_folder_replaced_by_a_link_while_it_is_made_is_refused_naming_it(tmp_path, monkeypatch):
+    root = project(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    real = os.mkdir
+
+    def race(part, mode=0o777, *, dir_fd=None):  # another process wins the race: a link where the folder was made
+        real(part, mode, dir_fd=dir_fd)
+        os.rmdir(part, dir_fd=dir_fd)
+        os.symlink(str(tmp_path / "elsewhere"), part, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", race)
+    with pytest.raises(UnsafeWrite) as info:
+        write_text(str(root / "made" / "r.json"), "x", root=str(root), make_folders=True)
+    assert str(info.value) == f"{root / 'made'}: was replaced by a link or a file while taskdsl made it: nothing written"
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+def test_an_extracted_file_is_new_utf8_and_has_the_umasks_mode(tmp_path):
+    root = project(tmp_path)
+    old = os.umask(0o022)
+    try:
+        assert create_new(str(root / "part.xml"), "<task>✓</task>", root=str(root)) == str(root / "part.xml")
+    finally:
+        os.umask(old)
+    assert mode(root / "part.xml") == 0o644
+    assert (root / "part.xml").read_bytes() == "<task>✓</task>".encode("utf-8")
+    with pytest.raises(FileExistsError):
+        create_new(str(root / "part.xml"), "other", root=str(root))
+    assert (root / "part.xml").read_bytes() == "<task>✓</task>".encode("utf-8")
+
+
+def test_a_rewritten_file_is_0600_unless_its_mode_is_kept(tmp_path):
+    (tmp_path / "shared.md").write_text("old", encoding="utf-8")
+    os.chmod(tmp_path / "shared.md", 0o644)
+    write_text(str(tmp_path / "shared.md"), "new")  # taskdsl's own file: private again
+    assert mode(tmp_path / "shared.md") == 0o600
+    root = project(tmp_path)
+    (root / "t.xml").write_text("<old/>", encoding="utf-8")
+    os.chmod(root / "t.xml", 0o640)
+    assert write_text(str(root / "t.xml"), "<new/>", root=str(root), link="refuse", keep_mode=True) == str(
+        root / "t.xml")
+    assert (root / "t.xml").read_text(encoding="utf-8") == "<new/>" and mode(root / "t.xml") == 0o640
+    write_text(str(root / "fresh.xml"), "<new/>", root=str(root), link="refuse", keep_mode=True, mode=0o604)
+    assert mode(root / "fresh.xml") == 0o604  # nothing there to keep: the mode given
+    assert sorted(os.listdir(root)) == ["fresh.xml", "t.xml"]
+
+
+def test_a_users_file_that_is_a_link_a_fifo_or_has_two_links_is_refused_exactly(tmp_path):
+    root = project(tmp_path)
+    (tmp_path / "victim.xml").write_text("precious", encoding="utf-8")
+    (root / "sym.xml").symlink_to(tmp_path / "victim.xml")
+    os.link(tmp_path / "victim.xml", root / "hard.xml")
+    os.mkfifo(root / "fifo.xml")
+    expected = {
+        "sym.xml": f"is a symbolic link (to {tmp_path / 'victim.xml'}); taskdsl does not write through links: fix the "
+                   "file it points to where it is",
+        "hard.xml": "has 2 hard links; taskdsl writes only a file with one",
+        "fifo.xml": "is not a regular file",
+    }
+    for name, why in expected.items():
+        with pytest.raises(UnsafeWrite) as info:
+            write_text(str(root / name), "x", root=str(root), link="refuse", keep_mode=True)
+        assert (str(info.value), info.value.filename) == (f"{root / name}: {why}", str(root / name))
+    assert (tmp_path / "victim.xml").read_text(encoding="utf-8") == "precious"
+    assert sorted(os.listdir(root)) == ["fifo.xml", "hard.xml", "sym.xml"]
+
+
+def test_a_taken_temporary_name_is_never_opened_and_the_writer_gives_up_after_a_hundred(tmp_path, monkeypatch):
+    (tmp_path / "victim.txt").write_text("precious", encoding="utf-8")
+    names = iter([b"\x00" * 6, b"\x01" * 6])
+    monkeypatch.setattr(os, "urandom", lambda n: next(names))
+    (tmp_path / f".out.md.{'00' * 6}.partial").symlink_to(tmp_path / "victim.txt")  # planted at the first name
+    assert write_text(str(tmp_path / "out.md"), "mine") == str(tmp_path / "out.md")
+    assert (tmp_path / "out.md").read_text(encoding="utf-8") == "mine"
+    assert (tmp_path / "victim.txt").read_text(encoding="utf-8") == "precious"
+    tries = []
+    monkeypatch.setattr(os, "urandom", lambda n: tries.append(n) or b"\x00" * n)  # every name taken
+    with pytest.raises(UnsafeWrite) as info:
+        write_text(str(tmp_path / "out.md"), "again")
+    assert str(info.value) == f"{tmp_path / 'out.md'}: no free temporary name beside it"
+    assert info.value.filename == str(tmp_path / "out.md") and len(tries) == 100
+    assert (tmp_path / "out.md").read_text(encoding="utf-8") == "mine"
+
+
+def _lines(tmp_path, content: bytes, **how):
+    (tmp_path / "r.jsonl").write_bytes(content)
+    appender = LineAppender(str(tmp_path / "r.jsonl"))
+    try:
+        return list(appender.whole_lines(**how))
+    finally:
+        appender.close()
+
+
+def test_whole_lines_are_the_lines_already_there_without_a_cut_last_one(tmp_path):
+    assert _lines(tmp_path, b"") == []
+    assert _lines(tmp_path, b'{"a": 1}\n{"b": 2}\n') == [b'{"a": 1}', b'{"b": 2}']
+    assert _lines(tmp_path, b'{"a": 1}\n\n{"b": 2, "cu') == [b'{"a": 1}', b""]
+    assert _lines(tmp_path, b"only a cut line") == []
+
+
+def test_whole_lines_span_the_reads_and_an_overlong_line_is_skipped(tmp_path):
+    big = b"x" * ((1 << 20) + 5)  # past one read of 1 MiB
+    assert _lines(tmp_path, b"a\n" + big + b"\nb\n") == [b"a", big, b"b"]
+    assert _lines(tmp_path, b"a\n" + big + b"\nb\n", longest=(1 << 20) - 10) == [b"a", b"b"]
+    huge = b"z" * ((3 << 20) + 7)  # over three reads: skipped from the read that passes the bound to its end
+    assert _lines(tmp_path, huge + b"\nb\n" + huge, longest=1 << 20) == [b"b"]
+    many = [b"line"] * 500_000  # 2.5 MB after the skipped line: the reads after it keep each line
+    assert _lines(tmp_path, b"z" * ((1 << 20) + 5) + b"\n" + b"line\n" * len(many), longest=1 << 19) == many
+    line = b"q" * (1 << 20)  # exactly one read: as long as the bound is kept, one byte longer is skipped
+    assert _lines(tmp_path, line + b"\nb\n", longest=1 << 20) == [line, b"b"]
+    assert _lines(tmp_path, line + b"\nb\n", longest=(1 << 20) - 1) == [b"b"]
+
+
+def test_whole_lines_read_the_file_that_was_checked_not_the_name_again(tmp_path):
+    (tmp_path / "r.jsonl").write_bytes(b"mine\n")
+    appender = LineAppender(str(tmp_path / "r.jsonl"))
+    try:
+        os.replace(tmp_path / "r.jsonl", tmp_path / "moved.jsonl")
+        (tmp_path / "r.jsonl").write_bytes(b"planted\n")
+        assert list(appender.whole_lines()) == [b"mine"]
+        appender.write_line("next")
+        assert list(appender.whole_lines()) == [b"mine", b"next"]
+    finally:
+        appender.close()

@@ -214,3 +214,36 @@ def test_json_and_repr_mask_before_encoding():
     assert redactor.json({"k": secret, secret: 1}) == '{"k": "***", "***": 1}'
     assert redactor.json([secret], indent=1) == '[\n "***"\n]'
     assert redactor.repr({"k": secret}) == "{'k': '***'}"
+
+
+# --- the survivors of the run on the module with the second pass for U+009B/U+009D (docs/security.md) ---
+
+def test_an_8bit_csi_or_osc_introducer_that_a_utf8_terminal_shows_as_nothing_is_a_gap():
+    """On a terminal reading UTF-8, U+009B and U+009D show as nothing and what follows as itself: read as the
+    start of a sequence only, `\\x9b` + the next letter (or `\\x9d` up to a BEL) hid the secret's letters."""
+    redactor = Redactor([SECRET])
+    assert redactor.text(f"a {SECRET[:5]}\x9b{SECRET[5:]} b") == "a *** b"
+    assert redactor.text(f"a {SECRET[:5]}\x9d{SECRET[5:]}\x07 b") == "a ***\x07 b"
+    assert redactor.text(f"a {SECRET[:5]}\x9b31m{SECRET[5:]} b") == "a *** b"  # as a sequence: masked too
+    assert redactor.text("plain \x9b text \x9d kept") == "plain \x9b text \x9d kept"
+
+
+def test_a_struck_over_first_character_at_the_very_start_is_masked_without_reaching_before_it():
+    redactor = Redactor([SECRET])
+    assert redactor.text(f"\x08{SECRET[:5]}\n{SECRET[5:]} b") == "\x08*** b"
+    assert redactor.text(f"x\x08{SECRET[:5]}\n{SECRET[5:]} b") == "*** b"  # `x` struck over by its first letter
+
+
+def test_a_null_or_a_boolean_is_kept_as_json_writes_it_whatever_the_keys():
+    redactor = Redactor(["None", "True", "False"])  # configured keys count from four characters
+    assert redactor.mask({"a": None, "b": True, "c": [False]}) == {"a": None, "b": True, "c": [False]}
+    assert redactor.json({"a": None, "b": True}) == '{"a": null, "b": true}'
+
+
+def test_an_input_named_like_a_secret_masks_its_keys_and_any_value_as_written_and_only_string_names_count():
+    import decimal
+
+    base = Redactor(["already-secret"])
+    redactor = base.with_inputs({"api_token": {"a-long-key-name": "v", "amount": decimal.Decimal("12345678.9")}})
+    assert set(redactor.secrets) == {"already-secret", "a-long-key-name", "12345678.9"}
+    assert base.with_inputs({1: "a-value-of-no-name", "topic": "weather-today"}) is base

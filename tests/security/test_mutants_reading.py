@@ -217,7 +217,8 @@ def test_confinement_says_what_is_outside_where_it_leads_and_how_to_allow_it(roo
 
 # ---- taskdsl's own files (the answer cache, the configuration): own= and follow_links=False
 
-@pytest.mark.parametrize("mode, refused_too", [(0o600, False), (0o644, False), (0o664, True), (0o646, True)])
+@pytest.mark.parametrize("mode, refused_too", [(0o600, False), (0o644, False), (0o601, False), (0o755, False),
+                                               (0o664, True), (0o646, True)])
 def test_own_refuses_a_file_others_may_write_and_reads_the_users_own(tmp_path, mode, refused_too):
     entry = tmp_path / "entry.json"
     entry.write_bytes(b"{}")

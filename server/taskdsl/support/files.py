@@ -344,8 +344,9 @@ class LineAppender:
 
     def whole_lines(self, longest: int = 1 << 26):
         """The lines already in the file (without their newline; a cut last line is not one), read through
-        the descriptor that was checked, never by looking the name up again. A line longer than `longest`
-        bytes is skipped: memory stays bounded whatever the file holds."""
+        the descriptor that was checked, never by looking the name up again. A line still unfinished past
+        `longest` bytes at the end of a read (of 1 MiB) is skipped whole: memory stays bounded (by `longest`
+        plus one read) whatever the file holds."""
         offset, rest, skipping = 0, b"", False
         while chunk := os.pread(self.fd, 1 << 20, offset):
             offset += len(chunk)
