@@ -283,6 +283,8 @@ def syntax(at: str) -> str:
     ('# a\\\necho {{x}}', None, []),
     ('\\\nprintf %s {{x}} \\', (18, 19, None), [("TD804", syntax('\\'))]),
     ('cat <<-EOF > out\n{{x}}\n\tEOF\n', None, []),
+    # <<- strips tabs and only tabs: a line that a no-break space indents is a line of the document, not its end
+    ('cat <<-EOF > out\na\n\u00a0EOF\nb\nEOF\nprintf %s {{x}}', None, []),
     ('cat <<-EOF > out\n{{x}}\n EOF\n\tEOF\n', (4, 27, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
     ('cat <<-XEOF > out\n{{x}}\n\tXEOF\n', None, []),
     ('sh 0<&0 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
