@@ -317,6 +317,7 @@ def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem
     found = shell.parse_problem(command)
     assert (found if found is None else (found[0], found[1], next(
         (key for key, text in shell.PROBLEMS.items() if text == found[2]), found[2]))) == problem
+    assert shell.parse_error(command) == (None if problem is None else problem[:2])  # the same place, without why
     if problem is not None and "{{" in command:  # the runner's refusal names the placeholder
         with pytest.raises(shell.UnsafeCommand) as info:
             shell.planned(command)
