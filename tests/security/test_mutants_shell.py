@@ -307,6 +307,9 @@ def syntax(at: str) -> str:
     ("echo {{x}} '", (11, 12, None), [("TD804", syntax("'"))]),
     ('echo {{x}};   )', (0, 15, None), [("TD804", syntax('echo {{x}};   )'))]),
     ('echo "{{x}}', (5, 11, None), [("TD804", syntax('"{{x}}'))]),
+    # a syntax error that starts at a letter X is not moved past it; an empty one (a missing '}') is one character wide
+    ('[ -n x X ] && echo {{x}}', (7, 8, None), [("TD804", syntax('X ] && echo {{x}}'))]),
+    ('echo {{x}} "${a" b', (15, 16, None), [("TD804", syntax('" b'))]),
 ])
 def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem, expected):
     """The code and message the checker gives, and parse_problem's (start, end, reason) in the command as written
