@@ -422,3 +422,21 @@ def test_what_each_program_does_with_a_value_is_its_code_and_message(command, ex
 def test_every_placeholder_after_an_unsafe_one_is_still_judged():
     """One placeholder in '…' (TD801) does not end the analysis: the next one, piped into sh, is TD803."""
     assert [code for code, _ in errors("echo '{{x}}'; printf %s {{y}} | sh")] == ["TD801", "TD803"]
+
+
+NAMED_AT_RUN_TIME = ("{{%s}} is in a command that names a program at run time (`%s`), which may be alias, trap, eval or . and "
+                     "make a later word of the command code: the value would become code; name every program of the "
+                     "command in it")
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("$f; echo {{x}}", [("TD803", NAMED_AT_RUN_TIME % ("x", "$f"))]),
+    ("{{x}} --version; echo {{y}}", [("TD803", NAMED_AT_RUN_TIME % ("y", "{{…}}"))]),
+    ("{{x}} --version", []),  # the value alone names the program: no other value is in the command
+    # a placeholder in a comment is never run, whatever else the command holds
+    ("alias s=sh # {{x}}", []), ("$f; echo a # {{x}}", []), ("echo a > >(sh) # {{x}}", []),
+])
+def test_a_program_named_at_run_time_makes_every_other_value_code_but_not_a_comment(command, expected):
+    assert errors(command) == expected
+    if not expected:
+        assert diagnostics(command) == []
