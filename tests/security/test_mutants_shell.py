@@ -410,6 +410,27 @@ SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would be
     ('sed -f prog.sed -- {{x}}', []),
     ('sed -n -e p -f prog.sed -- {{x}}', []),
     ('printf %s {{x}} | sed --file=prog.sed f', []),
+    # options sed reads before its operands, wherever they stand: a value glued to a short option is the script; -E,
+    # --posix, --debug, --expression=… and --file take no script from the next word; -nep is -n -e p
+    ('sed {{x}} -E{{y}} f', [('error', 'TD805', SED_OPTION), ('error', 'TD803', SED_CODE.replace('{{x}}', '{{y}}').replace('INPUT_X', 'INPUT_Y'))]),
+    ('sed -E --posix{{x}} f', []),
+    ('sed --expression=p --posix{{x}} f', []),
+    ('sed --file --file={{x}} f', []),  # the script file is named "--file=…"
+    ('sed --e=p {{x}} f', [('error', 'TD805', SED_OPTION)]),
+    ('sed --debug p{{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -nep {{x}} f', [('error', 'TD805', SED_OPTION)]),
+    ('sed - {{x}}', [('error', 'TD805', SED_OPTION)]),  # "-" is the script there, the value a file
+    # -e or -f as the last word (sed refuses them; the value is its input)
+    ('printf %s {{x}} | sed -ne', []),
+    ('printf %s {{x}} | sed -f', []),
+    # -f naming the standard input in any spelling, or a script file named by a value (fail closed)
+    ('printf %s {{y}} | sed -f {{x}}', [('error', 'TD803', SED_CODE.replace('{{x}}', '{{y}}').replace('INPUT_X', 'INPUT_Y'))]),
+    ('printf %s {{y}} | sed --file --posix{{x}} f', [('error', 'TD803', SED_CODE.replace('{{x}}', '{{y}}').replace('INPUT_X', 'INPUT_Y'))]),
+    ('printf %s {{x}} | sed -f- f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed --file=- f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed -f/dev/stdin -fprog.sed f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed --file=a=/dev/stdin f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed --file=/proc/a=b f', [('error', 'TD803', SED_CODE)]),
 ])
 def test_what_each_program_does_with_a_value_is_its_code_and_message(command, expected):
     """sed's script (first operand, -e/--expression and its abbreviations, a value glued to short options or to --,
