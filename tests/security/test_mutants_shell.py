@@ -431,6 +431,12 @@ SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would be
     ('printf %s {{x}} | sed -f/dev/stdin -fprog.sed f', [('error', 'TD803', SED_CODE)]),
     ('printf %s {{x}} | sed --file=a=/dev/stdin f', [('error', 'TD803', SED_CODE)]),
     ('printf %s {{x}} | sed --file=/proc/a=b f', [('error', 'TD803', SED_CODE)]),
+    # script paths that may be the standard input: any */stdin, any path under /proc (however many slashes), a {}
+    ('printf %s {{x}} | sh ./stdin', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh //proc/x', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh a{}b', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh /dev/stdinX', []),  # a file whose name only begins like the standard input
+    ('ssh -o "User=a={{x}}" host true', []),  # the setting's name ends at the first '='
 ])
 def test_what_each_program_does_with_a_value_is_its_code_and_message(command, expected):
     """sed's script (first operand, -e/--expression and its abbreviations, a value glued to short options or to --,
