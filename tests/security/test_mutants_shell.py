@@ -437,6 +437,7 @@ SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would be
     ('printf %s {{x}} | sh a{}b', [('error', 'TD803', SH_CODE)]),
     ('printf %s {{x}} | sh /dev/stdinX', []),  # a file whose name only begins like the standard input
     ('ssh -o "User=a={{x}}" host true', []),  # the setting's name ends at the first '='
+    ('python3 -c user.name={{x}}', [('error', 'TD803', PARSES_AGAIN_X.replace('`X`', '`python3`'))]),  # git's data, not python's
 ])
 def test_what_each_program_does_with_a_value_is_its_code_and_message(command, expected):
     """sed's script (first operand, -e/--expression and its abbreviations, a value glued to short options or to --,
