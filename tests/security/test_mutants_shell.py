@@ -282,6 +282,8 @@ def syntax(at: str) -> str:
     ('# a\\\necho {{x}}', None, []),
     ('\\\nprintf %s {{x}} \\', (18, 19, None), [("TD804", syntax('\\'))]),
     ('cat <<-EOF > out\n{{x}}\n\tEOF\n', None, []),
+    # <<- strips tabs and only tabs: a line that a no-break space indents is a line of the document, not its end
+    ('cat <<-EOF > out\na\n\u00a0EOF\nb\nEOF\nprintf %s {{x}}', None, []),
     ('cat <<-EOF > out\n{{x}}\n EOF\n\tEOF\n', (4, 27, 'heredoc'), [("TD804", shell.PROBLEMS['heredoc'])]),
     ('cat <<-XEOF > out\n{{x}}\n\tXEOF\n', None, []),
     ('sh 0<&0 {{x}}', (3, 4, 'descriptor'), [("TD804", shell.PROBLEMS['descriptor'])]),
@@ -304,6 +306,9 @@ def syntax(at: str) -> str:
     ("echo {{x}} '", (11, 12, None), [("TD804", syntax("'"))]),
     ('echo {{x}};   )', (0, 15, None), [("TD804", syntax('echo {{x}};   )'))]),
     ('echo "{{x}}', (5, 11, None), [("TD804", syntax('"{{x}}'))]),
+    # a syntax error that starts at a letter X is not moved past it; an empty one (a missing '}') is one character wide
+    ('[ -n x X ] && echo {{x}}', (7, 8, None), [("TD804", syntax('X ] && echo {{x}}'))]),
+    ('echo {{x}} "${a" b', (15, 16, None), [("TD804", syntax('" b'))]),
 ])
 def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem, expected):
     """The code and message the checker gives, and parse_problem's (start, end, reason) in the command as written
@@ -314,6 +319,7 @@ def test_td804_says_why_and_where_and_clean_commands_stay_clean(command, problem
     found = shell.parse_problem(command)
     assert (found if found is None else (found[0], found[1], next(
         (key for key, text in shell.PROBLEMS.items() if text == found[2]), found[2]))) == problem
+    assert shell.parse_error(command) == (None if problem is None else problem[:2])  # the same place, without why
     if problem is not None and "{{" in command:  # the runner's refusal names the placeholder
         with pytest.raises(shell.UnsafeCommand) as info:
             shell.planned(command)
@@ -403,6 +409,34 @@ SED_CODE = '{{x}} is in text that `sed` parses again as code: the value would be
     ('sed -f prog.sed -- {{x}}', []),
     ('sed -n -e p -f prog.sed -- {{x}}', []),
     ('printf %s {{x}} | sed --file=prog.sed f', []),
+    # options sed reads before its operands, wherever they stand: a value glued to a short option is the script; -E,
+    # --posix, --debug, --expression=… and --file take no script from the next word; -nep is -n -e p
+    ('sed {{x}} -E{{y}} f', [('error', 'TD805', SED_OPTION), ('error', 'TD803', SED_CODE.replace('{{x}}', '{{y}}').replace('INPUT_X', 'INPUT_Y'))]),
+    ('sed -E --posix{{x}} f', []),
+    ('sed --expression=p --posix{{x}} f', []),
+    ('sed --file --file={{x}} f', []),  # the script file is named "--file=…"
+    ('sed --e=p {{x}} f', [('error', 'TD805', SED_OPTION)]),
+    ('sed --debug p{{x}} f', [('error', 'TD803', SED_CODE)]),
+    ('sed -nep {{x}} f', [('error', 'TD805', SED_OPTION)]),
+    ('sed - {{x}}', [('error', 'TD805', SED_OPTION)]),  # "-" is the script there, the value a file
+    # -e or -f as the last word (sed refuses them; the value is its input)
+    ('printf %s {{x}} | sed -ne', []),
+    ('printf %s {{x}} | sed -f', []),
+    # -f naming the standard input in any spelling, or a script file named by a value (fail closed)
+    ('printf %s {{y}} | sed -f {{x}}', [('error', 'TD803', SED_CODE.replace('{{x}}', '{{y}}').replace('INPUT_X', 'INPUT_Y'))]),
+    ('printf %s {{y}} | sed --file --posix{{x}} f', [('error', 'TD803', SED_CODE.replace('{{x}}', '{{y}}').replace('INPUT_X', 'INPUT_Y'))]),
+    ('printf %s {{x}} | sed -f- f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed --file=- f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed -f/dev/stdin -fprog.sed f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed --file=a=/dev/stdin f', [('error', 'TD803', SED_CODE)]),
+    ('printf %s {{x}} | sed --file=/proc/a=b f', [('error', 'TD803', SED_CODE)]),
+    # script paths that may be the standard input: any */stdin, any path under /proc (however many slashes), a {}
+    ('printf %s {{x}} | sh ./stdin', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh //proc/x', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh a{}b', [('error', 'TD803', SH_CODE)]),
+    ('printf %s {{x}} | sh /dev/stdinX', []),  # a file whose name only begins like the standard input
+    ('ssh -o "User=a={{x}}" host true', []),  # the setting's name ends at the first '='
+    ('python3 -c user.name={{x}}', [('error', 'TD803', PARSES_AGAIN_X.replace('`X`', '`python3`'))]),  # git's data, not python's
 ])
 def test_what_each_program_does_with_a_value_is_its_code_and_message(command, expected):
     """sed's script (first operand, -e/--expression and its abbreviations, a value glued to short options or to --,
@@ -415,3 +449,21 @@ def test_what_each_program_does_with_a_value_is_its_code_and_message(command, ex
 def test_every_placeholder_after_an_unsafe_one_is_still_judged():
     """One placeholder in '…' (TD801) does not end the analysis: the next one, piped into sh, is TD803."""
     assert [code for code, _ in errors("echo '{{x}}'; printf %s {{y}} | sh")] == ["TD801", "TD803"]
+
+
+NAMED_AT_RUN_TIME = ("{{%s}} is in a command that names a program at run time (`%s`), which may be alias, trap, eval or . and "
+                     "make a later word of the command code: the value would become code; name every program of the "
+                     "command in it")
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("$f; echo {{x}}", [("TD803", NAMED_AT_RUN_TIME % ("x", "$f"))]),
+    ("{{x}} --version; echo {{y}}", [("TD803", NAMED_AT_RUN_TIME % ("y", "{{…}}"))]),
+    ("{{x}} --version", []),  # the value alone names the program: no other value is in the command
+    # a placeholder in a comment is never run, whatever else the command holds
+    ("alias s=sh # {{x}}", []), ("$f; echo a # {{x}}", []), ("echo a > >(sh) # {{x}}", []),
+])
+def test_a_program_named_at_run_time_makes_every_other_value_code_but_not_a_comment(command, expected):
+    assert errors(command) == expected
+    if not expected:
+        assert diagnostics(command) == []
