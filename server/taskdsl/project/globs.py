@@ -68,7 +68,37 @@ class Glob:
         return found
 
 
-def compile_glob(pattern: str) -> Glob:
+@dataclass(frozen=True)
+class NameGlob:
+    """`**/PRE*SUF` or `PRE*SUF` (the default `**/*.task.xml`): a test of the path's last name, which costs
+    nothing per folder. The automaton walks every character of the path (a repository of 2,000 files in
+    folders named with 250 characters each, 15 deep, held `taskdsl check` for a minute)."""
+    pattern: str
+    prefix: str
+    suffix: str
+    any_folder: bool
+
+    def match(self, path: str) -> bool:
+        slash = path.rfind("/")
+        if slash >= 0 and not self.any_folder:
+            return False
+        name = path[slash + 1:]
+        return len(name) >= len(self.prefix) + len(self.suffix) and name.startswith(self.prefix) \
+            and name.endswith(self.suffix)
+
+    fullmatch = match
+
+
+_NAME_GLOB = re.compile(r"(\*\*/)?([^*?\[\\/]*)\*([^*?\[\\/]*)\Z")
+
+
+def compile_glob(pattern: str) -> Glob | NameGlob:
+    if named := _NAME_GLOB.match(pattern):
+        return NameGlob(pattern, named.group(2), named.group(3), bool(named.group(1)))
+    return _automaton(pattern)
+
+
+def _automaton(pattern: str) -> Glob:
     tokens, i = [], 0
     while i < len(pattern):
         char = pattern[i]
