@@ -96,6 +96,22 @@ async def test_bad_arguments_get_a_message_not_a_traceback(client, arguments, me
     assert answer["xml"] is None and answer["error"]["message"] == message
 
 
+async def test_a_free_remote_model_is_asked_about_too(asked):
+    """A price of zero is not this machine: the request still goes to the model's provider (and the model may come
+    from a workspace's own settings)."""
+    client = asked
+    client.answers = ["Cancel"]
+    answer = await new_task(client, {"text": "translate this into Klingon", "model": "gemini/gemma-3-27b-it"})
+    assert (answer["xml"], answer["error"]["reason"]) == (None, "declined")
+    assert answer["error"]["message"] == ("no task was written: you did not agree to ask gemini/gemma-3-27b-it, a "
+                                          "model outside this machine")
+    [question] = client.questions
+    assert question.message == (
+        "New Task will send your request and the names and descriptions of this workspace's templates to "
+        "gemini/gemma-3-27b-it, a model outside this machine (at most 4 calls: an answer and its repairs). Ask it?")
+    client.questions.clear()
+
+
 async def test_a_model_that_may_cost_money_is_asked_only_after_the_user_agreed(asked):
     client = asked
     client.answers = ["Cancel"]

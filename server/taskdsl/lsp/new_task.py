@@ -104,14 +104,19 @@ async def new_task_command(ls, runs, args) -> dict:
         server's loop, once, only when no library template fits and the model is really called)."""
         if not agreed:
             if not asyncio.run_coroutine_threadsafe(paid_model_question(ls, model), loop).result():
-                raise TaskError("TASK_FAILURE", f"no task was written: you did not agree to ask {model}, a model "
-                                "that may cost money", "declined", {"model": model})
+                from taskdsl.language.models import costs_money
+
+                what = "a model that may cost money" if costs_money(model) else "a model outside this machine"
+                raise TaskError("TASK_FAILURE", f"no task was written: you did not agree to ask {model}, {what}",
+                                "declined", {"model": model})
             agreed.append(True)
         return await writer(system, user)
 
-    from taskdsl.language.models import costs_money
+    from taskdsl.language.models import offline
 
-    agreed: list[bool] = [] if costs_money(model) else [True]
+    # a model outside this machine is asked about first, free or not: the request and the workspace's template
+    # names go to its provider (the model may come from a workspace's own settings)
+    agreed: list[bool] = [True] if offline(model) else []
     asked_first.model = model  # type: ignore[attr-defined]
 
     def decompose():  # the library read from disk and the checks are blocking work: off the event loop
@@ -139,9 +144,11 @@ async def paid_model_question(ls, model: str) -> bool:
 
     from taskdsl.task_system.ask import REPAIR_ROUNDS
 
+    from taskdsl.language.models import costs_money
+
+    what = "a model that may cost money" if costs_money(model) else "a model outside this machine"
     message = (f"New Task will send your request and the names and descriptions of this workspace's templates to "
-               f"{model}, a model that may cost money (at most {REPAIR_ROUNDS + 1} calls: an answer and its "
-               "repairs). Ask it?")
+               f"{model}, {what} (at most {REPAIR_ROUNDS + 1} calls: an answer and its repairs). Ask it?")
     params = types.ShowMessageRequestParams(type=types.MessageType.Warning, message=message,
                                             actions=[types.MessageActionItem(title=t) for t in (ASK, CANCEL)])
     try:
