@@ -85,3 +85,18 @@ def test_what_the_caller_binds_is_exported_and_not_reported(project):
     assert "TD806" not in out
     code, out, _ = taskdsl(project, "run", "lib.task.xml", "--task", "shout", "--input", "word=hi", "--yes")
     assert out == "HI\n"
+
+
+def test_the_name_is_read_wherever_it_stands_not_only_after_a_dollar(project):
+    """`${#NAME}`, `$((NAME + 1))`, `${!NAME}` and code of another language read the variable too: a misspelt name
+    there ran on with an empty value (a reduce returned the wrong item, marked done)."""
+    (project / "r.task.xml").write_text("""<task type="script" name="r">
+  <description>d</description>
+  <inputs><input name="accumulator">1</input></inputs>
+  <command>echo ${#TASKDSL_INPUT_ACUMULATOR} $((TASKDSL_INPUT_ACUMULATOR + 1)) "$TASKDSL_INPUT_ACCUMULATOR"; python3 -c 'import os; print(os.environ.get("TASKDSL_INPUT_ACUMULATOR"))'</command>
+</task>
+""")
+    code, out, _ = taskdsl(project, "check", "r.task.xml")
+    message = ("warning TD806 $TASKDSL_INPUT_ACUMULATOR is not set for this script: no input of the task is named "
+               "'acumulator'; did you mean $TASKDSL_INPUT_ACCUMULATOR?")
+    assert out.splitlines() == [f"r.task.xml:4:{column}: {message}" for column in (20, 49, 155)]

@@ -221,7 +221,9 @@ def read_outside_rule(ctx: RuleContext):
                            f"a run refuses to read this file: {refusal}")
 
 
-_ENVIRONMENT_READ = re.compile(r"\$\{?(" + re.escape(shell.INPUT_PREFIX) + r"([A-Za-z0-9_]+))")
+# the name wherever it stands, not only after `$` or `${`: `${#NAME}`, `$((NAME + 1))`, `printenv NAME` and code of
+# another language (os.environ["NAME"]) read it too
+_ENVIRONMENT_READ = re.compile(r"(?<![A-Za-z0-9_])(" + re.escape(shell.INPUT_PREFIX) + r"([A-Za-z0-9_]+))")
 
 
 @rule("TD806", Severity.WARNING, "$TASKDSL_INPUT_<NAME> a script task does not set",
