@@ -353,8 +353,16 @@ def run_command(args) -> int:
 
     async def main():
         if args.plan:
-            return print_plan(prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
-                                           global_values=global_values), project.model or default_model(), args.model,
+            from taskdsl.evaluator.preflight import preflight
+            from taskdsl.evaluator.runner import planned_models
+
+            planned = prepare_file(args.file, args.task, inputs, settings=project, allow_read=tuple(args.allow_read),
+                                   global_values=global_values)
+            default = project.model or default_model()
+            # a plan the run would refuse at once (a model name no provider knows) is refused as the run is
+            await preflight(planned_models(planned, default, args.model)(), HandlerConfig(model=default),
+                            names_only=True)
+            return print_plan(planned, default, args.model,
                               cache=bool(configure(HandlerConfig(), project, cache=args.cache).cache))
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()

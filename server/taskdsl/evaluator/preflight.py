@@ -19,14 +19,22 @@ REASONS = ("unknown_model", "missing_credentials", "replay_fixture")
 OFFLINE_HINT = "--model taskdsl/replay (answers from a fixture) or --model taskdsl/echo"
 
 
-async def preflight(models, config) -> None:
+async def preflight(models, config, *, names_only: bool = False) -> None:
     """Refuse (TaskError, VALIDATION_ERROR) when a model in `models` cannot be called with
-    `config` (a HandlerConfig): unknown, without credentials, or a replay without a fixture."""
+    `config` (a HandlerConfig): unknown, without credentials, or a replay without a fixture.
+    `names_only` (a plan, `run --plan`): only that each name is a model (an offline one, or one
+    litellm knows: asked only of a name the price map does not hold), as the run will ask first;
+    credentials and fixtures are the environment's, not the plan's."""
     from taskdsl.evaluator import providers
+    from taskdsl.language.models import offline, prices
 
     for model in sorted(models):
+        if names_only and not offline(model) and prices(model) is not None:
+            continue  # a model litellm prices is one it knows: no need to import it for a plan
         provider = await providers.provider_for(replace(config, model=model, recorder=None))
         provider.check()
+        if names_only:
+            continue
         if isinstance(provider, providers.OfflineProvider):
             if provider.name == "replay":
                 fixture_problem(provider)
