@@ -219,7 +219,8 @@ def test_inputs_are_shown_on_one_line_cut_at_80_characters_secrets_masked(monkey
         "other": "pw-12345678 again", "path": {"p": __import__("pathlib").Path("/x")}}))
     assert shown["exact"] == "x" * 80
     assert shown["long"] == "y" * 79 + "…"
-    assert shown["lines"] == "a b c"
+    # a line break is shown as its escape (a\nb and a b are different values), runs of spaces and tabs as one space
+    assert shown["lines"] == "a\\n b c"
     assert (shown["number"], shown["list"]) == ("3.5", '["é", 1]')
     assert shown["api_key"] == "***"  # by its name
     assert shown["note"] == "uses *** and sk-live-abcdefgh"  # the environment's secret, by its value

@@ -163,7 +163,10 @@ def shown_inputs(inputs: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     shown = []
     for name, text in sorted(texts.items()):
         text = "***" if SECRET_NAME.search(name) else redactor.text(text)
-        one_line = " ".join(text.split())
+        # every control written as its escape (a\nb is not a b), runs of spaces and tabs as one space
+        from taskdsl.support.terminal import shown as escaped
+
+        one_line = " ".join(escaped(text).split())
         shown.append((name, one_line if len(one_line) <= VALUE_LIMIT else one_line[:VALUE_LIMIT - 1] + "…"))
     return tuple(shown)
 
