@@ -295,3 +295,30 @@ def test_a_written_data_file_an_interpreter_is_given_stays_data():
 def test_every_module_suffix_of_an_interpreter_the_command_runs_counts(written, run, program):
     assert codes(f"printf '%s' {{{{x}}}} > {written}; {run}") == [("TD803", shell.HANDED + program)]
     assert codes(f"printf '%s' {{{{x}}}} > notes.txt; {run}") == []
+
+
+# ---------------------------------------------------------------- a value exported to the programs a command runs
+
+@pytest.mark.parametrize("command", [
+    "export r={{x}}; printenv r > g; sh g",
+    "r={{x}}; export r; env > g; sh g",
+    "r={{x}}; export r; sh -c 'printf %s \"$r\"' > g; sh g",
+    "set -a; r={{x}}; printenv r > g; sh g",
+    "r={{x}}; declare -x r; printenv r > g; sh g",
+    "r={{x}}; command export r; printenv r > g; sh g",
+    "r={{x}}; set -o allexport; printenv r > g; sh g",
+    "cd {{x}} && env > g; sh g",  # PWD is exported
+    "export r={{x}}; python3 -c 'import os; print(os.environ[\"r\"])' > g; sh g",
+])
+def test_a_value_exported_to_a_program_that_prints_it_into_a_file_then_run_is_td803(tmp_path, capsys, monkeypatch,
+                                                                                     command):
+    refused(tmp_path, capsys, monkeypatch, command, SH, HANDED.format("sh"))
+
+
+@pytest.mark.parametrize("command", [
+    "export r={{x}}; python3 app.py > out.txt",  # nothing runs a written file
+    "export r={{x}}; printenv r > out.txt; sh build.sh",  # build.sh is not written by the command
+    "r={{x}}; printenv r > g; sh g",  # r is not exported: printenv prints nothing of it
+])
+def test_an_exported_value_with_no_written_file_run_stays_data(command):
+    assert codes(command) == []

@@ -2110,6 +2110,8 @@ def _file_hand_off(tree, taint) -> str | None:
                 changed = True
     if changed:
         written.add("*")
+    if not written and outputs and _exports_value(tree, taint):
+        written = _every_written(outputs)  # export r={{x}}; printenv r > g: every program may print the value
     if not written:
         return None
     every = _every_written(outputs)
@@ -2149,6 +2151,40 @@ def _file_hand_off(tree, taint) -> str | None:
         if key == "*" or "*" in held or key in held:
             return program
     return None
+
+
+def _exports_value(tree, taint) -> bool:
+    """Whether the command hands a value to the environment of the programs it runs, where any of them may print it
+    into a file (printenv r > g, env > g, sh -c 'printf %s "$r"' > g): a name holding a value exported (export r,
+    declare -x, typeset -x, local -x, command export r), every assignment exported (set -a, set -o allexport), or a
+    folder cd was given (PWD and OLDPWD are exported). A value assigned before a command (r={{x}} printenv r > g)
+    is in that command's own statement, which holds the value already."""
+    names = {name for name in taint if not name.startswith(SUB_PREFIX) and name not in (POSITIONAL, "_")}
+    if not names:
+        return False
+    if "exports" in tree.cache:
+        return tree.cache["exports"]
+    found, stack = bool(names & {"PWD", "OLDPWD"}), [tree.root]
+    while stack and not found:
+        node = stack.pop()
+        if node.type == "declaration_command" and node.children:
+            flags = [tree.source(c) for c in node.named_children if c.type == "word"]
+            if tree.source(node.children[0]) == "export" or any(f.startswith("-") and "x" in f for f in flags):
+                for c in node.named_children:
+                    target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                    found = found or (target is not None and target.type == "variable_name" and
+                                      tree.source(target) in names)
+        elif node.type == "command":
+            literals = [_literal(tree, w) for w in _words(node)]
+            if literals and literals[0] == "set":
+                found = "allexport" in literals or any(
+                    text is not None and text.startswith("-") and not text.startswith("--") and "a" in text
+                    for text in literals[1:])
+            elif literals and literals[0] in ("command", "builtin") and literals[1:2] == ["export"]:
+                found = any(text is None or text.split("=", 1)[0] in names for text in literals[2:])
+        stack.extend(node.named_children)
+    tree.cache["exports"] = found
+    return found
 
 
 def _every_written(outputs) -> set:
