@@ -322,3 +322,8 @@ def test_a_value_exported_to_a_program_that_prints_it_into_a_file_then_run_is_td
 ])
 def test_an_exported_value_with_no_written_file_run_stays_data(command):
     assert codes(command) == []
+
+
+def test_a_written_file_given_to_a_program_find_runs_is_td803():
+    assert codes("printf '%s' {{x}} > g; find . -name x -exec fish g \\;") == [("TD803", shell.HANDED + "fish")]
+    assert codes("printf '%s' {{x}} > g; find . -name x -exec cat g \\;") == []

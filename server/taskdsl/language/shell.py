@@ -2291,9 +2291,13 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
                 readers += 1
                 if readers > WRAPPER_ALTERNATIVES:  # env -C . sh g: "." may be an option's value, read on (bounded)
                     break
-        at = _wrapped_at(literals)
-        if at is not None:  # timeout 5 fish f, sudo R -f f: the command a wrapper runs reads its files as any does
-            code.extend(_own_code_files(_program_name(literals[at]), literals[at:]))
+        starts = [k + 1 for k in range(1, len(literals) - 1) if literals[k] in FIND_EXEC] if name == "find" else \
+            [_wrapped_at(literals)]
+        for at in starts:  # timeout 5 fish f, sudo R -f f, find … -exec fish f ;: the command a wrapper runs
+            if at is not None and literals[at] is not None:
+                end = next((k for k in range(at + 1, len(literals)) if literals[k] in (";", "+")), len(literals)) \
+                    if name == "find" else len(literals)
+                code.extend(_own_code_files(_program_name(literals[at]), literals[at:end]))
         return
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
     outputs.extend((scope, text) for text in _written_operands(name, literals))
