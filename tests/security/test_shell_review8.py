@@ -115,13 +115,13 @@ def test_every_file_written_after_a_value_is_held_to_hold_it(command, program):
     "printf '%s' {{x}} > out; bash -e script.sh out",  # the written file as the script's argument: data
     "printf '%s' {{x}} > data.json; jq -f filter.jq data.json",  # a filter the command did not write
     "printf '%s' {{x}} > in.txt; python3 p.py in.txt",
-    "cat > s.py <<'EOF'\nprint(1)\nEOF\npython3 s.py {{x}}",  # a script written without a value
     "printf '%s' {{x}} > f; timeout 5 cat f; nice -n 5 sort f",
     "printf '%s' {{x}} > in.txt; make all",  # make reads its makefile, which the command did not write
     "printf '%s' {{x}} > msg.txt; git add msg.txt; git commit -F msg.txt",  # git reads its files as data
     "gcc -o app main.c && ./app {{x}}",  # no value written to a file: the program built is run with it as data
     "curl -o page.html https://example.com; python3 p.py {{x}}",
     "pandoc a.md -o b.html; ./notify {{x}}",
+    "f() { printf '[%s]' {{x}} >> out; }; f; sh ./build.sh",  # a function's call writes what its body writes
 ])
 def test_written_files_read_as_data_stay_data(command):
     assert codes(command) == []

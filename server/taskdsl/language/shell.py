@@ -2229,7 +2229,8 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
     spec = PROGRAMS.get(name)
     inline = name in SHELL_CODE_RUNNERS and any(v is not None and v[0] == "reparse" and v[1] == name
                                                 for v in info.verdicts)
-    if not inline and _may_write_files(name, spec, literals):
+    if not inline and _may_write_files(name, spec, literals) and not _called_functions(tree, info):
+        # (a call of a function the command defines writes what its body writes, which is read where it stands)
         # (sh -c CODE, eval CODE: what the code writes is read from it, _code_writes; code the checker cannot see
         # is refused where it stands)
         # python3 gen.py {{x}}, curl -o g {{x}}, awk '{print > "g"}', split g part: a program may write files by its
