@@ -2111,7 +2111,8 @@ def _file_hand_off(tree, taint) -> str | None:
     if changed:
         written.add("*")
     if not written and outputs and _exports_value(tree, taint):
-        written = _every_written(outputs)  # export r={{x}}; printenv r > g: every program may print the value
+        # export r={{x}}; printenv r > g: every program the command runs is given the value in its environment
+        written = {_file_key(path) for _, path in outputs}
     if not written:
         return None
     every = _every_written(outputs)
@@ -2192,10 +2193,11 @@ def _every_written(outputs) -> set:
     value, whatever it is written from: a copy through a pipe (cat f | cat > g, base64 f | base64 -d > g), dd if=f
     of=g, a function whose output is redirected (g() { cat f; }; g > h). Following the value through each copy is
     what lost it; this does not (fail closed). Every file the command names as written counts (a redirection, tee,
-    dd of=, cp/mv/ln/install targets, xxd's output, what shell code in the command writes), and so does every program
-    that may write files under names of its own (ANY_FILE: it may read a written file by its own logic): only what
-    a program runs itself it has read before it writes (sh copy.sh, NODE_ENV={{x}} node app.js)."""
-    return {_file_key(path) for _, path in outputs}
+    dd of=, cp/mv/ln/install targets, xxd's output, what shell code in the command writes); a program that may write
+    files under names of its own counts where it is given a value or a written file (ANY_FILE, above), not for
+    every program that may write files (break, git, make: what a program reads by its own logic is beyond the
+    syntax, docs/security.md "Not guaranteed"; counting them all refused FOO=bar beside any of them)."""
+    return {key for key in (_file_key(path) for _, path in outputs) if not key.startswith(ANY_FILE)}
 
 
 def _file_key(path: str | None) -> str:
