@@ -326,3 +326,17 @@ def test_an_exported_value_with_no_written_file_run_stays_data(command):
 def test_a_written_file_given_to_a_program_find_runs_is_td803():
     assert codes("printf '%s' {{x}} > g; find . -name x -exec fish g \\;") == [("TD803", shell.HANDED + "fish")]
     assert codes("printf '%s' {{x}} > g; find . -name x -exec cat g \\;") == []
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s' {{x}} > g; gdb ./g", "gdb"),
+    ("printf '%s' {{x}} > g; vim g", "vim"),
+    ("printf '%s' {{x}} > g.c; gcc g.c", "gcc"),
+    ("printf '%s' {{x}} > m.jl; julia main.jl", "julia"),
+    ("printf '%s' {{x}} > m.tcl; tclsh main.tcl", "tclsh"),
+    ("printf '%s' {{x}} > m.R; Rscript main.R", "Rscript"),
+    ("printf '%s' {{x}} > g.cjs; node app.js", "node"),
+    ("printf '%s' {{x}} > g.pyc; python3 p.py", "python3"),
+])
+def test_the_documented_readers_of_a_written_file_are_td803(command, program):
+    assert codes(command) == [("TD803", shell.HANDED + program)]

@@ -32,7 +32,11 @@ value of the command: it may be alias, trap, eval or .). A word's text is read a
 code for the variables it expands and the files it runs (_embedded_code). A value in
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
-inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
+inserting `--`. A command that writes a value to a file (or exports one) never runs a file it writes: every file it
+names as written is held to hold the value (_every_written: the value is not followed through each copy), and such
+a file is code where a program runs it as a script, a program or a module, or is given it while not known to read
+files only as data (DATA_READERS; _own_code_files, _file_hand_off). Each analysis is linear in the command's length
+and its placeholders, but for a wrapper
 option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep). What
 a placeholder needs from the nodes above it (quoting, arithmetic, the pipe or $(…) around it) is computed once per
 node (_Tree.inherited) from a parent map built in one pass: the grammar nests `a && b && …` as deep as it is long,
