@@ -248,6 +248,14 @@ SINKS = [
     ("env FOO=bar printf '[%s]' {{x}} >> out", lambda v: f"[{v}]"),
     ("nice -n 5 printf '[%s]' {{x}} >> out", lambda v: f"[{v}]"),
     ("printf '%s' {{x}} | xargs -0 printf '[%s]' >> out", lambda v: f"[{v}]" if v else "[]"),
+    # the eighth review: a file the command wrote, copied on any way or given to a shell past its options, then run
+    ("printf '%s' {{x}} > f; cat f | cat > g; sh g >> out", None),
+    ("printf '%s' {{x}} > f; dd if=f of=g 2>/dev/null; sh g >> out", None),
+    ("printf '%s' {{x}} > f; base64 f | base64 -d > g; . ./g >> out", None),
+    ("printf '%s' {{x}} > f; g() { cat f; }; g > h; sh h >> out", None),
+    ("printf '%s' {{x}} > f; sh +e f >> out", None),
+    ("printf '%s' {{x}} > f; bash --norc f >> out", None),
+    ("printf '[%s]' {{x}} > f; cat f | cat > g; cat g >> out", lambda v: f"[{v}]"),
 ]
 #: wrappers: each places a command S (with {S}) in a construct
 WRAPS = [

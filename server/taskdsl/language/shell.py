@@ -32,7 +32,11 @@ value of the command: it may be alias, trap, eval or .). A word's text is read a
 code for the variables it expands and the files it runs (_embedded_code). A value in
 option position of a program whose options run commands (Program.exec_options) is TD805 as an
 error; of one whose options write files (OPTION_PROGRAMS), TD805 as a warning; both with a fix
-inserting `--`. Each analysis is linear in the command's length and its placeholders, but for a wrapper
+inserting `--`. A command that writes a value to a file (or exports one) never runs a file it writes: every file it
+names as written is held to hold the value (_every_written: the value is not followed through each copy), and such
+a file is code where a program runs it as a script, a program or a module, or is given it while not known to read
+files only as data (DATA_READERS; _own_code_files, _file_hand_off). Each analysis is linear in the command's length
+and its placeholders, but for a wrapper
 option the table does not know, whose command is read from two places (at most WRAPPER_ALTERNATIVES deep). What
 a placeholder needs from the nodes above it (quoting, arithmetic, the pipe or $(…) around it) is computed once per
 node (_Tree.inherited) from a parent map built in one pass: the grammar nests `a && b && …` as deep as it is long,
@@ -1334,12 +1338,41 @@ def _flow_up(tree, site, node, command, placeholders, spans) -> Site:
         if info is not None and info.program is not None and (after_f or  # awk -f <(…), sed -f, make -f
                 _named_at_run_time(info.program) or os.path.basename(info.program) in SCRIPT_READERS):
             return Site(site.placeholder, "reparse", info.program)
+        reader = _substitution_reader(tree, info, at)
+        if reader is not None:  # crontab <(…), jq --from-file <(…), fish <(…): a file given to a program as code
+            return Site(site.placeholder, "reparse", reader)
     if info is not None and info.stdin and holder.type == "file_redirect":
         return Site(site.placeholder, "reparse", info.program)
     if body is None:
         return site
     piped = _pipe(tree, site, body, command, placeholders, spans)
     return piped if piped.context == "reparse" else _flow_up(tree, site, body, command, placeholders, spans)
+
+
+def _substitution_reader(tree, info, at) -> str | None:
+    """The program that may read the file a <(…) holding a value stands for as code: the word is in a code position
+    of the table (crontab FILE), or the program (behind its wrappers) is not known to read its files only as data
+    (DATA_READERS) and does not place its code exactly (EXACT_READERS: jq's -f/--from-file is code, its data files
+    are not). It is a file the command writes, judged as every written file is (_own_code_files)."""
+    if info is None or at is None:
+        return None
+    verdict = info.verdicts[at]
+    if verdict is not None and verdict[0] == "reparse":
+        return verdict[1]
+    cache = tree.cache.setdefault("substitution_readers", {})
+    key = info.words[0].id
+    if key not in cache:  # once per command: which of its words (written at run time) it may read as code
+        literals = [_literal(tree, w) for w in info.words]
+        literals = [text if text is not None or k == 0 else "\0word%d" % k for k, text in enumerate(literals)]
+        start = _wrapped_at(literals) or 0
+        name = _program_name(literals[start] or "")
+        found = {int(path[len(GIVEN) + 5:]) for _, path in _own_code_files(name, literals[start:])
+                 if path is not None and path.startswith(GIVEN + "\0word")}
+        if start > 0 and literals[start].startswith("\0word"):
+            found.add(start)
+        cache[key] = (name, found)
+    name, found = cache[key]
+    return (name or None) if at in found else None
 
 
 def _substitution(tree, node, above):
@@ -2068,6 +2101,8 @@ def _file_hand_off(tree, taint) -> str | None:
                 info = _command_info(tree, body) if body is not None and body.type == "command" else None
                 if info is not None and info.stdin:  # sh < f: f is the script
                     code.append((info.program, path))
+                elif info is not None and info.words:  # deno run - < f, lldb < f: read as any file it is given
+                    code.extend(_stdin_code_file(tree, info, path))
         elif node.type == "variable_assignment":  # BASH_ENV=f bash -c …, export ENV=f: f is read as code
             target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if target is not None and value is not None:
@@ -2093,7 +2128,8 @@ def _file_hand_off(tree, taint) -> str | None:
                         code.extend(_code_files(found[1]))
                         # sh -c 'printf %s "$1" > g' _ {{x}}: what the code writes, in the command's place
                         scope = _scope(tree, node) if not piped else tree.root
-                        outputs.extend((scope, path) for path in _code_writes(found[1]))
+                        outputs.extend((scope, ANY_FILE + str(node.id) if path is not None and path.startswith(
+                            ANY_FILE) else path) for path in _code_writes(found[1]))  # the command's own writer
         owners.extend([owner] * (len(code) - len(owners)))
         stack.extend((child, piped) for child in node.named_children)
     runner = _runner_in(tree, tree.root)
@@ -2112,31 +2148,94 @@ def _file_hand_off(tree, taint) -> str | None:
                 changed = True
     if changed:
         written.add("*")
+    if not written and outputs and _exports_value(tree, taint):
+        # export r={{x}}; printenv r > g: every program the command runs is given the value in its environment
+        written = {_file_key(path) for _, path in outputs}
     if not written:
         return None
+    every = _every_written(outputs)
     if runner is not None and any(not key.startswith(ANY_FILE) for key in written):
         return runner  # sh < f, cat f | sh, eval "$(cat f)": fail closed once a value is written to a file
-    stems = None
+    stems = suffixes = None
     anys = {key[len(ANY_FILE):] for key in written if key.startswith(ANY_FILE)}
+    held = written | every  # once a value is in a file, every file the command writes holds it (_every_written)
+    held_anys = {key[len(ANY_FILE):] for key in held if key.startswith(ANY_FILE)}
     for (program, path), owner in zip(code, owners):
         if anys and not written - {ANY_FILE + str(owner)}:
             continue  # NODE_ENV={{x}} node app.js, awk -f p {{x}}: what the only writer runs, it read before writing
-        if anys - {str(owner)} and not (path is not None and path.startswith("\0") and not path.startswith("\0code")):
+        if held_anys - {str(owner)} and not (path is not None and path.startswith("\0") and not path.startswith("\0code")):
             return program  # python3 gen.py {{x}}; sh f.sh: a file a program may have written, run
         if path is not None and path.startswith("\0code"):  # the code of python3 -c: it names a written file's stem
             if stems is None:
-                stems = {key.split(".", 1)[0] for key in written if key != "*"}
-            if "*" in written or stems & set(_IDENTIFIER.findall(path[5:])):
+                stems = {key.split(".", 1)[0] for key in held if key != "*"}
+            if "*" in held or stems & set(_IDENTIFIER.findall(path[5:])):
+                return program
+            continue
+        if path is not None and path.startswith(GIVEN):  # fish g, R -f g: a written file given to the program
+            key = _file_key(path[len(GIVEN):])
+            if key in held or "*" in held:
+                return program
+            continue
+        if path is not None and path.startswith(MODULE):  # a module an interpreter may load: by its suffix
+            if suffixes is None:
+                suffixes = {key[key.rfind("."):] for key in held if "." in key}
+            if path[len(MODULE):] in suffixes:
                 return program
             continue
         if path is not None and path.startswith("\0"):  # a bare command name
-            if path[1:] in written:
+            if path[1:] in held:
                 return program
             continue
         key = _file_key(path)
-        if key == "*" or "*" in written or key in written:
+        if key == "*" or "*" in held or key in held:
             return program
     return None
+
+
+def _exports_value(tree, taint) -> bool:
+    """Whether the command hands a value to the environment of the programs it runs, where any of them may print it
+    into a file (printenv r > g, env > g, sh -c 'printf %s "$r"' > g): a name holding a value exported (export r,
+    declare -x, typeset -x, local -x, command export r), every assignment exported (set -a, set -o allexport), or a
+    folder cd was given (PWD and OLDPWD are exported). A value assigned before a command (r={{x}} printenv r > g)
+    is in that command's own statement, which holds the value already."""
+    names = {name for name in taint if not name.startswith(SUB_PREFIX) and name not in (POSITIONAL, "_")}
+    if not names:
+        return False
+    if "exports" in tree.cache:
+        return tree.cache["exports"]
+    found, stack = bool(names & {"PWD", "OLDPWD"}), [tree.root]
+    while stack and not found:
+        node = stack.pop()
+        if node.type == "declaration_command" and node.children:
+            flags = [tree.source(c) for c in node.named_children if c.type == "word"]
+            if tree.source(node.children[0]) == "export" or any(f.startswith("-") and "x" in f for f in flags):
+                for c in node.named_children:
+                    target = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+                    found = found or (target is not None and target.type == "variable_name" and
+                                      tree.source(target) in names)
+        elif node.type == "command":
+            literals = [_literal(tree, w) for w in _words(node)]
+            if literals and literals[0] == "set":
+                found = "allexport" in literals or any(
+                    text is not None and text.startswith("-") and not text.startswith("--") and "a" in text
+                    for text in literals[1:])
+            elif literals and literals[0] in ("command", "builtin") and literals[1:2] == ["export"]:
+                found = any(text is None or text.split("=", 1)[0] in names for text in literals[2:])
+        stack.extend(node.named_children)
+    tree.cache["exports"] = found
+    return found
+
+
+def _every_written(outputs) -> set:
+    """Once a command writes a value (or anything made from one) to a file, every file it writes is held to hold the
+    value, whatever it is written from: a copy through a pipe (cat f | cat > g, base64 f | base64 -d > g), dd if=f
+    of=g, a function whose output is redirected (g() { cat f; }; g > h). Following the value through each copy is
+    what lost it; this does not (fail closed). Every file the command names as written counts (a redirection, tee,
+    dd of=, cp/mv/ln/install targets, xxd's output, what shell code in the command writes); a program that may write
+    files under names of its own counts where it is given a value or a written file (ANY_FILE, above), not for
+    every program that may write files (break, git, make: what a program reads by its own logic is beyond the
+    syntax, docs/security.md "Not guaranteed"; counting them all refused FOO=bar beside any of them)."""
+    return {key for key in (_file_key(path) for _, path in outputs) if not key.startswith(ANY_FILE)}
 
 
 def _file_key(path: str | None) -> str:
@@ -2170,7 +2269,8 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
     spec = PROGRAMS.get(name)
     inline = name in SHELL_CODE_RUNNERS and any(v is not None and v[0] == "reparse" and v[1] == name
                                                 for v in info.verdicts)
-    if not inline and _may_write_files(name, spec, literals):
+    if not inline and _may_write_files(name, spec, literals) and not _called_functions(tree, info):
+        # (a call of a function the command defines writes what its body writes, which is read where it stands)
         # (sh -c CODE, eval CODE: what the code writes is read from it, _code_writes; code the checker cannot see
         # is refused where it stands)
         # python3 gen.py {{x}}, curl -o g {{x}}, awk '{print > "g"}', split g part: a program may write files by its
@@ -2205,6 +2305,7 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
         # python3 p.py f: the files it is given it may read (and then write any file: _may_write_files)
         inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
         _script_operand(name, spec, literals, code)
+        code.extend(_own_code_files(name, literals))
         if name not in SHELLS:  # python3 -c 'import g', perl -e 'use g': code that may load a written file
             for k, verdict in enumerate(info.verdicts):
                 if verdict is not None and verdict[0] == "reparse" and verdict[1] == name:
@@ -2231,8 +2332,135 @@ def _file_uses(tree, node, info, outputs, inputs, code, piped=False):
                 readers += 1
                 if readers > WRAPPER_ALTERNATIVES:  # env -C . sh g: "." may be an option's value, read on (bounded)
                     break
+        starts = [k + 1 for k in range(1, len(literals) - 1) if literals[k] in FIND_EXEC] if name == "find" else \
+            [_wrapped_at(literals)]
+        for at in starts:  # timeout 5 fish f, sudo R -f f, find … -exec fish f ;: the command a wrapper runs
+            if at is not None and literals[at] is not None:
+                end = next((k for k in range(at + 1, len(literals)) if literals[k] in (";", "+")), len(literals)) \
+                    if name == "find" else len(literals)
+                code.extend(_own_code_files(_program_name(literals[at]), literals[at:end]))
         return
     inputs.extend((scope, text) for text in literals[1:] if text is None or not text.startswith("-"))
+    outputs.extend((scope, text) for text in _written_operands(name, literals))
+    code.extend(_own_code_files(name, literals))
+
+
+#: programs known to read the files they are given only as data (never as code, by no option): a written file given
+#: to any other program may be read as its code (fish f, csh f, pwsh -File f, R -f f, R CMD BATCH f, deno run f,
+#: lldb -s f, mlr put -f f, gcc f.c …: fail closed). The programs whose code the table places exactly (the shells and
+#: interpreters: their script; awk, sed, make: the file -f names; jq: -f/--from-file) read their other files as data
+DATA_READERS = frozenset("""cat tac rev head tail wc grep egrep fgrep rg sort uniq cut tr paste join comm diff cmp
+    sdiff sha1sum sha224sum sha256sum sha384sum sha512sum md5sum cksum b2sum sum base32 base64 basenc xxd od hexdump
+    strings nl fold fmt column expand unexpand shuf tsort iconv file stat ls du test [ echo printf true false : touch
+    mkdir rmdir rm chmod chown chgrp truncate cp mv ln link install rsync tee dd sponge less more realpath readlink
+    basename dirname gzip gunzip zcat bzip2 bunzip2 bzcat xz unxz xzcat zstd unzstd tar zip unzip 7z 7za cpio ar split
+    csplit patch git cd pushd popd dirs pwd wait kill sleep exit return shift set unset export local declare typeset
+    readonly read mapfile readarray getopts printenv date seq expr id whoami hostname uname type which trap umask
+    ulimit times jobs fg bg disown let""".split())
+#: programs whose code file the table places exactly (_own_code_files): their other files are data
+EXACT_READERS = frozenset("awk gawk mawk nawk sed gsed make jq gojq jaq yq".split())  # and SCRIPT_READERS
+#: what an interpreter may load by its own logic from the folder it runs in (its script's folder is searched first
+#: for python's imports, require('./…') for node): a written file with such a suffix is held to be code it runs
+MODULE_FILES = {**{name: (".py", ".pyc", ".pth") for name in "python python2 python3 pypy pypy3".split()},
+                **{name: (".pm", ".pl") for name in ("perl", "perl5")}, "ruby": (".rb",), "node": (".js", ".mjs", ".cjs", ".node"),
+                "bun": (".js", ".mjs", ".cjs", ".ts"), "php": (".php", ".inc"), "lua": (".lua",), "Rscript": (".R",
+                ".r"), "julia": (".jl",), "tclsh": (".tcl",), "expect": (".tcl", ".exp")}
+#: how a file given to a program that may read it as code is written among the paths it reads as code: it matches a
+#: file the command writes by name (or one named at run time), not every file a program may have written by its own
+#: logic, which a program's own file operands are not (gcc -o app main.c; ./app {{x}})
+GIVEN = "\0given"
+#: how a module suffix is written among the paths a program reads as code
+MODULE = "\0module"
+#: the files make reads as its makefile when no -f names one
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+
+
+def _file_words(literals) -> list:
+    """The words of a command that may name a file: operands, and the values of options written with `=`."""
+    found = []
+    for text in literals:
+        if text is None or text == "--":
+            continue
+        if text.startswith("-"):
+            if "=" in text:
+                found.append(text.split("=", 1)[1])
+            continue
+        found.append(text)
+    return found
+
+
+def _own_code_files(name, literals) -> list:
+    """[(program, path)] the files a command's program may read as code beyond its script (_script_operand): make's
+    makefile when -f names none, jq's -f/--from-file; for a program not known to read files only as data
+    (DATA_READERS) nor placed exactly (EXACT_READERS), every file it is given (fail closed)."""
+    if name == "make":
+        if any(text is not None and (text in ("-f", "--file", "--makefile") or text.startswith(
+                ("-f", "--file=", "--makefile="))) for text in literals[1:]):
+            return []
+        return [(name, path) for path in MAKEFILES]
+    if name in MODULE_FILES:  # python3 p.py after writing json.py: the script's folder comes first where it imports
+        found = [(name, MODULE + suffix) for suffix in MODULE_FILES[name]]
+        return found
+    if name in FILTER_PROGRAMS:
+        found = []
+        for k, text in enumerate(literals[1:], 1):
+            if text in _FILTER_FILE and k + 1 < len(literals):
+                found.append((name, literals[k + 1]))
+            elif text is not None and text.startswith("--from-file="):
+                found.append((name, text.split("=", 1)[1]))
+        return found
+    if name in DATA_READERS or name in EXACT_READERS or name in SCRIPT_READERS or not name:
+        return []
+    return [(name, GIVEN + path) for path in _file_words(literals[1:])]
+
+
+def _stdin_code_file(tree, info, path) -> list:
+    """[(program, path)] when a file redirected to a command's standard input (< f) may be read as code: its program
+    (or the one its wrappers run) is not known to read its input only as data (DATA_READERS, EXACT_READERS)."""
+    literals = [_literal(tree, w) for w in info.words]
+    at = _wrapped_at(literals) or 0
+    name = _program_name(literals[at] or "")
+    if name in DATA_READERS or name in EXACT_READERS or name in SCRIPT_READERS or not name:
+        return []
+    return [(name, GIVEN + path if path is not None else GIVEN + "*")]
+
+
+def _written_operands(name, literals) -> list:
+    """Files a program known to write nothing by its own logic writes because an operand names them: xxd IN OUT."""
+    if name == "xxd":
+        operands = [text for text in literals[1:] if text is None or not text.startswith("-")]
+        return operands[1:2]
+    return []
+
+
+def _wrapped_at(literals) -> int | None:
+    """Where the command a wrapper runs starts, read past the wrapper's options (and the values the table says they
+    take), NAME=VALUE where it reads assignments, and the operands before its command (timeout 5 R -f f); a wrapped
+    wrapper is read on (sudo nice R -f f). None when no word is known to start it."""
+    at = 0
+    for _ in range(MAX_NESTING):
+        spec = PROGRAMS.get(_program_name(literals[at] or ""))
+        if spec is None or spec.command_at is None:
+            return at or None
+        i, operands, n = at + 1, 0, len(literals)
+        while i < n:
+            text = literals[i]
+            if text is None:
+                return None
+            if text.startswith("-") and len(text) > 1 and text != "--":
+                i += 2 if (len(text) == 2 and text[1] in spec.args) or text in spec.long_args else 1
+                continue
+            if text == "--" or (spec.assigns and "=" in text):
+                i += 1
+                continue
+            if operands == spec.command_at:
+                break
+            operands += 1
+            i += 1
+        if i >= n:
+            return None
+        at = i
+    return None
 
 
 #: programs that write files under names they choose (split's xaa, csplit's xx00, an archive's members, a patch's
@@ -2316,15 +2544,29 @@ VIM_SCRIPT_OPTIONS = frozenset("-S -u".split())
 
 
 def _script_operand(name, spec, literals, code):
-    """The script a program reads: its first operand (sh f, python3 f.py, . ./f), or what -f/-x names."""
-    i = 1
-    while i < len(literals):
+    """The script a program reads: its first operand (sh f, python3 f.py, . ./f), or what -f/-x names; True when the
+    code is a word instead (sh -c …). Read past every option the program takes, + options of a shell included (sh +e
+    f, bash +o posix f): a value that the table says an option takes is skipped with it; a shell's start file
+    (--rcfile F, --init-file F) is code too; after a long option the program is not known to take without a value
+    (bash --norc f is known; python3 --check-hash-based-pycs always f is not), every later word may be the script
+    (fail closed)."""
+    i, n, unknown = 1, len(literals), False
+    options = SCRIPT_FILE_OPTIONS | (spec.script_args if spec is not None else frozenset()) | (
+        VIM_SCRIPT_OPTIONS if name in VIMS else frozenset())
+    plus = spec is not None and spec.plus
+    while i < n:
         text = literals[i]
         if text is None or text == "{}":  # named at run time, or by find -exec
             code.append((name, None))
             return
-        options = SCRIPT_FILE_OPTIONS | (spec.script_args if spec is not None else frozenset()) | (
-            VIM_SCRIPT_OPTIONS if name in VIMS else frozenset())
+        if unknown:  # after an option the table does not know: any later word may be the script
+            code.append((name, text))
+            i += 1
+            continue
+        if text == "--":
+            if i + 1 < n and name in SCRIPT_READERS:
+                code.append((name, literals[i + 1]))
+            return
         head, equals, value = text.partition("=")
         if spec is not None and spec.long_only and head[:1] == "-" and head[:2] != "--" and len(head) > 2:
             head = "-" + head  # gdb -ix=f is --ix=f
@@ -2336,23 +2578,52 @@ def _script_operand(name, spec, literals, code):
             code.append((name, value))
             i += 1
             continue
-        if head in options and not equals and i + 1 < len(literals):
+        if head in options and not equals and i + 1 < n:
             code.append((name, literals[i + 1]))
             i += 2
             continue
-        if text.startswith("-") and text != "-":
-            letters = text[1:] if not text.startswith("--") else ""
+        if text.startswith("--") and spec is not None:
+            i += _long_script_option(name, spec, head, bool(equals), value, literals[i + 1] if i + 1 < n else "",
+                                     code)
+            if i < 0:
+                return True  # a long option whose value is code: the code is a word
+            if not _known_long_flag(name, spec, head, bool(equals)):
+                unknown = True
+            continue
+        if (text.startswith("-") and text != "-") or (plus and text.startswith("+") and len(text) > 1):
+            letters = text[1:]
             cut = next((k for k, c in enumerate(letters) if spec is not None and c in spec.args), len(letters))
-            if spec is not None and (spec.code and any(c in spec.code for c in letters[:cut + 1]) or
-                                     spec.flag_code and spec.flag_code in text[1:]):
+            if spec is not None and text[0] == "-" and (any(c in spec.code for c in letters[:cut + 1]) or
+                                                        spec.flag_code and spec.flag_code in letters[:cut]):
                 return True  # sh -c …, python3 -Ic …: the code is a word, not a file
-            if spec is not None and text[-1:] in spec.args and len(text) == 2:
-                i += 1
-            i += 1
+            i += 2 if cut == len(letters) - 1 else 1  # an option's value: attached, or the next word
             continue
         if name in SCRIPT_READERS:
             code.append((name, text))
         return
+
+
+#: long options of the shells known to take no value (any other long option may take the next word: fail closed)
+SHELL_LONG_FLAGS = frozenset("""--norc --noprofile --login --posix --restricted --verbose --version --help
+    --noediting --debugger --dump-strings --dump-po-strings --pretty-print --protected --rcs --emulate""".split())
+
+
+def _long_script_option(name, spec, head, equals, value, following, code) -> int:
+    """How many words a long option before the script takes (-1: its value is code, which is a word); a value that
+    names a shell's start file (bash --rcfile F, --init-file F) is code too."""
+    long = _long_option(head, spec)
+    if long in spec.long_code:
+        return -1
+    if long in spec.long_args or long in spec.long_load:
+        if name in SHELLS:  # bash --rcfile F f: F is read as code (interactive), f is the script
+            code.append((name, value if equals else following))
+        return 1 if equals else 2
+    return 1
+
+
+def _known_long_flag(name, spec, head, equals) -> bool:
+    long = _long_option(head, spec)
+    return equals or long in spec.long_args or long in spec.long_load or (name in SHELLS and long in SHELL_LONG_FLAGS)
 
 
 # ---------------------------------------------------------------- programs and their arguments
@@ -2545,7 +2816,7 @@ PROGRAMS = {
                 aliases="c=--command w=--timeout w=--wait E=--conflict-exit-code"),
     "timeout": _p(args="ks", long_args="--kill-after --signal", command_at=1, gnu=False, flags="v",
                   long_flags="--preserve-status --foreground --verbose"),
-    "unbuffer": _p(command_at=0, gnu=False, flags="p"), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True),  # -o '|cmd' runs cmd
+    "unbuffer": _p(command_at=0, gnu=False, flags="p"), "strace": _p(args="abeEOpPsSuUX", code="o", command_at=0, gnu=False, exec_options=True, aliases="o=--output"),  # -o '|cmd' runs cmd
     "ltrace": _p(args="aAeEfFlnoPsu", command_at=0, gnu=False, exec_options=True), "busybox": _p(command_at=0, gnu=False),
     "toybox": _p(command_at=0, gnu=False),
     "xvfb-run": _p(args="fnpes", command_at=0, gnu=False), "dbus-run-session": _p(command_at=0, gnu=False),
@@ -2744,9 +3015,40 @@ def _command_info(tree, command_node) -> _Command | None:
         literals = [_literal(tree, w) for w in words]
         prefixes = [_prefix(tree, w) for w in words]
         verdicts, stdin, program = _scan(literals, prefixes, [tree.source(w) for w in words])
+        reader = None if stdin else _input_code_reader(literals)
+        if reader is not None:  # … | parallel, … | lldb, mlr put -f /dev/stdin
+            stdin, program = True, reader
         info = _Command(words, {w.id: i for i, w in enumerate(words)}, verdicts, stdin, program)
     cache[command_node.id] = info
     return info
+
+
+#: programs that run what they read on standard input whatever their arguments: GNU parallel (input lines are
+#: commands, or the arguments of its command template, which it runs through a shell), lldb (its commands: `platform
+#: shell …`)
+INPUT_CODE_READERS = frozenset("parallel lldb".split())
+#: programs that read their code from a file an option names anywhere among their words (mlr put -f F, mlr -s F)
+OPTION_SCRIPT_READERS = {"mlr": frozenset("-f -s".split())}
+
+
+def _input_code_reader(literals) -> str | None:
+    """The program (behind its wrappers) of a command that runs its standard input as code where the table's scan
+    does not say so: parallel and lldb whatever they are given, mlr with -f or -s naming standard input."""
+    if literals[0] is None:
+        return None
+    at = _wrapped_at(literals) or 0
+    name = _program_name(literals[at] or "")
+    if name in INPUT_CODE_READERS:
+        return name
+    options = OPTION_SCRIPT_READERS.get(name)
+    if options:
+        for k in range(at + 1, len(literals)):
+            text = literals[k]
+            if text in options and (k + 1 >= len(literals) or _names_stdin(literals[k + 1])):
+                return name
+            if text is not None and text[:2] in options and len(text) > 2 and _names_stdin(text[2:]):
+                return name
+    return None
 
 
 def _prefix(tree, node) -> str:
@@ -2826,7 +3128,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
             open_ = False
             i += 1
             continue
-        if program == "env" and open_ and lit == "-" and operands == 0:  # env - sh -c …: - is -i, not a command
+        if program in ("env", "runuser") and open_ and lit == "-" and operands == 0:
+            # env - sh -c …: - is -i, not a command; runuser - root: - is -l (a login shell reading its input)
             i += 1
             continue
         option = open_ and (pre.startswith("-") or (spec.plus and pre.startswith("+"))) and (lit is None or len(lit) > 1)
