@@ -27,3 +27,17 @@ def test_a_plan_with_a_misspelt_model_is_refused_as_its_run_is(tmp_path):
     known = taskdsl(tmp_path, "run", "a.task.xml", "--plan", "--model", "gpt-4o-mini")
     assert known.returncode == 0 and known.stdout.splitlines()[1] == "  call gpt-4o-mini (priced)"
     assert "loading litellm" not in known.stderr  # a priced model is a known one: no import for a plan
+
+
+def test_plan_with_json_gives_the_reasons_the_text_and_the_digest_to_agree_to(tmp_path):
+    import json
+
+    (tmp_path / "taskdsl.toml").write_text("")
+    (tmp_path / "a.task.xml").write_text('<task name="a"><instructions>Say hi</instructions></task>\n')
+    text = taskdsl(tmp_path, "run", "a.task.xml", "--plan", "--model", "gpt-4o-mini")
+    shown = taskdsl(tmp_path, "run", "a.task.xml", "--plan", "--json", "--model", "gpt-4o-mini")
+    assert shown.returncode == 0, shown.stderr
+    answer = json.loads(shown.stdout)
+    assert answer["plan"] + "\n" == text.stdout
+    assert answer["reasons"] == ["cost"]
+    assert text.stdout.splitlines()[-1] == f"Plan {answer['digest']}"

@@ -135,6 +135,9 @@ async def test_bad_data_and_usage_are_one_line_refusals(tmp_path):
                                                           "finish it, or remove it"),
         (["--data", "done.jsonl", "--input", "text=x"], "taskdsl run: --input/--inputs and --data do not go together: "
                                                         "put the inputs in the rows"),
+        (["--data", "done.jsonl", "--trace", "t.jsonl"], "taskdsl run: --trace and --data do not go together: a batch "
+                                                         "writes each row's result to --out and each row's spans "
+                                                         "with --otel"),
         (["--out", "x.jsonl"], "taskdsl run: --out needs --data ROWS.jsonl|ROWS.csv (a batch run); a single run "
                                "prints its result (--json for JSON)"),
     ]

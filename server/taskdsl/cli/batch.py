@@ -102,6 +102,9 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     if inputs:
         return usage_error("run", "--input/--inputs and --data do not go together: put the inputs in the rows",
                            args.json)
+    if getattr(args, "trace", None):  # one trace file is one run's: never silently not written
+        return usage_error("run", "--trace and --data do not go together: a batch writes each row's result to --out "
+                                  "and each row's spans with --otel", args.json)
     try:
         rows, digest = batch.read_rows(args.data)
     except batch.BadRows as e:
@@ -154,7 +157,7 @@ def batch_command(args, project, config, global_values: dict, inputs: dict) -> i
     planned = (args.data, digest, len(rows), tuple(sorted({name for row in rows for name in row.inputs})))
     if args.plan:
         try:
-            print_plan(first, default, args.model, cache=handler.cache is not None, data=planned)
+            print_plan(first, default, args.model, cache=handler.cache is not None, data=planned, as_json=args.json)
         except TaskError as e:  # a run the plan shows would be refused (an unusable memory matcher)
             print(masked(f"taskdsl run: {e}"), file=sys.stderr)
             return 1

@@ -363,7 +363,7 @@ def run_command(args) -> int:
             await preflight(planned_models(planned, default, args.model)(), HandlerConfig(model=default),
                             names_only=True)
             return print_plan(planned, default, args.model,
-                              cache=bool(configure(HandlerConfig(), project, cache=args.cache).cache))
+                              cache=bool(configure(HandlerConfig(), project, cache=args.cache).cache), as_json=args.json)
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):  # cancel cleanly: scripts' process groups die too
@@ -466,14 +466,21 @@ def not_replanned(error) -> str | None:
     return None
 
 
-def print_plan(prepared, default_model: str, model: str | None, cache: bool = False, data=None) -> None:
-    "--plan: the plan the editor's run question shows, printed; nothing runs."
+def print_plan(prepared, default_model: str, model: str | None, cache: bool = False, data=None,
+               as_json: bool = False) -> None:
+    """--plan: the plan the editor's run question shows, printed; nothing runs. With --json, as `taskdsl
+    debug --plan` gives it: {"reasons": […], "plan": the text, "digest": what --agree takes}."""
     from taskdsl.evaluator import consent
     from taskdsl.evaluator.runner import refuse_unusable_matcher
 
     refuse_unusable_matcher(prepared, default_model, model)  # a run the plan shows would be refused
-
-    print(masked(consent.render_plan(consent.plan_view(prepared, default_model, model, cache=cache, data=data))))
+    view = consent.plan_view(prepared, default_model, model, cache=cache, data=data)
+    text = masked(consent.render_plan(view))
+    if as_json:
+        print(json.dumps({"reasons": consent.reasons(view), "plan": text,
+                          "digest": view.digest[:consent.PLAN_DIGITS]}, ensure_ascii=False))
+    else:
+        print(text)
 
 
 def masked(text: str, inputs: dict | None = None) -> str:
