@@ -373,6 +373,7 @@ def test_render_reads_what_the_project_widens_only_once_agreed_as_a_run(tmp_path
     assert main(["render", "read.task.xml"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"taskdsl render: not run: the project's taskdsl.toml widens what this run may do ([run] "
-                          f"allow_read {outside}); read the plan (taskdsl run --plan), then agree with --yes")
+                          f"allow_read {outside}); read the plan (taskdsl run --plan), then agree with --yes "
+                          "(or --agree DIGEST, that plan only)")
     assert main(["render", "read.task.xml", "--yes"]) == 0
     assert "the notes outside" in capsys.readouterr().out

@@ -3,9 +3,12 @@ asks first: a repository's own `[run] allow_read = ["/"]` no longer removes conf
 
 import json
 
+import pytest
+
 from taskdsl.cli.main import main
 from taskdsl.cli.run import run_defaults
 from taskdsl.evaluator import consent
+from taskdsl.evaluator.results import TaskError
 from taskdsl.evaluator.runner import prepare_file
 
 
@@ -35,7 +38,8 @@ def test_allow_read_from_the_project_lets_a_run_read_there_once_the_user_agrees(
     assert main(["run", path, "--model", "taskdsl/echo"]) == 2  # nobody agreed: nothing runs
     err = capsys.readouterr().err
     assert ("not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the plan "
-            "(taskdsl run --plan), then agree with --yes, or give a folder to read yourself with --allow-read") in err
+            "(taskdsl run --plan), then agree with --yes (or --agree DIGEST, that plan only), or give a folder to read "
+            "yourself with --allow-read") in err
     assert main(["run", path, "--model", "taskdsl/echo", "--yes"]) == 0
     assert main(["run", path, "--model", "taskdsl/echo", "--allow-read", "/etc"]) == 0  # the user's own flag
     path = write(tmp_path, "[]")
@@ -193,6 +197,13 @@ def test_on_a_terminal_taskdsl_run_shows_what_the_project_widens_and_takes_the_u
         assert screen.written.endswith("Asked because the project's configuration widens what it may read, write "
                                        "or run (allow_read, trace_dir, library_paths).\nPlan " + consent.plan_view(
                                            prepared, "taskdsl/echo", None).digest[:consent.PLAN_DIGITS] + "\nRun it? [y/N] ")
+        if not agreed:  # the refusal says the answer was no, not to go and read the plan just shown
+            from taskdsl.evaluator.runner import refuse_unagreed
+
+            with pytest.raises(TaskError) as refused:
+                refuse_unagreed(prepared)
+            assert str(refused.value).startswith("VALIDATION_ERROR (not_agreed): not run: you did not agree to its "
+                                                 "plan, which the project's taskdsl.toml widens (library_paths ")
 
 
 def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys, monkeypatch):
@@ -203,7 +214,8 @@ def test_a_batch_in_a_widening_project_runs_no_row_without_yes(tmp_path, capsys,
     assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q"]) == 2
     assert capsys.readouterr().err == (
         "taskdsl run: not run: the project's taskdsl.toml widens what this run may do ([run] allow_read /etc); read the "
-        "plan (taskdsl run --plan), then agree with --yes, or give a folder to read yourself with --allow-read\n")
+        "plan (taskdsl run --plan), then agree with --yes (or --agree DIGEST, that plan only), or give a folder to "
+        "read yourself with --allow-read\n")
     assert not out.exists()  # no row ran
     assert main(["run", path, "--data", "rows.jsonl", "--out", str(out), "--model", "taskdsl/echo", "-q", "--yes"]) == 0
     assert [json.loads(line)["status"] for line in out.read_text(encoding="utf-8").splitlines()] == ["COMPLETE"] * 2

@@ -127,10 +127,12 @@ def agree(prepared, args, default_model: str, model: str | None, stdin=None, std
     view = consent.plan_view(prepared, default_model, model)
     if answers is not None and view.digest in answers:
         prepared.agreed = answers[view.digest]
+        prepared.declined = not prepared.agreed
         return
     stderr.write(masked(consent.render_plan(view, consent.reasons(view, allow_scripts=True))) + "\nRun it? [y/N] ")
     stderr.flush()
     prepared.agreed = stdin.readline().strip().lower() in ("y", "yes")
+    prepared.declined = not prepared.agreed
     if answers is not None:
         answers[view.digest] = prepared.agreed
 

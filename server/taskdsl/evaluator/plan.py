@@ -358,6 +358,7 @@ class Prepared:
     # executes only once the user agreed (`agreed`: --yes, the terminal's question, the editor's consent)
     widened: tuple[tuple[str, str], ...] = ()
     agreed: bool = False
+    declined: bool = False  # asked on a terminal, and the answer was not yes (the refusal says so)
     calls: dict = field(default_factory=dict)  # (default model, --model) → the models it calls: shared by the runs of one Compiled
 
 

@@ -205,9 +205,13 @@ def refuse_unagreed(prepared: Prepared) -> None:
     shown = "; ".join(f"{key} {folder}" for key, folder in prepared.widened)
     yourself = ", or give a folder to read yourself with --allow-read" if any(
         key.endswith("allow_read") for key, _ in prepared.widened) else ""  # it widens nothing else
+    if getattr(prepared, "declined", False):  # asked on the terminal, and the answer was not yes
+        raise TaskError("VALIDATION_ERROR", f"not run: you did not agree to its plan, which the project's "
+                        f"{config.name if config else 'configuration'} widens ({shown}){yourself}", "not_agreed",
+                        {"widened": [list(w) for w in prepared.widened]})
     raise TaskError("VALIDATION_ERROR", f"not run: the project's {config.name if config else 'configuration'} widens "
-                    f"what this run may do ({shown}); read the plan (taskdsl run --plan), then agree with --yes"
-                    f"{yourself}", "not_agreed",
+                    f"what this run may do ({shown}); read the plan (taskdsl run --plan), then agree with --yes "
+                    f"(or --agree DIGEST, that plan only){yourself}", "not_agreed",
                     {"widened": [list(w) for w in prepared.widened]})
 
 
