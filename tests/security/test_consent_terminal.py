@@ -87,7 +87,9 @@ def test_a_widened_run_asks_on_a_terminal_and_runs_only_after_a_yes(tmp_path, co
     code, out, shown = on_terminal(folder, *command, typed="n\n")
     assert QUESTION in shown
     assert code != 0
-    refusal = f"not run: the project's taskdsl.toml widens what this run may do ([run] allow_read {outside})"
+    # the answer was no: the refusal says so (not "read the plan", which was just shown)
+    refusal = (f"not run: you did not agree to its plan, which the project's taskdsl.toml widens ([run] allow_read "
+               f"{outside})")
     assert refusal in out + shown
     assert ran not in out
 
