@@ -2785,10 +2785,12 @@ PROGRAMS = {
     "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True, flags="i0v",
               long_flags="--ignore-environment --null --debug --help --version --default-signal --ignore-signal "
               "--block-signal --list-signal-handling", aliases="S=--split-string u=--unset C=--chdir"),
-    "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
-                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True,
+    # GNU xargs's --eof[=E], --replace[=R], --max-lines[=N] take their argument only after =: the next word is the
+    # command (xargs --replace env sh -c '{}')
+    "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --max-args --max-procs --max-chars "
+                "--process-slot-var", command_at=0, gnu=False, exec_options=True,
                 flags="0rtpx", optional="iel", long_flags="--null --no-run-if-empty --verbose --interactive --exit "
-                "--open-tty --show-limits --help --version"),
+                "--open-tty --show-limits --help --version --eof --replace --max-lines"),
     # sudo -s/-i and doas -s run the command through a shell, which parses its words again (and read their input)
     "sudo": _p(args="ugCDhprtUTc", command_at=0, gnu=False, assigns=True, stdin=True, flags="AbEHnPSkKlvBeNV",
                shell_flags="si", long_shell_flags="--shell --login",
@@ -3278,7 +3280,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 if alt_stdin and not stdin:
                     stdin, inner = True, alt_inner
             if program == "xargs":
-                stdin = _xargs_reads_code(literals, prefixes, sources, i)
+                # xargs -a FILE CMD: the items come from FILE and CMD reads the pipe (xargs -a /dev/null sh)
+                stdin = (stdin and _xargs_arg_file(literals, i)) or _xargs_reads_code(literals, prefixes, sources, i)
                 if stdin and _is_wrapper(inner):  # xargs env: the items become env's assignments or command line
                     inner = f"xargs {inner}"
             if program == "env" and not stdin:  # env -S 'sh -x' FILE: the split string's program reads it
@@ -3494,18 +3497,47 @@ def _setting(program, prefix, literal) -> tuple | None:
     return None
 
 
+def _xargs_arg_file(literals, start) -> bool:
+    """Does xargs read its items from a file (-a FILE, --arg-file=FILE, -0aFILE), leaving its standard input to the
+    command it runs? An option word given at run time may be one (fail closed)."""
+    spec = PROGRAMS["xargs"]
+    i = 1
+    while i < start:
+        text = literals[i]
+        if text is None:
+            return True
+        if text.startswith("--"):
+            head = _long_option(text.split("=", 1)[0], spec)
+            if head == "--arg-file":
+                return True
+            i += 2 if head in spec.long_args and "=" not in text else 1
+            continue
+        for j, ch in enumerate(text[1:]):
+            if ch == "a":
+                return True
+            if ch in spec.args:
+                i += 0 if text[j + 2:] else 1  # the value is the rest of the word or the next word
+                break
+            if ch in spec.optional:
+                break
+        i += 1
+    return False
+
+
 def _xargs_reads_code(literals, prefixes, sources, start) -> bool:
     """xargs runs its command with the items it reads appended (or put where -I's string stands): does an item
     land where that command reads code?"""
     replace = None
     for i in range(1, start):
         text = literals[i] or ""
-        if text in ("-I", "--replace") and i + 1 < start:
+        if text == "-I" and i + 1 < start:
             replace = literals[i + 1]
         elif text.startswith("-I") and len(text) > 2:
             replace = text[2:]
         elif text.startswith("--replace="):
             replace = text.split("=", 1)[1]
+        elif text == "--replace":  # its argument only after = (--replace alone is {})
+            replace = "{}"
         elif text == "-i" or (text.startswith("-i") and len(text) > 2):
             replace = text[2:] or "{}"
     words, pres, srcs = list(literals[start:]), list(prefixes[start:]), list(sources[start:])
