@@ -5,7 +5,13 @@ no error and `taskdsl run --input x=…` ran a command from the value. Each is c
 1. GNU xargs's `--replace`, `--eof` and `--max-lines` take their argument only after `=`: the next word is the
    command xargs runs (`xargs --replace env sh -c '{}'` hands the items to env); `xargs -a FILE` / `--arg-file`
    reads its items from FILE and leaves its standard input (the pipe) to the command it runs (`xargs -a /dev/null
-   sh` runs the value).
+   sh` runs the value);
+2. a command that exports a value (export, set -a, or NAME=… before a program) and pipes anything into a program that
+   runs its standard input as code: any program may print its environment (`r={{x}} printenv r | sh`); `command
+   export r` and `builtin export r` export as `export r` does (literal python code then reads the value);
+3. `coproc` in literal shell code (`bash -c 'coproc sh; …'`, eval code) is TD804 as it is at the top level; assigning
+   a prompt variable bash runs as code (PS0–PS4, PROMPT_COMMAND) or using `history`/`fc` in a command that holds a
+   value makes every value TD803, as a rebound program name does.
 
 The variants that carry data still check clean and run."""
 
@@ -20,23 +26,26 @@ REPARSE = "is in text that `{}` parses again as code: the value would become cod
           "code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X"
 SH_REPARSE = "is in text that `sh` parses again as code: the value would become code; pass it as a positional " \
              "argument: sh -c '… \"$1\"' _ {{x}}"
+PRINTED = "is in a command that exports a value (export, set -a, NAME=… before a program) and pipes a program's " \
+          "output into `{}`, which runs its standard input as code: any program may print its environment " \
+          "(printenv NAME | sh); the value would become code"
 UNKNOWN = "comes after `{}`, an option the checker does not know for this program, which runs a command given after " \
           "its own options"
 
 
-def refused(tmp_path, capsys, monkeypatch, command, value, message):
-    """check reports TD803 with message; run refuses (exit 2) with TD803; the value runs nothing."""
+def refused(tmp_path, capsys, monkeypatch, command, value, message, code="TD803"):
+    """check reports code with message; run refuses (exit 2) with it; the value runs nothing."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
     path = template(tmp_path, command)
     capsys.readouterr()
     assert main(["check", path]) == 1
     out = capsys.readouterr()
-    assert "error TD803 " in out.out
+    assert f"error {code} " in out.out
     assert message in out.out, out.out
     assert main(["run", path, "--input", f"x={value}"]) == 2
     out = capsys.readouterr()
-    assert "TD803" in out.out + out.err
+    assert code in out.out + out.err
     assert not (tmp_path / "marker").exists()
 
 
@@ -114,3 +123,95 @@ def test_xargs_replace_alone_puts_the_item_where_braces_stand(tmp_path, capsys, 
     out = ran(tmp_path, capsys, monkeypatch, "printf '%s\\n' {{x}} | xargs --replace printf '[%s]\\n' '{}'", value)
     assert out.strip() == f"[{value}]"
     assert not (tmp_path / "marker").exists()
+
+
+# ---------------------------------------------------------------- 2. an exported value printed into a shell
+
+@pytest.mark.parametrize("command, program", [
+    ("r={{x}}; export r; printenv r | sh", "sh"),
+    ("r={{x}} printenv r | sh", "sh"),
+    ("r={{x}}; export r; sh -c 'printf \"%s\\n\" \"$r\"' | sh", "sh"),
+    ("r={{x}}; export r; envsubst <<'E' | sh\n$r\nE", "sh"),
+])
+def test_an_exported_value_printed_into_a_shell_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, SH, PRINTED.format(program))
+
+
+@pytest.mark.parametrize("command, program", [
+    ("set -a; r={{x}}; printenv r | bash", "bash"),
+    ("r={{x}}; declare -x r; env | python3", "python3"),
+    ("r={{x}}; export r; bash -c 'printenv r | sh'", "sh"),  # in literal shell code
+    ("r={{x}}; command export r; printenv r | perl", "perl"),
+])
+def test_exported_value_pipe_variants_are_td803(command, program):
+    assert codes(command) == [("TD803", shell.PRINTED_INTO + program)]
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; export r; printenv r | sort",
+    "r={{x}} printenv r | tr a b",
+    "r={{x}}; printenv r | sh",  # not exported: printenv prints nothing of it
+    "printf '%s' {{x}} | wc -c; cat a.sh | sort",
+])
+def test_exported_values_piped_into_data_readers_stay_data(command):
+    assert codes(command) == []
+
+
+def test_an_exported_value_piped_into_a_filter_runs_as_data(tmp_path, capsys, monkeypatch):
+    value = "$(touch marker); touch marker"
+    out = ran(tmp_path, capsys, monkeypatch, "r={{x}}; export r; printenv r | tr a a", value)
+    assert out.strip() == value
+    assert not (tmp_path / "marker").exists()
+
+
+@pytest.mark.parametrize("wrapper", ["command", "builtin"])
+def test_command_export_exports_to_literal_code(tmp_path, capsys, monkeypatch, wrapper):
+    command = f"r={{{{x}}}}; {wrapper} export r; python3 -c 'import os; os.system(os.environ[\"r\"])'"
+    refused(tmp_path, capsys, monkeypatch, command, SH, "is in a command that runs literal code the checker cannot "
+            "read as shell code (`python3 import os; os.system(os.environ[\"r\"])`) while it exports a value")
+
+
+# ---------------------------------------------------------------- 3. coproc in literal code, prompts, history
+
+COPROC = "coproc is bash-only syntax the checker's grammar does not model (coproc { sh; } reads as words): remove it " \
+         "from a command with a {{…}}"
+REBOUND = "is in a command that rebinds what a program name runs (`{}`: hash -p, BASH_CMDS, alias, enable -f, PATH " \
+          "or a variable that loads code, a file the command writes run as a program, PS4 or PROMPT_COMMAND, history " \
+          "or fc): a later command may be a shell that runs the value"
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | bash -c 'coproc sh; cat >&${COPROC[1]}; sleep 1'",
+    "printf '%s\\n' {{x}} | bash -c 'eval \"coproc sh; cat >&\\${COPROC[1]}; sleep 1\"'",
+])
+def test_coproc_in_literal_shell_code_is_td804(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, SH, COPROC, code="TD804")
+
+
+@pytest.mark.parametrize("command, name", [
+    ("printf '%s\\n' {{x}} | bash -c 'set -x; PS4=\"\\$(sh)\"; :'", "PS4"),
+    ("r={{x}}; bash -c 'set -o history; history -s \"$r\"; fc -s'", "fc"),
+    ("echo {{x}}; PROMPT_COMMAND='sh f' bash -ic :", "PROMPT_COMMAND"),
+])
+def test_prompt_variables_and_history_are_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, SH, REBOUND.format(name))
+
+
+@pytest.mark.parametrize("command, name", [
+    ("echo {{x}}; env PS4='$(sh)' bash -xc :", "PS4"),
+    ("echo {{x}}; export PS1='$(sh)'", "PS1"),
+    ("echo {{x}}; bash -c 'PS0=\"\\$(sh)\"'", "PS0"),
+    ("echo {{x}}; bash -c 'history -r h'", "history"),
+    ("echo {{x}}; fc -s", "fc"),
+])
+def test_prompt_and_history_variants_are_td803(command, name):
+    assert codes(command) == [("TD803", shell.REBOUND + name)]
+
+
+@pytest.mark.parametrize("command", [
+    "echo {{x}}; bash -c 'echo coproc'",
+    "echo {{x}}; PS5=1; HISTSIZE=10",
+    "printf '%s\\n' {{x}} | grep -c history",
+])
+def test_words_named_like_them_stay_data(command):
+    assert codes(command) == []

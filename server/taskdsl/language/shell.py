@@ -229,8 +229,9 @@ def unsafe_message(site: Site) -> str:
     if site.context == "reparse" and site.program.startswith(REBOUND):
         return (f"{shown} is in a command that rebinds what a program name runs (`{site.program[len(REBOUND):]}`: "
                 f"hash -p, BASH_CMDS, alias, enable -f, PATH or a variable that loads code, a file the command "
-                f"writes run as a program): a later command may be a shell that runs the value; the value would "
-                f"become code; name each program by its usual name and leave PATH and the table alone")
+                f"writes run as a program, PS4 or PROMPT_COMMAND, history or fc): a later command may be a shell "
+                f"that runs the value; the value would become code; name each program by its usual name and leave "
+                f"PATH, the prompts, the history and the table alone")
     if site.context == "reparse" and site.program.startswith(ARITHMETIC_NAME):
         return (f"{shown} is in a command whose arithmetic names `{site.program[len(ARITHMETIC_NAME):]}`, whose value "
                 f"the checker cannot show is a number: bash evaluates a name's value as an expression (a[$(cmd)] "
@@ -241,6 +242,11 @@ def unsafe_message(site: Site) -> str:
                 f"(`{site.program[len(OPAQUE_CODE):]}`) while it exports a value or writes the script it runs: that "
                 f"code may run the value; the value would become code; pass the value as an argument the code "
                 f"reads as data, and export no variable holding it")
+    if site.context == "reparse" and site.program.startswith(PRINTED_INTO):
+        return (f"{shown} is in a command that exports a value (export, set -a, NAME=… before a program) and pipes "
+                f"a program's output into `{site.program[len(PRINTED_INTO):]}`, which runs its standard input as code: "
+                f"any program may print its environment (printenv NAME | sh); the value would become code; pass the "
+                f"value as an argument the code reads as data, and export no variable holding it")
     if site.context == "reparse" and site.program.startswith(ASSIGNED):
         name = site.program[len(ASSIGNED):]
         return (f"{shown} stands where `{name}` reads NAME=VALUE assignments before its command (after -- too) or "
@@ -537,6 +543,12 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
+        if placeholders and node.type == "command":  # bash -c 'coproc sh; …': in literal shell code too
+            info = _command_info(tree, node)
+            for word, verdict in zip(info.words, info.verdicts) if info is not None else ():
+                code = _shell_code(tree, word, verdict)
+                if code is not None and _coproc_in(code[1], 0):
+                    return (*tree.span(word), "coproc")
         if placeholders and ((node.type == "test_command" and tree.starts(node, "[[")) or node.type ==
                              "c_style_for_statement" or (node.type == "compound_statement" and tree.starts(node, "(("))):
             return (*tree.span(node), "bash_test")
@@ -548,6 +560,32 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
     return _joins(tree) if placeholders else None
+
+
+def _coproc_in(script: str, depth: int) -> bool:
+    """Literal shell code (sh -c '…', eval '…', at any depth) that starts a coprocess; code nested too deep does
+    (fail closed). Each text is parsed once per level it is written at."""
+    if depth > MAX_NESTING:
+        return True
+    if "coproc" not in script:
+        return False
+    try:
+        inner = _Tree(script)
+    except RecursionError:
+        return True
+    stack = [inner.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "command_name" and inner.source(node) == "coproc":
+            return True
+        if node.type == "command":
+            info = _command_info(inner, node)
+            for word, verdict in zip(info.words, info.verdicts) if info is not None else ():
+                code = _shell_code(inner, word, verdict)
+                if code is not None and _coproc_in(code[1], depth + 1):
+                    return True
+        stack.extend(node.named_children)
+    return False
 
 
 def _joins(tree: _Tree) -> tuple[int, int, str] | None:
@@ -3803,11 +3841,16 @@ def _script_fix(tree, script, command, placeholders, spans) -> tuple:
 REBOUND = "a command that rebinds program names: "
 ARITHMETIC_NAME = "arithmetic on a name: "
 OPAQUE_CODE = "literal code the checker cannot read: "
+PRINTED_INTO = "an exported value piped into: "
 
 #: variables whose value changes which program (or library, or loadable builtin) a name runs, whatever the value:
 #: a folder searched first, bash's own tables. (Variables that name one file to load, BASH_ENV, ENV, LD_PRELOAD,
 #: are code variables: a value there, or a file the command writes named there, is refused where it stands.)
 PROGRAM_VARIABLES = frozenset("PATH LD_LIBRARY_PATH BASH_CMDS BASH_ALIASES BASH_LOADABLES_PATH".split())
+#: variables bash expands as code of their own at a moment of its own (set -x's PS4="$(sh)", PROMPT_COMMAND), and
+#: the builtins that run or load command history (fc -s re-runs a line history -r read from a file)
+PROMPT_VARIABLES = frozenset("PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND".split())
+HISTORY_BUILTINS = frozenset("history fc".split())
 #: variables bash itself keeps numeric, and the special parameters: an arithmetic name that is one is a number
 NUMERIC_NAMES = frozenset("RANDOM SRANDOM SECONDS LINENO BASHPID PPID UID EUID OPTIND HISTCMD EPOCHSECONDS".split())
 #: programs that make a file under a name the command may then run (ln -sf /bin/sh ./cat)
@@ -3847,6 +3890,7 @@ class _Facts:
         self.arithmetic = []  # texts bash evaluates as arithmetic
         self.exported = False  # the command exports an expansion's value to the programs it runs
         self.opaque = None  # literal code in a language the analysis does not read
+        self.piped = None  # a program after a pipe that runs its standard input as code (… | sh)
 
     def verdict(self):
         if self.rebound:
@@ -3868,6 +3912,8 @@ class _Facts:
                 return ARITHMETIC_NAME + "$1"
         if self.exported and self.opaque:
             return OPAQUE_CODE + self.opaque
+        if self.exported and self.piped:  # r={{x}} printenv r | sh: any program may print its environment
+            return PRINTED_INTO + self.piped
         return None
 
 
@@ -3888,7 +3934,7 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
                     facts.arithmetic.append(tree.source(index))
                 target = target.child_by_field_name("name")
             name = tree.source(target) if target is not None else ""
-            if name in PROGRAM_VARIABLES:
+            if name in PROGRAM_VARIABLES or name in PROMPT_VARIABLES:
                 facts.rebound = facts.rebound or REBOUND + name
             text = tree.source(value) if value is not None else ""
             if not _NUMBER.match(text) and not (value is not None and value.type == "arithmetic_expansion") and \
@@ -3949,6 +3995,9 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
                 facts.written.add(os.path.basename(text.rstrip("/")) or text)
         elif kind == "command":
             _gather_command(tree, node, facts, depth)
+        elif kind == "pipeline" and facts.piped is None:  # (cmd <<E | sh: the grammar puts `| sh` in the redirect)
+            after = node.named_children[0 if getattr(tree.parent(node), "type", None) == "heredoc_redirect" else 1:]
+            facts.piped = next(filter(None, (_reader_in(tree, part) for part in after)), None)
         kept = len(facts.arithmetic) > arithmetic
         if inside and kept and kind != "command":  # already read as part of the text around it
             del facts.arithmetic[arithmetic:]
@@ -3983,6 +4032,8 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
     first = literals[0]
     name = _program_name(first) if first is not None else None
     flags = "".join(w[1:] for w in literals[1:] if w is not None and w.startswith("-") and not w.startswith("--"))
+    if name in HISTORY_BUILTINS:
+        facts.rebound = facts.rebound or REBOUND + name
     if name == "hash" and ("p" in flags or None in literals[1:]):
         facts.rebound = facts.rebound or REBOUND + "hash -p"
     if name == "enable" and ("f" in flags or None in literals[1:]):
@@ -3990,6 +4041,8 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
     if info.program == "alias" and any("=" in _prefix(tree, w) or _literal(tree, w) is None for w in info.words[1:]):
         facts.rebound = facts.rebound or "alias"
     if name == "set" and ("a" in flags or "allexport" in literals):
+        facts.exported = True
+    if name == "export" or (name in DECLARERS and "x" in flags):  # command export r, builtin declare -x r
         facts.exported = True
     if name in _NAME_SETTERS or (name == "printf" and "-v" in literals):
         for word in literals[1:]:
@@ -4001,7 +4054,7 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
         facts.arithmetic.extend(w if w is not None else "$1" for w in literals[1:])
     for k, word in enumerate(info.words[1:], 1):  # env PATH=… cat, sudo LD_PRELOAD=… cat
         prefix = _prefix(tree, word)
-        if "=" in prefix and prefix.split("=", 1)[0] in PROGRAM_VARIABLES and any(
+        if "=" in prefix and prefix.split("=", 1)[0] in PROGRAM_VARIABLES | PROMPT_VARIABLES and any(
                 w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]):
             facts.rebound = facts.rebound or REBOUND + prefix.split("=", 1)[0]
         if "=" in prefix and any(w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]) and \
