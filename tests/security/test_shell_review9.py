@@ -11,7 +11,16 @@ no error and `taskdsl run --input x=…` ran a command from the value. Each is c
    export r` and `builtin export r` export as `export r` does (literal python code then reads the value);
 3. `coproc` in literal shell code (`bash -c 'coproc sh; …'`, eval code) is TD804 as it is at the top level; assigning
    a prompt variable bash runs as code (PS0–PS4, PROMPT_COMMAND) or using `history`/`fc` in a command that holds a
-   value makes every value TD803, as a rebound program name does.
+   value makes every value TD803, as a rebound program name does;
+4. a standard-input name given where a program loads a file as code (BASH_ENV=/dev/stdin, MAKEFILES=, env ENV=,
+   vim -S, ruby -r, node -r, wget --config=) makes the program one that runs its standard input;
+5. an env -S string with a backslash or `$` in a command that holds a value: env reads escapes of its own there
+   (`\\_` is a space, `\\c` ends the string, `${NAME}` expands), so every value of the command is TD803;
+6. a long option an interpreter's table does not know may take the next word as its value: when that word is the
+   last, the interpreter may have no script and read its standard input (`… | node --title x`);
+7. literal code in a code position of a program whose code is commands (git -c alias.x='!sh', make --eval, gdb -ex,
+   vim -c, tar --checkpoint-action=exec=) fed a value on its standard input: a command there may run a shell that
+   reads it.
 
 The variants that carry data still check clean and run."""
 
@@ -214,4 +223,139 @@ def test_prompt_and_history_variants_are_td803(command, name):
     "printf '%s\\n' {{x}} | grep -c history",
 ])
 def test_words_named_like_them_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 4. standard input loaded as code
+
+READS = "is in text that `{}` parses again as code: the value would become code"
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | BASH_ENV=/dev/stdin bash -c :", "what loads BASH_ENV=/dev/stdin"),
+    ("printf '%s\\n' {{x}} | MAKEFILES=/dev/stdin make -f /dev/null", "what loads MAKEFILES=/dev/stdin"),
+    ("printf '%s\\n' {{x}} | vim -S /dev/stdin -es -c q", "vim -S"),
+])
+def test_standard_input_loaded_as_code_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, SH, READS.format(program))
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | BASH_ENV=/dev/fd/0 bash -c :", "what loads BASH_ENV=/dev/fd/0"),
+    ("printf '%s\\n' {{x}} | env BASH_ENV=/dev/stdin bash -c :", "what loads BASH_ENV=/dev/stdin"),
+    ("printf '%s\\n' {{x}} | ENV=/proc/self/fd/0 sh -c :", "what loads ENV=/proc/self/fd/0"),
+    ("printf '%s\\n' {{x}} | ruby -r/dev/stdin -e 1", "ruby -r"),
+    ("printf '%s\\n' {{x}} | node -r /dev/stdin -e 1", "node -r"),
+    ("printf '%s\\n' {{x}} | wget --config=/dev/stdin https://example.com", "wget --config"),
+    ("printf '%s\\n' {{x}} | nice vim -u /dev/stdin -es -c q notes.txt", "vim -u"),
+])
+def test_standard_input_loaded_as_code_variants_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | grep -F -f /dev/stdin notes.txt",  # patterns: data
+    "printf '%s\\n' {{x}} | cat /dev/stdin",
+    "printf '%s\\n' {{x}} | tar -T /dev/stdin -cf a.tar",
+    "printf '%s\\n' {{x}} | BASH_ENV=setup.sh bash -c 'wc -c'",
+])
+def test_standard_input_read_as_data_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 5. env -S escapes
+
+ENV_SPLIT = "is in a command that gives env -S a string with a backslash or $ (`{}`): env reads escapes of its own " \
+            "there (\\_ is a space, \\c ends the string, ${{NAME}} expands), so the checker cannot tell what runs"
+
+
+@pytest.mark.parametrize("command, text", [
+    ("r={{x}}; export r; env -S 'sh -c \\${r}'", "sh -c \\${r}"),
+    ("printf '%s\\n' {{x}} | env -S 'sh\\c'", "sh\\c"),
+    ("printf '%s\\n' {{x}} | env -S 'sh\\_-s'", "sh\\_-s"),
+])
+def test_env_split_strings_with_escapes_are_td803(tmp_path, capsys, monkeypatch, command, text):
+    refused(tmp_path, capsys, monkeypatch, command, SH, ENV_SPLIT.format(text))
+
+
+@pytest.mark.parametrize("command, text", [
+    ("printf '%s\\n' {{x}} | env --split-string='sh\\c'", "sh\\c"),
+    ("printf '%s\\n' {{x}} | env -vS'sh\\_-s'", "sh\\_-s"),
+    ("printf '%s\\n' {{x}} | nice env -S 'b${X}sh'", "b${X}sh"),
+    ("echo {{x}}; bash -c \"env -S 'sh\\\\c'\"", "sh\\c"),  # in literal shell code
+])
+def test_env_split_escape_variants_are_td803(command, text):
+    assert codes(command) == [("TD803", shell.ENV_SPLIT + text)]
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | env -S 'sort -r'",
+    "printf '%s\\n' {{x}} | env -S 'LC_ALL=C sort'",
+    "echo {{x}}; env -S 'sort -r' notes.txt",
+])
+def test_env_split_strings_without_escapes_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 6. an unknown long option's value is not the script
+
+@pytest.mark.parametrize("command, value, program", [
+    ("printf '%s\\n' {{x}} | node --title x", "require('fs').writeFileSync('marker', '')", "node"),
+    ("printf '%s\\n' {{x}} | python3 --check-hash-based-pycs default", "open('marker', 'w')", "python3"),
+])
+def test_an_unknown_long_option_before_the_last_word_leaves_stdin_code(tmp_path, capsys, monkeypatch, command, value,
+                                                                       program):
+    refused(tmp_path, capsys, monkeypatch, command, value, REPARSE.format(program))
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | node --input-type module",
+    "printf '%s\\n' {{x}} | perl --foo x",
+])
+def test_unknown_long_option_variants_are_td803(command):
+    assert codes(command)[0][0] == "TD803"
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | node --title x app.js",  # the script after the option's value
+    "printf '%s\\n' {{x}} | node --no-warnings app.js",  # an option known to take no value
+    "printf '%s\\n' {{x}} | python3 -u app.py",
+    "printf '%s\\n' {{x}} | python3 app.py",
+])
+def test_scripts_after_options_read_stdin_as_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 7. literal command code fed a value on its input
+
+CODE_READER = "is in text that `{}` parses again as code"
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | git -c alias.x='!sh' x", "git"),
+    ("printf '%s\\n' {{x}} | make -s -f /dev/null --eval='all: ; sh'", "make"),
+    ("printf '%s\\n' {{x}} | vim -es -c '!sh'", "vim"),
+    ("printf '%s\\n' {{x}} | tar --checkpoint=1 --checkpoint-action=exec='sh' -cf /dev/null .", "tar"),
+])
+def test_literal_command_code_fed_a_value_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, SH, CODE_READER.format(program))
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | gdb -batch -ex 'shell sh'",
+    "printf '%s\\n' {{x}} | nice git -c alias.x='!sh' x",
+])
+def test_literal_command_code_variants_are_td803(command):
+    assert codes(command)[0][0] == "TD803"
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | awk '{print $1}'",
+    "printf '%s\\n' {{x}} | python3 -c 'import sys; print(sys.stdin.read())'",
+    "printf '%s\\n' {{x}} | sed -e 's/a/b/'",
+    "printf '%s\\n' {{x}} | jq -R .",
+    "printf '%s\\n' {{x}} | git hash-object --stdin",
+    "printf '%s\\n' {{x}} | sh -c 'wc -c'",  # shell code the checker reads
+])
+def test_code_reading_its_input_as_data_stays_data(command):
     assert codes(command) == []

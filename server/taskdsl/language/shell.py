@@ -242,6 +242,11 @@ def unsafe_message(site: Site) -> str:
                 f"(`{site.program[len(OPAQUE_CODE):]}`) while it exports a value or writes the script it runs: that "
                 f"code may run the value; the value would become code; pass the value as an argument the code "
                 f"reads as data, and export no variable holding it")
+    if site.context == "reparse" and site.program.startswith(ENV_SPLIT):
+        return (f"{shown} is in a command that gives env -S a string with a backslash or $ "
+                f"(`{site.program[len(ENV_SPLIT):]}`): env reads escapes of its own there (\\_ is a space, \\c ends "
+                f"the string, ${{NAME}} expands), so the checker cannot tell what runs; the value would become code; "
+                f"write the env -S string without \\ and $, or the command without env -S")
     if site.context == "reparse" and site.program.startswith(PRINTED_INTO):
         return (f"{shown} is in a command that exports a value (export, set -a, NAME=… before a program) and pipes "
                 f"a program's output into `{site.program[len(PRINTED_INTO):]}`, which runs its standard input as code: "
@@ -1189,7 +1194,8 @@ def _reader_in(tree, node) -> str | None:
             if info is not None and info.stdin:
                 found = info.program
             elif info is not None:
-                found = _reads_through_substitution(tree, info) or _relative_script_after_cd(tree, info)
+                found = _reads_through_substitution(tree, info) or _relative_script_after_cd(tree, info) or \
+                    _command_code_reader([_literal(tree, w) for w in info.words], info.verdicts)
             stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
@@ -2745,7 +2751,12 @@ PROGRAMS = {
     "perl": _p(args="I", code="eE", load="Mm", stdin=True, exec_options=True),
     "ruby": _p(args="ICFEKx", code="e", load="r", stdin=True, exec_options=True),
     "node": _p(code="ep", load="r", long_load="--import --loader --experimental-loader", stdin=True, gnu=False,
-               exec_options=True, aliases="e=--eval p=--print r=--require C=--conditions"),
+               exec_options=True, aliases="e=--eval p=--print r=--require C=--conditions",
+               # options known to take no value: after any other long option the next word may be its value
+               long_flags="--no-warnings --no-deprecation --trace-warnings --trace-deprecation --throw-deprecation "
+               "--enable-source-maps --expose-gc --preserve-symlinks --preserve-symlinks-main --abort-on-uncaught-"
+               "exception --use-strict --frozen-intrinsics --trace-uncaught --no-experimental-fetch "
+               "--experimental-vm-modules --experimental-modules --inspect --inspect-brk --check"),
     "php": _p(args="cfFtz", code="rBRE", load="d", stdin=True, exec_options=True,
               aliases="r=--run B=--process-begin R=--process-code E=--process-end F=--process-file d=--define "
                       "c=--php-ini f=--file z=--zend-extension t=--docroot"),
@@ -3055,12 +3066,78 @@ def _command_info(tree, command_node) -> _Command | None:
         literals = [_literal(tree, w) for w in words]
         prefixes = [_prefix(tree, w) for w in words]
         verdicts, stdin, program = _scan(literals, prefixes, [tree.source(w) for w in words])
-        reader = None if stdin else _input_code_reader(literals)
-        if reader is not None:  # … | parallel, … | lldb, mlr put -f /dev/stdin
+        reader = None if stdin else _input_code_reader(literals) or _loads_stdin(tree, command_node, literals, verdicts)
+        if reader is not None:  # … | parallel, … | lldb, mlr put -f /dev/stdin, BASH_ENV=/dev/stdin bash -c :
             stdin, program = True, reader
         info = _Command(words, {w.id: i for i, w in enumerate(words)}, verdicts, stdin, program)
     cache[command_node.id] = info
     return info
+
+
+#: programs whose literal code is in a language of their own that reads its input as data unless the code says
+#: otherwise (awk, sed, jq, python -c: the code is judged where it stands)
+_DATA_CODE_LANGUAGES = SCRIPT_READERS | SEDS | frozenset("awk gawk mawk nawk jq gojq jaq yq".split())
+
+
+def _command_code_reader(literals, verdicts) -> str | None:
+    """Literal code in a code position of a program whose code is commands (git -c alias.x='!sh', make --eval, gdb
+    -ex 'shell sh', vim -c '!sh', tar --checkpoint-action=exec=sh): a command there may run a program that reads
+    the standard input, which the checker does not follow into that language (fail closed)."""
+    for text, verdict in zip(literals, verdicts):
+        if text is None or verdict is None or verdict[0] != "reparse":
+            continue
+        name = verdict[1]
+        if (name in PROGRAMS or name in VIMS) and name not in _DATA_CODE_LANGUAGES and \
+                name not in SHELL_CODE_RUNNERS and name != "alias" and not _is_wrapper(name):
+            return name
+    return None
+
+
+#: options that name a file a program loads as code, beyond the table's load and script options (wget --config)
+LOAD_FILE_OPTIONS = {"wget": frozenset({"--config"})}
+
+
+def _stdin_path(text) -> bool:
+    """A literal path that names standard input (/dev/stdin, /dev/fd/0, /proc/self/fd/0 and their spellings)."""
+    return text is not None and text not in ("-", "") and "{}" not in text and _names_stdin(text)
+
+
+def _loads_stdin(tree, command_node, literals, verdicts) -> str | None:
+    """A standard-input name given where a program loads a file as code: a variable read as code (BASH_ENV=/dev/stdin
+    bash -c :, env ENV=/dev/stdin sh, make MAKEFILES=/dev/stdin), a module or start file option (vim -S /dev/stdin,
+    ruby -r/dev/stdin, node -r /dev/stdin, wget --config=/dev/stdin): the program runs its standard input."""
+    names = [(tree.source(a.child_by_field_name("name")), _literal(tree, a.child_by_field_name("value")))
+             for a in command_node.named_children if a.type == "variable_assignment" and
+             a.child_by_field_name("name") is not None and a.child_by_field_name("value") is not None]
+    names += [tuple(text.split("=", 1)) for text, verdict in zip(literals[1:], verdicts[1:]) if text is not None and
+              re.match(r"[A-Za-z_][A-Za-z0-9_]*=", text) and (verdict is None or verdict[0] != "reparse")]
+    for name, value in names:
+        if _code_variable(name) and _stdin_path(value):
+            return f"what loads {name}={value}"
+    program, spec = None, None
+    for k, text in enumerate(literals):
+        if text is None:
+            continue
+        base = _program_name(text) if not text.startswith("-") else None
+        if base in PROGRAMS or base in VIMS:
+            program, spec = base, PROGRAMS.get(base)
+            continue
+        if program is None or not text.startswith(("-", "+")) or text in ("-", "--"):
+            continue
+        longs = LOAD_FILE_OPTIONS.get(program, frozenset()) | (
+            spec.long_load | spec.script_args if spec is not None else frozenset()) | (
+            VIM_SCRIPT_OPTIONS if program in VIMS else frozenset())
+        shorts = (spec.load if spec is not None else "") + "".join(
+            o[1:] for o in longs if len(o) == 2)
+        head, _, attached = text.partition("=")
+        nxt = literals[k + 1] if k + 1 < len(literals) else None
+        if text.startswith("--"):
+            head = _long_option(head, spec) if spec is not None else head
+            if head in longs and _stdin_path(attached or nxt):
+                return f"{program} {head}"
+        elif len(text) > 1 and text[1] in shorts and _stdin_path(text[2:] or nxt):
+            return f"{program} -{text[1]}"
+    return None
 
 
 #: programs that run what they read on standard input whatever their arguments: GNU parallel (input lines are
@@ -3159,6 +3236,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         literals, prefixes = [literals[0], "-" + literals[1], *literals[2:]], [prefixes[0], "-" + prefixes[1],
                                                                               *prefixes[2:]]
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
+    unknown_long = None  # where a long option the table does not know ended (node --title x: x may be its value)
     code = ("reparse", program, None)
     script_files = []  # awk -f FILE, make -f FILE: where the program reads its code
     shell_run = None  # sudo -s: the option that makes the wrapper run its command through a shell
@@ -3216,6 +3294,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                     if i + 1 < n and is_code:
                         verdicts[i + 1] = _setting(program, prefixes[i + 1], literals[i + 1]) or code
                     i += 1
+                elif head not in spec.long_flags and lit is not None and lit != "--":
+                    unknown_long = i + 1
                 i += 1
                 continue
             letters = pre[1:]
@@ -3338,6 +3418,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         if operands == 0:
             # a script path named at run time may be /dev/stdin (fail closed); a {{…}} there is the value itself
             first_operand = lit if lit is not None else ("" if SUB_PREFIX in (sources[i] or "") else None)
+            if unknown_long == i and spec.stdin:  # node --title x: x may be the option's value, not the script
+                first_operand = None if i + 1 >= n else first_operand
         operands += 1
         if not spec.gnu:
             open_ = False
@@ -3842,6 +3924,7 @@ REBOUND = "a command that rebinds program names: "
 ARITHMETIC_NAME = "arithmetic on a name: "
 OPAQUE_CODE = "literal code the checker cannot read: "
 PRINTED_INTO = "an exported value piped into: "
+ENV_SPLIT = "env -S escapes: "
 
 #: variables whose value changes which program (or library, or loadable builtin) a name runs, whatever the value:
 #: a folder searched first, bash's own tables. (Variables that name one file to load, BASH_ENV, ENV, LD_PRELOAD,
@@ -3891,6 +3974,7 @@ class _Facts:
         self.exported = False  # the command exports an expansion's value to the programs it runs
         self.opaque = None  # literal code in a language the analysis does not read
         self.piped = None  # a program after a pipe that runs its standard input as code (… | sh)
+        self.env_split = None  # an env -S string with env's own escapes or expansions (\_, \c, ${NAME})
 
     def verdict(self):
         if self.rebound:
@@ -3912,6 +3996,8 @@ class _Facts:
                 return ARITHMETIC_NAME + "$1"
         if self.exported and self.opaque:
             return OPAQUE_CODE + self.opaque
+        if self.env_split:
+            return ENV_SPLIT + self.env_split
         if self.exported and self.piped:  # r={{x}} printenv r | sh: any program may print its environment
             return PRINTED_INTO + self.piped
         return None
@@ -4034,6 +4120,9 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
     flags = "".join(w[1:] for w in literals[1:] if w is not None and w.startswith("-") and not w.startswith("--"))
     if name in HISTORY_BUILTINS:
         facts.rebound = facts.rebound or REBOUND + name
+    if facts.env_split is None and any(w is not None and _program_name(w) == "env" for w in literals):
+        facts.env_split = next((text for text in _env_split_strings(literals)
+                                if text is not None and ("\\" in text or "$" in text)), None)
     if name == "hash" and ("p" in flags or None in literals[1:]):
         facts.rebound = facts.rebound or REBOUND + "hash -p"
     if name == "enable" and ("f" in flags or None in literals[1:]):
@@ -4153,6 +4242,25 @@ def _unknown_option(program, pre, literals, i) -> tuple[list, str]:
     option may take the next word, so which word is the command is not known, or change what runs: env -P, --argv0)."""
     shown = UNKNOWN_OPTION + f"{program} {pre.split('=', 1)[0] or '-…'}"
     return [None] * i + [("reparse", shown, None) if lit is None else None for lit in literals[i:]], shown
+
+
+def _env_split_strings(literals):
+    """The strings env -S (--split-string, -vS, -S…) is given among a command's words, after an env."""
+    after = False
+    for k, word in enumerate(literals):
+        if word is None:
+            continue
+        if not after:
+            after = _program_name(word) == "env"
+            continue
+        nxt = literals[k + 1] if k + 1 < len(literals) else ""
+        if word == "--split-string" or (len(word) > 3 and "--split-string".startswith(word)):
+            yield nxt
+        elif word.startswith("--split-string=") or (word.startswith("--sp") and "=" in word):
+            yield word.split("=", 1)[1]
+        elif word.startswith("-") and not word.startswith("--") and "S" in word[1:]:
+            letters = word[1:]
+            yield letters[letters.index("S") + 1:] or nxt
 
 
 def _env_split_reads_stdin(literals, end) -> bool:
