@@ -20,7 +20,9 @@ no error and `taskdsl run --input x=…` ran a command from the value. Each is c
    last, the interpreter may have no script and read its standard input (`… | node --title x`);
 7. literal code in a code position of a program whose code is commands (git -c alias.x='!sh', make --eval, gdb -ex,
    vim -c, tar --checkpoint-action=exec=) fed a value on its standard input: a command there may run a shell that
-   reads it.
+   reads it;
+8. with an exported value, literal code of another language in more spellings and places: sed --expression=…,
+   vim +CMD, sqlite3's .shell, and code an interpreter reads from a here-document (python3 - <<'E', tclsh <<'E').
 
 The variants that carry data still check clean and run."""
 
@@ -36,8 +38,8 @@ REPARSE = "is in text that `{}` parses again as code: the value would become cod
 SH_REPARSE = "is in text that `sh` parses again as code: the value would become code; pass it as a positional " \
              "argument: sh -c '… \"$1\"' _ {{x}}"
 PRINTED = "is in a command that exports a value (export, set -a, NAME=… before a program) and pipes a program's " \
-          "output into `{}`, which runs its standard input as code: any program may print its environment " \
-          "(printenv NAME | sh); the value would become code"
+          "output (or a here-document) into `{}`, which runs its standard input as code: any program may print its " \
+          "environment (printenv NAME | sh); the value would become code"
 UNKNOWN = "comes after `{}`, an option the checker does not know for this program, which runs a command given after " \
           "its own options"
 
@@ -358,4 +360,37 @@ def test_literal_command_code_variants_are_td803(command):
     "printf '%s\\n' {{x}} | sh -c 'wc -c'",  # shell code the checker reads
 ])
 def test_code_reading_its_input_as_data_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 8. an exported value and code of another language
+
+OPAQUE = "is in a command that runs literal code the checker cannot read as shell code (`{}`) while it exports a value"
+
+
+@pytest.mark.parametrize("command, shown", [
+    ("r={{x}}; export r; echo a | sed --expression='1e eval \"$r\"'", 'sed --expression=1e eval "$r"'),
+    ("r={{x}}; export r; vim -es +'!eval \"$r\"' +q", 'vim +!eval "$r"'),
+    ("r={{x}}; export r; sqlite3 :memory: '.shell eval \"$r\"'", 'sqlite3 .shell eval "$r"'),
+])
+def test_literal_code_spellings_with_an_exported_value_are_td803(tmp_path, capsys, monkeypatch, command, shown):
+    refused(tmp_path, capsys, monkeypatch, command, SH, OPAQUE.format(shown))
+
+
+@pytest.mark.parametrize("command, program", [
+    ("r={{x}}; export r; python3 - <<'E'\nimport os; os.system(os.environ['r'])\nE", "python3"),
+    ("r={{x}}; export r; tclsh <<'E'\nexec sh -c $env(r)\nE", "tclsh"),
+    ("r={{x}}; export r; perl <<'E'\nsystem($ENV{r})\nE", "perl"),
+])
+def test_code_in_a_here_document_with_an_exported_value_is_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, SH, PRINTED.format(program))
+
+
+@pytest.mark.parametrize("command", [
+    "r={{x}}; export r; cat <<'E'\nhello\nE",
+    "r={{x}}; export r; sort <<< 'b a'",
+    "echo {{x}} | sed -e's/a/b/'",
+    "echo {{x}}; vim +10 f",
+])
+def test_here_documents_read_as_data_stay_data(command):
     assert codes(command) == []

@@ -249,7 +249,8 @@ def unsafe_message(site: Site) -> str:
                 f"write the env -S string without \\ and $, or the command without env -S")
     if site.context == "reparse" and site.program.startswith(PRINTED_INTO):
         return (f"{shown} is in a command that exports a value (export, set -a, NAME=… before a program) and pipes "
-                f"a program's output into `{site.program[len(PRINTED_INTO):]}`, which runs its standard input as code: "
+                f"a program's output (or a here-document) into `{site.program[len(PRINTED_INTO):]}`, which runs its "
+                f"standard input as code: "
                 f"any program may print its environment (printenv NAME | sh); the value would become code; pass the "
                 f"value as an argument the code reads as data, and export no variable holding it")
     if site.context == "reparse" and site.program.startswith(ASSIGNED):
@@ -3357,7 +3358,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
             i += 1  # env NAME=VALUE …
             continue
-        if program in VIMS and lit is None and pre.startswith("+"):  # vim +{{x}} FILE: an ex command
+        if program in VIMS and pre.startswith("+"):  # vim +{{x}} FILE, vim +'!cmd': an ex command
             verdicts[i] = code
         if open_ and lit is None and pre == "" and option_kind:
             # git commit -m {{x}}: the argument of -m (only after an option known to take one: git grep -i {{x}}
@@ -3864,6 +3865,7 @@ def _sed(literals, prefixes, verdicts, option_kind):
             continue
         if text.startswith(("--e", "-e")) or (text.startswith("-") and not text.startswith("--") and "e" in text[1:]):
             scripts = True
+            verdicts[i] = code  # --expression='1e …', -e'1e …': the script is in the word
         if text in ("-f", "--file") or text.startswith(("--file=", "-f")):
             scripts = True
             script = (literals[i + 1] if i + 1 < n else "") if text in ("-f", "--file") else (
@@ -3994,10 +3996,10 @@ class _Facts:
                     return ARITHMETIC_NAME + name
             if re.search(r"\$(?:[0-9@*]|\{[0-9@*])", text):  # $1, "$@": the positional parameters
                 return ARITHMETIC_NAME + "$1"
-        if self.exported and self.opaque:
-            return OPAQUE_CODE + self.opaque
         if self.env_split:
             return ENV_SPLIT + self.env_split
+        if self.exported and self.opaque:
+            return OPAQUE_CODE + self.opaque
         if self.exported and self.piped:  # r={{x}} printenv r | sh: any program may print its environment
             return PRINTED_INTO + self.piped
         return None
@@ -4081,6 +4083,8 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
                 facts.written.add(os.path.basename(text.rstrip("/")) or text)
         elif kind == "command":
             _gather_command(tree, node, facts, depth)
+        elif kind in ("heredoc_redirect", "herestring_redirect") and facts.piped is None:
+            facts.piped = _fed_runner(tree, node)  # python3 - <<'E' …: code on its standard input
         elif kind == "pipeline" and facts.piped is None:  # (cmd <<E | sh: the grammar puts `| sh` in the redirect)
             after = node.named_children[0 if getattr(tree.parent(node), "type", None) == "heredoc_redirect" else 1:]
             facts.piped = next(filter(None, (_reader_in(tree, part) for part in after)), None)
@@ -4176,7 +4180,8 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
         if code is not None:
             _gather_code(code[1], facts, depth + 1)
         elif verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is not None and \
-                facts.opaque is None and _program_name(verdict[1].split()[0]) in OPAQUE_READERS:
+                facts.opaque is None and _program_name(verdict[1].split()[0]) in OPAQUE_READERS | {"sqlite3"}:
+            # (sed --expression=…, vim +CMD, sqlite3's .shell)
             facts.opaque = f"{verdict[1]} {_literal(tree, word)[:40]}"
 
 
