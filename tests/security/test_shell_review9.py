@@ -22,7 +22,11 @@ no error and `taskdsl run --input x=…` ran a command from the value. Each is c
    vim -c, tar --checkpoint-action=exec=) fed a value on its standard input: a command there may run a shell that
    reads it;
 8. with an exported value, literal code of another language in more spellings and places: sed --expression=…,
-   vim +CMD, sqlite3's .shell, and code an interpreter reads from a here-document (python3 - <<'E', tclsh <<'E').
+   vim +CMD, sqlite3's .shell, and code an interpreter reads from a here-document (python3 - <<'E', tclsh <<'E');
+9. more interpreters and consoles that run their standard input when given no script (ipython, irb, swipl -, sbcl
+   --script, lftp's !cmd, emacs --script /dev/stdin, …);
+10. arithmetic on names the rule did not count: read's REPLY, mapfile's MAPFILE, a compound array assignment's
+   subscripts (a=([$l]=1)), and a command's output ($(( $(cat) ))).
 
 The variants that carry data still check clean and run."""
 
@@ -393,4 +397,67 @@ def test_code_in_a_here_document_with_an_exported_value_is_td803(tmp_path, capsy
     "echo {{x}}; vim +10 f",
 ])
 def test_here_documents_read_as_data_stay_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 9. more programs that run their standard input
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | ipython --quick", "ipython"),
+    ("printf '%s\\n' {{x}} | lftp", "lftp"),
+])
+def test_more_stdin_interpreters_are_td803(tmp_path, capsys, monkeypatch, command, program):
+    refused(tmp_path, capsys, monkeypatch, command, SH, REPARSE.format(program))
+
+
+@pytest.mark.parametrize("command, program", [
+    ("printf '%s\\n' {{x}} | irb", "irb"),
+    ("printf '%s\\n' {{x}} | swipl -", "swipl"),
+    ("printf '%s\\n' {{x}} | sbcl --script", "sbcl"),
+    ("printf '%s\\n' {{x}} | ocaml -stdin", "ocaml"),
+    ("printf '%s\\n' {{x}} | wish", "wish"),
+    ("printf '%s\\n' {{x}} | mariadb", "mariadb"),
+    ("printf '%s\\n' {{x}} | emacs --batch --script /dev/stdin", "emacs --script"),
+])
+def test_more_stdin_interpreter_variants_are_td803(command, program):
+    assert codes(command) == [("TD803", program)]
+
+
+@pytest.mark.parametrize("command", [
+    "printf '%s\\n' {{x}} | ipython app.py",
+    "printf '%s\\n' {{x}} | emacs --batch --script a.el",
+    "printf '%s\\n' {{x}} | irb app.rb",
+])
+def test_their_scripts_read_stdin_as_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 10. arithmetic on more names
+
+ARITHMETIC = "is in a command whose arithmetic names `{}`, whose value the checker cannot show is a number"
+
+
+@pytest.mark.parametrize("command, name", [
+    ("printf '%s\\n' {{x}} | bash -c 'read; echo $(( REPLY ))'", "REPLY"),
+    ("printf '%s\\n' {{x}} | bash -c 'mapfile; echo $(( MAPFILE ))'", "MAPFILE"),
+    ("printf '%s\\n' {{x}} | bash -c 'read -r l; a=([$l]=1)'", "l"),
+    ("printf '%s\\n' {{x}} | bash -c 'echo $(( $(cat) ))'", "$(…)"),
+])
+def test_arithmetic_on_more_names_is_td803(tmp_path, capsys, monkeypatch, command, name):
+    refused(tmp_path, capsys, monkeypatch, command, "x[$(touch marker)]", ARITHMETIC.format(name))
+
+
+@pytest.mark.parametrize("command, name", [
+    ("printf '%s\\n' {{x}} | bash -c 'a=([$1]=1)'", "$1"),
+    ("printf '%s\\n' {{x}} | bash -c 'readarray; a+=([MAPFILE]=1)'", "MAPFILE"),
+])
+def test_arithmetic_on_more_names_variants_are_td803(command, name):
+    assert codes(command) == [("TD803", shell.ARITHMETIC_NAME + name)]
+
+
+@pytest.mark.parametrize("command", [
+    "echo {{x}}; a=([0]=1 [1]=2); echo $(( 1 + 2 ))",
+    "echo {{x}}; read -r l; echo $(( count + 1 ))",
+])
+def test_arithmetic_on_numbers_stays_data(command):
     assert codes(command) == []

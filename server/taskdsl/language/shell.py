@@ -2829,7 +2829,8 @@ PROGRAMS = {
                aliases="e=--execute O=--output-document o=--output-file a=--append-output P=--directory-prefix "
                        "U=--user-agent i=--input-file B=--base t=--tries T=--timeout w=--wait Q=--quota l=--level "
                        "A=--accept R=--reject D=--domains X=--exclude-directories I=--include-directories"),
-    "emacs": _p(long_code="--eval", exec_options=True),
+    "emacs": _p(long_code="--eval", exec_options=True, script_args="--script -l --load", args="l",
+                aliases="l=--load"),
     # a wrapper's options are judged by an allowlist (flags=…): an option it does not list fails closed (env -P,
     # --argv0, sudo's options of another version), since it may take the next word or change what runs
     "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True, flags="i0v",
@@ -2896,6 +2897,11 @@ PROGRAMS = {
                exec_options=True),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
+    # interpreters and consoles that run their standard input as code when given no script (… | ipython --quick,
+    # … | swipl -, … | lftp: !cmd); an option they take is not known, so a last word after one may be its value
+    **{name: _p(stdin=True, gnu=False) for name in """ipython ipython3 irb pry php-cgi raku rakudo perl6 wish luajit
+        micropython jython ocaml sbcl swipl racket ghci octave jshell groovy groovysh lftp ftp mongosh mariadb
+        cgdb escript clisp ecl guile3 bb nbb""".split()},
     "Rscript": _p(code="e", long_load="--default-packages", exec_options=True, stdin=True),  # Rscript -
     "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
     "pwsh": _p(code="c", long_code="-Command -command -c -EncodedCommand -encodedcommand -ec -e", stdin=True,
@@ -3996,6 +4002,8 @@ class _Facts:
                     return ARITHMETIC_NAME + name
             if re.search(r"\$(?:[0-9@*]|\{[0-9@*])", text):  # $1, "$@": the positional parameters
                 return ARITHMETIC_NAME + "$1"
+            if "$(" in text.replace("$((", "") or "`" in text:  # $(( $(cat) )): a command's output
+                return ARITHMETIC_NAME + "$(…)"
         if self.env_split:
             return ENV_SPLIT + self.env_split
         if self.exported and self.opaque:
@@ -4032,6 +4040,11 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
             parent = tree.parent(node)
             if parent is not None and parent.type == "command" and value is not None and _has_expansion(value):
                 facts.exported = True  # x=$r prog: exported to prog
+        elif kind == "array":  # a=([$i]=1), a+=([k]=v): each element's subscript is arithmetic
+            for element in node.named_children:
+                text = tree.source(element)
+                if element.type == "concatenation" and text.startswith("[") and "]=" in text:
+                    facts.arithmetic.append(text[1:text.rindex("]=")])
         elif kind == "for_statement":
             variable = node.child_by_field_name("variable")
             if variable is not None:
@@ -4137,6 +4150,10 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
         facts.exported = True
     if name == "export" or (name in DECLARERS and "x" in flags):  # command export r, builtin declare -x r
         facts.exported = True
+    if name == "read":  # read with no name sets REPLY, mapfile with none MAPFILE (fail closed: always)
+        facts.unknown.add("REPLY")
+    if name in ("mapfile", "readarray"):
+        facts.unknown.add("MAPFILE")
     if name in _NAME_SETTERS or (name == "printf" and "-v" in literals):
         for word in literals[1:]:
             if word is not None and not word.startswith("-"):
