@@ -26,7 +26,10 @@ no error and `taskdsl run --input x=…` ran a command from the value. Each is c
 9. more interpreters and consoles that run their standard input when given no script (ipython, irb, swipl -, sbcl
    --script, lftp's !cmd, emacs --script /dev/stdin, …);
 10. arithmetic on names the rule did not count: read's REPLY, mapfile's MAPFILE, a compound array assignment's
-   subscripts (a=([$l]=1)), and a command's output ($(( $(cat) ))).
+   subscripts (a=([$l]=1)), and a command's output ($(( $(cat) )));
+11. a program run by a relative path in a command that makes a file under a name given at run time (ln -s /bin/sh
+   "$(printf cat)", xargs -I{} ln -s {} cat) or runs a program that writes files by names of its own (curl -o,
+   python3 -c): the path may name a shell.
 
 The variants that carry data still check clean and run."""
 
@@ -460,4 +463,25 @@ def test_arithmetic_on_more_names_variants_are_td803(command, name):
     "echo {{x}}; read -r l; echo $(( count + 1 ))",
 ])
 def test_arithmetic_on_numbers_stays_data(command):
+    assert codes(command) == []
+
+
+# ---------------------------------------------------------------- 11. program names rebound by names made at run time
+
+@pytest.mark.parametrize("command", [
+    "ln -s /bin/sh \"$(printf cat)\"; printf '%s\\n' {{x}} | ./cat",
+    "echo /bin/sh | xargs -I{} ln -s {} cat; printf '%s\\n' {{x}} | ./cat",
+    "curl -so cat file:///bin/sh; printf '%s\\n' {{x}} | ./cat",
+    "python3 -c 'import shutil; shutil.copy(\"/bin/sh\", \"cat\")'; printf '%s\\n' {{x}} | ./cat",
+])
+def test_a_program_path_a_run_time_name_may_rebind_is_td803(tmp_path, capsys, monkeypatch, command):
+    refused(tmp_path, capsys, monkeypatch, command, SH, REBOUND.format("./cat"))
+
+
+@pytest.mark.parametrize("command", [
+    "curl -so page.html https://example.com; printf '%s\\n' {{x}} | /usr/bin/sort",  # an absolute path
+    "printf '%s\\n' {{x}} | ./tool",
+    "ln -s a b; printf '%s\\n' {{x}} | ./tool",  # a link under a name written in the command
+])
+def test_program_paths_no_run_time_name_reaches_stay_data(command):
     assert codes(command) == []

@@ -3987,8 +3987,8 @@ class _Facts:
     def verdict(self):
         if self.rebound:
             return self.rebound
-        for base, shown in self.run_paths:
-            if base in self.written:
+        for base, shown in self.run_paths:  # "*": a file made under a name given at run time (any relative one)
+            if base in self.written or ("*" in self.written and not shown.startswith("/")):
                 return REBOUND + shown
         for base, shown in self.scripts:
             if base in self.written:
@@ -4181,6 +4181,16 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
                 facts.run_paths.append((os.path.basename(word.rstrip("/")), word))
             if not _is_wrapper(_program_name(word)):
                 break
+    maker = next((k for k, w in enumerate(literals) if w is not None and _program_name(w) in FILE_MAKERS), None)
+    if maker is not None and (maker > 0 or any(w is None or "{}" in w for w in literals[1:])):
+        # ln -s /bin/sh "$(printf cat)", xargs -I{} ln -s {} cat: a name made at run time may be any
+        if any(w is None or "{}" in w for w in literals[maker + 1:]):
+            facts.written.add("*")
+    if name in ("curl", "wget") or (name in INTERPRETERS and any(
+            v is not None and v[0] == "reparse" for v in info.verdicts)):
+        # curl -so cat URL, python3 -c 'shutil.copy(…, "cat")': a program that writes files by names of its own
+        # (fail closed for every relative program path of the command)
+        facts.written.add("*")
     if name in FILE_MAKERS:
         for word in literals[1:]:
             if word is not None and not word.startswith("-"):
