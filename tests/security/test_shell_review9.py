@@ -421,6 +421,8 @@ def test_more_stdin_interpreters_are_td803(tmp_path, capsys, monkeypatch, comman
     ("printf '%s\\n' {{x}} | wish", "wish"),
     ("printf '%s\\n' {{x}} | mariadb", "mariadb"),
     ("printf '%s\\n' {{x}} | emacs --batch --script /dev/stdin", "emacs --script"),
+    ("printf '%s\\n' {{x}} | deno run -", "deno"),
+    ("printf '%s\\n' {{x}} | bun run /dev/stdin", "bun"),
 ])
 def test_more_stdin_interpreter_variants_are_td803(command, program):
     assert codes(command) == [("TD803", program)]
@@ -430,6 +432,8 @@ def test_more_stdin_interpreter_variants_are_td803(command, program):
     "printf '%s\\n' {{x}} | ipython app.py",
     "printf '%s\\n' {{x}} | emacs --batch --script a.el",
     "printf '%s\\n' {{x}} | irb app.rb",
+    "printf '%s\\n' {{x}} | deno run app.ts",
+    "printf '%s\\n' {{x}} | bun run build",
 ])
 def test_their_scripts_read_stdin_as_data(command):
     assert codes(command) == []

@@ -3164,6 +3164,9 @@ def _input_code_reader(literals) -> str | None:
     name = _program_name(literals[at] or "")
     if name in INPUT_CODE_READERS:
         return name
+    if name in ("deno", "bun") and any(_stdin_path(t) or t == "-" for t in literals[at + 2:] if t is not None) and \
+            "run" in literals[at + 1:]:  # deno run -, bun run /dev/stdin: the script is the standard input
+        return name
     options = OPTION_SCRIPT_READERS.get(name)
     if options:
         for k in range(at + 1, len(literals)):
