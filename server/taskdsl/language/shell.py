@@ -229,8 +229,9 @@ def unsafe_message(site: Site) -> str:
     if site.context == "reparse" and site.program.startswith(REBOUND):
         return (f"{shown} is in a command that rebinds what a program name runs (`{site.program[len(REBOUND):]}`: "
                 f"hash -p, BASH_CMDS, alias, enable -f, PATH or a variable that loads code, a file the command "
-                f"writes run as a program): a later command may be a shell that runs the value; the value would "
-                f"become code; name each program by its usual name and leave PATH and the table alone")
+                f"writes run as a program, PS4 or PROMPT_COMMAND, history or fc): a later command may be a shell "
+                f"that runs the value; the value would become code; name each program by its usual name and leave "
+                f"PATH, the prompts, the history and the table alone")
     if site.context == "reparse" and site.program.startswith(ARITHMETIC_NAME):
         return (f"{shown} is in a command whose arithmetic names `{site.program[len(ARITHMETIC_NAME):]}`, whose value "
                 f"the checker cannot show is a number: bash evaluates a name's value as an expression (a[$(cmd)] "
@@ -241,6 +242,17 @@ def unsafe_message(site: Site) -> str:
                 f"(`{site.program[len(OPAQUE_CODE):]}`) while it exports a value or writes the script it runs: that "
                 f"code may run the value; the value would become code; pass the value as an argument the code "
                 f"reads as data, and export no variable holding it")
+    if site.context == "reparse" and site.program.startswith(ENV_SPLIT):
+        return (f"{shown} is in a command that gives env -S a string with a backslash or $ "
+                f"(`{site.program[len(ENV_SPLIT):]}`): env reads escapes of its own there (\\_ is a space, \\c ends "
+                f"the string, ${{NAME}} expands), so the checker cannot tell what runs; the value would become code; "
+                f"write the env -S string without \\ and $, or the command without env -S")
+    if site.context == "reparse" and site.program.startswith(PRINTED_INTO):
+        return (f"{shown} is in a command that exports a value (export, set -a, NAME=… before a program) and pipes "
+                f"a program's output (or a here-document) into `{site.program[len(PRINTED_INTO):]}`, which runs its "
+                f"standard input as code: "
+                f"any program may print its environment (printenv NAME | sh); the value would become code; pass the "
+                f"value as an argument the code reads as data, and export no variable holding it")
     if site.context == "reparse" and site.program.startswith(ASSIGNED):
         name = site.program[len(ASSIGNED):]
         return (f"{shown} stands where `{name}` reads NAME=VALUE assignments before its command (after -- too) or "
@@ -537,6 +549,12 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "ansi_c")
         if placeholders and node.type == "command_name" and tree.source(node) == "coproc":
             return (*tree.span(node), "coproc")
+        if placeholders and node.type == "command":  # bash -c 'coproc sh; …': in literal shell code too
+            info = _command_info(tree, node)
+            for word, verdict in zip(info.words, info.verdicts) if info is not None else ():
+                code = _shell_code(tree, word, verdict)
+                if code is not None and _coproc_in(code[1], 0):
+                    return (*tree.span(word), "coproc")
         if placeholders and ((node.type == "test_command" and tree.starts(node, "[[")) or node.type ==
                              "c_style_for_statement" or (node.type == "compound_statement" and tree.starts(node, "(("))):
             return (*tree.span(node), "bash_test")
@@ -548,6 +566,32 @@ def _problem(tree: _Tree, placeholders) -> tuple[int, int, str] | None:
             return (*tree.span(node), "heredoc")
         stack.extend((child, depth) for child in reversed(node.children))
     return _joins(tree) if placeholders else None
+
+
+def _coproc_in(script: str, depth: int) -> bool:
+    """Literal shell code (sh -c '…', eval '…', at any depth) that starts a coprocess; code nested too deep does
+    (fail closed). Each text is parsed once per level it is written at."""
+    if depth > MAX_NESTING:
+        return True
+    if "coproc" not in script:
+        return False
+    try:
+        inner = _Tree(script)
+    except RecursionError:
+        return True
+    stack = [inner.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "command_name" and inner.source(node) == "coproc":
+            return True
+        if node.type == "command":
+            info = _command_info(inner, node)
+            for word, verdict in zip(info.words, info.verdicts) if info is not None else ():
+                code = _shell_code(inner, word, verdict)
+                if code is not None and _coproc_in(code[1], depth + 1):
+                    return True
+        stack.extend(node.named_children)
+    return False
 
 
 def _joins(tree: _Tree) -> tuple[int, int, str] | None:
@@ -1151,7 +1195,8 @@ def _reader_in(tree, node) -> str | None:
             if info is not None and info.stdin:
                 found = info.program
             elif info is not None:
-                found = _reads_through_substitution(tree, info) or _relative_script_after_cd(tree, info)
+                found = _reads_through_substitution(tree, info) or _relative_script_after_cd(tree, info) or \
+                    _command_code_reader([_literal(tree, w) for w in info.words], info.verdicts)
             stack.extend(_called_functions(tree, info))
         stack.extend(part.named_children)
     cache[node.id] = found
@@ -2707,7 +2752,12 @@ PROGRAMS = {
     "perl": _p(args="I", code="eE", load="Mm", stdin=True, exec_options=True),
     "ruby": _p(args="ICFEKx", code="e", load="r", stdin=True, exec_options=True),
     "node": _p(code="ep", load="r", long_load="--import --loader --experimental-loader", stdin=True, gnu=False,
-               exec_options=True, aliases="e=--eval p=--print r=--require C=--conditions"),
+               exec_options=True, aliases="e=--eval p=--print r=--require C=--conditions",
+               # options known to take no value: after any other long option the next word may be its value
+               long_flags="--no-warnings --no-deprecation --trace-warnings --trace-deprecation --throw-deprecation "
+               "--enable-source-maps --expose-gc --preserve-symlinks --preserve-symlinks-main --abort-on-uncaught-"
+               "exception --use-strict --frozen-intrinsics --trace-uncaught --no-experimental-fetch "
+               "--experimental-vm-modules --experimental-modules --inspect --inspect-brk --check"),
     "php": _p(args="cfFtz", code="rBRE", load="d", stdin=True, exec_options=True,
               aliases="r=--run B=--process-begin R=--process-code E=--process-end F=--process-file d=--define "
                       "c=--php-ini f=--file z=--zend-extension t=--docroot"),
@@ -2779,16 +2829,19 @@ PROGRAMS = {
                aliases="e=--execute O=--output-document o=--output-file a=--append-output P=--directory-prefix "
                        "U=--user-agent i=--input-file B=--base t=--tries T=--timeout w=--wait Q=--quota l=--level "
                        "A=--accept R=--reject D=--domains X=--exclude-directories I=--include-directories"),
-    "emacs": _p(long_code="--eval", exec_options=True),
+    "emacs": _p(long_code="--eval", exec_options=True, script_args="--script -l --load", args="l",
+                aliases="l=--load"),
     # a wrapper's options are judged by an allowlist (flags=…): an option it does not list fails closed (env -P,
     # --argv0, sudo's options of another version), since it may take the next word or change what runs
     "env": _p(args="uC", code="S", command_at=0, gnu=False, exec_options=True, assigns=True, flags="i0v",
               long_flags="--ignore-environment --null --debug --help --version --default-signal --ignore-signal "
               "--block-signal --list-signal-handling", aliases="S=--split-string u=--unset C=--chdir"),
-    "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --eof --replace --max-lines --max-args "
-                "--max-procs --max-chars --process-slot-var", command_at=0, gnu=False, exec_options=True,
+    # GNU xargs's --eof[=E], --replace[=R], --max-lines[=N] take their argument only after =: the next word is the
+    # command (xargs --replace env sh -c '{}')
+    "xargs": _p(args="adEILnPs", long_args="--arg-file --delimiter --max-args --max-procs --max-chars "
+                "--process-slot-var", command_at=0, gnu=False, exec_options=True,
                 flags="0rtpx", optional="iel", long_flags="--null --no-run-if-empty --verbose --interactive --exit "
-                "--open-tty --show-limits --help --version"),
+                "--open-tty --show-limits --help --version --eof --replace --max-lines"),
     # sudo -s/-i and doas -s run the command through a shell, which parses its words again (and read their input)
     "sudo": _p(args="ugCDhprtUTc", command_at=0, gnu=False, assigns=True, stdin=True, flags="AbEHnPSkKlvBeNV",
                shell_flags="si", long_shell_flags="--shell --login",
@@ -2844,6 +2897,11 @@ PROGRAMS = {
                exec_options=True),
     **{name: _p(flag_code="c", stdin=True, gnu=False, exec_options=True) for name in "csh tcsh".split()},
     "expect": _p(args="fD", code="c", stdin=True, exec_options=True), "tclsh": _p(stdin=True),
+    # interpreters and consoles that run their standard input as code when given no script (… | ipython --quick,
+    # … | swipl -, … | lftp: !cmd); an option they take is not known, so a last word after one may be its value
+    **{name: _p(stdin=True, gnu=False) for name in """ipython ipython3 irb pry php-cgi raku rakudo perl6 wish luajit
+        micropython jython ocaml sbcl swipl racket ghci octave jshell groovy groovysh lftp ftp mongosh mariadb
+        cgdb escript clisp ecl guile3 bb nbb""".split()},
     "Rscript": _p(code="e", long_load="--default-packages", exec_options=True, stdin=True),  # Rscript -
     "julia": _p(code="eE", stdin=True, exec_options=True, aliases="e=--eval E=--print"),
     "pwsh": _p(code="c", long_code="-Command -command -c -EncodedCommand -encodedcommand -ec -e", stdin=True,
@@ -3015,12 +3073,78 @@ def _command_info(tree, command_node) -> _Command | None:
         literals = [_literal(tree, w) for w in words]
         prefixes = [_prefix(tree, w) for w in words]
         verdicts, stdin, program = _scan(literals, prefixes, [tree.source(w) for w in words])
-        reader = None if stdin else _input_code_reader(literals)
-        if reader is not None:  # … | parallel, … | lldb, mlr put -f /dev/stdin
+        reader = None if stdin else _input_code_reader(literals) or _loads_stdin(tree, command_node, literals, verdicts)
+        if reader is not None:  # … | parallel, … | lldb, mlr put -f /dev/stdin, BASH_ENV=/dev/stdin bash -c :
             stdin, program = True, reader
         info = _Command(words, {w.id: i for i, w in enumerate(words)}, verdicts, stdin, program)
     cache[command_node.id] = info
     return info
+
+
+#: programs whose literal code is in a language of their own that reads its input as data unless the code says
+#: otherwise (awk, sed, jq, python -c: the code is judged where it stands)
+_DATA_CODE_LANGUAGES = SCRIPT_READERS | SEDS | frozenset("awk gawk mawk nawk jq gojq jaq yq".split())
+
+
+def _command_code_reader(literals, verdicts) -> str | None:
+    """Literal code in a code position of a program whose code is commands (git -c alias.x='!sh', make --eval, gdb
+    -ex 'shell sh', vim -c '!sh', tar --checkpoint-action=exec=sh): a command there may run a program that reads
+    the standard input, which the checker does not follow into that language (fail closed)."""
+    for text, verdict in zip(literals, verdicts):
+        if text is None or verdict is None or verdict[0] != "reparse":
+            continue
+        name = verdict[1]
+        if (name in PROGRAMS or name in VIMS) and name not in _DATA_CODE_LANGUAGES and \
+                name not in SHELL_CODE_RUNNERS and name != "alias" and not _is_wrapper(name):
+            return name
+    return None
+
+
+#: options that name a file a program loads as code, beyond the table's load and script options (wget --config)
+LOAD_FILE_OPTIONS = {"wget": frozenset({"--config"})}
+
+
+def _stdin_path(text) -> bool:
+    """A literal path that names standard input (/dev/stdin, /dev/fd/0, /proc/self/fd/0 and their spellings)."""
+    return text is not None and text not in ("-", "") and "{}" not in text and _names_stdin(text)
+
+
+def _loads_stdin(tree, command_node, literals, verdicts) -> str | None:
+    """A standard-input name given where a program loads a file as code: a variable read as code (BASH_ENV=/dev/stdin
+    bash -c :, env ENV=/dev/stdin sh, make MAKEFILES=/dev/stdin), a module or start file option (vim -S /dev/stdin,
+    ruby -r/dev/stdin, node -r /dev/stdin, wget --config=/dev/stdin): the program runs its standard input."""
+    names = [(tree.source(a.child_by_field_name("name")), _literal(tree, a.child_by_field_name("value")))
+             for a in command_node.named_children if a.type == "variable_assignment" and
+             a.child_by_field_name("name") is not None and a.child_by_field_name("value") is not None]
+    names += [tuple(text.split("=", 1)) for text, verdict in zip(literals[1:], verdicts[1:]) if text is not None and
+              re.match(r"[A-Za-z_][A-Za-z0-9_]*=", text) and (verdict is None or verdict[0] != "reparse")]
+    for name, value in names:
+        if _code_variable(name) and _stdin_path(value):
+            return f"what loads {name}={value}"
+    program, spec = None, None
+    for k, text in enumerate(literals):
+        if text is None:
+            continue
+        base = _program_name(text) if not text.startswith("-") else None
+        if base in PROGRAMS or base in VIMS:
+            program, spec = base, PROGRAMS.get(base)
+            continue
+        if program is None or not text.startswith(("-", "+")) or text in ("-", "--"):
+            continue
+        longs = LOAD_FILE_OPTIONS.get(program, frozenset()) | (
+            spec.long_load | spec.script_args if spec is not None else frozenset()) | (
+            VIM_SCRIPT_OPTIONS if program in VIMS else frozenset())
+        shorts = (spec.load if spec is not None else "") + "".join(
+            o[1:] for o in longs if len(o) == 2)
+        head, _, attached = text.partition("=")
+        nxt = literals[k + 1] if k + 1 < len(literals) else None
+        if text.startswith("--"):
+            head = _long_option(head, spec) if spec is not None else head
+            if head in longs and _stdin_path(attached or nxt):
+                return f"{program} {head}"
+        elif len(text) > 1 and text[1] in shorts and _stdin_path(text[2:] or nxt):
+            return f"{program} -{text[1]}"
+    return None
 
 
 #: programs that run what they read on standard input whatever their arguments: GNU parallel (input lines are
@@ -3039,6 +3163,9 @@ def _input_code_reader(literals) -> str | None:
     at = _wrapped_at(literals) or 0
     name = _program_name(literals[at] or "")
     if name in INPUT_CODE_READERS:
+        return name
+    if name in ("deno", "bun") and any(_stdin_path(t) or t == "-" for t in literals[at + 2:] if t is not None) and \
+            "run" in literals[at + 1:]:  # deno run -, bun run /dev/stdin: the script is the standard input
         return name
     options = OPTION_SCRIPT_READERS.get(name)
     if options:
@@ -3119,6 +3246,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         literals, prefixes = [literals[0], "-" + literals[1], *literals[2:]], [prefixes[0], "-" + prefixes[1],
                                                                               *prefixes[2:]]
     i, operands, open_, code_flag, code_given, stdin_flag, first_operand = 1, 0, True, False, False, False, None
+    unknown_long = None  # where a long option the table does not know ended (node --title x: x may be its value)
     code = ("reparse", program, None)
     script_files = []  # awk -f FILE, make -f FILE: where the program reads its code
     shell_run = None  # sudo -s: the option that makes the wrapper run its command through a shell
@@ -3176,6 +3304,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                     if i + 1 < n and is_code:
                         verdicts[i + 1] = _setting(program, prefixes[i + 1], literals[i + 1]) or code
                     i += 1
+                elif head not in spec.long_flags and lit is not None and lit != "--":
+                    unknown_long = i + 1
                 i += 1
                 continue
             letters = pre[1:]
@@ -3237,7 +3367,7 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 verdicts[i] = ("reparse", f"what reads ${pre.split('=', 1)[0]}", None)
             i += 1  # env NAME=VALUE …
             continue
-        if program in VIMS and lit is None and pre.startswith("+"):  # vim +{{x}} FILE: an ex command
+        if program in VIMS and pre.startswith("+"):  # vim +{{x}} FILE, vim +'!cmd': an ex command
             verdicts[i] = code
         if open_ and lit is None and pre == "" and option_kind:
             # git commit -m {{x}}: the argument of -m (only after an option known to take one: git grep -i {{x}}
@@ -3278,7 +3408,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
                 if alt_stdin and not stdin:
                     stdin, inner = True, alt_inner
             if program == "xargs":
-                stdin = _xargs_reads_code(literals, prefixes, sources, i)
+                # xargs -a FILE CMD: the items come from FILE and CMD reads the pipe (xargs -a /dev/null sh)
+                stdin = (stdin and _xargs_arg_file(literals, i)) or _xargs_reads_code(literals, prefixes, sources, i)
                 if stdin and _is_wrapper(inner):  # xargs env: the items become env's assignments or command line
                     inner = f"xargs {inner}"
             if program == "env" and not stdin:  # env -S 'sh -x' FILE: the split string's program reads it
@@ -3297,6 +3428,8 @@ def _scan(literals: list, prefixes: list, sources: list, alternatives: int = WRA
         if operands == 0:
             # a script path named at run time may be /dev/stdin (fail closed); a {{…}} there is the value itself
             first_operand = lit if lit is not None else ("" if SUB_PREFIX in (sources[i] or "") else None)
+            if unknown_long == i and spec.stdin:  # node --title x: x may be the option's value, not the script
+                first_operand = None if i + 1 >= n else first_operand
         operands += 1
         if not spec.gnu:
             open_ = False
@@ -3494,18 +3627,47 @@ def _setting(program, prefix, literal) -> tuple | None:
     return None
 
 
+def _xargs_arg_file(literals, start) -> bool:
+    """Does xargs read its items from a file (-a FILE, --arg-file=FILE, -0aFILE), leaving its standard input to the
+    command it runs? An option word given at run time may be one (fail closed)."""
+    spec = PROGRAMS["xargs"]
+    i = 1
+    while i < start:
+        text = literals[i]
+        if text is None:
+            return True
+        if text.startswith("--"):
+            head = _long_option(text.split("=", 1)[0], spec)
+            if head == "--arg-file":
+                return True
+            i += 2 if head in spec.long_args and "=" not in text else 1
+            continue
+        for j, ch in enumerate(text[1:]):
+            if ch == "a":
+                return True
+            if ch in spec.args:
+                i += 0 if text[j + 2:] else 1  # the value is the rest of the word or the next word
+                break
+            if ch in spec.optional:
+                break
+        i += 1
+    return False
+
+
 def _xargs_reads_code(literals, prefixes, sources, start) -> bool:
     """xargs runs its command with the items it reads appended (or put where -I's string stands): does an item
     land where that command reads code?"""
     replace = None
     for i in range(1, start):
         text = literals[i] or ""
-        if text in ("-I", "--replace") and i + 1 < start:
+        if text == "-I" and i + 1 < start:
             replace = literals[i + 1]
         elif text.startswith("-I") and len(text) > 2:
             replace = text[2:]
         elif text.startswith("--replace="):
             replace = text.split("=", 1)[1]
+        elif text == "--replace":  # its argument only after = (--replace alone is {})
+            replace = "{}"
         elif text == "-i" or (text.startswith("-i") and len(text) > 2):
             replace = text[2:] or "{}"
     words, pres, srcs = list(literals[start:]), list(prefixes[start:]), list(sources[start:])
@@ -3712,6 +3874,7 @@ def _sed(literals, prefixes, verdicts, option_kind):
             continue
         if text.startswith(("--e", "-e")) or (text.startswith("-") and not text.startswith("--") and "e" in text[1:]):
             scripts = True
+            verdicts[i] = code  # --expression='1e …', -e'1e …': the script is in the word
         if text in ("-f", "--file") or text.startswith(("--file=", "-f")):
             scripts = True
             script = (literals[i + 1] if i + 1 < n else "") if text in ("-f", "--file") else (
@@ -3771,11 +3934,17 @@ def _script_fix(tree, script, command, placeholders, spans) -> tuple:
 REBOUND = "a command that rebinds program names: "
 ARITHMETIC_NAME = "arithmetic on a name: "
 OPAQUE_CODE = "literal code the checker cannot read: "
+PRINTED_INTO = "an exported value piped into: "
+ENV_SPLIT = "env -S escapes: "
 
 #: variables whose value changes which program (or library, or loadable builtin) a name runs, whatever the value:
 #: a folder searched first, bash's own tables. (Variables that name one file to load, BASH_ENV, ENV, LD_PRELOAD,
 #: are code variables: a value there, or a file the command writes named there, is refused where it stands.)
 PROGRAM_VARIABLES = frozenset("PATH LD_LIBRARY_PATH BASH_CMDS BASH_ALIASES BASH_LOADABLES_PATH".split())
+#: variables bash expands as code of their own at a moment of its own (set -x's PS4="$(sh)", PROMPT_COMMAND), and
+#: the builtins that run or load command history (fc -s re-runs a line history -r read from a file)
+PROMPT_VARIABLES = frozenset("PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND".split())
+HISTORY_BUILTINS = frozenset("history fc".split())
 #: variables bash itself keeps numeric, and the special parameters: an arithmetic name that is one is a number
 NUMERIC_NAMES = frozenset("RANDOM SRANDOM SECONDS LINENO BASHPID PPID UID EUID OPTIND HISTCMD EPOCHSECONDS".split())
 #: programs that make a file under a name the command may then run (ln -sf /bin/sh ./cat)
@@ -3815,12 +3984,14 @@ class _Facts:
         self.arithmetic = []  # texts bash evaluates as arithmetic
         self.exported = False  # the command exports an expansion's value to the programs it runs
         self.opaque = None  # literal code in a language the analysis does not read
+        self.piped = None  # a program after a pipe that runs its standard input as code (… | sh)
+        self.env_split = None  # an env -S string with env's own escapes or expansions (\_, \c, ${NAME})
 
     def verdict(self):
         if self.rebound:
             return self.rebound
-        for base, shown in self.run_paths:
-            if base in self.written:
+        for base, shown in self.run_paths:  # "*": a file made under a name given at run time (any relative one)
+            if base in self.written or ("*" in self.written and not shown.startswith("/")):
                 return REBOUND + shown
         for base, shown in self.scripts:
             if base in self.written:
@@ -3834,8 +4005,14 @@ class _Facts:
                     return ARITHMETIC_NAME + name
             if re.search(r"\$(?:[0-9@*]|\{[0-9@*])", text):  # $1, "$@": the positional parameters
                 return ARITHMETIC_NAME + "$1"
+            if "$(" in text.replace("$((", "") or "`" in text:  # $(( $(cat) )): a command's output
+                return ARITHMETIC_NAME + "$(…)"
+        if self.env_split:
+            return ENV_SPLIT + self.env_split
         if self.exported and self.opaque:
             return OPAQUE_CODE + self.opaque
+        if self.exported and self.piped:  # r={{x}} printenv r | sh: any program may print its environment
+            return PRINTED_INTO + self.piped
         return None
 
 
@@ -3856,7 +4033,7 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
                     facts.arithmetic.append(tree.source(index))
                 target = target.child_by_field_name("name")
             name = tree.source(target) if target is not None else ""
-            if name in PROGRAM_VARIABLES:
+            if name in PROGRAM_VARIABLES or name in PROMPT_VARIABLES:
                 facts.rebound = facts.rebound or REBOUND + name
             text = tree.source(value) if value is not None else ""
             if not _NUMBER.match(text) and not (value is not None and value.type == "arithmetic_expansion") and \
@@ -3866,6 +4043,11 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
             parent = tree.parent(node)
             if parent is not None and parent.type == "command" and value is not None and _has_expansion(value):
                 facts.exported = True  # x=$r prog: exported to prog
+        elif kind == "array":  # a=([$i]=1), a+=([k]=v): each element's subscript is arithmetic
+            for element in node.named_children:
+                text = tree.source(element)
+                if element.type == "concatenation" and text.startswith("[") and "]=" in text:
+                    facts.arithmetic.append(text[1:text.rindex("]=")])
         elif kind == "for_statement":
             variable = node.child_by_field_name("variable")
             if variable is not None:
@@ -3917,6 +4099,11 @@ def _gather(tree, facts: _Facts, depth: int) -> None:
                 facts.written.add(os.path.basename(text.rstrip("/")) or text)
         elif kind == "command":
             _gather_command(tree, node, facts, depth)
+        elif kind in ("heredoc_redirect", "herestring_redirect") and facts.piped is None:
+            facts.piped = _fed_runner(tree, node)  # python3 - <<'E' …: code on its standard input
+        elif kind == "pipeline" and facts.piped is None:  # (cmd <<E | sh: the grammar puts `| sh` in the redirect)
+            after = node.named_children[0 if getattr(tree.parent(node), "type", None) == "heredoc_redirect" else 1:]
+            facts.piped = next(filter(None, (_reader_in(tree, part) for part in after)), None)
         kept = len(facts.arithmetic) > arithmetic
         if inside and kept and kind != "command":  # already read as part of the text around it
             del facts.arithmetic[arithmetic:]
@@ -3951,6 +4138,11 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
     first = literals[0]
     name = _program_name(first) if first is not None else None
     flags = "".join(w[1:] for w in literals[1:] if w is not None and w.startswith("-") and not w.startswith("--"))
+    if name in HISTORY_BUILTINS:
+        facts.rebound = facts.rebound or REBOUND + name
+    if facts.env_split is None and any(w is not None and _program_name(w) == "env" for w in literals):
+        facts.env_split = next((text for text in _env_split_strings(literals)
+                                if text is not None and ("\\" in text or "$" in text)), None)
     if name == "hash" and ("p" in flags or None in literals[1:]):
         facts.rebound = facts.rebound or REBOUND + "hash -p"
     if name == "enable" and ("f" in flags or None in literals[1:]):
@@ -3959,6 +4151,12 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
         facts.rebound = facts.rebound or "alias"
     if name == "set" and ("a" in flags or "allexport" in literals):
         facts.exported = True
+    if name == "export" or (name in DECLARERS and "x" in flags):  # command export r, builtin declare -x r
+        facts.exported = True
+    if name == "read":  # read with no name sets REPLY, mapfile with none MAPFILE (fail closed: always)
+        facts.unknown.add("REPLY")
+    if name in ("mapfile", "readarray"):
+        facts.unknown.add("MAPFILE")
     if name in _NAME_SETTERS or (name == "printf" and "-v" in literals):
         for word in literals[1:]:
             if word is not None and not word.startswith("-"):
@@ -3969,7 +4167,7 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
         facts.arithmetic.extend(w if w is not None else "$1" for w in literals[1:])
     for k, word in enumerate(info.words[1:], 1):  # env PATH=… cat, sudo LD_PRELOAD=… cat
         prefix = _prefix(tree, word)
-        if "=" in prefix and prefix.split("=", 1)[0] in PROGRAM_VARIABLES and any(
+        if "=" in prefix and prefix.split("=", 1)[0] in PROGRAM_VARIABLES | PROMPT_VARIABLES and any(
                 w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]):
             facts.rebound = facts.rebound or REBOUND + prefix.split("=", 1)[0]
         if "=" in prefix and any(w is not None and _program_name(w) in ("env", "sudo") for w in literals[:k]) and \
@@ -3986,6 +4184,16 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
                 facts.run_paths.append((os.path.basename(word.rstrip("/")), word))
             if not _is_wrapper(_program_name(word)):
                 break
+    maker = next((k for k, w in enumerate(literals) if w is not None and _program_name(w) in FILE_MAKERS), None)
+    if maker is not None and (maker > 0 or any(w is None or "{}" in w for w in literals[1:])):
+        # ln -s /bin/sh "$(printf cat)", xargs -I{} ln -s {} cat: a name made at run time may be any
+        if any(w is None or "{}" in w for w in literals[maker + 1:]):
+            facts.written.add("*")
+    if name in ("curl", "wget") or (name in INTERPRETERS and any(
+            v is not None and v[0] == "reparse" for v in info.verdicts)):
+        # curl -so cat URL, python3 -c 'shutil.copy(…, "cat")': a program that writes files by names of its own
+        # (fail closed for every relative program path of the command)
+        facts.written.add("*")
     if name in FILE_MAKERS:
         for word in literals[1:]:
             if word is not None and not word.startswith("-"):
@@ -4002,7 +4210,8 @@ def _gather_command(tree, node, facts: _Facts, depth: int) -> None:
         if code is not None:
             _gather_code(code[1], facts, depth + 1)
         elif verdict is not None and verdict[0] == "reparse" and _literal(tree, word) is not None and \
-                facts.opaque is None and _program_name(verdict[1].split()[0]) in OPAQUE_READERS:
+                facts.opaque is None and _program_name(verdict[1].split()[0]) in OPAQUE_READERS | {"sqlite3"}:
+            # (sed --expression=…, vim +CMD, sqlite3's .shell)
             facts.opaque = f"{verdict[1]} {_literal(tree, word)[:40]}"
 
 
@@ -4068,6 +4277,25 @@ def _unknown_option(program, pre, literals, i) -> tuple[list, str]:
     option may take the next word, so which word is the command is not known, or change what runs: env -P, --argv0)."""
     shown = UNKNOWN_OPTION + f"{program} {pre.split('=', 1)[0] or '-…'}"
     return [None] * i + [("reparse", shown, None) if lit is None else None for lit in literals[i:]], shown
+
+
+def _env_split_strings(literals):
+    """The strings env -S (--split-string, -vS, -S…) is given among a command's words, after an env."""
+    after = False
+    for k, word in enumerate(literals):
+        if word is None:
+            continue
+        if not after:
+            after = _program_name(word) == "env"
+            continue
+        nxt = literals[k + 1] if k + 1 < len(literals) else ""
+        if word == "--split-string" or (len(word) > 3 and "--split-string".startswith(word)):
+            yield nxt
+        elif word.startswith("--split-string=") or (word.startswith("--sp") and "=" in word):
+            yield word.split("=", 1)[1]
+        elif word.startswith("-") and not word.startswith("--") and "S" in word[1:]:
+            letters = word[1:]
+            yield letters[letters.index("S") + 1:] or nxt
 
 
 def _env_split_reads_stdin(literals, end) -> bool:
