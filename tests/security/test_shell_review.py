@@ -6,6 +6,7 @@ import os
 import pytest
 
 from taskdsl.cli.main import main
+from taskdsl.language import shell
 
 SCRIPT = """<task type="script" name="s">
   <command>{command}</command>
@@ -21,6 +22,23 @@ def template(folder, command, *, escape=True):
     with open(path, "w", encoding="utf-8") as f:
         f.write(SCRIPT.format(command=command))
     return path
+
+
+def ran(tmp_path, capsys, monkeypatch, command, value) -> str:
+    """check is clean, and run prints what the command printed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
+    path = template(tmp_path, command)
+    capsys.readouterr()
+    assert main(["check", path]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["run", path, "--input", f"x={value}"]) == 0
+    return capsys.readouterr().out
+
+
+def codes(command):
+    """The (code, program) of each placeholder the checker refuses in command."""
+    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
 
 
 def refused(tmp_path, capsys, monkeypatch, command, value, code, message, *, escape=True):

@@ -4,34 +4,15 @@ no error and `taskdsl run --input x=…` ran a command from the value. Each is n
 
 import pytest
 
-from taskdsl.cli.main import main
 from taskdsl.language import shell
 
-from tests.security.test_shell_review import template
+from tests.security.test_shell_review import codes, refused
 
 HANDED = "is handed on (in a variable, the positional parameters or a file the command writes) to `{}`, which " \
          "parses it again as code: the value would become code; keep it out of code (pass it to a program as an " \
          "argument it reads as data, and run no variable or file that holds it)"
 
 
-def refused(tmp_path, capsys, monkeypatch, command, value, code, message):
-    """check reports code with message; run refuses (exit 2) with the same code; the value runs nothing."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
-    path = template(tmp_path, command)
-    capsys.readouterr()
-    assert main(["check", path]) == 1
-    out = capsys.readouterr()
-    assert f"error {code} " in out.out
-    assert message in out.out, out.out
-    assert main(["run", path, "--input", f"x={value}"]) == 2
-    out = capsys.readouterr()
-    assert code in out.out + out.err
-    assert not (tmp_path / "marker").exists()
-
-
-def codes(command):
-    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
 
 
 # ---------------------------------------------------------------- 1. eval

@@ -7,7 +7,7 @@ import pytest
 
 from taskdsl.language import shell
 
-from tests.security.test_shell_review import refused
+from tests.security.test_shell_review import codes, refused
 
 REBOUND = "is in a command that rebinds what a program name runs (`{}`"
 ARITHMETIC = "is in a command whose arithmetic names `{}`, whose value the checker cannot show is a number"
@@ -15,9 +15,6 @@ OPAQUE = "is in a command that runs literal code the checker cannot read as shel
 PAYLOAD = "touch marker"
 ARITH_PAYLOAD = "a[$(touch marker)]"
 
-
-def codes(command):
-    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
 
 
 # ---------------------------------------------------------------- program names rebound (items 4, 4b/6b, 5, 6)

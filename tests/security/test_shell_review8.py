@@ -14,10 +14,10 @@ The variants that carry data still check clean and run."""
 
 import pytest
 
-from taskdsl.cli.main import main
 from taskdsl.language import shell
 
-from tests.security.test_shell_review import template
+from tests.security.test_shell_review import codes, ran
+from tests.security.test_shell_review import refused as refused_with
 
 HANDED = "is handed on (in a variable, the positional parameters or a file the command writes) to `{}`, which " \
          "parses it again as code: the value would become code; keep it out of code (pass it to a program as an " \
@@ -28,35 +28,7 @@ REPARSE = "is in text that `{}` parses again as code: the value would become cod
 
 def refused(tmp_path, capsys, monkeypatch, command, value, message):
     """check reports TD803 with message; run refuses (exit 2) with TD803; the value runs nothing."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
-    path = template(tmp_path, command)
-    capsys.readouterr()
-    assert main(["check", path]) == 1
-    out = capsys.readouterr()
-    assert "error TD803 " in out.out
-    assert message in out.out, out.out
-    assert main(["run", path, "--input", f"x={value}"]) == 2
-    out = capsys.readouterr()
-    assert "TD803" in out.out + out.err
-    assert not (tmp_path / "marker").exists()
-
-
-def ran(tmp_path, capsys, monkeypatch, command, value) -> str:
-    """check is clean, and run prints what the command printed."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
-    path = template(tmp_path, command)
-    capsys.readouterr()
-    assert main(["check", path]) == 0, capsys.readouterr().out
-    capsys.readouterr()
-    assert main(["run", path, "--input", f"x={value}"]) == 0
-    return capsys.readouterr().out
-
-
-def codes(command):
-    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
-
+    refused_with(tmp_path, capsys, monkeypatch, command, value, "TD803", message)
 
 SH = "touch marker"
 PYTHON = "open('marker', 'w')"

@@ -35,10 +35,10 @@ The variants that carry data still check clean and run."""
 
 import pytest
 
-from taskdsl.cli.main import main
 from taskdsl.language import shell
 
-from tests.security.test_shell_review import template
+from tests.security.test_shell_review import codes, ran
+from tests.security.test_shell_review import refused as refused_with
 
 REPARSE = "is in text that `{}` parses again as code: the value would become code; pass it as an argument after the " \
           "code and read it there (sys.argv, ARGV, process.argv, awk -v), or from $TASKDSL_INPUT_X"
@@ -53,35 +53,7 @@ UNKNOWN = "comes after `{}`, an option the checker does not know for this progra
 
 def refused(tmp_path, capsys, monkeypatch, command, value, message, code="TD803"):
     """check reports code with message; run refuses (exit 2) with it; the value runs nothing."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
-    path = template(tmp_path, command)
-    capsys.readouterr()
-    assert main(["check", path]) == 1
-    out = capsys.readouterr()
-    assert f"error {code} " in out.out
-    assert message in out.out, out.out
-    assert main(["run", path, "--input", f"x={value}"]) == 2
-    out = capsys.readouterr()
-    assert code in out.out + out.err
-    assert not (tmp_path / "marker").exists()
-
-
-def ran(tmp_path, capsys, monkeypatch, command, value) -> str:
-    """check is clean, and run prints what the command printed."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TASKDSL_MODEL", "taskdsl/echo")
-    path = template(tmp_path, command)
-    capsys.readouterr()
-    assert main(["check", path]) == 0, capsys.readouterr().out
-    capsys.readouterr()
-    assert main(["run", path, "--input", f"x={value}"]) == 0
-    return capsys.readouterr().out
-
-
-def codes(command):
-    return [(site.code, site.program) for site in shell.sites(command) if site.code is not None]
-
+    refused_with(tmp_path, capsys, monkeypatch, command, value, code, message)
 
 SH = "touch marker"
 
