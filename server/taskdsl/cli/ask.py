@@ -252,23 +252,25 @@ def _consent_and_run(args, report: dict, answer, path: str, model: str, roots: t
     view = consent.plan_view(prepared, default_model(), args.model)
     reads = [*view.files.paths, *view.files.unknown]
     read_lines = "\n".join(f"  {escaped(line)}" for line in consent.read_lines(view))
-    # what the user has not allowed, said at once (not one refusal, then another after the first option)
-    refused = [("scripts_not_allowed", "--allow-scripts", "runs shell commands", listed)] * bool(
-        commands and not args.allow_scripts) + [("reads_not_allowed", "--allow-reads",
-                                                 "reads files (and sends them to the model)", read_lines)] * bool(
-        reads and not args.allow_reads)
+    # what the user has not allowed, said at once (not one refusal, then another after the first option):
+    # (reason, the option that allows it, what the task does, its lines, the report's key and list)
+    refused = []
+    if commands and not args.allow_scripts:
+        refused.append(("scripts_not_allowed", "--allow-scripts", "runs shell commands", listed, "commands", commands))
+    if reads and not args.allow_reads:
+        refused.append(("reads_not_allowed", "--allow-reads", "reads files (and sends them to the model)", read_lines,
+                        "files", reads))
     if refused:
-        options = " ".join(option for _, option, _, _ in refused)
+        options = " ".join(option for _, option, *_ in refused)
         report["error"] = {"type": "VALIDATION_ERROR", "reason": refused[0][0],
-                           "reasons": [reason for reason, _, _, _ in refused],
-                           **({"commands": commands} if commands and not args.allow_scripts else {}),
-                           **({"files": reads} if reads and not args.allow_reads else {}),
-                           "message": f"the task {' and '.join(what for _, _, what, _ in refused)}: "
+                           "reasons": [reason for reason, *_ in refused],
+                           **{key: items for *_, key, items in refused},
+                           "message": f"the task {' and '.join(what for _, _, what, *_ in refused)}: "
                                       f"{_to_run_it(args, options)}"}
         if not args.json:
             print(for_output(answer.xml, sys.stdout), end="")
             said = "\n".join(f"{'not run: the task' if n == 0 else 'and it'} {what}\n{lines}"
-                             for n, (_, _, what, lines) in enumerate(refused))
+                             for n, (_, _, what, lines, *_) in enumerate(refused))
             _error("ask", f"{said}\n{_to_run_it(args, options)}")
         else:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))

@@ -104,11 +104,8 @@ async def new_task_command(ls, runs, args) -> dict:
         server's loop, once, only when no library template fits and the model is really called)."""
         if not agreed:
             if not asyncio.run_coroutine_threadsafe(paid_model_question(ls, model), loop).result():
-                from taskdsl.language.models import costs_money
-
-                what = "a model that may cost money" if costs_money(model) else "a model outside this machine"
-                raise TaskError("TASK_FAILURE", f"no task was written: you did not agree to ask {model}, {what}",
-                                "declined", {"model": model})
+                raise TaskError("TASK_FAILURE", f"no task was written: you did not agree to ask {model}, "
+                                f"{model_kind(model)}", "declined", {"model": model})
             agreed.append(True)
         return await writer(system, user)
 
@@ -136,6 +133,13 @@ async def new_task_command(ls, runs, args) -> dict:
 ASK, CANCEL = "Ask it", "Cancel"
 
 
+def model_kind(model: str) -> str:
+    "What the question and its refusal call a model outside this machine."
+    from taskdsl.language.models import costs_money
+
+    return "a model that may cost money" if costs_money(model) else "a model outside this machine"
+
+
 async def paid_model_question(ls, model: str) -> bool:
     """Whether the user agrees to have `model` (one that may cost money) write the task: the request
     and the names and descriptions of the workspace's templates go to it, in at most one answer and
@@ -144,11 +148,8 @@ async def paid_model_question(ls, model: str) -> bool:
 
     from taskdsl.task_system.ask import REPAIR_ROUNDS
 
-    from taskdsl.language.models import costs_money
-
-    what = "a model that may cost money" if costs_money(model) else "a model outside this machine"
     message = (f"New Task will send your request and the names and descriptions of this workspace's templates to "
-               f"{model}, {what} (at most {REPAIR_ROUNDS + 1} calls: an answer and its repairs). Ask it?")
+               f"{model}, {model_kind(model)} (at most {REPAIR_ROUNDS + 1} calls: an answer and its repairs). Ask it?")
     params = types.ShowMessageRequestParams(type=types.MessageType.Warning, message=message,
                                             actions=[types.MessageActionItem(title=t) for t in (ASK, CANCEL)])
     try:
